@@ -1,0 +1,42 @@
+# `make run` and `make test` work on a fresh machine: they create .venv,
+# install neutrino and its test tools, and the Debian packages the suite
+# needs when they are missing and we are root.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+CONFIG ?= etc/neutrino-aio.conf
+CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
+# Debian packages the test suite uses (none are needed to serve the API).
+DEBIAN_PACKAGES := curl
+PYTEST_ARGS ?=
+
+.PHONY: run test install system-deps bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+system-deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		else echo "missing Debian packages:$$missing (run as root to install them)"; fi; \
+	fi
+
+run: install
+	$(VENV)/bin/neutrino db upgrade $(CONFIG_ARGS)
+	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
+
+test: install system-deps
+	$(PY) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/api_bench.py --url $${URL:-http://127.0.0.1:9696}
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,135 @@
+"""Request-body validation, driven entirely by the attribute maps.
+
+Turns a JSON body into validated, converted, defaulted data, or raises the
+400 upstream raises, before anything touches the database.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.resources import validators as v
+from neutrino.resources.attributes import UNSET, Attribute, ResourceDef
+
+
+def parse_json(raw: bytes) -> Any:
+    if not raw:
+        raise errors.BadRequest(resource="body", msg="Request body is empty")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise errors.MalformedRequestBody(reason="Cannot understand JSON") from None
+
+
+def items_of(rdef: ResourceDef, body: Any) -> tuple[list[dict[str, Any]], bool]:
+    """The items of a create body and whether it was a bulk request."""
+    if not isinstance(body, dict):
+        raise errors.BadRequest(resource=rdef.singular,
+                                msg=f"Unable to find '{rdef.singular}' in request body")
+    if rdef.plural in body and rdef.singular not in body:
+        items = body[rdef.plural]
+        if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
+            raise errors.BadRequest(resource=rdef.plural,
+                                    msg="Resources required")
+        return items, True
+    item = body.get(rdef.singular)
+    if not isinstance(item, dict):
+        raise errors.BadRequest(resource=rdef.singular,
+                                msg=f"Unable to find '{rdef.singular}' in request body")
+    return [item], False
+
+
+def _convert(attr: Attribute, value: Any) -> Any:
+    if attr.validate is None:
+        return value
+    try:
+        return attr.validate(value)
+    except v.NotConvertible as exc:
+        raise errors.InvalidInput(error_message=str(exc)) from None
+    except v.Invalid as exc:
+        raise errors.InvalidInput(
+            error_message=f"Invalid input for {attr.name}. Reason: {exc}") from None
+
+
+def _unknown(rdef: ResourceDef, item: dict[str, Any]) -> None:
+    extra = [k for k in item if k not in rdef.attributes]
+    if extra:
+        raise errors.BadRequest(resource=rdef.singular,
+                                msg=f"Unrecognized attribute(s) '{', '.join(extra)}'")
+
+
+def _project(ctx: Context, item: dict[str, Any], default_project: str | None) -> str:
+    tenant, project = item.get("tenant_id"), item.get("project_id")
+    if tenant and project and tenant != project:
+        raise errors.BadRequest(resource="body", msg="'project_id' and 'tenant_id' do not match")
+    wanted = project or tenant
+    if wanted and wanted != ctx.project_id and not ctx.is_admin:
+        raise errors.AdminRequired(
+            reason="Specifying 'project_id' or 'tenant_id' other than the "
+                   "authenticated project in request requires admin privileges")
+    chosen = wanted or ctx.project_id or default_project
+    if not chosen:
+        raise errors.BadRequest(resource="body",
+                                msg="Running without keystone AuthN requires that "
+                                    "tenant_id is specified")
+    return chosen
+
+
+def for_create(rdef: ResourceDef, ctx: Context, item: dict[str, Any],
+               default_project: str | None = None) -> dict[str, Any]:
+    _unknown(rdef, item)
+    out: dict[str, Any] = {}
+    for name, value in item.items():
+        attr = rdef.attributes[name]
+        if not attr.allow_post:
+            raise errors.InvalidInput(error_message=f"Attribute '{name}' not allowed in POST")
+        out[name] = _convert(attr, value)
+    for name, attr in rdef.attributes.items():
+        if not attr.allow_post or name in out:
+            continue
+        if attr.default is UNSET:
+            raise errors.BadRequest(resource=rdef.singular,
+                                    msg=f"Failed to parse request. Required attribute "
+                                        f"'{name}' not specified")
+        out[name] = attr.default
+    if "project_id" in rdef.attributes:
+        project = _project(ctx, out, default_project)
+        out["project_id"] = out["tenant_id"] = project
+    return out
+
+
+def for_update(rdef: ResourceDef, body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict) or not isinstance(body.get(rdef.singular), dict):
+        raise errors.BadRequest(resource=rdef.singular,
+                                msg=f"Unable to find '{rdef.singular}' in request body")
+    item = body[rdef.singular]
+    _unknown(rdef, item)
+    out = {}
+    for name, value in item.items():
+        attr = rdef.attributes[name]
+        if not attr.allow_put:
+            raise errors.BadRequest(resource=rdef.singular,
+                                    msg=f"Cannot update read-only attribute {name}")
+        out[name] = _convert(attr, value)
+    return out
+
+
+def explicit_non_defaults(rdef: ResourceDef, original: dict[str, Any],
+                          data: dict[str, Any]) -> dict[str, Any]:
+    """Attributes the caller set to something other than the default.
+
+    Attribute policies (``create_network:shared``) apply only to these, as
+    upstream: asking explicitly for the default is not a privileged act.
+    """
+    out = {}
+    for key in original:
+        attr = rdef.attributes.get(key)
+        if attr is None or key not in data:
+            continue
+        if attr.default is not UNSET and data[key] == attr.default:
+            continue
+        out[key] = data[key]
+    return out

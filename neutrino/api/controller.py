@@ -1,0 +1,250 @@
+"""Generic controllers: one set of handlers serves every resource.
+
+The order of work in each handler is the request pipeline of the design:
+context (already on ``req.context``) -> body validation -> ownership ->
+policy -> plugin -> response shaping. Everything resource-specific comes
+from the ``ResourceDef``; nothing here names a resource.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import falcon
+import orjson
+
+from neutrino import errors
+from neutrino.api import body as body_mod
+from neutrino.api import query as query_mod
+from neutrino.context import Context
+from neutrino.resources.attributes import ResourceDef
+
+_IF_MATCH = re.compile(r"^\s*revision_number=(\d+)\s*$")
+
+
+@dataclass
+class Api:
+    """What every controller needs: configuration, plugins, policy."""
+
+    conf: Any
+    plugin: Any
+    policy: Any
+    resources: dict[str, ResourceDef]
+    aliases: list[str] = field(default_factory=list)
+
+
+def send(resp: falcon.Response, status: int, payload: Any = None) -> None:
+    resp.status = status
+    if payload is None:
+        resp.data = b""
+        resp.content_type = None
+    else:
+        resp.data = orjson.dumps(payload)
+        resp.content_type = "application/json"
+
+
+def params_of(req: falcon.Request) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for key, value in req.params.items():
+        out[key] = value if isinstance(value, list) else [value]
+    return out
+
+
+def revision_of(req: falcon.Request) -> int | None:
+    header = req.get_header("If-Match")
+    if not header:
+        return None
+    match = _IF_MATCH.match(header)
+    if not match:
+        raise errors.BadRequest(resource="If-Match",
+                                msg="If-Match header must be revision_number=<int>")
+    return int(match.group(1))
+
+
+def base_url(req: falcon.Request) -> str:
+    return req.prefix.rstrip("/")
+
+
+class Targets:
+    """Policy targets: the resource plus its network's owner and sharing."""
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self._networks: dict[str, dict[str, Any] | None] = {}
+
+    def of(self, item: dict[str, Any]) -> dict[str, Any]:
+        net_id = item.get("network_id")
+        if not net_id:
+            return item
+        if net_id not in self._networks:
+            self._networks[net_id] = self.plugin.network_of(net_id)
+        net = self._networks[net_id]
+        target = dict(item)
+        if net is not None:
+            target["network:project_id"] = target["network:tenant_id"] = net["project_id"]
+            target.setdefault("shared", net["shared"])
+        return target
+
+
+def not_found_for(rdef: ResourceDef, rid: str) -> errors.NeutronException:
+    mapping = {"network": lambda: errors.NetworkNotFound(net_id=rid),
+               "subnet": lambda: errors.SubnetNotFound(subnet_id=rid),
+               "port": lambda: errors.PortNotFound(port_id=rid),
+               "subnetpool": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid)}
+    factory = mapping.get(rdef.singular)
+    return factory() if factory else errors.ResourceNotFound()
+
+
+class Shaper:
+    """Response shaping: hide what policy hides, keep what ``fields`` asks."""
+
+    def __init__(self, api: Api, rdef: ResourceDef, ctx: Context, targets: Targets) -> None:
+        self.api, self.rdef, self.ctx, self.targets = api, rdef, ctx, targets
+        self.invisible = {n for n, a in rdef.attributes.items() if not a.is_visible}
+
+    def visible(self, item: dict[str, Any]) -> bool:
+        return self.api.policy.check(self.ctx, f"get_{self.rdef.singular}",
+                                     self.targets.of(item))
+
+    def shape(self, item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+        hidden = set(self.api.policy.hidden_attributes(self.ctx, self.rdef.singular,
+                                                       self.targets.of(item)))
+        hidden |= self.invisible
+        if fields:
+            return {k: item[k] for k in fields if k in item and k not in hidden}
+        if not hidden:
+            return item
+        return {k: val for k, val in item.items() if k not in hidden}
+
+
+class Collection:
+    """``/v2.0/<plural>``: list and create."""
+
+    def __init__(self, api: Api, rdef: ResourceDef) -> None:
+        self.api, self.rdef = api, rdef
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx: Context = req.context.neutron
+        params = params_of(req)
+        q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
+        if q.marker:
+            self._check_marker(ctx, q.marker)
+        targets = Targets(self.api.plugin)
+        shaper = Shaper(self.api, self.rdef, ctx, targets)
+        items, _more = self.api.plugin.list(ctx, self.rdef.plural, q)
+        items = [i for i in items if shaper.visible(i)]
+        payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
+        page_links = query_mod.links(base_url(req), params, self.rdef.plural, items, q)
+        if page_links:
+            payload[f"{self.rdef.plural}_links"] = page_links
+        send(resp, 200, payload)
+
+    def _check_marker(self, ctx: Context, marker: str) -> None:
+        try:
+            self.api.plugin.get(ctx, self.rdef.plural, marker)
+        except errors.NotFound:
+            raise not_found_for(self.rdef, marker) from None
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx: Context = req.context.neutron
+        raw = body_mod.parse_json(req.bounded_stream.read())
+        items, bulk = body_mod.items_of(self.rdef, raw)
+        targets = Targets(self.api.plugin)
+        prepared = []
+        for item in items:
+            data = body_mod.for_create(self.rdef, ctx, item, self.api.conf.noauth_project_id
+                                       if self.api.conf.auth_strategy == "noauth" else None)
+            self._authorize_create(ctx, item, data, targets)
+            prepared.append(data)
+        created = self.api.plugin.create(ctx, self.rdef.plural, prepared)
+        shaper = Shaper(self.api, self.rdef, ctx, targets)
+        shaped = [shaper.shape(c, None) for c in created]
+        send(resp, 201, {self.rdef.plural: shaped} if bulk else {self.rdef.singular: shaped[0]})
+
+    def _authorize_create(self, ctx: Context, item: dict[str, Any], data: dict[str, Any],
+                          targets: Targets) -> None:
+        check_ownership(self.api, self.rdef, ctx, data)
+        target = targets.of(data)
+        self.api.policy.enforce(ctx, f"create_{self.rdef.singular}", target)
+        explicit = body_mod.explicit_non_defaults(self.rdef, item, data)
+        self.api.policy.enforce_attributes(ctx, "create", self.rdef.singular, explicit, target)
+
+
+def check_ownership(api: Api, rdef: ResourceDef, ctx: Context, data: dict[str, Any]) -> None:
+    """Subnets and ports go only on networks the caller owns or that are shared."""
+    net_id = data.get("network_id")
+    if not net_id or rdef.singular not in ("subnet", "port"):
+        return
+    try:
+        network = api.plugin.get(ctx, "networks", net_id)
+    except errors.NotFound:
+        raise errors.NetworkNotFound(net_id=net_id) from None
+    if ctx.is_admin or ctx.is_advsvc:
+        return
+    if not api.policy.check(ctx, "get_network", network):
+        raise errors.NetworkNotFound(net_id=net_id)
+    if network.get("shared") or network["project_id"] == data.get("project_id"):
+        return
+    raise errors.NotAuthorized(
+        message=f"Tenant {data.get('project_id')} not allowed to create "
+                f"{rdef.singular} on this network")
+
+
+class Member:
+    """``/v2.0/<plural>/{id}``: show, update, delete."""
+
+    def __init__(self, api: Api, rdef: ResourceDef) -> None:
+        self.api, self.rdef = api, rdef
+
+    def _visible(self, ctx: Context, rid: str, targets: Targets) -> dict[str, Any]:
+        item = self.api.plugin.get(ctx, self.rdef.plural, rid)
+        if not self.api.policy.check(ctx, f"get_{self.rdef.singular}", targets.of(item)):
+            raise not_found_for(self.rdef, rid)
+        return item
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        ctx: Context = req.context.neutron
+        targets = Targets(self.api.plugin)
+        item = self._visible(ctx, rid, targets)
+        fields = [f for f in params_of(req).get("fields", []) if f] or None
+        shaper = Shaper(self.api, self.rdef, ctx, targets)
+        send(resp, 200, {self.rdef.singular: shaper.shape(item, fields)})
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        ctx: Context = req.context.neutron
+        data = body_mod.for_update(self.rdef, body_mod.parse_json(req.bounded_stream.read()))
+        revision = revision_of(req)
+        targets = Targets(self.api.plugin)
+        original = self._visible(ctx, rid, targets)
+        target = targets.of({**original, **data})
+        self.api.policy.enforce(ctx, f"update_{self.rdef.singular}", targets.of(original))
+        self.api.policy.enforce_attributes(ctx, "update", self.rdef.singular, data, target)
+        updated = self.api.plugin.update(ctx, self.rdef.plural, rid, data, revision)
+        shaper = Shaper(self.api, self.rdef, ctx, targets)
+        send(resp, 200, {self.rdef.singular: shaper.shape(updated, None)})
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        ctx: Context = req.context.neutron
+        revision = revision_of(req)
+        targets = Targets(self.api.plugin)
+        original = self._visible(ctx, rid, targets)
+        self.api.policy.enforce(ctx, f"delete_{self.rdef.singular}", targets.of(original))
+        self.api.plugin.delete(ctx, self.rdef.plural, rid, revision)
+        send(resp, 204)
+
+
+class Action:
+    """``PUT /v2.0/<plural>/{id}/<action>`` (e.g. ``add_prefixes``)."""
+
+    def __init__(self, api: Api, rdef: ResourceDef, name: str) -> None:
+        self.api, self.rdef, self.name = api, rdef, name
+        self.member = Member(api, rdef)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        ctx: Context = req.context.neutron
+        raw = body_mod.parse_json(req.bounded_stream.read())
+        targets = Targets(self.api.plugin)
+        original = self.member._visible(ctx, rid, targets)
+        self.api.policy.enforce(ctx, self.name, targets.of(original))
+        send(resp, 200, self.api.plugin.action(ctx, self.rdef.plural, rid, self.name, raw))

@@ -1,0 +1,80 @@
+"""The tag API: ``/v2.0/<plural>/{id}/tags[/{tag}]`` (standard-attr-tag)."""
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from neutrino import errors
+from neutrino.api import body as body_mod
+from neutrino.api.controller import Api, Member, Targets, send
+from neutrino.context import Context
+from neutrino.resources import validators as v
+from neutrino.resources.attributes import ResourceDef
+
+_tag = v.string(255)
+
+
+def _valid_tag(tag: Any) -> str:
+    try:
+        value = _tag(tag)
+    except v.Invalid as exc:
+        raise errors.InvalidInput(error_message=f"Invalid input for tags. Reason: {exc}") from None
+    if not value or "," in value:
+        raise errors.InvalidInput(error_message=f"Invalid input for tags. Reason: "
+                                                f"'{value}' is not a valid tag")
+    return value
+
+
+class _Base:
+    def __init__(self, api: Api, rdef: ResourceDef) -> None:
+        self.api, self.rdef = api, rdef
+        self.member = Member(api, rdef)
+
+    def _authorize(self, ctx: Context, rid: str, verb: str) -> dict[str, Any]:
+        targets = Targets(self.api.plugin)
+        item = self.member._visible(ctx, rid, targets)
+        self.api.policy.enforce(ctx, f"{verb}_{self.rdef.plural}_tags", targets.of(item))
+        return item
+
+
+class Tags(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        item = self._authorize(req.context.neutron, rid, "get")
+        send(resp, 200, {"tags": item.get("tags", [])})
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        ctx = req.context.neutron
+        raw = body_mod.parse_json(req.bounded_stream.read())
+        if not isinstance(raw, dict) or not isinstance(raw.get("tags"), list):
+            raise errors.BadRequest(resource="tags", msg="Invalid tags body")
+        tags = [_valid_tag(t) for t in raw["tags"]]
+        self._authorize(ctx, rid, "update")
+        send(resp, 200, {"tags": self.api.plugin.set_tags(ctx, self.rdef.plural, rid,
+                                                          replace=tags)})
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+        ctx = req.context.neutron
+        self._authorize(ctx, rid, "delete")
+        self.api.plugin.set_tags(ctx, self.rdef.plural, rid, replace=[])
+        send(resp, 204)
+
+
+class Tag(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str, tag: str) -> None:
+        item = self._authorize(req.context.neutron, rid, "get")
+        if tag not in item.get("tags", []):
+            raise errors.TagNotFound(tag=tag, resource=self.rdef.singular, resource_id=rid)
+        send(resp, 204)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str, tag: str) -> None:
+        ctx = req.context.neutron
+        self._authorize(ctx, rid, "create")
+        self.api.plugin.set_tags(ctx, self.rdef.plural, rid, add=[_valid_tag(tag)])
+        send(resp, 201)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str, tag: str) -> None:
+        ctx = req.context.neutron
+        self._authorize(ctx, rid, "delete")
+        self.api.plugin.set_tags(ctx, self.rdef.plural, rid, remove=[tag])
+        send(resp, 204)

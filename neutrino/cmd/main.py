@@ -1,0 +1,74 @@
+"""The ``neutrino`` command: ``serve``, ``db upgrade`` (and later ``agent``)."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from oslo_config import cfg
+
+
+def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="neutrino")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", help="run the API server", add_help=False)
+    db = sub.add_parser("db", help="database schema management")
+    db.add_argument("action", choices=["upgrade", "current"])
+    return parser.parse_known_args(argv)
+
+
+def _conf(rest: list[str]) -> cfg.ConfigOpts:
+    from neutrino.service import make_conf
+    try:
+        return make_conf(rest)
+    except (cfg.Error, ValueError) as exc:
+        _die(exc)
+        raise
+
+
+def _die(exc: BaseException) -> None:
+    print(f"neutrino: configuration error: {exc}", file=sys.stderr)
+    sys.exit(2)
+
+
+def setup_logging(conf: cfg.ConfigOpts) -> None:
+    level = logging.DEBUG if conf.debug else logging.INFO
+    handler: logging.Handler = (logging.FileHandler(conf.log_file) if conf.log_file
+                                else logging.StreamHandler())
+    handler.setFormatter(logging.Formatter(
+        "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    access = logging.getLogger("neutrino.access")
+    if not conf.access_log:
+        access.disabled = True
+    elif conf.access_log != "-":
+        access.propagate = False
+        access.addHandler(logging.FileHandler(conf.access_log))
+    for noisy in ("stevedore", "keystonemiddleware", "oslo_policy"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args, rest = _parse(sys.argv[1:] if argv is None else argv)
+    conf = _conf(rest)
+    setup_logging(conf)
+    from neutrino.conf.options import database_url
+    if args.command == "db":
+        from neutrino.db import migrate
+        if args.action == "upgrade":
+            migrate.upgrade(database_url(conf))
+            print(f"database at {migrate.current(database_url(conf))}")
+        else:
+            print(migrate.current(database_url(conf)))
+        return
+    from neutrino.cmd import serve
+    try:
+        serve.run(conf)
+    except serve.StartupError as exc:
+        _die(exc)
+
+
+if __name__ == "__main__":
+    main()

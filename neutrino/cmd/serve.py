@@ -1,0 +1,74 @@
+"""``neutrino serve``: the API under gunicorn, one process per ``api_workers``.
+
+gunicorn brings what a production server needs and we would otherwise
+write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
+finish), worker restarts. The app is built in each worker after the fork so
+no database connection is shared between processes.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+from oslo_config import cfg
+
+LOG = logging.getLogger(__name__)
+
+
+class StartupError(RuntimeError):
+    pass
+
+
+def check_schema(conf: cfg.ConfigOpts) -> None:
+    """SQLite (all-in-one) is migrated in place; server databases must be
+    upgraded explicitly with ``neutrino db upgrade``, as upstream."""
+    from neutrino.conf.options import database_url
+    from neutrino.db import migrate
+    url = database_url(conf)
+    head = migrate.head()
+    if url.startswith("sqlite"):
+        if migrate.current(url) != head:
+            migrate.upgrade(url)
+        return
+    current = migrate.current(url)
+    if current != head:
+        raise StartupError(f"[database] connection: schema is at {current}, not {head}; "
+                           f"run 'neutrino db upgrade' with the same configuration")
+
+
+class Server(BaseApplication):
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self.conf = conf
+        super().__init__()
+
+    def load_config(self) -> None:
+        workers = self.conf.api_workers or os.cpu_count() or 1
+        settings = {
+            "bind": f"{self.conf.bind_host}:{self.conf.bind_port}",
+            "workers": workers,
+            "worker_class": "gthread",
+            "threads": self.conf.api_threads,
+            "graceful_timeout": 30,
+            "timeout": 120,
+            "keepalive": 75,
+            "proc_name": "neutrino-server",
+            "accesslog": None,
+        }
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from neutrino.service import build_wsgi
+        return build_wsgi(self.conf)
+
+
+def run(conf: cfg.ConfigOpts) -> None:
+    check_schema(conf)
+    from neutrino.service import build_api
+    build_api(conf).plugin.db.dispose()  # fail fast on bad plugin/driver configuration
+    LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
+             conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
+             conf.auth_strategy)
+    Server(conf).run()

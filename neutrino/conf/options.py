@@ -1,0 +1,63 @@
+"""Configuration options, with upstream neutron.conf names and meanings.
+
+Types are strict (oslo.config validates them when read), so an invalid
+value stops start-up with one line naming the option.
+"""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+CORE_OPTS = [
+    cfg.HostAddressOpt("bind_host", default="0.0.0.0",
+                       help="The host IP to bind to."),
+    cfg.PortOpt("bind_port", default=9696, help="The port to bind to."),
+    cfg.IntOpt("api_workers", min=1,
+               help="Number of API worker processes; defaults to the number of CPUs."),
+    cfg.IntOpt("api_threads", default=8, min=1,
+               help="Threads per API worker process (neutrino-specific)."),
+    cfg.StrOpt("auth_strategy", default="keystone", choices=["keystone", "noauth"],
+               help="The type of authentication to use."),
+    cfg.StrOpt("core_plugin", default="ml2", help="The core plugin Neutron will use."),
+    cfg.ListOpt("service_plugins", default=[], help="The service plugins Neutron will use."),
+    cfg.StrOpt("base_mac", default="fa:16:3e:00:00:00",
+               regex=r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$",
+               help="The base MAC address Neutron will use for VIFs."),
+    cfg.BoolOpt("allow_overlapping_ips", default=True,
+                help="Allow overlapping IP support in Neutron."),
+    cfg.IntOpt("global_physnet_mtu", default=1500, min=68,
+               help="MTU of the underlying physical network."),
+    cfg.IntOpt("pagination_max_limit", default=-1,
+               help="The maximum number of items returned in a single response; "
+                    "-1 means no limit."),
+    cfg.StrOpt("api_paste_config", default="api-paste.ini",
+               help="Accepted for compatibility; neutrino builds its pipeline in code."),
+    cfg.StrOpt("noauth_project_id", default="admin",
+               help="With auth_strategy=noauth, the project that resources created "
+                    "by a caller sending no identity headers belong to "
+                    "(neutrino-specific; upstream would refuse such creates)."),
+    cfg.StrOpt("state_path", default="./var", help="Where to keep state files."),
+    cfg.StrOpt("access_log", default="-",
+               help="Access log destination for the API server ('-' is stderr; "
+                    "empty disables it). neutrino-specific."),
+    cfg.BoolOpt("debug", default=False, help="Log at debug level."),
+    cfg.StrOpt("log_file", help="Log to this file instead of stderr."),
+]
+
+DATABASE_OPTS = [
+    cfg.StrOpt("connection", secret=True,
+               help="SQLAlchemy URL; defaults to an SQLite file under state_path."),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(CORE_OPTS)
+    conf.register_opts(DATABASE_OPTS, "database")
+
+
+def database_url(conf: cfg.ConfigOpts) -> str:
+    if conf.database.connection:
+        return conf.database.connection
+    import os
+    return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"
+
+

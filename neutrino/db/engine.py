@@ -1,0 +1,139 @@
+"""Engines and transactions.
+
+One retry loop, at the outermost transaction only (``retrying``): a lost
+race (deadlock, serialization failure, a unique key taken by a concurrent
+writer, SQLite busy) reruns the whole operation from the start, so no code
+inside a transaction ever needs to retry.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import random
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, TypeVar
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.pool import NullPool
+
+LOG = logging.getLogger(__name__)
+T = TypeVar("T")
+
+MAX_RETRIES = 10
+
+
+class RetryRequest(Exception):
+    """Raised inside a transaction to rerun the whole operation."""
+
+
+def normalise_url(url: str) -> str:
+    """Accept neutron.conf's usual URLs and pick the drivers we ship."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    if url.startswith("mysql://") or url.startswith("mariadb://"):
+        return "mysql+pymysql://" + url.split("://", 1)[1]
+    if url.startswith("mariadb+pymysql://"):
+        return "mysql+pymysql://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    url = normalise_url(url)
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url)
+    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10,
+                              "max_overflow": 20}
+    if url.startswith("mysql"):
+        kwargs["isolation_level"] = "READ COMMITTED"
+        if "charset=" not in url:
+            url += ("&" if "?" in url else "?") + "charset=utf8mb4"
+    return create_engine(url, **kwargs)
+
+
+def _sqlite_engine(url: str) -> Engine:
+    path = url.split("///", 1)[1] if "///" in url else ""
+    if path and path != ":memory:":
+        os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+    engine = create_engine(url, poolclass=NullPool if not path else None,
+                           connect_args={"check_same_thread": False,
+                                         "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event issue BEGIN itself (see below).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # Writers take the lock up front: a deferred transaction that later
+        # upgrades to a writer can fail with SQLITE_BUSY without waiting.
+        if conn.get_execution_options().get("writer"):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+    return engine
+
+
+_RETRY_MARKERS = ("deadlock", "lock wait timeout", "database is locked",
+                  "could not serialize", "serialization failure",
+                  "restart transaction")
+
+
+def is_retriable(exc: BaseException) -> bool:
+    if isinstance(exc, RetryRequest):
+        return True
+    if isinstance(exc, sa_exc.DBAPIError):
+        text = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()
+        return any(m in text for m in _RETRY_MARKERS)
+    return False
+
+
+def retrying(fn: Callable[..., T]) -> Callable[..., T]:
+    """Rerun ``fn`` when it lost a race; use only around whole operations."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        for attempt in range(MAX_RETRIES):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - filtered just below
+                if not is_retriable(exc) or attempt == MAX_RETRIES - 1:
+                    raise
+                LOG.debug("retrying %s after %s", fn.__name__, exc)
+                time.sleep(random.uniform(0, 0.01 * (2 ** attempt)))
+        raise AssertionError("unreachable")
+    return wrapper
+
+
+class Database:
+    """The engine plus the two kinds of transaction the plugins use."""
+
+    def __init__(self, url: str) -> None:
+        self.url = normalise_url(url)
+        self.engine = make_engine(url)
+        self.dialect = self.engine.dialect.name
+
+    @contextmanager
+    def writer(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(writer=True)
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def reader(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    def dispose(self) -> None:
+        self.engine.dispose()

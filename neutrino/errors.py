@@ -1,0 +1,240 @@
+"""Neutron's error vocabulary.
+
+Clients (tempest, openstacksdk, gophercloud) branch on the HTTP code and on
+``NeutronError.type``, which is the class name; so every error a user can see
+is a class here named exactly as upstream names it, carrying its HTTP code.
+Every layer raises these; only the API layer turns them into responses.
+"""
+from __future__ import annotations
+
+
+class NeutronException(Exception):
+    """Base of every user-visible error; ``message`` is a format string."""
+
+    code = 500
+    message = "An unknown exception occurred."
+
+    def __init__(self, message: str | None = None, **kwargs: object) -> None:
+        self.kwargs = kwargs
+        text = message if message is not None else self.message
+        try:
+            text = text % kwargs if kwargs else text
+        except (KeyError, TypeError, ValueError):
+            pass
+        self.msg = text
+        super().__init__(text)
+
+    @property
+    def type(self) -> str:
+        return type(self).__name__
+
+
+class BadRequest(NeutronException):
+    code = 400
+    message = "Bad %(resource)s request: %(msg)s."
+
+
+class InvalidInput(BadRequest):
+    message = "Invalid input for operation: %(error_message)s."
+
+
+class MalformedRequestBody(BadRequest):
+    message = "Malformed request body: %(reason)s."
+
+
+class InvalidAllocationPool(BadRequest):
+    message = "The allocation pool %(pool)s is not valid."
+
+
+class OverlappingAllocationPools(BadRequest):
+    message = ("Found overlapping allocation pools: %(pool_1)s %(pool_2)s "
+               "for subnet %(subnet_cidr)s.")
+
+
+class OutOfBoundsAllocationPool(BadRequest):
+    message = ("The allocation pool %(pool)s spans beyond the subnet cidr "
+               "%(subnet_cidr)s.")
+
+
+class InvalidIpForSubnet(BadRequest):
+    message = "IP address %(ip_address)s is not a valid IP for the specified subnet."
+
+
+class InvalidIpForNetwork(BadRequest):
+    message = ("IP address %(ip_address)s is not a valid IP for any of the "
+               "subnets on the specified network.")
+
+
+class InvalidSharedSetting(InvalidInput):
+    pass
+
+
+class IllegalSubnetPoolPrefixBounds(BadRequest):
+    message = ("Illegal prefix bounds: %(prefix_type)s=%(prefixlen)s, "
+               "%(base_prefix_type)s=%(base_prefixlen)s.")
+
+
+class IllegalSubnetPoolPrefixUpdate(BadRequest):
+    message = "Illegal update to prefixes: %(msg)s."
+
+
+class IllegalSubnetPoolAssociationToAddressScope(BadRequest):
+    message = ("Illegal subnetpool association: subnetpool %(subnetpool_id)s "
+               "cannot be associated with address scope %(address_scope_id)s.")
+
+
+class SubnetAllocationError(BadRequest):
+    message = "Failed to allocate subnet: %(reason)s."
+
+
+class PrefixVersionMismatch(BadRequest):
+    message = "Cannot mix IPv4 and IPv6 prefixes in a subnet pool."
+
+
+class MinPrefixSubnetAllocationError(BadRequest):
+    message = ("Unable to allocate subnet with prefix length %(prefixlen)s, "
+               "minimum allowed prefix is %(min_prefixlen)s.")
+
+
+class MaxPrefixSubnetAllocationError(BadRequest):
+    message = ("Unable to allocate subnet with prefix length %(prefixlen)s, "
+               "maximum allowed prefix is %(max_prefixlen)s.")
+
+
+class NotAuthorized(NeutronException):
+    code = 403
+    message = "Not authorized."
+
+
+class PolicyNotAuthorized(NotAuthorized):
+    message = "rule:%(action)s is disallowed by policy"
+
+
+class AdminRequired(NotAuthorized):
+    message = "User does not have admin privileges: %(reason)s."
+
+
+class NotFound(NeutronException):
+    code = 404
+    message = "An unknown exception occurred."
+
+
+class ResourceNotFound(NotFound):
+    message = "The resource could not be found."
+
+
+class NetworkNotFound(NotFound):
+    message = "Network %(net_id)s could not be found."
+
+
+class SubnetNotFound(NotFound):
+    message = "Subnet %(subnet_id)s could not be found."
+
+
+class PortNotFound(NotFound):
+    message = "Port %(port_id)s could not be found."
+
+
+class SubnetPoolNotFound(NotFound):
+    message = "Subnet pool %(subnetpool_id)s could not be found."
+
+
+class TagNotFound(NotFound):
+    message = "Tag %(tag)s could not be found for %(resource)s %(resource_id)s."
+
+
+class ExtensionNotFound(NotFound):
+    message = "Extension with alias %(extension_alias)s does not exist."
+
+
+class Conflict(NeutronException):
+    code = 409
+    message = "A conflict occurred."
+
+
+class InUse(Conflict):
+    message = "The resource is in use."
+
+
+class GatewayConflictWithAllocationPools(InUse):
+    message = ("Gateway ip %(ip_address)s conflicts with allocation pool "
+               "%(pool)s.")
+
+
+class NetworkInUse(InUse):
+    message = ("Unable to complete operation on network %(net_id)s. "
+               "There are one or more ports still in use on the network.")
+
+
+class SubnetInUse(InUse):
+    message = ("Unable to complete operation on subnet %(subnet_id)s: "
+               "%(reason)s.")
+
+
+class SubnetPoolInUse(InUse):
+    message = ("Unable to complete operation on subnet pool %(subnet_pool_id)s. "
+               "%(reason)s.")
+
+
+class IpAddressInUse(InUse):
+    message = ("Unable to complete operation for network %(net_id)s. "
+               "The IP address %(ip_address)s is in use.")
+
+
+class IpAddressAlreadyAllocated(Conflict):
+    message = ("IP address %(ip)s already allocated in subnet %(subnet_id)s")
+
+
+class IpAddressGenerationFailure(Conflict):
+    message = "No more IP addresses available on network %(net_id)s."
+
+
+class MacAddressInUse(InUse):
+    message = ("Unable to complete operation for network %(net_id)s. "
+               "The mac address %(mac)s is in use.")
+
+
+class MacAddressGenerationFailure(NeutronException):
+    code = 503
+    message = "Unable to generate unique mac on network %(net_id)s."
+
+
+class SubnetOverlap(BadRequest):
+    message = ("Invalid input for operation: Requested subnet with cidr: "
+               "%(cidr)s for network: %(network_id)s overlaps with another "
+               "subnet.")
+
+
+class HostRoutesExhausted(BadRequest):
+    message = ("Unable to complete operation for %(subnet_id)s. The number of "
+               "host routes exceeds the limit %(quota)s.")
+
+
+class DNSNameServersExhausted(BadRequest):
+    message = ("Unable to complete operation for %(subnet_id)s. The number of "
+               "DNS nameservers exceeds the limit %(quota)s.")
+
+
+class RevisionNumberConstraintFailed(NeutronException):
+    code = 412
+    message = ("Constrained to %(expected)s, but current revision is "
+               "%(current)s")
+
+
+class ServiceUnavailable(NeutronException):
+    code = 503
+    message = "The service is unavailable."
+
+
+class TooManyExternalNetworks(NeutronException):
+    pass
+
+
+class NotAuthenticated(NeutronException):
+    code = 401
+    message = "Authentication required"
+
+
+class MethodNotAllowed(NeutronException):
+    code = 405
+    message = "The method is not allowed for this resource."

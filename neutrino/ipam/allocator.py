@@ -1,0 +1,97 @@
+"""Choosing IP addresses for ports, safe across processes and servers.
+
+Addresses are tried at random inside the allocation pools, several at once,
+and checked with one indexed query; only a nearly full subnet falls back to
+walking the pools. The primary key (subnet_id, ip_address) is the final
+arbiter: a concurrent writer that took the same address makes the insert
+fail, and the whole operation is retried (``db.engine.retrying``).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Iterable
+
+import netaddr
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.db import tables as t
+from neutrino.ipam import subnet_rules
+
+SAMPLE = 16  # random candidates per round
+ROUNDS = 3
+
+
+def generate_mac(base_mac: str) -> str:
+    """Randomise the bytes that ``base_mac`` leaves as zero, as upstream."""
+    parts = base_mac.lower().split(":")
+    out = [p if p != "00" or i < 3 else f"{random.randint(0, 255):02x}"
+           for i, p in enumerate(parts)]
+    return ":".join(out)
+
+
+def _pools(conn: Connection, subnet_id: str) -> list[netaddr.IPRange]:
+    return [netaddr.IPRange(r.first_ip, r.last_ip) for r in conn.execute(
+        sa.select(t.allocation_pools.c.first_ip, t.allocation_pools.c.last_ip)
+        .where(t.allocation_pools.c.subnet_id == subnet_id)
+        .order_by(t.allocation_pools.c.id))]
+
+
+def _taken(conn: Connection, subnet_id: str, candidates: Iterable[str]) -> set[str]:
+    cands = list(candidates)
+    if not cands:
+        return set()
+    return {r.ip_address for r in conn.execute(
+        sa.select(t.ipallocations.c.ip_address).where(
+            t.ipallocations.c.subnet_id == subnet_id,
+            t.ipallocations.c.ip_address.in_(cands)))}
+
+
+def _random_candidates(pools: list[netaddr.IPRange], count: int) -> list[str]:
+    sizes = [p.size for p in pools]
+    total = sum(sizes)
+    picks: set[int] = set()
+    for _ in range(min(count, total)):
+        n = random.randrange(total)
+        for pool, size in zip(pools, sizes):
+            if n < size:
+                picks.add(pool.first + n)
+                break
+            n -= size
+    version = pools[0].version
+    return [str(netaddr.IPAddress(p, version)) for p in picks]
+
+
+def pick_address(conn: Connection, subnet: dict[str, Any]) -> str | None:
+    """A free address from the subnet's pools, or None when it is full."""
+    pools = _pools(conn, subnet["id"])
+    if not pools:
+        return None
+    for _ in range(ROUNDS):
+        cands = _random_candidates(pools, SAMPLE)
+        free = [c for c in cands if c not in _taken(conn, subnet["id"], cands)]
+        if free:
+            return random.choice(free)
+    used = netaddr.IPSet(r.ip_address for r in conn.execute(
+        sa.select(t.ipallocations.c.ip_address)
+        .where(t.ipallocations.c.subnet_id == subnet["id"])))
+    for pool in pools:
+        left = netaddr.IPSet(pool) - used
+        for cidr in left.iter_cidrs():
+            return str(cidr[0])
+    return None
+
+
+def check_requested(conn: Connection, subnet: dict[str, Any], ip: str) -> None:
+    """An explicitly requested address must be inside the subnet and free."""
+    net = netaddr.IPNetwork(subnet["cidr"])
+    addr = netaddr.IPAddress(ip)
+    if addr not in net or subnet_rules.gateway_is_invalid(net, ip):
+        raise errors.InvalidIpForSubnet(ip_address=ip)
+    if _taken(conn, subnet["id"], [ip]):
+        raise errors.IpAddressAlreadyAllocated(ip=ip, subnet_id=subnet["id"])
+
+
+def is_taken(conn: Connection, subnet_id: str, ip: str) -> bool:
+    return bool(_taken(conn, subnet_id, [ip]))

@@ -1,0 +1,143 @@
+"""The core plugin: networks, subnets, ports and subnet pools on SQL.
+
+Each operation is one transaction, retried as a whole when it lost a race;
+bulk creates are one transaction too, so a failing item leaves nothing
+behind. Resource modules hold the behaviour; this class only routes to them.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+import sqlalchemy as sa
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.db.engine import Database, retrying
+from neutrino.plugins import store
+from neutrino.plugins.networks import Networks
+from neutrino.plugins.ports import Ports
+from neutrino.plugins.subnetpools import SubnetPools
+from neutrino.plugins.subnets import Subnets
+
+T = TypeVar("T")
+
+CORE_ALIASES = (
+    "project-id", "standard-attr-description", "standard-attr-timestamp",
+    "standard-attr-revisions", "standard-attr-tag", "tag-creation", "revision-if-match",
+    "pagination", "sorting", "filter-validation", "empty-string-filtering",
+    "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
+    "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
+    "net-mtu-writable",
+)
+
+
+class CorePlugin:
+    """Routes API operations on core collections to their resource modules."""
+
+    supported_extension_aliases = CORE_ALIASES
+
+    def __init__(self, conf: Any, db: Database) -> None:
+        self.conf = conf
+        self.db = db
+        pools = SubnetPools()
+        self.handlers: dict[str, Any] = {
+            "networks": Networks(conf),
+            "subnets": Subnets(conf, pools),
+            "ports": Ports(conf),
+            "subnetpools": pools,
+        }
+
+    def _handler(self, plural: str) -> Any:
+        return self.handlers[plural]
+
+    def _write(self, fn: Callable[[Any], T]) -> T:
+        @retrying
+        def run() -> T:
+            with self.db.writer() as conn:
+                return fn(conn)
+        return run()
+
+    # -- CRUD ------------------------------------------------------------------
+
+    def create(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        handler = self._handler(plural)
+
+        def op(conn: Any) -> list[dict[str, Any]]:
+            ids = [handler.create(conn, ctx, item) for item in items]
+            return [handler.get(conn, i) for i in ids]
+        return self._write(op)
+
+    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
+        with self.db.reader() as conn:
+            return self._handler(plural).get(conn, rid)
+
+    def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        with self.db.reader() as conn:
+            return self._handler(plural).list(conn, ctx, query)
+
+    def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
+               revision: int | None = None) -> dict[str, Any]:
+        handler = self._handler(plural)
+
+        def op(conn: Any) -> dict[str, Any]:
+            handler.update(conn, ctx, rid, data, revision)
+            return handler.get(conn, rid)
+        return self._write(op)
+
+    def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
+        handler = self._handler(plural)
+        self._write(lambda conn: handler.delete(conn, rid, revision))
+
+    def action(self, ctx: Context, plural: str, rid: str, name: str,
+               body: dict[str, Any]) -> dict[str, Any]:
+        handler = self._handler(plural)
+        method = getattr(handler, name, None)
+        if method is None:
+            raise errors.ResourceNotFound()
+        prefixes = body.get("prefixes") if isinstance(body, dict) else None
+        if not isinstance(prefixes, list):
+            raise errors.BadRequest(resource=plural, msg="Expected a list of prefixes")
+        from neutrino.resources import validators as v
+        try:
+            cidrs = v.prefixes(prefixes)
+        except v.Invalid as exc:
+            raise errors.InvalidInput(error_message=str(exc)) from None
+        return {"prefixes": self._write(lambda conn: method(conn, rid, cidrs))}
+
+    # -- tags ------------------------------------------------------------------
+
+    def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
+                 remove: list[str] | None = None, replace: list[str] | None = None) -> list[str]:
+        table = self._handler(plural).table
+        not_found = self._not_found(plural, rid)
+
+        def op(conn: Any) -> list[str]:
+            store.get_row(conn, table, rid, not_found)
+            current = set(store.load_tags(conn, [rid])[rid])
+            if replace is not None:
+                new = set(replace)
+            else:
+                new = (current | set(add or [])) - set(remove or [])
+            if remove and not set(remove) <= current:
+                missing = sorted(set(remove) - current)[0]
+                raise errors.TagNotFound(tag=missing, resource=plural[:-1], resource_id=rid)
+            if new != current:
+                store.set_tags(conn, rid, new)
+                store.bump(conn, table, rid)
+            return sorted(new)
+        return self._write(op)
+
+    def _not_found(self, plural: str, rid: str) -> Callable[[], Exception]:
+        mapping = {"networks": lambda: errors.NetworkNotFound(net_id=rid),
+                   "subnets": lambda: errors.SubnetNotFound(subnet_id=rid),
+                   "ports": lambda: errors.PortNotFound(port_id=rid),
+                   "subnetpools": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid)}
+        return mapping.get(plural, errors.ResourceNotFound)
+
+    def network_of(self, network_id: str) -> dict[str, Any] | None:
+        """The few network fields policy targets need (owner, shared)."""
+        with self.db.reader() as conn:
+            row = conn.execute(sa.select(t.networks.c.project_id, t.networks.c.shared)
+                               .where(t.networks.c.id == network_id)).first()
+        return None if row is None else {"project_id": row.project_id, "shared": row.shared}

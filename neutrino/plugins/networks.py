@@ -1,0 +1,121 @@
+"""Networks: rows, visibility, and the rules for deleting them."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import store
+
+NETWORK_OWNED_PREFIXES = ("network:",)
+# Ports that die with their network rather than blocking its deletion.
+AUTO_DELETE_OWNERS = ("network:dhcp", "network:router_ha_interface",
+                      "network:distributed")
+
+
+def not_found(net_id: str) -> errors.NetworkNotFound:
+    return errors.NetworkNotFound(net_id=net_id)
+
+
+def visible_clause(ctx: Context) -> Any:
+    if ctx.is_admin:
+        return None
+    return sa.or_(t.networks.c.project_id == ctx.project_id, t.networks.c.shared.is_(True))
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    ids = [r.id for r in rows]
+    tags = store.load_tags(conn, ids)
+    subnets = store.children(conn, t.subnets, "network_id", ids,
+                             (t.subnets.c.created_at, t.subnets.c.id), ("id", "network_id"))
+    out = []
+    for row in rows:
+        d = store.standard_dict(row)
+        d.update(admin_state_up=row.admin_state_up, status=row.status,
+                 shared=row.shared, mtu=row.mtu,
+                 subnets=[s.id for s in subnets.get(row.id, [])],
+                 ipv4_address_scope=None, ipv6_address_scope=None,
+                 tags=tags.get(row.id, []))
+        out.append(d)
+    return out
+
+
+class Networks:
+    table = t.networks
+
+    def __init__(self, conf: Any) -> None:
+        self.conf = conf
+
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        row = store.standard_row(ctx.project_id, data)
+        mtu = data.get("mtu")
+        if mtu is None:
+            mtu = self.conf.global_physnet_mtu
+        row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
+                   shared=bool(data.get("shared", False)), mtu=mtu)
+        conn.execute(sa.insert(t.networks).values(**row))
+        if data.get("tags"):
+            store.set_tags(conn, row["id"], data["tags"])
+        return row["id"]
+
+    def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
+        row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id))
+        return to_dicts(conn, [row])[0]
+
+    def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        special = {"subnets": lambda vals: t.networks.c.id.in_(
+            sa.select(t.subnets.c.network_id).where(t.subnets.c.id.in_(vals)))}
+        clauses = store.column_clauses(t.networks, query.filters, special)
+        scope = visible_clause(ctx)
+        if scope is not None:
+            clauses.append(scope)
+        rows, more = store.paged_select(conn, t.networks, clauses, query)
+        return to_dicts(conn, rows), more
+
+    def update(self, conn: Connection, ctx: Context, net_id: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
+        values = {k: data[k] for k in ("name", "description", "admin_state_up", "shared", "mtu")
+                  if k in data}
+        if data.get("shared") is False:
+            self._check_unshare(conn, net_id)
+        store.bump(conn, t.networks, net_id, values, revision)
+
+    def _check_unshare(self, conn: Connection, net_id: str) -> None:
+        """Other projects' ports on a shared network forbid unsharing it."""
+        owner = conn.execute(sa.select(t.networks.c.project_id)
+                             .where(t.networks.c.id == net_id)).scalar()
+        foreign = conn.execute(
+            sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id,
+                                          t.ports.c.project_id != owner,
+                                          ~t.ports.c.device_owner.like("network:%"))
+            .limit(1)).first()
+        if foreign is not None:
+            raise errors.InvalidSharedSetting(
+                error_message=f"Unable to reconfigure sharing settings for network "
+                              f"{net_id}. Multiple tenants are using it.")
+
+    def delete(self, conn: Connection, net_id: str, revision: int | None) -> None:
+        store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
+        store.check_revision(conn, t.networks, net_id, revision)
+        blocking = conn.execute(
+            sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id,
+                                          t.ports.c.device_owner.not_in(AUTO_DELETE_OWNERS))
+            .limit(1)).first()
+        if blocking is not None:
+            raise errors.NetworkInUse(net_id=net_id)
+        port_ids = [r.id for r in conn.execute(
+            sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id))]
+        subnet_ids = [r.id for r in conn.execute(
+            sa.select(t.subnets.c.id).where(t.subnets.c.network_id == net_id))]
+        for rid in port_ids + subnet_ids:
+            store.delete_tags(conn, rid)
+        conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.network_id == net_id))
+        conn.execute(sa.delete(t.ports).where(t.ports.c.network_id == net_id))
+        conn.execute(sa.delete(t.subnets).where(t.subnets.c.network_id == net_id))
+        store.delete_tags(conn, net_id)
+        conn.execute(sa.delete(t.networks).where(t.networks.c.id == net_id))

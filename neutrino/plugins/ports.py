@@ -1,0 +1,303 @@
+"""Ports: MAC and IP assignment, address pairs, DHCP options."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import netaddr
+import sqlalchemy as sa
+from sqlalchemy import Connection
+from sqlalchemy import exc as sa_exc
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.db.engine import RetryRequest
+from neutrino.ipam import allocator
+from neutrino.ipam import subnet_rules as rules
+from neutrino.plugins import networks, store
+
+ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
+                 "network:router_interface_distributed", "network:ha_router_replicated_interface")
+
+
+def not_found(port_id: str) -> errors.PortNotFound:
+    return errors.PortNotFound(port_id=port_id)
+
+
+def visible_clause(ctx: Context) -> Any:
+    if ctx.is_admin:
+        return None
+    owned_nets = sa.select(t.networks.c.id).where(t.networks.c.project_id == ctx.project_id)
+    return sa.or_(t.ports.c.project_id == ctx.project_id, t.ports.c.network_id.in_(owned_nets))
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    ids = [r.id for r in rows]
+    tags = store.load_tags(conn, ids)
+    ips = store.children(conn, t.ipallocations, "port_id", ids, (),
+                         ("port_id", "subnet_id", "ip_address"))
+    pairs = store.children(conn, t.allowed_address_pairs, "port_id", ids)
+    opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,))
+    out = []
+    for row in rows:
+        d = store.standard_dict(row)
+        d.update(network_id=row.network_id, mac_address=row.mac_address,
+                 admin_state_up=row.admin_state_up, status=row.status,
+                 device_id=row.device_id, device_owner=row.device_owner,
+                 fixed_ips=[{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
+                            for a in _ordered(ips.get(row.id, []))],
+                 allowed_address_pairs=[{"ip_address": p.ip_address,
+                                         "mac_address": p.mac_address}
+                                        for p in pairs.get(row.id, [])],
+                 extra_dhcp_opts=[{"opt_name": o.opt_name, "opt_value": o.opt_value,
+                                   "ip_version": o.ip_version}
+                                  for o in opts.get(row.id, [])],
+                 ip_allocation=row.ip_allocation or "immediate",
+                 tags=tags.get(row.id, []))
+        out.append(d)
+    return out
+
+
+def _ordered(allocs: list[Any]) -> list[Any]:
+    return sorted(allocs, key=lambda a: (netaddr.IPAddress(a.ip_address).version,
+                                         netaddr.IPAddress(a.ip_address)))
+
+
+class Ports:
+    table = t.ports
+
+    def __init__(self, conf: Any) -> None:
+        self.conf = conf
+
+    # -- helpers -------------------------------------------------------------
+
+    def _network_subnets(self, conn: Connection, network_id: str) -> list[dict[str, Any]]:
+        rows = list(conn.execute(sa.select(t.subnets).where(t.subnets.c.network_id == network_id)
+                                 .order_by(t.subnets.c.created_at, t.subnets.c.id)))
+        return [dict(r._mapping) for r in rows]
+
+    def _resolve_ips(self, conn: Connection, network_id: str, mac: str,
+                     requested: list[dict[str, Any]] | None, device_owner: str,
+                     keep: dict[tuple[str, str], bool] | None = None) -> list[tuple[str, str]]:
+        """(subnet_id, ip) pairs for a port, per upstream's rules."""
+        subnets = self._network_subnets(conn, network_id)
+        by_id = {s["id"]: s for s in subnets}
+        is_router = device_owner in ROUTER_OWNERS
+        out: list[tuple[str, str]] = []
+        if requested is None:
+            v4 = [s for s in subnets if s["ip_version"] == 4]
+            v6_stateful = [s for s in subnets if s["ip_version"] == 6
+                           and not rules.is_auto_address_subnet(s)]
+            for group in (v4, v6_stateful):
+                if group:
+                    out.append(self._from_any(conn, network_id, group))
+        else:
+            for item in requested:
+                out.append(self._one_requested(conn, network_id, mac, item, by_id,
+                                               is_router, keep or {}))
+        if not is_router:
+            have = {sid for sid, _ in out}
+            for s in subnets:
+                if rules.is_auto_address_subnet(s) and s["id"] not in have:
+                    out.append((s["id"], rules.eui64_address(s["cidr"], mac)))
+        return out
+
+    def _from_any(self, conn: Connection, network_id: str,
+                  group: list[dict[str, Any]]) -> tuple[str, str]:
+        for subnet in group:
+            ip = allocator.pick_address(conn, subnet)
+            if ip is not None:
+                return subnet["id"], ip
+        raise errors.IpAddressGenerationFailure(net_id=network_id)
+
+    def _one_requested(self, conn: Connection, network_id: str, mac: str,
+                       item: dict[str, Any], by_id: dict[str, dict[str, Any]],
+                       is_router: bool, keep: dict[tuple[str, str], bool]) -> tuple[str, str]:
+        subnet_id, ip = item.get("subnet_id"), item.get("ip_address")
+        if subnet_id is not None and subnet_id not in by_id:
+            raise errors.InvalidInput(
+                error_message=f"Failed to create port on network {network_id}, because "
+                              f"fixed_ips included invalid subnet {subnet_id}")
+        if subnet_id is None:
+            if ip is None:
+                raise errors.InvalidInput(error_message="IP allocation requires subnet_id or ip_address")
+            matches = [s for s in by_id.values()
+                       if netaddr.IPAddress(ip) in netaddr.IPNetwork(s["cidr"])]
+            if not matches:
+                raise errors.InvalidIpForNetwork(ip_address=ip)
+            subnet_id = matches[0]["id"]
+        subnet = by_id[subnet_id]
+        auto = rules.is_auto_address_subnet(subnet) and not is_router
+        if ip is None:
+            existing = [k for k in keep if k[0] == subnet_id]
+            if existing:
+                return existing[0]
+            if auto:
+                return subnet_id, rules.eui64_address(subnet["cidr"], mac)
+            picked = allocator.pick_address(conn, subnet)
+            if picked is None:
+                raise errors.IpAddressGenerationFailure(net_id=network_id)
+            return subnet_id, picked
+        if auto and ip != rules.eui64_address(subnet["cidr"], mac):
+            raise errors.InvalidInput(
+                error_message=f"IPv6 address {ip} cannot be directly assigned to a port "
+                              f"on subnet {subnet_id} since the subnet is configured for "
+                              f"automatic addresses")
+        if (subnet_id, ip) in keep:
+            return subnet_id, ip
+        allocator.check_requested(conn, subnet, ip)
+        return subnet_id, ip
+
+    def _insert_ips(self, conn: Connection, port_id: str, network_id: str,
+                    pairs: list[tuple[str, str]], explicit: set[str]) -> None:
+        if not pairs:
+            return
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(t.ipallocations), [
+                    {"port_id": port_id, "subnet_id": s, "ip_address": ip,
+                     "network_id": network_id} for s, ip in pairs])
+        except sa_exc.IntegrityError:
+            for s, ip in pairs:
+                if ip in explicit and allocator.is_taken(conn, s, ip):
+                    raise errors.IpAddressAlreadyAllocated(ip=ip, subnet_id=s) from None
+            raise RetryRequest() from None
+
+    def _check_mac(self, conn: Connection, network_id: str, mac: str, port_id: str | None) -> None:
+        stmt = sa.select(t.ports.c.id).where(t.ports.c.network_id == network_id,
+                                             t.ports.c.mac_address == mac)
+        if port_id:
+            stmt = stmt.where(t.ports.c.id != port_id)
+        if conn.execute(stmt.limit(1)).first() is not None:
+            raise errors.MacAddressInUse(net_id=network_id, mac=mac)
+
+    def _write_pairs(self, conn: Connection, port_id: str, mac: str,
+                     pairs: list[dict[str, Any]] | None) -> None:
+        if pairs is None:
+            return
+        conn.execute(sa.delete(t.allowed_address_pairs)
+                     .where(t.allowed_address_pairs.c.port_id == port_id))
+        rows = {(p.get("mac_address") or mac, p["ip_address"]) for p in pairs}
+        if rows:
+            conn.execute(sa.insert(t.allowed_address_pairs), [
+                {"port_id": port_id, "mac_address": m, "ip_address": ip} for m, ip in rows])
+
+    def _write_opts(self, conn: Connection, port_id: str, opts: list[dict[str, Any]] | None,
+                    replace: bool) -> None:
+        """Create sets all options; update merges, and a null value deletes one."""
+        if opts is None:
+            return
+        tbl = t.extra_dhcp_opts
+        if replace:
+            conn.execute(sa.delete(tbl).where(tbl.c.port_id == port_id))
+        for opt in opts:
+            match = (tbl.c.port_id == port_id, tbl.c.opt_name == opt["opt_name"],
+                     tbl.c.ip_version == opt["ip_version"])
+            conn.execute(sa.delete(tbl).where(*match))
+            if opt.get("opt_value") is not None:
+                conn.execute(sa.insert(tbl).values(port_id=port_id, **opt))
+
+    # -- operations -----------------------------------------------------------
+
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        network_id = data["network_id"]
+        store.get_row(conn, t.networks, network_id, lambda: networks.not_found(network_id))
+        mac = data.get("mac_address")
+        if mac:
+            self._check_mac(conn, network_id, mac, None)
+        else:
+            mac = allocator.generate_mac(self.conf.base_mac)
+        owner = data.get("device_owner") or ""
+        requested = data.get("fixed_ips")
+        ips = self._resolve_ips(conn, network_id, mac, requested, owner)
+        row = store.standard_row(ctx.project_id, data)
+        row.update(network_id=network_id, mac_address=mac,
+                   admin_state_up=data.get("admin_state_up", True), status="DOWN",
+                   device_id=data.get("device_id") or "", device_owner=owner,
+                   ip_allocation="immediate")
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(t.ports).values(**row))
+        except sa_exc.IntegrityError:
+            if data.get("mac_address"):
+                raise errors.MacAddressInUse(net_id=network_id, mac=mac) from None
+            raise RetryRequest() from None
+        explicit = {i["ip_address"] for i in requested or [] if i.get("ip_address")}
+        self._insert_ips(conn, row["id"], network_id, ips, explicit)
+        self._write_pairs(conn, row["id"], mac, data.get("allowed_address_pairs"))
+        self._write_opts(conn, row["id"], data.get("extra_dhcp_opts"), replace=True)
+        if data.get("tags"):
+            store.set_tags(conn, row["id"], data["tags"])
+        return row["id"]
+
+    def get(self, conn: Connection, port_id: str) -> dict[str, Any]:
+        row = store.get_row(conn, t.ports, port_id, lambda: not_found(port_id))
+        return to_dicts(conn, [row])[0]
+
+    def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        special = {"fixed_ips": self._fixed_ips_filter}
+        clauses = store.column_clauses(t.ports, query.filters, special)
+        scope = visible_clause(ctx)
+        if scope is not None:
+            clauses.append(scope)
+        rows, more = store.paged_select(conn, t.ports, clauses, query)
+        return to_dicts(conn, rows), more
+
+    def _fixed_ips_filter(self, values: list[Any]) -> Any:
+        """``fixed_ips=ip_address=X`` / ``subnet_id=Y`` / ``ip_address_substr=Z``."""
+        clauses = []
+        for value in values:
+            key, _, wanted = str(value).partition("=")
+            col = t.ipallocations.c
+            if key == "ip_address":
+                cond = col.ip_address == wanted
+            elif key == "subnet_id":
+                cond = col.subnet_id == wanted
+            elif key == "ip_address_substr":
+                cond = col.ip_address.contains(wanted, autoescape=True)
+            else:
+                raise errors.InvalidInput(
+                    error_message=f"{key} is not a valid fixed_ips filter")
+            clauses.append(t.ports.c.id.in_(sa.select(col.port_id).where(cond)))
+        return sa.and_(*clauses)
+
+    def update(self, conn: Connection, ctx: Context, port_id: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        row = store.get_row(conn, t.ports, port_id, lambda: not_found(port_id), for_update=True)
+        store.check_revision(conn, t.ports, port_id, revision)
+        values = {k: data[k] for k in ("name", "description", "admin_state_up",
+                                       "device_id", "device_owner") if k in data}
+        mac = row.mac_address
+        if data.get("mac_address") and data["mac_address"] != mac:
+            mac = data["mac_address"]
+            self._check_mac(conn, row.network_id, mac, port_id)
+            values["mac_address"] = mac
+        if "fixed_ips" in data:
+            self._update_ips(conn, row, mac, data["fixed_ips"] or [],
+                             data.get("device_owner", row.device_owner))
+        if "allowed_address_pairs" in data:
+            self._write_pairs(conn, port_id, mac, data["allowed_address_pairs"] or [])
+        self._write_opts(conn, port_id, data.get("extra_dhcp_opts"), replace=False)
+        store.bump(conn, t.ports, port_id, values)
+
+    def _update_ips(self, conn: Connection, row: Any, mac: str,
+                    requested: list[dict[str, Any]], owner: str) -> None:
+        current = {(a.subnet_id, a.ip_address): True for a in conn.execute(
+            sa.select(t.ipallocations).where(t.ipallocations.c.port_id == row.id))}
+        wanted = self._resolve_ips(conn, row.network_id, mac, requested, owner, keep=current)
+        for subnet_id, ip in set(current) - set(wanted):
+            conn.execute(sa.delete(t.ipallocations).where(
+                t.ipallocations.c.port_id == row.id,
+                t.ipallocations.c.subnet_id == subnet_id,
+                t.ipallocations.c.ip_address == ip))
+        new = [p for p in dict.fromkeys(wanted) if p not in current]
+        explicit = {i["ip_address"] for i in requested if i.get("ip_address")}
+        self._insert_ips(conn, row.id, row.network_id, new, explicit)
+
+    def delete(self, conn: Connection, port_id: str, revision: int | None) -> None:
+        store.get_row(conn, t.ports, port_id, lambda: not_found(port_id), for_update=True)
+        store.check_revision(conn, t.ports, port_id, revision)
+        conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.port_id == port_id))
+        store.delete_tags(conn, port_id)
+        conn.execute(sa.delete(t.ports).where(t.ports.c.id == port_id))
+

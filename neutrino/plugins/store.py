@@ -1,0 +1,242 @@
+"""Generic persistence for resources with standard attributes.
+
+Every resource table shares the standard columns, tags and the list
+semantics of the API (filters, sorting, markers), so that logic is written
+once here and each resource module only adds what is particular to it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy import Connection, Table
+
+from neutrino import errors
+from neutrino.db import tables as t
+
+CHUNK = 500
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, microsecond=0)
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class ListQuery:
+    """What the API asks of a list: already validated and converted."""
+
+    filters: dict[str, list[Any]] = field(default_factory=dict)
+    sorts: list[tuple[str, bool]] = field(default_factory=list)  # (key, ascending)
+    limit: int | None = None
+    marker: str | None = None
+    page_reverse: bool = False
+    fields: list[str] | None = None
+
+
+def standard_row(ctx_project: str | None, data: dict[str, Any]) -> dict[str, Any]:
+    ts = now()
+    return {"id": data.get("id") or new_id(),
+            "project_id": data.get("project_id") or data.get("tenant_id") or ctx_project,
+            "name": data.get("name") or "", "description": data.get("description") or "",
+            "created_at": ts, "updated_at": ts, "revision_number": 1}
+
+
+def standard_dict(row: Any) -> dict[str, Any]:
+    return {"id": row.id, "name": row.name, "description": row.description,
+            "project_id": row.project_id, "tenant_id": row.project_id,
+            "created_at": iso(row.created_at), "updated_at": iso(row.updated_at),
+            "revision_number": row.revision_number}
+
+
+def bump(conn: Connection, table: Table, rid: str, values: dict[str, Any] | None = None,
+         expected_revision: int | None = None) -> None:
+    """Apply ``values`` and advance the revision, atomically.
+
+    With ``expected_revision`` the update is conditional, which is how
+    ``If-Match: revision_number=N`` stays correct under concurrency.
+    """
+    stmt = sa.update(table).where(table.c.id == rid)
+    if expected_revision is not None:
+        stmt = stmt.where(table.c.revision_number == expected_revision)
+    vals = dict(values or {})
+    vals["revision_number"] = table.c.revision_number + 1
+    vals["updated_at"] = now()
+    if conn.execute(stmt.values(**vals)).rowcount == 0 and expected_revision is not None:
+        current = conn.execute(sa.select(table.c.revision_number)
+                               .where(table.c.id == rid)).scalar()
+        raise errors.RevisionNumberConstraintFailed(expected=expected_revision,
+                                                    current=current)
+
+
+def check_revision(conn: Connection, table: Table, rid: str,
+                   expected_revision: int | None) -> None:
+    if expected_revision is None:
+        return
+    current = conn.execute(sa.select(table.c.revision_number)
+                           .where(table.c.id == rid)).scalar()
+    if current is not None and current != expected_revision:
+        raise errors.RevisionNumberConstraintFailed(expected=expected_revision,
+                                                    current=current)
+
+
+def chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(ids), CHUNK):
+        yield ids[i:i + CHUNK]
+
+
+def children(conn: Connection, table: Table, key: str, ids: Sequence[str],
+             order_by: Sequence[Any] = (), columns: Sequence[str] = ()) -> dict[str, list[Any]]:
+    """Rows of a child table grouped by parent id, in one query per chunk."""
+    out: dict[str, list[Any]] = {i: [] for i in ids}
+    col = table.c[key]
+    selected = [table.c[c] for c in columns] if columns else [table]
+    for part in chunks(list(ids)):
+        stmt = sa.select(*selected).where(col.in_(part))
+        if order_by:
+            stmt = stmt.order_by(*order_by)
+        for row in conn.execute(stmt):
+            out[getattr(row, key)].append(row)
+    return out
+
+
+def load_tags(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
+    grouped = children(conn, t.tags, "resource_id", ids, (t.tags.c.tag,))
+    return {rid: [r.tag for r in rows] for rid, rows in grouped.items()}
+
+
+def set_tags(conn: Connection, rid: str, tags: Iterable[str]) -> None:
+    conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
+    rows = [{"resource_id": rid, "tag": tag} for tag in sorted(set(tags))]
+    if rows:
+        conn.execute(sa.insert(t.tags), rows)
+
+
+def delete_tags(conn: Connection, rid: str) -> None:
+    conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
+
+
+# -- listing -----------------------------------------------------------------
+
+FilterBuilder = Callable[[list[Any]], Any]
+
+
+def tag_clauses(id_col: Any, filters: dict[str, list[Any]]) -> list[Any]:
+    """``tags`` (all), ``tags-any``, ``not-tags`` (not all), ``not-tags-any``."""
+    def split(values: list[Any]) -> list[str]:
+        return [tag for v in values for tag in str(v).split(",") if tag]
+
+    def having(tags: list[str]) -> Any:
+        return (sa.select(t.tags.c.resource_id).where(t.tags.c.tag.in_(tags))
+                .group_by(t.tags.c.resource_id)
+                .having(sa.func.count(sa.distinct(t.tags.c.tag)) == len(set(tags))))
+
+    def any_of(tags: list[str]) -> Any:
+        return sa.select(t.tags.c.resource_id).where(t.tags.c.tag.in_(tags))
+
+    out = []
+    if filters.get("tags"):
+        out.append(id_col.in_(having(split(filters["tags"]))))
+    if filters.get("tags-any"):
+        out.append(id_col.in_(any_of(split(filters["tags-any"]))))
+    if filters.get("not-tags"):
+        out.append(id_col.not_in(having(split(filters["not-tags"]))))
+    if filters.get("not-tags-any"):
+        out.append(id_col.not_in(any_of(split(filters["not-tags-any"]))))
+    return out
+
+
+TAG_FILTERS = ("tags", "tags-any", "not-tags", "not-tags-any")
+
+
+def column_clauses(table: Table, filters: dict[str, list[Any]],
+                   special: dict[str, FilterBuilder]) -> list[Any]:
+    out = []
+    for key, values in filters.items():
+        if key in TAG_FILTERS:
+            continue
+        if key in special:
+            clause = special[key](values)
+            if clause is not None:
+                out.append(clause)
+            continue
+        col_name = "project_id" if key == "tenant_id" else key
+        if col_name not in table.c:
+            continue
+        col = table.c[col_name]
+        if isinstance(col.type, sa.DateTime):
+            values = [_parse_time(v) for v in values]
+        out.append(col.in_(values) if len(values) > 1 else col == values[0])
+    out.extend(tag_clauses(table.c.id, filters))
+    return out
+
+
+def _parse_time(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).replace(tzinfo=None)
+        except ValueError:
+            raise errors.InvalidInput(error_message=f"'{value}' is not a valid time") from None
+    return value
+
+
+def paged_select(conn: Connection, table: Table, clauses: list[Any],
+                 query: ListQuery) -> tuple[list[Any], bool]:
+    """Rows after filters, sorting and marker; and whether more follow."""
+    sorts = [(("project_id" if k == "tenant_id" else k), asc) for k, asc in query.sorts]
+    if not any(k == "id" for k, _ in sorts):
+        sorts.append(("id", sorts[-1][1] if sorts else True))
+    if query.page_reverse:
+        sorts = [(k, not asc) for k, asc in sorts]
+    stmt = sa.select(table).where(*clauses)
+    if query.marker:
+        marker = conn.execute(sa.select(table).where(table.c.id == query.marker)).first()
+        if marker is not None:
+            stmt = stmt.where(_after(table, sorts, marker))
+    stmt = stmt.order_by(*[(table.c[k].asc() if asc else table.c[k].desc())
+                           for k, asc in sorts])
+    if query.limit:
+        stmt = stmt.limit(query.limit + 1)
+    rows = list(conn.execute(stmt))
+    more = bool(query.limit) and len(rows) > query.limit
+    if more:
+        rows = rows[:query.limit]
+    if query.page_reverse:
+        rows.reverse()
+    return rows, more
+
+
+def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:
+    """Rows strictly after ``marker`` in the (multi-key) sort order."""
+    ors = []
+    for i, (key, asc) in enumerate(sorts):
+        ands = [table.c[k] == getattr(marker, k) for k, _ in sorts[:i]]
+        value = getattr(marker, key)
+        col = table.c[key]
+        if value is None:
+            ands.append(col.is_not(None) if asc else sa.false())
+        else:
+            ands.append(col > value if asc else col < value)
+        ors.append(sa.and_(*ands))
+    return sa.or_(*ors)
+
+
+def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
+            for_update: bool = False) -> Any:
+    stmt = sa.select(table).where(table.c.id == rid)
+    if for_update and conn.dialect.name != "sqlite":
+        stmt = stmt.with_for_update()
+    row = conn.execute(stmt).first()
+    if row is None:
+        raise not_found()
+    return row

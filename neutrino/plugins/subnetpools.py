@@ -1,0 +1,272 @@
+"""Subnet pools: prefixes, prefix-length bounds, and carving subnets out."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import netaddr
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import store
+
+DEFAULT_MIN = {4: 8, 6: 64}
+MAX_LEN = {4: 32, 6: 128}
+
+
+def not_found(pool_id: str) -> errors.SubnetPoolNotFound:
+    return errors.SubnetPoolNotFound(subnetpool_id=pool_id)
+
+
+def visible_clause(ctx: Context) -> Any:
+    if ctx.is_admin:
+        return None
+    return sa.or_(t.subnetpools.c.project_id == ctx.project_id,
+                  t.subnetpools.c.shared.is_(True))
+
+
+def compact(prefixes: Sequence[str]) -> list[str]:
+    return [str(c) for c in netaddr.cidr_merge([netaddr.IPNetwork(p) for p in prefixes])]
+
+
+def _version(prefixes: Sequence[str]) -> int:
+    versions = {netaddr.IPNetwork(p).version for p in prefixes}
+    if len(versions) != 1:
+        raise errors.PrefixVersionMismatch()
+    return versions.pop()
+
+
+def _check_bounds(version: int, min_len: int, default_len: int, max_len: int) -> None:
+    top = MAX_LEN[version]
+    for name, value in (("min_prefixlen", min_len), ("default_prefixlen", default_len),
+                        ("max_prefixlen", max_len)):
+        if value > top:
+            raise errors.IllegalSubnetPoolPrefixBounds(
+                prefix_type=name, prefixlen=value, base_prefix_type="max_prefixlen",
+                base_prefixlen=top)
+    if min_len > max_len:
+        raise errors.IllegalSubnetPoolPrefixBounds(
+            prefix_type="min_prefixlen", prefixlen=min_len,
+            base_prefix_type="max_prefixlen", base_prefixlen=max_len)
+    if default_len < min_len:
+        raise errors.IllegalSubnetPoolPrefixBounds(
+            prefix_type="default_prefixlen", prefixlen=default_len,
+            base_prefix_type="min_prefixlen", base_prefixlen=min_len)
+    if default_len > max_len:
+        raise errors.IllegalSubnetPoolPrefixBounds(
+            prefix_type="default_prefixlen", prefixlen=default_len,
+            base_prefix_type="max_prefixlen", base_prefixlen=max_len)
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    ids = [r.id for r in rows]
+    tags = store.load_tags(conn, ids)
+    prefixes = store.children(conn, t.subnetpool_prefixes, "subnetpool_id", ids)
+    out = []
+    for row in rows:
+        d = store.standard_dict(row)
+        d.update(ip_version=row.ip_version, default_prefixlen=row.default_prefixlen,
+                 min_prefixlen=row.min_prefixlen, max_prefixlen=row.max_prefixlen,
+                 default_quota=row.default_quota, shared=row.shared,
+                 is_default=row.is_default, address_scope_id=row.address_scope_id,
+                 prefixes=sorted((p.cidr for p in prefixes.get(row.id, [])),
+                                 key=lambda c: netaddr.IPNetwork(c)),
+                 tags=tags.get(row.id, []))
+        out.append(d)
+    return out
+
+
+class SubnetPools:
+    table = t.subnetpools
+
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        prefixes = compact(data["prefixes"]) if data.get("prefixes") else []
+        if not prefixes:
+            raise errors.InvalidInput(error_message="Invalid input for prefixes. "
+                                      "Reason: a subnet pool needs at least one prefix.")
+        version = _version(prefixes)
+        min_len = data.get("min_prefixlen")
+        min_len = DEFAULT_MIN[version] if min_len is None else min_len
+        max_len = data.get("max_prefixlen")
+        max_len = MAX_LEN[version] if max_len is None else max_len
+        default_len = data.get("default_prefixlen")
+        default_len = min_len if default_len is None else default_len
+        _check_bounds(version, min_len, default_len, max_len)
+        if data.get("is_default"):
+            self._check_single_default(conn, version, None)
+        row = store.standard_row(ctx.project_id, data)
+        row.update(ip_version=version, default_prefixlen=default_len, min_prefixlen=min_len,
+                   max_prefixlen=max_len, default_quota=data.get("default_quota"),
+                   shared=bool(data.get("shared")), is_default=bool(data.get("is_default")),
+                   address_scope_id=None)
+        conn.execute(sa.insert(t.subnetpools).values(**row))
+        conn.execute(sa.insert(t.subnetpool_prefixes),
+                     [{"subnetpool_id": row["id"], "cidr": c} for c in prefixes])
+        if data.get("tags"):
+            store.set_tags(conn, row["id"], data["tags"])
+        return row["id"]
+
+    def _check_single_default(self, conn: Connection, version: int, pool_id: str | None) -> None:
+        stmt = sa.select(t.subnetpools.c.id).where(t.subnetpools.c.is_default.is_(True),
+                                                   t.subnetpools.c.ip_version == version)
+        if pool_id:
+            stmt = stmt.where(t.subnetpools.c.id != pool_id)
+        if conn.execute(stmt.limit(1)).first() is not None:
+            raise errors.BadRequest(resource="subnetpool",
+                                    msg=f"A default subnetpool for this IP family "
+                                        f"has already been set. Only one default "
+                                        f"may exist per IP family")
+
+    def get(self, conn: Connection, pool_id: str) -> dict[str, Any]:
+        row = store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id))
+        return to_dicts(conn, [row])[0]
+
+    def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        clauses = store.column_clauses(t.subnetpools, query.filters, {})
+        scope = visible_clause(ctx)
+        if scope is not None:
+            clauses.append(scope)
+        rows, more = store.paged_select(conn, t.subnetpools, clauses, query)
+        return to_dicts(conn, rows), more
+
+    def update(self, conn: Connection, ctx: Context, pool_id: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        current = self.get(conn, pool_id)
+        version = current["ip_version"]
+        values = {k: data[k] for k in ("name", "description", "default_quota", "is_default")
+                  if k in data}
+        bounds = {k: (data[k] if data.get(k) is not None else current[k])
+                  for k in ("min_prefixlen", "default_prefixlen", "max_prefixlen")}
+        _check_bounds(version, bounds["min_prefixlen"], bounds["default_prefixlen"],
+                      bounds["max_prefixlen"])
+        values.update({k: v for k, v in bounds.items() if k in data})
+        if data.get("is_default"):
+            self._check_single_default(conn, version, pool_id)
+        if "prefixes" in data:
+            new = compact(data["prefixes"])
+            if _version(new) != version:
+                raise errors.PrefixVersionMismatch()
+            old = netaddr.IPSet(current["prefixes"])
+            if not old.issubset(netaddr.IPSet(new)):
+                raise errors.IllegalSubnetPoolPrefixUpdate(
+                    msg="Existing prefixes must be a subset of the new prefixes")
+            self._replace_prefixes(conn, pool_id, new)
+        store.bump(conn, t.subnetpools, pool_id, values, revision)
+
+    def _replace_prefixes(self, conn: Connection, pool_id: str, prefixes: list[str]) -> None:
+        conn.execute(sa.delete(t.subnetpool_prefixes)
+                     .where(t.subnetpool_prefixes.c.subnetpool_id == pool_id))
+        conn.execute(sa.insert(t.subnetpool_prefixes),
+                     [{"subnetpool_id": pool_id, "cidr": c} for c in prefixes])
+
+    def add_prefixes(self, conn: Connection, pool_id: str, prefixes: list[str]) -> list[str]:
+        current = self.get(conn, pool_id)
+        new = compact(current["prefixes"] + list(prefixes))
+        if _version(new) != current["ip_version"]:
+            raise errors.PrefixVersionMismatch()
+        self._replace_prefixes(conn, pool_id, new)
+        store.bump(conn, t.subnetpools, pool_id)
+        return new
+
+    def remove_prefixes(self, conn: Connection, pool_id: str, prefixes: list[str]) -> list[str]:
+        current = self.get(conn, pool_id)
+        removed = netaddr.IPSet(prefixes)
+        used = netaddr.IPSet(r.cidr for r in conn.execute(
+            sa.select(t.subnets.c.cidr).where(t.subnets.c.subnetpool_id == pool_id)))
+        if used & removed:
+            raise errors.IllegalSubnetPoolPrefixUpdate(
+                msg=f"Cannot remove prefixes {', '.join(prefixes)} from subnet pool "
+                    f"{pool_id}: subnets are allocated from them")
+        remaining = netaddr.IPSet(current["prefixes"]) - removed
+        new = [str(c) for c in remaining.iter_cidrs()]
+        self._replace_prefixes(conn, pool_id, new)
+        store.bump(conn, t.subnetpools, pool_id)
+        return new
+
+    def delete(self, conn: Connection, pool_id: str, revision: int | None) -> None:
+        store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id), for_update=True)
+        store.check_revision(conn, t.subnetpools, pool_id, revision)
+        if conn.execute(sa.select(t.subnets.c.id).where(t.subnets.c.subnetpool_id == pool_id)
+                        .limit(1)).first() is not None:
+            raise errors.SubnetPoolInUse(subnet_pool_id=pool_id,
+                                         reason="Subnets are still allocated from it")
+        store.delete_tags(conn, pool_id)
+        conn.execute(sa.delete(t.subnetpools).where(t.subnetpools.c.id == pool_id))
+
+    # -- allocation ------------------------------------------------------------
+
+    def default_pool(self, conn: Connection, version: int) -> str | None:
+        return conn.execute(sa.select(t.subnetpools.c.id).where(
+            t.subnetpools.c.is_default.is_(True),
+            t.subnetpools.c.ip_version == version).limit(1)).scalar()
+
+    def allocate(self, conn: Connection, pool_id: str, project_id: str | None,
+                 cidr: str | None, prefixlen: int | None) -> str:
+        """A free CIDR from the pool (the requested one, or the first that fits).
+
+        The pool row is locked first so that two servers never hand out the
+        same block; on SQLite the writer lock already serialises this.
+        """
+        store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id),
+                      for_update=True)
+        pool = self.get(conn, pool_id)
+        used_rows = list(conn.execute(sa.select(t.subnets.c.cidr, t.subnets.c.project_id)
+                                      .where(t.subnets.c.subnetpool_id == pool_id)))
+        used = netaddr.IPSet(r.cidr for r in used_rows)
+        available = netaddr.IPSet(pool["prefixes"]) - used
+        if cidr is not None:
+            net = netaddr.IPNetwork(cidr)
+            self._check_prefixlen(pool, net.prefixlen)
+            if net.version != pool["ip_version"]:
+                raise errors.SubnetAllocationError(
+                    reason=f"Cannot allocate IPv{net.version} subnet from IPv"
+                           f"{pool['ip_version']} subnet pool")
+            if not netaddr.IPSet([net]).issubset(netaddr.IPSet(pool["prefixes"])):
+                raise errors.SubnetAllocationError(
+                    reason=f"Cidr {cidr} is not within the pool's prefixes")
+            if not netaddr.IPSet([net]).issubset(available):
+                raise errors.SubnetAllocationError(
+                    reason=f"Cidr {cidr} overlaps an allocated subnet")
+            chosen = net
+        else:
+            length = pool["default_prefixlen"] if prefixlen is None else prefixlen
+            self._check_prefixlen(pool, length)
+            chosen = None
+            for block in sorted(available.iter_cidrs()):
+                if block.prefixlen <= length:
+                    chosen = next(block.subnet(length))
+                    break
+            if chosen is None:
+                raise errors.SubnetAllocationError(
+                    reason="Insufficient prefix space to allocate subnet size "
+                           f"/{length}")
+        self._check_quota(pool, used_rows, project_id, chosen)
+        return str(chosen)
+
+    def _check_prefixlen(self, pool: dict[str, Any], length: int) -> None:
+        if length < pool["min_prefixlen"]:
+            raise errors.MinPrefixSubnetAllocationError(
+                prefixlen=length, min_prefixlen=pool["min_prefixlen"])
+        if length > pool["max_prefixlen"]:
+            raise errors.MaxPrefixSubnetAllocationError(
+                prefixlen=length, max_prefixlen=pool["max_prefixlen"])
+
+    def _check_quota(self, pool: dict[str, Any], used_rows: list[Any],
+                     project_id: str | None, chosen: netaddr.IPNetwork) -> None:
+        quota = pool["default_quota"]
+        if quota is None:
+            return
+        # Upstream counts IPv4 quota in addresses and IPv6 quota in /64s.
+        unit = 0 if pool["ip_version"] == 4 else 64
+
+        def size(net: netaddr.IPNetwork) -> int:
+            return net.size if unit == 0 else 2 ** max(0, unit - net.prefixlen)
+
+        used = sum(size(netaddr.IPNetwork(r.cidr)) for r in used_rows
+                   if r.project_id == project_id)
+        if used + size(chosen) > quota:
+            raise errors.SubnetAllocationError(
+                reason="Unable to allocate subnet: the request exceeds the subnet "
+                       "pool's quota for this project")

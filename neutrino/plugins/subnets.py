@@ -1,0 +1,229 @@
+"""Subnets: CIDR (explicit or from a pool), gateway, pools, DNS and routes."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import netaddr
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.ipam import subnet_rules as rules
+from neutrino.plugins import networks, store
+from neutrino.plugins.subnetpools import SubnetPools
+from neutrino.resources.attributes import AUTO
+
+
+def not_found(subnet_id: str) -> errors.SubnetNotFound:
+    return errors.SubnetNotFound(subnet_id=subnet_id)
+
+
+def visible_clause(ctx: Context) -> Any:
+    if ctx.is_admin:
+        return None
+    nets = sa.select(t.networks.c.id).where(sa.or_(
+        t.networks.c.shared.is_(True), t.networks.c.project_id == ctx.project_id))
+    return sa.or_(t.subnets.c.project_id == ctx.project_id, t.subnets.c.network_id.in_(nets))
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    ids = [r.id for r in rows]
+    tags = store.load_tags(conn, ids)
+    pools = store.children(conn, t.allocation_pools, "subnet_id", ids,
+                           (t.allocation_pools.c.id,))
+    dns = store.children(conn, t.dns_nameservers, "subnet_id", ids,
+                         (t.dns_nameservers.c.position,))
+    routes = store.children(conn, t.subnet_routes, "subnet_id", ids)
+    net_ids = list({r.network_id for r in rows})
+    shared = {r.id: r.shared for part in store.chunks(net_ids) for r in conn.execute(
+        sa.select(t.networks.c.id, t.networks.c.shared).where(t.networks.c.id.in_(part)))}
+    out = []
+    for row in rows:
+        d = store.standard_dict(row)
+        d.update(network_id=row.network_id, ip_version=row.ip_version, cidr=row.cidr,
+                 gateway_ip=row.gateway_ip, enable_dhcp=row.enable_dhcp,
+                 ipv6_ra_mode=row.ipv6_ra_mode, ipv6_address_mode=row.ipv6_address_mode,
+                 subnetpool_id=row.subnetpool_id, segment_id=row.segment_id,
+                 allocation_pools=[{"start": p.first_ip, "end": p.last_ip}
+                                   for p in pools.get(row.id, [])],
+                 dns_nameservers=[n.address for n in dns.get(row.id, [])],
+                 host_routes=[{"destination": r.destination, "nexthop": r.nexthop}
+                              for r in routes.get(row.id, [])],
+                 service_types=[], shared=bool(shared.get(row.network_id)),
+                 tags=tags.get(row.id, []))
+        out.append(d)
+    return out
+
+
+class Subnets:
+    table = t.subnets
+
+    def __init__(self, conf: Any, pools: SubnetPools) -> None:
+        self.conf = conf
+        self.pools = pools
+
+    def _resolve_cidr(self, conn: Connection, data: dict[str, Any]) -> tuple[str, str | None]:
+        pool_id = data.get("subnetpool_id")
+        version = data["ip_version"]
+        if pool_id is None and data.get("use_default_subnetpool"):
+            pool_id = self.pools.default_pool(conn, version)
+            if pool_id is None:
+                raise errors.BadRequest(resource="subnets",
+                                        msg=f"No default subnetpool found for IPv{version}")
+        if pool_id is None:
+            if data.get("cidr") is None:
+                raise errors.BadRequest(resource="subnets",
+                                        msg="a subnetpool must be specified in the "
+                                            "absence of a cidr")
+            if data.get("prefixlen") is not None:
+                raise errors.BadRequest(resource="subnets",
+                                        msg="prefixlen can only be used with a subnet pool")
+            return data["cidr"], None
+        if data.get("cidr") is not None and data.get("prefixlen") is not None:
+            raise errors.BadRequest(resource="subnets",
+                                    msg="cidr and prefixlen must not be supplied together")
+        cidr = self.pools.allocate(conn, pool_id, data.get("project_id"),
+                                   data.get("cidr"), data.get("prefixlen"))
+        return cidr, pool_id
+
+    def _check_overlap(self, conn: Connection, network_id: str, cidr: str,
+                       exclude: str | None = None) -> None:
+        stmt = sa.select(t.subnets.c.id, t.subnets.c.cidr)
+        if self.conf.allow_overlapping_ips:
+            stmt = stmt.where(t.subnets.c.network_id == network_id)
+        new = netaddr.IPNetwork(cidr)
+        for row in conn.execute(stmt):
+            if row.id != exclude and netaddr.IPNetwork(row.cidr) in _supernets(new):
+                raise rules.invalid(f"Requested subnet with cidr: {cidr} for network: "
+                                    f"{network_id} overlaps with another subnet")
+
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        network_id = data["network_id"]
+        store.get_row(conn, t.networks, network_id, lambda: networks.not_found(network_id),
+                      for_update=True)
+        version = data["ip_version"]
+        if data.get("cidr") is not None:
+            rules.check_version(data["cidr"], version)
+        cidr, pool_id = self._resolve_cidr(conn, data)
+        net = rules.check_version(cidr, version)
+        rules.check_ipv6_modes(version, data.get("ipv6_ra_mode"),
+                               data.get("ipv6_address_mode"), net)
+        gateway = data.get("gateway_ip", AUTO)
+        gateway = rules.default_gateway(net) if gateway is AUTO else gateway
+        rules.check_gateway(net, gateway)
+        if data.get("allocation_pools") is None:
+            pools = rules.default_pools(net, gateway)
+        else:
+            pools = rules.check_pools(net, data["allocation_pools"], gateway)
+        row = store.standard_row(ctx.project_id, data)
+        dns = data.get("dns_nameservers") or []
+        routes = data.get("host_routes") or []
+        rules.check_nameservers(row["id"], dns, version)
+        rules.check_routes(row["id"], routes, version)
+        self._check_overlap(conn, network_id, cidr)
+        row.update(network_id=network_id, ip_version=version, cidr=cidr, gateway_ip=gateway,
+                   enable_dhcp=data.get("enable_dhcp", True),
+                   ipv6_ra_mode=data.get("ipv6_ra_mode"),
+                   ipv6_address_mode=data.get("ipv6_address_mode"),
+                   subnetpool_id=pool_id, segment_id=None)
+        conn.execute(sa.insert(t.subnets).values(**row))
+        self._write_children(conn, row["id"], pools, dns, routes)
+        if data.get("tags"):
+            store.set_tags(conn, row["id"], data["tags"])
+        store.bump(conn, t.networks, network_id)
+        return row["id"]
+
+    def _write_children(self, conn: Connection, subnet_id: str,
+                        pools: list[dict[str, str]] | None, dns: list[str] | None,
+                        routes: list[dict[str, str]] | None) -> None:
+        if pools is not None:
+            conn.execute(sa.delete(t.allocation_pools)
+                         .where(t.allocation_pools.c.subnet_id == subnet_id))
+            if pools:
+                conn.execute(sa.insert(t.allocation_pools), [
+                    {"subnet_id": subnet_id, "first_ip": p["start"], "last_ip": p["end"]}
+                    for p in pools])
+        if dns is not None:
+            conn.execute(sa.delete(t.dns_nameservers)
+                         .where(t.dns_nameservers.c.subnet_id == subnet_id))
+            if dns:
+                conn.execute(sa.insert(t.dns_nameservers), [
+                    {"subnet_id": subnet_id, "address": a, "position": i}
+                    for i, a in enumerate(dns)])
+        if routes is not None:
+            conn.execute(sa.delete(t.subnet_routes)
+                         .where(t.subnet_routes.c.subnet_id == subnet_id))
+            if routes:
+                conn.execute(sa.insert(t.subnet_routes), [
+                    {"subnet_id": subnet_id, **r} for r in routes])
+
+    def get(self, conn: Connection, subnet_id: str) -> dict[str, Any]:
+        row = store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id))
+        return to_dicts(conn, [row])[0]
+
+    def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        special = {"shared": lambda vals: t.subnets.c.network_id.in_(
+            sa.select(t.networks.c.id).where(t.networks.c.shared.in_(vals)))}
+        clauses = store.column_clauses(t.subnets, query.filters, special)
+        scope = visible_clause(ctx)
+        if scope is not None:
+            clauses.append(scope)
+        rows, more = store.paged_select(conn, t.subnets, clauses, query)
+        return to_dicts(conn, rows), more
+
+    def update(self, conn: Connection, ctx: Context, subnet_id: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id), for_update=True)
+        current = self.get(conn, subnet_id)
+        net = netaddr.IPNetwork(current["cidr"])
+        gateway = data.get("gateway_ip", current["gateway_ip"])
+        rules.check_gateway(net, gateway)
+        pools = data.get("allocation_pools")
+        if pools is not None:
+            pools = rules.check_pools(net, pools, gateway)
+        elif "gateway_ip" in data:
+            rules.check_pools(net, current["allocation_pools"], gateway)
+        if data.get("dns_nameservers") is not None:
+            rules.check_nameservers(subnet_id, data["dns_nameservers"], current["ip_version"])
+        if data.get("host_routes") is not None:
+            rules.check_routes(subnet_id, data["host_routes"], current["ip_version"])
+        values = {k: data[k] for k in ("name", "description", "enable_dhcp", "gateway_ip")
+                  if k in data}
+        dns = data["dns_nameservers"] or [] if "dns_nameservers" in data else None
+        routes = data["host_routes"] or [] if "host_routes" in data else None
+        self._write_children(conn, subnet_id, pools, dns, routes)
+        store.bump(conn, t.subnets, subnet_id, values, revision)
+
+    def delete(self, conn: Connection, subnet_id: str, revision: int | None) -> None:
+        row = store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id),
+                            for_update=True)
+        store.check_revision(conn, t.subnets, subnet_id, revision)
+        users = sa.select(t.ports.c.id).where(
+            t.ports.c.id.in_(sa.select(t.ipallocations.c.port_id)
+                             .where(t.ipallocations.c.subnet_id == subnet_id)),
+            t.ports.c.device_owner.not_in(networks.AUTO_DELETE_OWNERS))
+        if conn.execute(users.limit(1)).first() is not None:
+            raise errors.SubnetInUse(subnet_id=subnet_id,
+                                     reason="One or more ports have an IP allocation "
+                                            "from this subnet")
+        conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.subnet_id == subnet_id))
+        store.delete_tags(conn, subnet_id)
+        conn.execute(sa.delete(t.subnets).where(t.subnets.c.id == subnet_id))
+        store.bump(conn, t.networks, row.network_id)
+
+
+def _supernets(net: netaddr.IPNetwork) -> "_Overlap":
+    return _Overlap(net)
+
+
+class _Overlap:
+    """``other in _Overlap(net)`` is true when the two networks overlap."""
+
+    def __init__(self, net: netaddr.IPNetwork) -> None:
+        self.net = net
+
+    def __contains__(self, other: netaddr.IPNetwork) -> bool:
+        return (other.version == self.net.version and other.first <= self.net.last
+                and self.net.first <= other.last)

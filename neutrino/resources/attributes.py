@@ -1,0 +1,90 @@
+"""The vocabulary in which resources are declared.
+
+A resource is a table of ``Attribute`` entries. From that one declaration the
+API derives validation, defaults, visibility, ``fields=``, filters, sort keys
+and attribute-level policy, so adding an attribute never means editing a
+controller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from neutrino.resources import validators as v
+
+UNSET: Any = object()  # distinguishes "no default" from a default of None
+
+
+class _Auto:
+    """Default meaning "the plugin computes it" (e.g. a subnet's gateway)."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Any = _Auto()
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    validate: Callable[[Any], Any] | None = None  # returns converted value or raises
+    default: Any = UNSET
+    allow_post: bool = False
+    allow_put: bool = False
+    is_visible: bool = True
+    is_filter: bool = False
+    is_sort_key: bool = False
+    enforce_policy: bool = False
+    required_by_policy: bool = False
+    convert_filter: Callable[[str], Any] | None = None  # query string -> value
+
+    @property
+    def required(self) -> bool:
+        return self.allow_post and self.default is UNSET
+
+
+def attr(name: str, validate: Callable[[Any], Any] | None = None, **kw: Any) -> Attribute:
+    return Attribute(name, validate, **kw)
+
+
+def standard_attributes(name_default: Any = "", name_put: bool = True) -> list[Attribute]:
+    """Attributes every resource with standard attributes carries."""
+    return [
+        attr("id", v.uuid, allow_post=False, is_filter=True, is_sort_key=True,
+             convert_filter=str),
+        attr("name", v.string(255), default=name_default, allow_post=True,
+             allow_put=name_put, is_filter=True, is_sort_key=True),
+        attr("description", v.string(255), default="", allow_post=True,
+             allow_put=True, is_filter=True, is_sort_key=True),
+        attr("tenant_id", v.string(255), default=None, allow_post=True,
+             required_by_policy=True, is_filter=True, is_sort_key=True),
+        attr("project_id", v.string(255), default=None, allow_post=True,
+             required_by_policy=True, is_filter=True, is_sort_key=True),
+        attr("created_at", is_filter=True, is_sort_key=True),
+        attr("updated_at", is_filter=True, is_sort_key=True),
+        attr("revision_number", is_filter=True, is_sort_key=True,
+             convert_filter=v.filter_int),
+        attr("tags", is_filter=False),
+    ]
+
+
+@dataclass
+class ResourceDef:
+    """One API resource: its names, attributes, parent and actions."""
+
+    singular: str
+    plural: str
+    attributes: dict[str, Attribute] = field(default_factory=dict)
+    parent: str | None = None  # plural of the parent collection, for sub-resources
+    actions: dict[str, str] = field(default_factory=dict)  # name -> HTTP method
+    has_tags: bool = True
+    path_prefix: str = ""
+
+    def add(self, *attrs: Attribute) -> None:
+        for a in attrs:
+            self.attributes[a.name] = a
+
+    @property
+    def collection_path(self) -> str:
+        return f"{self.path_prefix}/{self.plural}"

@@ -1,0 +1,92 @@
+"""Descriptors of API extensions, as ``GET /v2.0/extensions`` shows them.
+
+Only the descriptor lives here; whether an alias is listed depends on the
+loaded plugins declaring support for it (``supported_extension_aliases``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExtensionDescriptor:
+    alias: str
+    name: str
+    description: str
+    updated: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "alias": self.alias,
+                "description": self.description, "updated": self.updated,
+                "links": []}
+
+
+_KNOWN = [
+    ("allowed-address-pairs", "Allowed Address Pairs",
+     "Provides allowed address pairs", "2013-07-23T10:00:00-00:00"),
+    ("default-subnetpools", "Default Subnetpools",
+     "Provides ability to mark and use a subnetpool as the default.",
+     "2016-02-18T18:00:00-00:00"),
+    ("empty-string-filtering", "Empty String Filtering Extension",
+     "Allow filtering by attributes with empty string value",
+     "2018-05-01T10:00:00-00:00"),
+    ("extra_dhcp_opt", "Neutron Extra DHCP options",
+     "Extra options configuration for DHCP. For example PXE boot options to "
+     "DHCP clients can be specified (e.g. tftp-server, server-ip-address, "
+     "bootfile-name)", "2013-03-17T12:00:00-00:00"),
+    ("filter-validation", "Filter parameters validation",
+     "Provides validation on filter parameters.", "2018-07-04T10:00:00-00:00"),
+    ("ip-substring-filtering", "IP address substring filtering",
+     "Provides IP address substring filtering when listing ports",
+     "2017-11-28T09:00:00-00:00"),
+    ("net-mtu", "Network MTU", "Provides MTU attribute for a network resource.",
+     "2015-03-25T10:00:00-00:00"),
+    ("net-mtu-writable", "Network MTU (writable)",
+     "Provides a writable MTU attribute for a network resource.",
+     "2017-07-12T00:00:00-00:00"),
+    ("pagination", "Pagination support",
+     "Extension that indicates that pagination is enabled.",
+     "2016-06-12T00:00:00-00:00"),
+    ("project-id", "project_id field enabled",
+     "Extension that indicates that project_id field is enabled.",
+     "2016-09-09T09:09:09-09:09"),
+    ("revision-if-match", "If-Match constraints based on revision_number",
+     "Extension indicating that If-Match based on revision_number is supported.",
+     "2016-12-11T00:00:00-00:00"),
+    ("standard-attr-revisions", "Resource revision numbers",
+     "This extension will display the revision number of neutron resources.",
+     "2016-04-11T10:00:00-00:00"),
+    ("sorting", "Sorting support",
+     "Extension that indicates that sorting is enabled.",
+     "2016-06-12T00:00:00-00:00"),
+    ("standard-attr-description", "standard-attr-description",
+     "Extension to add descriptions to standard attributes",
+     "2016-02-10T10:00:00-00:00"),
+    ("subnet_allocation", "Subnet Allocation",
+     "Enables allocation of subnets from a subnet pool",
+     "2015-03-30T10:00:00-00:00"),
+    ("subnetpool-prefix-ops", "Subnet Pool Prefix Operations",
+     "Provides support for adjusting the prefix list of subnet pools",
+     "2019-02-08T10:00:00-00:00"),
+    ("tag-creation", "Tag creation extension",
+     "Allow to create multiple tags for a resource", "2024-23-07T10:00:00-00:00"),
+    ("standard-attr-tag",
+     "Tag support for resources with standard attribute: port, subnet, "
+     "subnetpool, network, security_group, router, floatingip, policy, trunk, "
+     "network_segment_range",
+     "Enables to set tag on resources with standard attribute.",
+     "2017-01-01T00:00:00-00:00"),
+    ("standard-attr-timestamp", "Resource timestamps",
+     "Adds created_at and updated_at fields to all Neutron resources that have "
+     "Neutron standard attributes.", "2016-09-12T10:00:00-00:00"),
+]
+
+KNOWN: dict[str, ExtensionDescriptor] = {
+    alias: ExtensionDescriptor(alias, name, desc, updated)
+    for alias, name, desc, updated in _KNOWN
+}
+
+
+def register(descriptor: ExtensionDescriptor) -> None:
+    """Let a plugin or third-party package add the descriptor of its alias."""
+    KNOWN[descriptor.alias] = descriptor

@@ -1,0 +1,294 @@
+"""Validators that also convert.
+
+Each validator takes the raw JSON value and returns the value to store, or
+raises ``Invalid`` with upstream's reason text; the API layer wraps that
+reason into ``InvalidInput`` naming the attribute.
+"""
+from __future__ import annotations
+
+import re
+import uuid as _uuid
+from typing import Any, Callable
+
+import netaddr
+
+
+class Invalid(ValueError):
+    """A value failed validation; ``str(exc)`` is the reason."""
+
+
+class NotConvertible(Invalid):
+    """A value failed conversion: upstream reports these without naming the
+    attribute ("Invalid input for operation: 'x' cannot be converted to
+    boolean."), unlike validation failures."""
+
+
+Validator = Callable[[Any], Any]
+
+_MAC_RE = re.compile(r"^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$")
+
+
+def string(max_len: int | None = None) -> Validator:
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise Invalid(f"'{value}' is not a valid string")
+        if max_len is not None and len(value) > max_len:
+            raise Invalid(f"'{value}' exceeds maximum length of {max_len}")
+        return value
+    return check
+
+
+def or_none(inner: Validator) -> Validator:
+    def check(value: Any) -> Any:
+        return None if value is None else inner(value)
+    return check
+
+
+def uuid(value: Any) -> str:
+    if not isinstance(value, str):
+        raise Invalid(f"'{value}' is not a valid UUID")
+    try:
+        _uuid.UUID(value)
+    except ValueError:
+        raise Invalid(f"'{value}' is not a valid UUID") from None
+    return value
+
+
+def boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("true", "1", "yes", "on", "t", "y"):
+            return True
+        if low in ("false", "0", "no", "off", "f", "n"):
+            return False
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise NotConvertible(f"'{value}' cannot be converted to boolean")
+
+
+def integer(lo: int | None = None, hi: int | None = None) -> Validator:
+    def check(value: Any) -> int:
+        if isinstance(value, bool):
+            raise NotConvertible(f"'{value}' is not an integer")
+        try:
+            num = int(value)
+        except (TypeError, ValueError):
+            raise NotConvertible(f"'{value}' is not an integer") from None
+        if isinstance(value, float) and value != num:
+            raise NotConvertible(f"'{value}' is not an integer")
+        if lo is not None and num < lo:
+            raise Invalid(f"'{num}' is too small - must be at least '{lo}'")
+        if hi is not None and num > hi:
+            raise Invalid(f"'{num}' is too large - must be no larger than '{hi}'")
+        return num
+    return check
+
+
+def values(*allowed: Any, convert: Validator | None = None) -> Validator:
+    def check(value: Any) -> Any:
+        if convert is not None:
+            try:
+                value = convert(value)
+            except Invalid:
+                pass
+        if value not in allowed:
+            raise Invalid(f"{value!r} is not in {list(allowed)!r}".replace('"', "'"))
+        return value
+    return check
+
+
+def ip_address(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise Invalid(f"'{value}' is not a valid IP address")
+    try:
+        ip = netaddr.IPAddress(value, flags=netaddr.INET_PTON)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        raise Invalid(f"'{value}' is not a valid IP address") from None
+    if ip.version == 4 and str(ip) != value:
+        raise Invalid(f"'{value}' is not an accepted IP address, '{ip}' is recommended")
+    return str(ip)
+
+
+def subnet_cidr(value: Any) -> str:
+    """A CIDR whose host bits are zero, as upstream insists."""
+    if not isinstance(value, str):
+        raise NotConvertible(f"{value} is not in a CIDR format")
+    try:
+        net = netaddr.IPNetwork(value)
+        netaddr.IPAddress(value.split("/")[0], flags=netaddr.INET_PTON)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        raise NotConvertible(f"{value} is not in a CIDR format") from None
+    if "/" not in value:
+        raise Invalid(f"'{value}' isn't a recognized IP subnet cidr, "
+                      f"'{net.cidr}' is recommended")
+    if net.ip != net.network:
+        raise Invalid(f"'{value}' isn't a recognized IP subnet cidr, "
+                      f"'{net.cidr}' is recommended")
+    return str(net.cidr)
+
+
+def ip_or_subnet(value: Any) -> str:
+    """An address or a CIDR (allowed address pairs accept both)."""
+    if isinstance(value, str) and "/" in value:
+        try:
+            return str(netaddr.IPNetwork(value))
+        except (netaddr.AddrFormatError, ValueError):
+            raise Invalid(f"'{value}' is neither a valid IP address, nor is it "
+                          f"a valid IP subnet") from None
+    try:
+        return ip_address(value)
+    except Invalid:
+        raise Invalid(f"'{value}' is neither a valid IP address, nor is it "
+                      f"a valid IP subnet") from None
+
+
+def mac_address(value: Any) -> str:
+    if not isinstance(value, str) or not _MAC_RE.match(value):
+        raise Invalid(f"'{value}' is not a valid MAC address")
+    mac = value.lower().replace("-", ":")
+    if mac == "00:00:00:00:00:00" or int(mac[:2], 16) & 1:
+        raise Invalid(f"'{value}' is not a valid MAC address")
+    return mac
+
+
+def list_of(item: Validator, unique: str | None = None) -> Validator:
+    """A JSON list whose items each pass ``item``; ``unique`` names duplicates."""
+    def check(value: Any) -> list[Any]:
+        if not isinstance(value, list):
+            raise Invalid(f"'{value}' is not a list")
+        out = [item(x) for x in value]
+        if unique:
+            seen: set[str] = set()
+            for raw, x in zip(value, out):
+                key = repr(x)
+                if key in seen:
+                    raise Invalid(f"Duplicate {unique} '{raw}'")
+                seen.add(key)
+        return out
+    return check
+
+
+def dict_with(keys: dict[str, Validator], required: tuple[str, ...] = (),
+              what: str = "dict") -> Validator:
+    def check(value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise Invalid(f"Invalid data format for {what}: '{value}'")
+        extra = set(value) - set(keys)
+        if extra:
+            raise Invalid(f"Unrecognized attribute(s) '{', '.join(sorted(extra))}'")
+        for key in required:
+            if key not in value:
+                raise Invalid(f"Validation of dictionary's keys failed. Expected "
+                              f"keys: {set(required)} Provided keys: {set(value)}")
+        return {k: keys[k](x) for k, x in value.items()}
+    return check
+
+
+def dict_or_empty(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Invalid(f"'{value}' is not a dictionary")
+    return value
+
+
+def filter_int(text: str) -> int:
+    return int(text)
+
+
+def filter_bool(text: str) -> bool:
+    return boolean(text)
+
+
+# Composite validators used by the core resources.
+
+def _nameserver(value: Any) -> str:
+    return ip_address(value)
+
+
+nameservers = list_of(_nameserver, unique="nameserver")
+host_routes = list_of(dict_with({"destination": subnet_cidr, "nexthop": ip_address},
+                                ("destination", "nexthop"), "host route"),
+                      unique="hostroute")
+allocation_pools = list_of(dict_with({"start": ip_address, "end": ip_address},
+                                     ("start", "end"), "allocation pool"))
+
+
+def _fixed_ip(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Invalid(f"Invalid data format for fixed IP: '{value}'")
+    extra = set(value) - {"subnet_id", "ip_address"}
+    if extra:
+        raise Invalid(f"Invalid data format for fixed IP: '{value}'")
+    out: dict[str, Any] = {}
+    if "subnet_id" in value:
+        out["subnet_id"] = uuid(value["subnet_id"])
+    if "ip_address" in value:
+        out["ip_address"] = ip_address(value["ip_address"])
+    return out
+
+
+def fixed_ips(value: Any) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        raise Invalid(f"Invalid data format for fixed IP: '{value}'")
+    out = [_fixed_ip(x) for x in value]
+    seen: set[str] = set()
+    for item in out:
+        ip = item.get("ip_address")
+        if ip:
+            if ip in seen:
+                raise Invalid(f"Duplicate IP address '{ip}'")
+            seen.add(ip)
+    return out
+
+
+def _address_pair(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Invalid(f"Allowed address pairs must be a list.")
+    if "ip_address" not in value:
+        raise Invalid("AllowedAddressPair must contain ip_address")
+    extra = set(value) - {"ip_address", "mac_address"}
+    if extra:
+        raise Invalid(f"Unrecognized attribute(s) '{', '.join(sorted(extra))}'")
+    out = {"ip_address": ip_or_subnet(value["ip_address"])}
+    if value.get("mac_address") is not None:
+        out["mac_address"] = mac_address(value["mac_address"])
+    return out
+
+
+def allowed_address_pairs(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Invalid("Allowed address pairs must be a list.")
+    out = [_address_pair(x) for x in value]
+    seen = set()
+    for pair in out:
+        key = (pair["ip_address"], pair.get("mac_address"))
+        if key in seen:
+            raise Invalid("Duplicate address detected")
+        seen.add(key)
+    return out
+
+
+def _dhcp_opt(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or "opt_name" not in value:
+        raise Invalid(f"Invalid data format for extra-dhcp-opt: {value}")
+    extra = set(value) - {"opt_name", "opt_value", "ip_version"}
+    if extra:
+        raise Invalid(f"Invalid data format for extra-dhcp-opt: {value}")
+    name = string(255)(value["opt_name"])
+    if not name:
+        raise Invalid(f"Invalid data format for extra-dhcp-opt: {value}")
+    opt_value = value.get("opt_value")
+    if opt_value is not None:
+        opt_value = string(255)(opt_value)
+    version = value.get("ip_version", 4)
+    version = values(4, 6, convert=integer())(version)
+    return {"opt_name": name, "opt_value": opt_value, "ip_version": version}
+
+
+extra_dhcp_opts = list_of(_dhcp_opt)
+prefixes = list_of(subnet_cidr)

@@ -1,0 +1,44 @@
+"""Assembles the API service from configuration: database, plugins, policy, WSGI."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.api import app as app_mod
+from neutrino.api.controller import Api
+from neutrino.conf import options
+from neutrino.db.engine import Database
+from neutrino.plugins import loader
+from neutrino.policy.engine import Policy
+from neutrino.resources import core
+
+LOG = logging.getLogger(__name__)
+
+
+def make_conf(args: list[str] | None = None, config_files: list[str] | None = None) -> cfg.ConfigOpts:
+    conf = cfg.ConfigOpts()
+    options.register(conf)
+    conf(args=args or [], project="neutron", prog="neutrino",
+         default_config_files=config_files or [], validate_default_values=True)
+    return conf
+
+
+def build_api(conf: cfg.ConfigOpts) -> Api:
+    db = Database(options.database_url(conf))
+    plugin = loader.load_core_plugin(conf, db)
+    resources = core.core_resources()
+    aliases = sorted(set(plugin.supported_extension_aliases))
+    return Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
+               aliases=aliases)
+
+
+def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None) -> Any:
+    api = api or build_api(conf)
+    wsgi = app_mod.build_falcon(api)
+    auth = None
+    if conf.auth_strategy == "keystone":
+        from keystonemiddleware import auth_token
+        auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
+    return app_mod.with_access_log(app_mod.with_auth(wsgi, auth))

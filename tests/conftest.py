@@ -1,0 +1,185 @@
+"""Shared fixtures: real servers in subprocesses, real databases.
+
+Every server a test starts is a real ``neutrino serve`` process on a free
+loopback port; every database is created for the test run and dropped
+after it, on the machine's own PostgreSQL and MariaDB.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_ADMIN_URL = os.environ.get("NEUTRINO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+MYSQL_HOST = os.environ.get("NEUTRINO_TEST_MYSQL_HOST", "127.0.0.1")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A running ``neutrino serve``; ``url`` is its API root."""
+
+    def __init__(self, tmp: Path, db_url: str | None = None, extra: str = "",
+                 auth_strategy: str = "noauth", workers: int = 1) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.tmp = tmp
+        self.conf = tmp / "neutron.conf"
+        db_line = f"[database]\nconnection = {db_url}\n" if db_url else ""
+        self.conf.write_text(
+            f"[DEFAULT]\nbind_host = 127.0.0.1\nbind_port = {self.port}\n"
+            f"auth_strategy = {auth_strategy}\napi_workers = {workers}\n"
+            f"state_path = {tmp / 'var'}\n{extra}\n{db_line}")
+        self.log = tmp / "server.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "neutrino.cmd.main", *args, "--config-file", str(self.conf)]
+
+    def start(self) -> "Server":
+        if "sqlite" not in self.conf.read_text() and "connection" in self.conf.read_text():
+            subprocess.run(self.command("db", "upgrade"), check=True, capture_output=True)
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.command("serve"), stdout=log, stderr=log,
+                                         cwd=self.tmp)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()[-3000:]}")
+            try:
+                requests.get(self.url + "/", timeout=1)
+                return self
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("server did not start")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One noauth server on SQLite shared by the API tests of a session."""
+    srv = Server(tmp_path_factory.mktemp("server")).start()
+    yield srv
+    srv.stop()
+
+
+class Client:
+    """requests with identity headers, returning (status, json)."""
+
+    def __init__(self, url: str, project: str | None = None, roles: str = "member",
+                 user: str | None = None) -> None:
+        self.url = url
+        self.session = requests.Session()
+        if project:
+            self.session.headers.update({"X-Project-Id": project,
+                                         "X-User-Id": user or f"user-{project}",
+                                         "X-Roles": roles})
+
+    def req(self, method: str, path: str, body: object = None, **kw: object):
+        resp = self.session.request(method, self.url + path, json=body, timeout=30, **kw)
+        try:
+            data = resp.json() if resp.content else None
+        except ValueError:
+            data = resp.text
+        return resp.status_code, data
+
+    def get(self, path: str, **kw: object):
+        return self.req("GET", path, **kw)
+
+    def post(self, path: str, body: object, **kw: object):
+        return self.req("POST", path, body, **kw)
+
+    def put(self, path: str, body: object = None, **kw: object):
+        return self.req("PUT", path, body, **kw)
+
+    def delete(self, path: str, **kw: object):
+        return self.req("DELETE", path, **kw)
+
+
+@pytest.fixture
+def admin(server: Server) -> Client:
+    return Client(server.url)
+
+
+@pytest.fixture
+def project_id() -> str:
+    return uuid.uuid4().hex
+
+
+@pytest.fixture
+def member(server: Server, project_id: str) -> Client:
+    return Client(server.url, project_id, "member")
+
+
+@pytest.fixture
+def other(server: Server) -> Client:
+    return Client(server.url, uuid.uuid4().hex, "member")
+
+
+# -- databases -----------------------------------------------------------------
+
+def _pg_create() -> tuple[str, object]:
+    import psycopg
+    name = f"neutrino_t_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
+
+
+def _mysql_create() -> tuple[str, object]:
+    import pymysql
+    name = f"neutrino_t_{uuid.uuid4().hex[:10]}"
+    conn = pymysql.connect(host=MYSQL_HOST, user="root", password="", autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    conn.close()
+
+    def drop() -> None:
+        c = pymysql.connect(host=MYSQL_HOST, user="root", password="", autocommit=True)
+        with c.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+        c.close()
+    return f"mysql+pymysql://root@{MYSQL_HOST}:3306/{name}", drop
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated database on each backend."""
+    from neutrino.db import migrate
+    if request.param == "sqlite":
+        url, drop = f"sqlite:///{tmp_path / 'test.sqlite'}", (lambda: None)
+    elif request.param == "postgresql":
+        url, drop = _pg_create()
+    else:
+        url, drop = _mysql_create()
+    try:
+        migrate.upgrade(url)
+        yield url
+    finally:
+        drop()
