@@ -1,0 +1,75 @@
+"""Fixtures for the storage tests: empty databases, the core plugin on a
+database, and servers on a server database.
+
+The helpers of the top-level ``tests/conftest.py`` (``Server``, ``Client``,
+database creation) are reached through pytest's plugin manager, because
+both conftest modules are imported under the same name.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Iterator
+
+import pytest
+
+ROOT_CONFTEST = Path(__file__).resolve().parent.parent / "conftest.py"
+BACKENDS = ["sqlite", "postgresql", "mariadb"]
+
+
+def root(request: pytest.FixtureRequest) -> ModuleType:
+    mod = request.config.pluginmanager.get_plugin(str(ROOT_CONFTEST))
+    assert mod is not None, "tests/conftest.py is not loaded"
+    return mod
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh database on each backend, *not* migrated."""
+    helpers = root(request)
+    if request.param == "sqlite":
+        url, drop = f"sqlite:///{tmp_path / 'empty.sqlite'}", (lambda: None)
+    elif request.param == "postgresql":
+        url, drop = helpers._pg_create()
+    else:
+        url, drop = helpers._mysql_create()
+    try:
+        yield url
+    finally:
+        drop()
+
+
+@pytest.fixture
+def plugin(db_url: str) -> Iterator[Any]:
+    """The core plugin on a fresh migrated database (every backend)."""
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.service import make_conf
+    db = Database(db_url)
+    yield CorePlugin(make_conf([]), db)
+    db.dispose()
+
+
+@pytest.fixture
+def start_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """``start_server(url, workers=1, extra="")`` -> a running Server, stopped at teardown."""
+    helpers = root(request)
+    started: list[Any] = []
+
+    def start(url: str, workers: int = 1, extra: str = "") -> Any:
+        home = tmp_path / f"srv{len(started)}"
+        home.mkdir()
+        srv = helpers.Server(home, db_url=url, workers=workers, extra=extra)
+        started.append(srv)
+        return srv.start()
+
+    yield start
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture
+def client_for(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``client_for(server)`` -> an admin (noauth) Client of that server."""
+    helpers = root(request)
+    return lambda srv, *a, **kw: helpers.Client(srv.url, *a, **kw)
