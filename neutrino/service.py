@@ -22,7 +22,21 @@ def make_conf(args: list[str] | None = None, config_files: list[str] | None = No
     options.register(conf)
     conf(args=args or [], project="neutron", prog="neutrino",
          default_config_files=config_files or [], validate_default_values=True)
+    validate(conf)
     return conf
+
+
+def validate(conf: cfg.ConfigOpts) -> None:
+    """Read every registered option now, so a bad value stops start-up.
+
+    oslo.config converts values lazily, on first access; without this a typo
+    in a rarely used option would surface mid-request instead.
+    """
+    for name in list(conf):
+        value = getattr(conf, name)
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            for opt in list(value):
+                getattr(value, opt)
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:

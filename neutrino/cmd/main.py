@@ -46,7 +46,7 @@ def setup_logging(conf: cfg.ConfigOpts) -> None:
     elif conf.access_log != "-":
         access.propagate = False
         access.addHandler(logging.FileHandler(conf.access_log))
-    for noisy in ("stevedore", "keystonemiddleware", "oslo_policy"):
+    for noisy in ("stevedore", "keystonemiddleware", "oslo_policy", "alembic.runtime.plugins"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

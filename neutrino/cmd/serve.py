@@ -55,6 +55,9 @@ class Server(BaseApplication):
             "keepalive": 75,
             "proc_name": "neutrino-server",
             "accesslog": None,
+            # One control socket per user would be shared by every server
+            # on the host (tests run several); we do not use it.
+            "control_socket_disable": True,
         }
         for key, value in settings.items():
             self.cfg.set(key, value)
@@ -66,8 +69,12 @@ class Server(BaseApplication):
 
 def run(conf: cfg.ConfigOpts) -> None:
     check_schema(conf)
+    from neutrino.plugins.loader import PluginLoadError
     from neutrino.service import build_api
-    build_api(conf).plugin.db.dispose()  # fail fast on bad plugin/driver configuration
+    try:
+        build_api(conf).plugin.db.dispose()  # fail fast on bad plugin/driver configuration
+    except PluginLoadError as exc:
+        raise StartupError(str(exc)) from None
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)
