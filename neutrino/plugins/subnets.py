@@ -200,6 +200,13 @@ class Subnets:
         row = store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id),
                             for_update=True)
         store.check_revision(conn, t.subnets, subnet_id, revision)
+        if rules.is_auto_address_subnet(dict(row._mapping)):
+            # Addresses a port derived by itself (SLAAC) go with the subnet,
+            # as upstream; only router ports keep such a subnet in use.
+            conn.execute(sa.delete(t.ipallocations).where(
+                t.ipallocations.c.subnet_id == subnet_id,
+                t.ipallocations.c.port_id.in_(sa.select(t.ports.c.id).where(
+                    t.ports.c.device_owner.not_like("network:router%")))))
         users = sa.select(t.ports.c.id).where(
             t.ports.c.id.in_(sa.select(t.ipallocations.c.port_id)
                              .where(t.ipallocations.c.subnet_id == subnet_id)),
