@@ -1,0 +1,98 @@
+"""The server process: start-up refusals, workers, request ids, shutdown."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from tests.conftest import Server
+
+
+def _run_serve(tmp_path: Path, conf_text: str) -> subprocess.CompletedProcess[str]:
+    conf = tmp_path / "bad.conf"
+    conf.write_text(conf_text)
+    return subprocess.run([sys.executable, "-m", "neutrino.cmd.main", "serve",
+                           "--config-file", str(conf)], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+
+
+def test_invalid_option_value_stops_startup_with_one_line_naming_it(tmp_path: Path) -> None:
+    result = _run_serve(tmp_path, "[DEFAULT]\nbind_port = not-a-port\n")
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if "configuration error" in line]
+    assert len(lines) == 1 and "bind_port" in lines[0]
+
+
+def test_invalid_choice_stops_startup(tmp_path: Path) -> None:
+    result = _run_serve(tmp_path, "[DEFAULT]\nauth_strategy = kerberos\n")
+    assert result.returncode == 2
+    assert "auth_strategy" in result.stderr
+
+
+def test_unknown_core_plugin_names_both_attempts(tmp_path: Path) -> None:
+    result = _run_serve(tmp_path, f"[DEFAULT]\nauth_strategy = noauth\ncore_plugin = no.such:Plugin\n"
+                                  f"state_path = {tmp_path}/var\n")
+    assert result.returncode == 2
+    line = result.stderr.strip().splitlines()[-1]
+    assert "not an alias" in line and "not an importable class" in line
+
+
+def test_every_response_carries_a_request_id(server: Server) -> None:
+    for path in ("/", "/v2.0/networks", "/v2.0/networks/no-such-id", "/v2.0/nowhere"):
+        resp = requests.get(server.url + path, timeout=10)
+        assert resp.headers["x-openstack-request-id"].startswith("req-"), path
+
+
+def test_access_log_records_each_request(server: Server) -> None:
+    requests.get(server.url + "/v2.0/networks?name=access-log-probe", timeout=10)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if "name=access-log-probe" in server.log.read_text():
+            break
+        time.sleep(0.1)
+    line = [l for l in server.log.read_text().splitlines() if "access-log-probe" in l][-1]
+    assert '"GET /v2.0/networks?name=access-log-probe" status: 200' in line
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in path.read_text().split()] if path.exists() else []
+
+
+def test_api_workers_sets_the_number_of_worker_processes(tmp_path: Path) -> None:
+    srv = Server(tmp_path, workers=3).start()
+    try:
+        assert srv.proc is not None
+        deadline = time.monotonic() + 10
+        while len(_children(srv.proc.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_children(srv.proc.pid)) == 3
+    finally:
+        srv.stop()
+
+
+def test_sigterm_stops_the_server_gracefully(tmp_path: Path) -> None:
+    srv = Server(tmp_path).start()
+    assert srv.proc is not None
+    assert requests.get(srv.url + "/v2.0/networks", timeout=10).status_code == 200
+    os.kill(srv.proc.pid, signal.SIGTERM)
+    assert srv.proc.wait(timeout=30) == 0
+    assert "Shutting down" in srv.log.read_text()
+
+
+def test_keystone_mode_requires_a_token_but_not_for_versions(tmp_path: Path) -> None:
+    srv = Server(tmp_path, auth_strategy="keystone",
+                 extra="[keystone_authtoken]\nwww_authenticate_uri = http://127.0.0.1:5999\n"
+                       "auth_url = http://127.0.0.1:5999\n").start()
+    try:
+        assert requests.get(srv.url + "/", timeout=10).status_code == 200
+        resp = requests.get(srv.url + "/v2.0/networks", timeout=10)
+        assert resp.status_code == 401
+        assert resp.headers["WWW-Authenticate"].startswith("Keystone uri=")
+    finally:
+        srv.stop()
