@@ -1,0 +1,105 @@
+"""The policy engine: upstream's default rules, field checks, overrides."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from neutrino import errors
+from neutrino.context import Context, expand_roles
+from neutrino.policy.engine import Policy
+from neutrino.service import make_conf
+
+
+def _policy(tmp_path: Path, rules: str | None = None) -> tuple[Policy, Path]:
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(rules or "{}\n")
+    conf_file = tmp_path / "n.conf"
+    conf_file.write_text(f"[oslo_policy]\npolicy_file = {policy_file}\n"
+                         f"enforce_scope = True\nenforce_new_defaults = True\n")
+    return Policy(make_conf(["--config-file", str(conf_file)])), policy_file
+
+
+def _ctx(project: str, *roles: str) -> Context:
+    ctx = Context(user_id="u", project_id=project, roles=expand_roles(list(roles)))
+    return ctx
+
+
+def test_admin_role_implies_member_and_reader() -> None:
+    assert expand_roles(["admin"]) == ["admin", "member", "reader"]
+    assert expand_roles(["member"]) == ["member", "reader"]
+
+
+def test_member_may_create_network_in_own_project_only(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    ctx = _ctx("p1", "member")
+    assert pol.check(ctx, "create_network", {"project_id": "p1"})
+    assert not pol.check(ctx, "create_network", {"project_id": "p2"})
+
+
+def test_reader_may_read_but_not_write(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    ctx = _ctx("p1", "reader")
+    assert pol.check(ctx, "get_network", {"project_id": "p1", "shared": False})
+    assert not pol.check(ctx, "update_network", {"project_id": "p1"})
+    with pytest.raises(errors.PolicyNotAuthorized) as exc:
+        pol.enforce(ctx, "delete_network", {"project_id": "p1"})
+    assert exc.value.code == 403
+    assert "rule:delete_network" in exc.value.msg
+
+
+def test_shared_field_check_makes_other_projects_network_visible(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    ctx = _ctx("p2", "member")
+    assert not pol.check(ctx, "get_network", {"project_id": "p1", "shared": False})
+    assert pol.check(ctx, "get_network", {"project_id": "p1", "shared": True})
+
+
+def test_network_owner_may_see_ports_of_other_projects_on_it(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    ctx = _ctx("owner", "member")
+    port = {"project_id": "someone", "network:project_id": "owner"}
+    assert pol.check(ctx, "get_port", port)
+    assert not pol.check(_ctx("third", "member"), "get_port", port)
+
+
+def test_shared_attribute_on_create_is_admin_only(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    target = {"project_id": "p1", "shared": True}
+    with pytest.raises(errors.PolicyNotAuthorized):
+        pol.enforce_attributes(_ctx("p1", "member"), "create", "network", {"shared": True}, target)
+    admin = _ctx("p1", "admin")
+    admin.is_admin = True
+    pol.enforce_attributes(admin, "create", "network", {"shared": True}, target)
+
+
+def test_network_device_owner_needs_network_ownership(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    ctx = _ctx("p2", "member")
+    target = {"project_id": "p2", "device_owner": "network:dhcp",
+              "network:project_id": "p1", "shared": True}
+    with pytest.raises(errors.PolicyNotAuthorized):
+        pol.enforce_attributes(ctx, "create", "port", {"device_owner": "network:dhcp"}, target)
+    target["device_owner"] = "compute:nova"
+    pol.enforce_attributes(ctx, "create", "port", {"device_owner": "compute:nova"}, target)
+
+
+def test_hidden_attributes_follow_get_attribute_rules(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path)
+    item = {"project_id": "p1", "provider:network_type": "vxlan", "name": "n"}
+    assert pol.hidden_attributes(_ctx("p1", "member"), "network", item) == ["provider:network_type"]
+    admin = _ctx("p1", "admin")
+    assert pol.hidden_attributes(admin, "network", item) == []
+
+
+def test_policy_file_override_applies_without_restart(tmp_path: Path) -> None:
+    pol, policy_file = _policy(tmp_path)
+    ctx = _ctx("p1", "member")
+    assert pol.check(ctx, "create_network", {"project_id": "p1"})
+    policy_file.write_text('"create_network": "role:admin"\n')
+    import os
+    import time
+    later = time.time() + 5
+    os.utime(policy_file, (later, later))
+    pol.refresh()
+    assert not pol.check(ctx, "create_network", {"project_id": "p1"})
