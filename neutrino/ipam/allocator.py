@@ -70,16 +70,30 @@ def pick_address(conn: Connection, subnet: dict[str, Any]) -> str | None:
         return None
     for _ in range(ROUNDS):
         cands = _random_candidates(pools, SAMPLE)
-        free = [c for c in cands if c not in _taken(conn, subnet["id"], cands)]
+        taken = _taken(conn, subnet["id"], cands)
+        free = [c for c in cands if c not in taken]
         if free:
             return random.choice(free)
     used = netaddr.IPSet(r.ip_address for r in conn.execute(
         sa.select(t.ipallocations.c.ip_address)
         .where(t.ipallocations.c.subnet_id == subnet["id"])))
+    left = netaddr.IPSet()
     for pool in pools:
-        left = netaddr.IPSet(pool) - used
-        for cidr in left.iter_cidrs():
-            return str(cidr[0])
+        left |= netaddr.IPSet(pool) - used
+    return _nth_free(left)
+
+
+def _nth_free(left: netaddr.IPSet) -> str | None:
+    """A random member of ``left``: concurrent writers on a nearly full
+    subnet spread over the last free addresses instead of all racing for the
+    lowest one (each lost race costs a whole-operation retry)."""
+    if not left.size:
+        return None
+    n = random.randrange(left.size)
+    for cidr in left.iter_cidrs():
+        if n < cidr.size:
+            return str(cidr[n])
+        n -= cidr.size
     return None
 
 
