@@ -86,15 +86,51 @@ def _sqlite_engine(url: str) -> Engine:
 
 _RETRY_MARKERS = ("deadlock", "lock wait timeout", "database is locked",
                   "could not serialize", "serialization failure",
-                  "restart transaction")
+                  "restart transaction", "try restarting transaction")
+# PostgreSQL SQLSTATEs: serialization failure, deadlock, unique and foreign
+# key violations (a concurrent writer took the key or removed the parent).
+_PG_RETRY_STATES = {"40001", "40P01", "23505", "23503"}
+# MySQL/MariaDB error numbers: lock wait timeout, deadlock, duplicate key,
+# foreign key (parent gone / child added), Galera "not ready" and
+# certification failures.
+_MYSQL_RETRY_CODES = {1205, 1213, 1062, 1451, 1452, 1047, 1180}
 
 
-def is_retriable(exc: BaseException) -> bool:
+def _retriable_one(exc: BaseException) -> bool:
     if isinstance(exc, RetryRequest):
         return True
     if isinstance(exc, sa_exc.DBAPIError):
-        text = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()
-        return any(m in text for m in _RETRY_MARKERS)
+        if exc.connection_invalidated:
+            return True
+        orig = exc.orig
+        if orig is None:
+            return any(m in str(exc).lower() for m in _RETRY_MARKERS)
+        if getattr(orig, "sqlstate", None) in _PG_RETRY_STATES:
+            return True
+        args = getattr(orig, "args", ())
+        if (type(orig).__module__.startswith("pymysql") and args
+                and args[0] in _MYSQL_RETRY_CODES):
+            return True
+        # SQLite has no concurrent writers (writers take the lock with BEGIN
+        # IMMEDIATE), so its constraint violations are never lost races.
+        return any(m in str(orig).lower() for m in _RETRY_MARKERS)
+    return False
+
+
+def is_retriable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised while handling) is a lost race.
+
+    The chain matters on MariaDB: a deadlock inside a savepoint rolls the
+    whole transaction back, so the savepoint's own ROLLBACK then fails with
+    "SAVEPOINT ... does not exist" and the deadlock is only its context.
+    """
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if _retriable_one(cur):
+            return True
+        cur = cur.__cause__ or cur.__context__
     return False
 
 
@@ -108,7 +144,8 @@ def retrying(fn: Callable[..., T]) -> Callable[..., T]:
             except Exception as exc:  # noqa: BLE001 - filtered just below
                 if not is_retriable(exc) or attempt == MAX_RETRIES - 1:
                     raise
-                LOG.debug("retrying %s after %s", fn.__name__, exc)
+                LOG.debug("retrying %s (attempt %d) after %s: %s", fn.__qualname__,
+                          attempt + 1, type(exc).__name__, exc)
                 time.sleep(random.uniform(0, 0.01 * (2 ** attempt)))
         raise AssertionError("unreachable")
     return wrapper
