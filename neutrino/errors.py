@@ -46,11 +46,6 @@ class InvalidAllocationPool(BadRequest):
     message = "The allocation pool %(pool)s is not valid."
 
 
-class OverlappingAllocationPools(BadRequest):
-    message = ("Found overlapping allocation pools: %(pool_1)s %(pool_2)s "
-               "for subnet %(subnet_cidr)s.")
-
-
 class OutOfBoundsAllocationPool(BadRequest):
     message = ("The allocation pool %(pool)s spans beyond the subnet cidr "
                "%(subnet_cidr)s.")
@@ -140,7 +135,7 @@ class SubnetPoolNotFound(NotFound):
 
 
 class TagNotFound(NotFound):
-    message = "Tag %(tag)s could not be found for %(resource)s %(resource_id)s."
+    message = "Tag %(tag)s could not be found."
 
 
 class ExtensionNotFound(NotFound):
@@ -150,6 +145,12 @@ class ExtensionNotFound(NotFound):
 class Conflict(NeutronException):
     code = 409
     message = "A conflict occurred."
+
+
+class OverlappingAllocationPools(Conflict):
+    # Upstream answers 409 here, unlike the other allocation-pool errors.
+    message = ("Found overlapping allocation pools: %(pool_1)s %(pool_2)s "
+               "for subnet %(subnet_cidr)s.")
 
 
 class InUse(Conflict):
@@ -163,12 +164,17 @@ class GatewayConflictWithAllocationPools(InUse):
 
 class NetworkInUse(InUse):
     message = ("Unable to complete operation on network %(net_id)s. "
-               "There are one or more ports still in use on the network.")
+               "There are one or more ports still in use on the network, id for "
+               "these ports is: %(port_ids)s.")
 
 
 class SubnetInUse(InUse):
     message = ("Unable to complete operation on subnet %(subnet_id)s: "
                "%(reason)s.")
+
+
+class SubnetPoolDeleteError(BadRequest):
+    message = "Unable to delete subnet pool: %(reason)s."
 
 
 class SubnetPoolInUse(InUse):

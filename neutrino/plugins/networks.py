@@ -102,12 +102,12 @@ class Networks:
     def delete(self, conn: Connection, net_id: str, revision: int | None) -> None:
         store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
         store.check_revision(conn, t.networks, net_id, revision)
-        blocking = conn.execute(
+        blocking = sorted(r.id for r in conn.execute(
             sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id,
-                                          t.ports.c.device_owner.not_in(AUTO_DELETE_OWNERS))
-            .limit(1)).first()
-        if blocking is not None:
-            raise errors.NetworkInUse(net_id=net_id)
+                                          t.ports.c.device_owner.not_in(AUTO_DELETE_OWNERS))))
+        if blocking:
+            # Upstream names the blocking ports so the user knows what to delete.
+            raise errors.NetworkInUse(net_id=net_id, port_ids=",".join(blocking))
         port_ids = [r.id for r in conn.execute(
             sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id))]
         subnet_ids = [r.id for r in conn.execute(
