@@ -23,33 +23,49 @@ def invalid(msg: str) -> errors.InvalidInput:
 def check_version(cidr: str, ip_version: int) -> netaddr.IPNetwork:
     net = netaddr.IPNetwork(cidr)
     if net.version != ip_version:
-        raise invalid(f"Cidr {cidr} does not match ip_version {ip_version}")
+        raise invalid(f"cidr '{cidr}' does not match the ip_version '{ip_version}'")
     if net.prefixlen == 0 and net.version == 4:
         raise invalid("0.0.0.0/0 is not allowed as a subnet cidr")
     return net
 
 
 def gateway_is_invalid(net: netaddr.IPNetwork, gateway: str) -> bool:
-    """The network address (and IPv4 broadcast) can never be a gateway."""
+    """An IPv4 network or broadcast address can never be a gateway.
+
+    In IPv6 the network address is the subnet-router anycast address, which
+    is exactly what upstream picks as the default gateway.
+    """
     ip = netaddr.IPAddress(gateway)
-    if ip not in net:
+    if ip not in net or net.version == 6:
         return False
-    if net.version == 4 and net.prefixlen >= 31:
+    if net.prefixlen >= 31:
         return False
-    return ip == net.network or (net.version == 4 and ip == net.broadcast)
+    return ip in (net.network, net.broadcast)
 
 
 def default_gateway(net: netaddr.IPNetwork) -> str | None:
-    if net.version == 4 and net.prefixlen == 32:
+    """First address of IPv4 subnets; the subnet-router anycast for IPv6."""
+    if net.version == 6:
+        return str(net.network)
+    if net.prefixlen == 32:
         return None
     return str(netaddr.IPAddress(net.first + 1))
+
+
+def check_dhcp_prefix(net: netaddr.IPNetwork, enable_dhcp: bool) -> None:
+    """DHCP needs room for a server address: no /31, /32 (or /128)."""
+    too_small = net.prefixlen >= 31 if net.version == 4 else net.prefixlen == 128
+    if enable_dhcp and too_small:
+        raise invalid("Subnet has a prefix length that is incompatible with DHCP "
+                      "service enabled")
 
 
 def check_gateway(net: netaddr.IPNetwork, gateway: str | None) -> None:
     if gateway is None:
         return
     if netaddr.IPAddress(gateway).version != net.version:
-        raise invalid("Gateway IP version inconsistent with the subnet's ip_version")
+        raise invalid(f"gateway_ip '{gateway}' does not match the ip_version "
+                      f"'{net.version}'")
     if gateway_is_invalid(net, gateway):
         raise invalid("Gateway is not valid on subnet")
 
@@ -84,7 +100,8 @@ def check_pools(net: netaddr.IPNetwork, pools: list[dict[str, str]],
             raise invalid(f"Allocation pool {text} version does not match "
                           f"the subnet cidr {net}")
         if start > end:
-            raise errors.InvalidAllocationPool(pool=text)
+            raise errors.InvalidAllocationPool(
+                pool=str({"start": pool["start"], "end": pool["end"]}))
         if int(start) < first or int(end) > last:
             raise errors.OutOfBoundsAllocationPool(pool=text, subnet_cidr=str(net))
         ranges.append(netaddr.IPRange(start, end))
@@ -132,12 +149,10 @@ def check_routes(subnet_id: str, routes: list[dict[str, str]], ip_version: int) 
     if len(routes) > MAX_HOST_ROUTES:
         raise errors.HostRoutesExhausted(subnet_id=subnet_id, quota=MAX_HOST_ROUTES)
     for route in routes:
-        dest = netaddr.IPNetwork(route["destination"])
-        hop = netaddr.IPAddress(route["nexthop"])
-        if dest.version != ip_version or hop.version != ip_version:
-            raise invalid(f"Host route {route['destination']} via "
-                          f"{route['nexthop']} does not match the subnet's "
-                          f"IP version {ip_version}")
+        for key in ("destination", "nexthop"):
+            if netaddr.IPNetwork(route[key]).version != ip_version:
+                raise invalid(f"{key} '{route[key]}' does not match the "
+                              f"ip_version '{ip_version}'")
 
 
 def is_auto_address_subnet(subnet: dict[str, Any]) -> bool:

@@ -44,12 +44,16 @@ class ListQuery:
     fields: list[str] | None = None
 
 
-def standard_row(ctx_project: str | None, data: dict[str, Any]) -> dict[str, Any]:
+def standard_row(ctx_project: str | None, data: dict[str, Any],
+                 revision: int = 1) -> dict[str, Any]:
+    """Standard columns of a new row; ``revision`` is what upstream shows on
+    create (1 for networks and ports, which upstream bumps once while
+    binding them; 0 for subnets and subnet pools)."""
     ts = now()
     return {"id": data.get("id") or new_id(),
             "project_id": data.get("project_id") or data.get("tenant_id") or ctx_project,
             "name": data.get("name") or "", "description": data.get("description") or "",
-            "created_at": ts, "updated_at": ts, "revision_number": 1}
+            "created_at": ts, "updated_at": ts, "revision_number": revision}
 
 
 def standard_dict(row: Any) -> dict[str, Any]:

@@ -96,7 +96,7 @@ class SubnetPools:
         _check_bounds(version, min_len, default_len, max_len)
         if data.get("is_default"):
             self._check_single_default(conn, version, None)
-        row = store.standard_row(ctx.project_id, data)
+        row = store.standard_row(ctx.project_id, data, revision=0)
         row.update(ip_version=version, default_prefixlen=default_len, min_prefixlen=min_len,
                    max_prefixlen=max_len, default_quota=data.get("default_quota"),
                    shared=bool(data.get("shared")), is_default=bool(data.get("is_default")),
@@ -177,8 +177,7 @@ class SubnetPools:
             sa.select(t.subnets.c.cidr).where(t.subnets.c.subnetpool_id == pool_id)))
         if used & removed:
             raise errors.IllegalSubnetPoolPrefixUpdate(
-                msg=f"Cannot remove prefixes {', '.join(prefixes)} from subnet pool "
-                    f"{pool_id}: subnets are allocated from them")
+                msg="One or more the prefixes to be removed is in use by a subnet.")
         remaining = netaddr.IPSet(current["prefixes"]) - removed
         new = [str(c) for c in remaining.iter_cidrs()]
         self._replace_prefixes(conn, pool_id, new)
@@ -190,8 +189,7 @@ class SubnetPools:
         store.check_revision(conn, t.subnetpools, pool_id, revision)
         if conn.execute(sa.select(t.subnets.c.id).where(t.subnets.c.subnetpool_id == pool_id)
                         .limit(1)).first() is not None:
-            raise errors.SubnetPoolInUse(subnet_pool_id=pool_id,
-                                         reason="Subnets are still allocated from it")
+            raise errors.SubnetPoolDeleteError(reason="Subnet pool has existing allocations")
         store.delete_tags(conn, pool_id)
         conn.execute(sa.delete(t.subnetpools).where(t.subnetpools.c.id == pool_id))
 

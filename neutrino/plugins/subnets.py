@@ -113,15 +113,17 @@ class Subnets:
         gateway = data.get("gateway_ip", AUTO)
         gateway = rules.default_gateway(net) if gateway is AUTO else gateway
         rules.check_gateway(net, gateway)
+        rules.check_dhcp_prefix(net, data.get("enable_dhcp", True))
         if data.get("allocation_pools") is None:
             pools = rules.default_pools(net, gateway)
         else:
             pools = rules.check_pools(net, data["allocation_pools"], gateway)
-        row = store.standard_row(ctx.project_id, data)
+        # Upstream starts subnets at revision 0: nothing bumps them on create.
+        row = store.standard_row(ctx.project_id, data, revision=0)
         dns = data.get("dns_nameservers") or []
         routes = data.get("host_routes") or []
-        rules.check_nameservers(row["id"], dns, version)
-        rules.check_routes(row["id"], routes, version)
+        rules.check_nameservers("new subnet", dns, version)
+        rules.check_routes("new subnet", routes, version)
         self._check_overlap(conn, network_id, cidr)
         row.update(network_id=network_id, ip_version=version, cidr=cidr, gateway_ip=gateway,
                    enable_dhcp=data.get("enable_dhcp", True),
@@ -180,6 +182,8 @@ class Subnets:
         net = netaddr.IPNetwork(current["cidr"])
         gateway = data.get("gateway_ip", current["gateway_ip"])
         rules.check_gateway(net, gateway)
+        if data.get("enable_dhcp"):
+            rules.check_dhcp_prefix(net, True)
         pools = data.get("allocation_pools")
         if pools is not None:
             pools = rules.check_pools(net, pools, gateway)

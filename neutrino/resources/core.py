@@ -73,7 +73,8 @@ def subnet() -> ResourceDef:
         attr("ipv6_address_mode",
              v.or_none(v.values("dhcpv6-stateful", "dhcpv6-stateless", "slaac")),
              default=None, allow_post=True, is_filter=True, is_sort_key=True),
-        attr("shared", is_filter=True, convert_filter=_B),
+        # Upstream filters subnets by their network's sharing but never shows it.
+        attr("shared", is_filter=True, convert_filter=_B, is_visible=False),
         attr("segment_id", is_filter=True),
         attr("service_types", is_filter=False),
         *_tags_on_create(),

@@ -112,7 +112,7 @@ def ip_address(value: Any) -> str:
 
 
 def subnet_cidr(value: Any) -> str:
-    """A CIDR whose host bits are zero, as upstream insists."""
+    """A CIDR with an explicit prefix length, normalised to its network."""
     if not isinstance(value, str):
         raise NotConvertible(f"{value} is not in a CIDR format")
     try:
@@ -123,9 +123,8 @@ def subnet_cidr(value: Any) -> str:
     if "/" not in value:
         raise Invalid(f"'{value}' isn't a recognized IP subnet cidr, "
                       f"'{net.cidr}' is recommended")
-    if net.ip != net.network:
-        raise Invalid(f"'{value}' isn't a recognized IP subnet cidr, "
-                      f"'{net.cidr}' is recommended")
+    # Host bits are accepted and cleared, as upstream does ('10.0.0.1/24'
+    # becomes '10.0.0.0/24').
     return str(net.cidr)
 
 
