@@ -244,3 +244,12 @@ class NotAuthenticated(NeutronException):
 class MethodNotAllowed(NeutronException):
     code = 405
     message = "The method is not allowed for this resource."
+
+
+class OverQuota(Conflict):
+    message = "Quota exceeded for resources: %(overs)s."
+
+
+class InvalidQuotaValue(Conflict):
+    message = ("Change would make usage less than 0 for the following "
+               "resources: %(unders)s.")

@@ -12,6 +12,7 @@ from neutrino.conf import options
 from neutrino.db.engine import Database
 from neutrino.plugins import loader
 from neutrino.policy.engine import Policy
+from neutrino.quota.engine import Countable, QuotaEngine
 from neutrino.resources import core
 
 LOG = logging.getLogger(__name__)
@@ -39,11 +40,22 @@ def validate(conf: cfg.ConfigOpts) -> None:
                 getattr(value, opt)
 
 
+QUOTA_ALIASES = ("quotas", "quota_details", "quota-check-limit", "quota-check-limit-default")
+
+
+def quota_countables() -> list[Countable]:
+    from neutrino.db import tables as t
+    return [Countable("network", t.networks, "quota_network"),
+            Countable("subnet", t.subnets, "quota_subnet"),
+            Countable("port", t.ports, "quota_port")]
+
+
 def build_api(conf: cfg.ConfigOpts) -> Api:
     db = Database(options.database_url(conf))
     plugin = loader.load_core_plugin(conf, db)
+    plugin.quota = QuotaEngine(conf, quota_countables())
     resources = core.core_resources()
-    aliases = sorted(set(plugin.supported_extension_aliases))
+    aliases = sorted(set(plugin.supported_extension_aliases) | set(QUOTA_ALIASES))
     return Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
                aliases=aliases)
 

@@ -15,7 +15,7 @@ import falcon
 import orjson
 
 from neutrino import errors
-from neutrino.api import discovery, tags
+from neutrino.api import discovery, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
 from neutrino.context import Context, expand_roles
 
@@ -120,6 +120,7 @@ def build_falcon(api: Api) -> falcon.App:
     app.add_route("/v2.0", discovery.V2Root(api))
     app.add_route("/v2.0/extensions", discovery.Extensions(api))
     app.add_route("/v2.0/extensions/{alias}", discovery.Extension(api))
+    quotas.add_routes(app, api)
     for rdef in api.resources.values():
         base = f"/v2.0/{rdef.plural}"
         app.add_route(base, Collection(api, rdef))

@@ -49,9 +49,23 @@ DATABASE_OPTS = [
 ]
 
 
+QUOTA_OPTS = [
+    cfg.IntOpt("default_quota", default=-1,
+               help="Default number of resources allowed per project; -1 is unlimited."),
+    cfg.IntOpt("quota_network", default=100, help="Networks allowed per project."),
+    cfg.IntOpt("quota_subnet", default=100, help="Subnets allowed per project."),
+    cfg.IntOpt("quota_port", default=500, help="Ports allowed per project."),
+    cfg.StrOpt("quota_driver", default="neutron.db.quota.driver_nolock.DbQuotaNoLockDriver",
+               help="Accepted for compatibility; neutrino has one race-free driver."),
+    cfg.BoolOpt("track_quota_usage", default=True,
+                help="Accepted for compatibility; usage is always counted exactly."),
+]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(CORE_OPTS)
     conf.register_opts(DATABASE_OPTS, "database")
+    conf.register_opts(QUOTA_OPTS, "quotas")
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

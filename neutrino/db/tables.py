@@ -153,3 +153,21 @@ tags = Table(
     PrimaryKeyConstraint("resource_id", "tag"),
     Index("ix_tags_tag", "tag"),
 )
+
+# Per-project quota limits that differ from the ``[quotas]`` defaults.
+quotas = Table(
+    "quotas", metadata,
+    Column("project_id", String(255), nullable=False),
+    Column("resource", String(255), nullable=False),
+    Column("hard_limit", Integer, nullable=False),
+    PrimaryKeyConstraint("project_id", "resource"),
+)
+
+# One row per (project, resource) that creates lock while they count usage,
+# so concurrent creates of one project cannot overrun its quota.
+quota_locks = Table(
+    "quota_locks", metadata,
+    Column("project_id", String(255), nullable=False),
+    Column("resource", String(255), nullable=False),
+    PrimaryKeyConstraint("project_id", "resource"),
+)

@@ -40,6 +40,7 @@ class CorePlugin:
     def __init__(self, conf: Any, db: Database) -> None:
         self.conf = conf
         self.db = db
+        self.quota: Any = None  # a QuotaEngine, set by the service assembly
         pools = SubnetPools()
         self.handlers: dict[str, Any] = {
             "networks": Networks(conf),
@@ -50,6 +51,10 @@ class CorePlugin:
 
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
+
+    def write(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
+        return self._write(fn)
 
     def _write(self, fn: Callable[[Any], T]) -> T:
         @retrying
@@ -64,9 +69,22 @@ class CorePlugin:
         handler = self._handler(plural)
 
         def op(conn: Any) -> list[dict[str, Any]]:
+            self._enforce_quota(conn, plural, items)
             ids = [handler.create(conn, ctx, item) for item in items]
             return [handler.get(conn, i) for i in ids]
         return self._write(op)
+
+    def _enforce_quota(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> None:
+        """Inside the create's transaction, so the count and insert are atomic."""
+        if self.quota is None:
+            return
+        per_project: dict[str, int] = {}
+        for item in items:
+            project = item.get("project_id")
+            per_project[project] = per_project.get(project, 0) + 1
+        resource = plural[:-1]
+        for project, count in sorted(per_project.items(), key=lambda kv: str(kv[0])):
+            self.quota.enforce(conn, project, {resource: count})
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:

@@ -144,12 +144,18 @@ _TAGS = {
                        ("delete", ADMIN_OR_PROJECT_MEMBER))
 }
 
+_QUOTA = {
+    "get_quota": ADMIN_OR_PROJECT_READER,
+    "update_quota": ADMIN,
+    "delete_quota": ADMIN,
+}
+
 _BASE_NAMES = set(BASE)
 
 
 def rules() -> list[policy.RuleDefault]:
     out = []
-    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _TAGS):
+    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _TAGS, _QUOTA):
         for name, check in group.items():
             scope = None if name in _BASE_NAMES else ["project"]
             out.append(policy.RuleDefault(name, check, scope_types=scope))

@@ -22,6 +22,17 @@ class ExtensionDescriptor:
 
 
 _KNOWN = [
+    ("quotas", "Quota management support",
+     "Expose functions for quotas management per project", "2012-07-29T10:00:00-00:00"),
+    ("quota_details", "Quota details management support",
+     "Expose functions for quotas usage statistics per project",
+     "2017-02-10T10:00:00-00:00"),
+    ("quota-check-limit", "Quota engine limit check",
+     "Support for checking the resource usage before applying a new quota limit",
+     "2021-09-08T16:00:00-00:00"),
+    ("quota-check-limit-default", "Quota engine limit check by default",
+     "By default, the Neutron quota engine checks the resource usage before applying "
+     "a new quota limit", "2024-08-21T16:00:00-00:00"),
     ("allowed-address-pairs", "Allowed Address Pairs",
      "Provides allowed address pairs", "2013-07-23T10:00:00-00:00"),
     ("default-subnetpools", "Default Subnetpools",

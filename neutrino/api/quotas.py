@@ -1,0 +1,104 @@
+"""The quotas API (``quotas``, ``quota_details``, ``quota-check-limit``)."""
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from neutrino import errors
+from neutrino.api import body as body_mod
+from neutrino.api.controller import Api, send
+from neutrino.context import Context
+from neutrino.resources import validators as v
+
+_limit = v.integer(-1)
+
+
+def _target(project_id: str) -> dict[str, Any]:
+    return {"project_id": project_id, "tenant_id": project_id}
+
+
+class _Base:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    @property
+    def engine(self) -> Any:
+        return self.api.plugin.quota
+
+    def authorize(self, ctx: Context, action: str, project_id: str) -> None:
+        if not self.api.policy.check(ctx, action, _target(project_id)):
+            if action == "get_quota":
+                raise errors.NotFound(message=f"Quota for project {project_id} could not be found.")
+            raise errors.PolicyNotAuthorized(action=action)
+
+
+class QuotaList(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        ctx: Context = req.context.neutron
+        if not ctx.is_admin:
+            raise errors.AdminRequired(reason="Only admin can view or configure quota")
+        with self.api.plugin.db.reader() as conn:
+            quotas = []
+            for project in self.engine.projects_with_quotas(conn):
+                limits = self.engine.limits(conn, project)
+                quotas.append({**limits, "project_id": project, "tenant_id": project})
+        send(resp, 200, {"quotas": quotas})
+
+
+class Quota(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
+        self.authorize(req.context.neutron, "get_quota", project_id)
+        with self.api.plugin.db.reader() as conn:
+            send(resp, 200, {"quota": self.engine.limits(conn, project_id)})
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
+        ctx: Context = req.context.neutron
+        raw = body_mod.parse_json(req.bounded_stream.read())
+        if not isinstance(raw, dict) or not isinstance(raw.get("quota"), dict):
+            raise errors.BadRequest(resource="quota", msg="Unable to find 'quota' in request body")
+        item = dict(raw["quota"])
+        check_limit = v.boolean(item.pop("check_limit", True))
+        if v.boolean(item.pop("force", False)):
+            check_limit = False
+        limits = {}
+        for name, value in item.items():
+            try:
+                limits[name] = _limit(value)
+            except v.Invalid as exc:
+                raise errors.InvalidInput(
+                    error_message=f"Invalid input for {name}. Reason: {exc}") from None
+        self.authorize(ctx, "update_quota", project_id)
+
+        def op(conn: Any) -> dict[str, int]:
+            self.engine.set_limits(conn, project_id, limits, check_limit)
+            return self.engine.limits(conn, project_id)
+        send(resp, 200, {"quota": self.api.plugin.write(op)})
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
+        self.authorize(req.context.neutron, "delete_quota", project_id)
+        self.api.plugin.write(lambda conn: self.engine.reset(conn, project_id))
+        send(resp, 204)
+
+
+class QuotaDefault(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
+        self.authorize(req.context.neutron, "get_quota", project_id)
+        send(resp, 200, {"quota": self.engine.defaults()})
+
+
+class QuotaDetails(_Base):
+    def on_get(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
+        self.authorize(req.context.neutron, "get_quota", project_id)
+        with self.api.plugin.db.reader() as conn:
+            limits = self.engine.limits(conn, project_id)
+            details = {name: {"limit": limit, "used": self.engine.usage(conn, project_id, name),
+                              "reserved": 0} for name, limit in limits.items()}
+        send(resp, 200, {"quota": details})
+
+
+def add_routes(app: falcon.App, api: Api) -> None:
+    app.add_route("/v2.0/quotas", QuotaList(api))
+    app.add_route("/v2.0/quotas/{project_id}", Quota(api))
+    app.add_route("/v2.0/quotas/{project_id}/default", QuotaDefault(api))
+    app.add_route("/v2.0/quotas/{project_id}/details", QuotaDetails(api))
