@@ -15,13 +15,19 @@ is deleted at the end even when a phase fails.
 Example::
 
     python benchmarks/api_bench.py --url http://127.0.0.1:9696 \\
-        --concurrency 1 --concurrency 8 --count 200 --list-size 1000 \\
+        --concurrency 1 8 --count 200 --list-size 1000 \\
         --json out.json --markdown
+
+Against upstream Neutron whose tenant network type has only a few free
+segments (e.g. a two-VLAN range), add ``--network-attr
+provider:network_type=vxlan`` (or ``local``) so network creates don't fail
+with 503 NoNetworkAvailable; the attribute is recorded in the JSON output.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import ipaddress
 import json
@@ -31,11 +37,16 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 from urllib.parse import urlsplit
 
 REQUEST_TIMEOUT_S = 30.0
+# Untimed bulk creates of BULK_BATCH ports can take upstream Neutron well over
+# 30 s on a loaded host (~0.3 s per port), so they get a longer, still finite,
+# timeout. Every other request, timed or not, uses REQUEST_TIMEOUT_S.
+BULK_TIMEOUT_S = 300.0
 BULK_BATCH = 100
 DEFAULT_PROJECT_ID = "b3c4b3c4000040008000be4c4be4c4b3"
 DEFAULT_HEADERS = {
@@ -55,6 +66,7 @@ SUBNET_POOL = ipaddress.ip_network("10.128.0.0/9")
 PORT_ADDRESSES = ipaddress.ip_network(PORT_CIDR).num_addresses - 16
 SUBNET_SLOTS = SUBNET_POOL.num_addresses // 256
 MAX_ERROR_SAMPLES = 5
+CLEANUP_PASSES = 3
 
 
 # --------------------------------------------------------------------------
@@ -143,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate arguments, failing early with a clear message."""
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -229,15 +241,17 @@ class Client:
     handshakes out of the measured latency.
     """
 
-    def __init__(self, target: Target, headers: dict[str, str]) -> None:
+    def __init__(self, target: Target, headers: dict[str, str],
+                 timeout: float = REQUEST_TIMEOUT_S) -> None:
         self.target = target
+        self.timeout = timeout
         self.headers = {"Accept": "application/json", **headers}
         self.conn = self._connect()
 
     def _connect(self) -> http.client.HTTPConnection:
         cls = (http.client.HTTPSConnection if self.target.scheme == "https"
                else http.client.HTTPConnection)
-        return cls(self.target.host, self.target.port, timeout=REQUEST_TIMEOUT_S)
+        return cls(self.target.host, self.target.port, timeout=self.timeout)
 
     def request(self, method: str, path: str, body: Any = None) -> Response:
         """Send one request and time it end to end (send + full body read)."""
@@ -305,7 +319,7 @@ class Result:
     p90_ms: float
     p99_ms: float
     max_ms: float
-    list_items: Optional[int] = None
+    list_items: int | None = None
     error_samples: list[str] = field(default_factory=list)
 
 
@@ -327,7 +341,7 @@ def run_calls(target: Target, headers: dict[str, str], calls: list[Call],
     leave others idle. Connections are opened before the start barrier so
     the wall clock covers only request traffic.
     """
-    responses: list[Optional[Response]] = [None] * len(calls)
+    responses: list[Response | None] = [None] * len(calls)
     next_index = iter(range(len(calls)))
     lock = threading.Lock()
     workers = max(1, min(concurrency, len(calls)))
@@ -336,10 +350,8 @@ def run_calls(target: Target, headers: dict[str, str], calls: list[Call],
 
     def worker() -> None:
         client = Client(target, headers)
-        try:
+        with contextlib.suppress(OSError):  # first request retries, records it
             client.conn.connect()
-        except OSError:
-            pass  # the first request reconnects and records the failure
         barrier.wait()
         try:
             while True:
@@ -405,10 +417,11 @@ class Bench:
         self.args = args
         self.run_tag = f"bench-{uuid.uuid4().hex[:8]}"
         self.client = Client(args.target, args.headers)
+        self.bulk_client = Client(args.target, args.headers, BULK_TIMEOUT_S)
         self.created: dict[str, set[str]] = {r: set() for r in RESOURCES}
         # IDs that timed show/update/delete ops may target, per resource.
         self.pool: dict[str, list[str]] = {r: [] for r in RESOURCES}
-        self.port_network: Optional[str] = None
+        self.port_network: str | None = None
         self.cidr_counter = 0
         self.name_counter = 0
         self.saved_quota: dict[str, int] = {}
@@ -452,9 +465,10 @@ class Bench:
     # ---- untimed helpers --------------------------------------------------
 
     def call(self, method: str, path: str, body: Any = None,
-             ok: Iterable[int] = (200, 201, 204)) -> Response:
+             ok: Iterable[int] = (200, 201, 204), bulk: bool = False) -> Response:
         """Untimed request that must succeed (setup correctness matters)."""
-        resp = self.client.request(method, path, body)
+        client = self.bulk_client if bulk else self.client
+        resp = client.request(method, path, body)
         if resp.status not in ok:
             raise ApiError(f"{method} {path} -> {resp.status}: {resp.error}")
         return resp
@@ -475,7 +489,8 @@ class Bench:
         ids: list[str] = []
         for i in range(0, len(bodies), BULK_BATCH):
             batch = bodies[i:i + BULK_BATCH]
-            resp = self.call("POST", f"/v2.0/{resource}s", {f"{resource}s": batch}, ok=(201,))
+            resp = self.call("POST", f"/v2.0/{resource}s", {f"{resource}s": batch},
+                             ok=(201,), bulk=True)
             ids += self.record(resource, resp, into_pool)
         return ids
 
@@ -543,22 +558,31 @@ class Bench:
 
         Order matters because Neutron refuses to delete a network or subnet
         that still has ports (409 InUse). A final sweep by name prefix catches
-        objects whose create response was lost (e.g. a client timeout).
+        objects whose create response was lost (e.g. a client timeout); it is
+        repeated because such a create may still be finishing server-side.
         """
-        self.sweep_leftovers()
-        workers = max(self.args.concurrency)
-        for resource in ("port", "subnet", "network"):
-            calls = [Call("DELETE", f"/v2.0/{resource}s/{rid}")
-                     for rid in sorted(self.created[resource])]
-            responses, _ = run_calls(self.args.target, self.args.headers, calls, workers)
-            for c, r in zip(calls, responses):
-                if r.ok or r.status == 404:
-                    self.created[resource].discard(c.path.rsplit("/", 1)[1])
+        for _ in range(CLEANUP_PASSES):
+            self.sweep_leftovers()
+            for resource in ("port", "subnet", "network"):
+                self.delete_all(resource)
+            if not any(self.created.values()):
+                break
         left = {r: len(ids) for r, ids in self.created.items() if ids}
         if left:
             log(f"WARNING: cleanup could not delete {left}: {self.created}")
         self.restore_quota()
         self.client.close()
+        self.bulk_client.close()
+
+    def delete_all(self, resource: str) -> None:
+        """Delete every recorded ``resource`` in parallel; 404 counts as gone."""
+        calls = [Call("DELETE", f"/v2.0/{resource}s/{rid}")
+                 for rid in sorted(self.created[resource])]
+        responses, _ = run_calls(self.args.target, self.args.headers, calls,
+                                 max(self.args.concurrency))
+        for c, r in zip(calls, responses, strict=True):
+            if r.ok or r.status == 404:
+                self.created[resource].discard(c.path.rsplit("/", 1)[1])
 
     def sweep_leftovers(self) -> None:
         """Add objects named with this run's tag to ``created`` (best effort)."""
@@ -619,7 +643,7 @@ class Bench:
                 if r.ok:
                     self.record(resource, r, into_pool=True)
         elif verb == "delete":
-            for c, r in zip(calls, responses):
+            for c, r in zip(calls, responses, strict=True):
                 if r.ok:
                     self.created[resource].discard(c.path.rsplit("/", 1)[1])
 
@@ -645,7 +669,7 @@ def text_table(results: list[Result]) -> str:
     rows = [list(COLUMNS)] + [row_cells(r) for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                       for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+                       for i, (c, w) in enumerate(zip(row, widths, strict=True))) for row in rows]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 
@@ -720,7 +744,7 @@ def interrupt_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Entry point; returns non-zero if setup failed or any request errored."""
     args = parse_args(argv)
     interrupt_on_sigterm()

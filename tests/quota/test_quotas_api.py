@@ -1,0 +1,95 @@
+"""Quotas over the API: limits, defaults, details, enforcement, policy."""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+
+
+@pytest.fixture(scope="module")
+def quota_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("quota"),
+                 extra="[quotas]\nquota_network = 3\nquota_port = 4\n").start()
+    yield srv
+    srv.stop()
+
+
+def _clients(srv: Server) -> tuple[Client, Client, str]:
+    project = uuid.uuid4().hex
+    return Client(srv.url), Client(srv.url, project, "member"), project
+
+
+def test_defaults_come_from_the_quotas_section(quota_server: Server) -> None:
+    admin, _, project = _clients(quota_server)
+    status, body = admin.get(f"/v2.0/quotas/{project}/default")
+    assert status == 200
+    assert body["quota"] == {"network": 3, "subnet": 100, "port": 4}
+
+
+def test_over_quota_is_409_naming_the_resource_and_creates_nothing(quota_server: Server) -> None:
+    _, member, project = _clients(quota_server)
+    for i in range(3):
+        assert member.post("/v2.0/networks", {"network": {"name": f"q{i}"}})[0] == 201
+    status, body = member.post("/v2.0/networks", {"network": {"name": "q3"}})
+    assert status == 409
+    assert body["NeutronError"]["type"] == "OverQuota"
+    assert "network" in body["NeutronError"]["message"]
+    assert len(member.get("/v2.0/networks")[1]["networks"]) == 3
+
+
+def test_bulk_create_over_quota_creates_none(quota_server: Server) -> None:
+    _, member, _ = _clients(quota_server)
+    status, _ = member.post("/v2.0/networks", {"networks": [{"name": f"b{i}"} for i in range(4)]})
+    assert status == 409
+    assert member.get("/v2.0/networks")[1]["networks"] == []
+
+
+def test_admin_raises_a_limit_and_details_show_usage(quota_server: Server) -> None:
+    admin, member, project = _clients(quota_server)
+    status, body = admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 5}})
+    assert status == 200 and body["quota"]["network"] == 5
+    member.post("/v2.0/networks", {"network": {"name": "d"}})
+    status, body = member.get(f"/v2.0/quotas/{project}/details")
+    assert status == 200
+    assert body["quota"]["network"] == {"limit": 5, "used": 1, "reserved": 0}
+    listed = admin.get("/v2.0/quotas")[1]["quotas"]
+    assert any(q["project_id"] == project and q["network"] == 5 for q in listed)
+
+
+def test_unlimited_and_reset_to_default(quota_server: Server) -> None:
+    admin, member, project = _clients(quota_server)
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": -1}})[0] == 200
+    for i in range(5):
+        assert member.post("/v2.0/networks", {"network": {"name": f"u{i}"}})[0] == 201
+    assert admin.delete(f"/v2.0/quotas/{project}")[0] == 204
+    assert admin.get(f"/v2.0/quotas/{project}")[1]["quota"]["network"] == 3
+
+
+def test_limit_below_usage_is_refused_unless_forced(quota_server: Server) -> None:
+    admin, member, project = _clients(quota_server)
+    member.post("/v2.0/networks", {"network": {"name": "x"}})
+    member.post("/v2.0/networks", {"network": {"name": "y"}})
+    status, body = admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 1}})
+    assert status == 409 and body["NeutronError"]["type"] == "InvalidQuotaValue"
+    assert admin.get(f"/v2.0/quotas/{project}")[1]["quota"]["network"] == 3
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 1, "force": True}})[0] == 200
+
+
+def test_bad_quota_values_are_400_and_change_nothing(quota_server: Server) -> None:
+    admin, _, project = _clients(quota_server)
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": -2}})[0] == 400
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"bogus": 1}})[0] == 400
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": "many"}})[0] == 400
+    assert admin.get(f"/v2.0/quotas/{project}")[1]["quota"]["network"] == 3
+
+
+def test_members_read_their_own_quota_only_and_cannot_change_it(quota_server: Server) -> None:
+    _, member, project = _clients(quota_server)
+    assert member.get(f"/v2.0/quotas/{project}")[0] == 200
+    assert member.get(f"/v2.0/quotas/{uuid.uuid4().hex}")[0] == 404
+    assert member.put(f"/v2.0/quotas/{project}", {"quota": {"network": 50}})[0] == 403
+    assert member.get("/v2.0/quotas")[0] == 403
