@@ -73,3 +73,9 @@ def client_for(request: pytest.FixtureRequest) -> Callable[..., Any]:
     """``client_for(server)`` -> an admin (noauth) Client of that server."""
     helpers = root(request)
     return lambda srv, *a, **kw: helpers.Client(srv.url, *a, **kw)
+
+
+@pytest.fixture(scope="session")
+def helpers(request: pytest.FixtureRequest) -> ModuleType:
+    """The top-level conftest module (Server, Client, database creation)."""
+    return root(request)
