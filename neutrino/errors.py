@@ -55,6 +55,16 @@ class InvalidIpForSubnet(BadRequest):
     message = "IP address %(ip_address)s is not a valid IP for the specified subnet."
 
 
+class AllocationOnAutoAddressSubnet(BadRequest):
+    message = ("IPv6 address %(ip)s cannot be directly assigned to a port on "
+               "subnet %(subnet_id)s as the subnet is configured for automatic "
+               "addresses")
+
+
+class AllowedAddressPairsMissingIP(BadRequest):
+    message = "AllowedAddressPair must contain ip_address"
+
+
 class InvalidIpForNetwork(BadRequest):
     message = ("IP address %(ip_address)s is not a valid IP for any of the "
                "subnets on the specified network.")

@@ -115,6 +115,8 @@ class Ports:
                        is_router: bool, keep: dict[tuple[str, str], bool]) -> tuple[str, str]:
         subnet_id, ip = item.get("subnet_id"), item.get("ip_address")
         if subnet_id is not None and subnet_id not in by_id:
+            if not self._subnet_exists(conn, subnet_id):
+                raise errors.SubnetNotFound(subnet_id=subnet_id)
             raise errors.InvalidInput(
                 error_message=f"Failed to create port on network {network_id}, because "
                               f"fixed_ips included invalid subnet {subnet_id}")
@@ -139,14 +141,32 @@ class Ports:
                 raise errors.IpAddressGenerationFailure(net_id=network_id)
             return subnet_id, picked
         if auto and ip != rules.eui64_address(subnet["cidr"], mac):
-            raise errors.InvalidInput(
-                error_message=f"IPv6 address {ip} cannot be directly assigned to a port "
-                              f"on subnet {subnet_id} since the subnet is configured for "
-                              f"automatic addresses")
+            raise errors.AllocationOnAutoAddressSubnet(ip=ip, subnet_id=subnet_id)
         if (subnet_id, ip) in keep:
             return subnet_id, ip
         allocator.check_requested(conn, subnet, ip)
         return subnet_id, ip
+
+    def _subnet_exists(self, conn: Connection, subnet_id: str) -> bool:
+        return conn.execute(sa.select(t.subnets.c.id)
+                            .where(t.subnets.c.id == subnet_id)).first() is not None
+
+    def _readdress_auto(self, conn: Connection, row: Any, mac: str) -> None:
+        """A new MAC means new EUI-64 addresses on SLAAC/stateless subnets."""
+        if row.device_owner in ROUTER_OWNERS:
+            return
+        subnets = {s["id"]: s for s in self._network_subnets(conn, row.network_id)}
+        allocs = list(conn.execute(sa.select(t.ipallocations)
+                                   .where(t.ipallocations.c.port_id == row.id)))
+        for alloc in allocs:
+            subnet = subnets.get(alloc.subnet_id)
+            if subnet is None or not rules.is_auto_address_subnet(subnet):
+                continue
+            conn.execute(sa.update(t.ipallocations).where(
+                t.ipallocations.c.port_id == row.id,
+                t.ipallocations.c.subnet_id == alloc.subnet_id,
+                t.ipallocations.c.ip_address == alloc.ip_address)
+                .values(ip_address=rules.eui64_address(subnet["cidr"], mac)))
 
     def _insert_ips(self, conn: Connection, port_id: str, network_id: str,
                     pairs: list[tuple[str, str]], explicit: set[str]) -> None:
@@ -193,8 +213,11 @@ class Ports:
         for opt in opts:
             match = (tbl.c.port_id == port_id, tbl.c.opt_name == opt["opt_name"],
                      tbl.c.ip_version == opt["ip_version"])
-            conn.execute(sa.delete(tbl).where(*match))
-            if opt.get("opt_value") is not None:
+            if opt.get("opt_value") is None:
+                conn.execute(sa.delete(tbl).where(*match))
+            elif not conn.execute(sa.update(tbl).where(*match)
+                                  .values(opt_value=opt["opt_value"])).rowcount:
+                # Updated in place when present, so options keep their order.
                 conn.execute(sa.insert(tbl).values(port_id=port_id, **opt))
 
     # -- operations -----------------------------------------------------------
@@ -275,6 +298,8 @@ class Ports:
         if "fixed_ips" in data:
             self._update_ips(conn, row, mac, data["fixed_ips"] or [],
                              data.get("device_owner", row.device_owner))
+        elif mac != row.mac_address:
+            self._readdress_auto(conn, row, mac)
         if "allowed_address_pairs" in data:
             self._write_pairs(conn, port_id, mac, data["allowed_address_pairs"] or [])
         self._write_opts(conn, port_id, data.get("extra_dhcp_opts"), replace=False)

@@ -15,6 +15,9 @@ from neutrino.plugins import networks, store
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
 
+ROUTER_OWNERS = ("network:router_interface", "network:router_interface_distributed",
+                 "network:ha_router_replicated_interface")
+
 
 def not_found(subnet_id: str) -> errors.SubnetNotFound:
     return errors.SubnetNotFound(subnet_id=subnet_id)
@@ -211,10 +214,15 @@ class Subnets:
                 t.ipallocations.c.subnet_id == subnet_id,
                 t.ipallocations.c.port_id.in_(sa.select(t.ports.c.id).where(
                     t.ports.c.device_owner.not_like("network:router%")))))
+        # SLAAC addresses are derived, not allocated: only router ports
+        # (which hold the subnet's gateway) keep an auto-address subnet alive.
+        harmless = (networks.AUTO_DELETE_OWNERS if not rules.is_auto_address_subnet(
+            row._mapping) else None)
+        owner = t.ports.c.device_owner
         users = sa.select(t.ports.c.id).where(
             t.ports.c.id.in_(sa.select(t.ipallocations.c.port_id)
                              .where(t.ipallocations.c.subnet_id == subnet_id)),
-            t.ports.c.device_owner.not_in(networks.AUTO_DELETE_OWNERS))
+            owner.not_in(harmless) if harmless else owner.in_(ROUTER_OWNERS))
         if conn.execute(users.limit(1)).first() is not None:
             raise errors.SubnetInUse(subnet_id=subnet_id,
                                      reason="One or more ports have an IP allocation "

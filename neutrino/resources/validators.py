@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 import netaddr
 
+from neutrino import errors
+
 
 class Invalid(ValueError):
     """A value failed validation; ``str(exc)`` is the reason."""
@@ -147,7 +149,8 @@ def mac_address(value: Any) -> str:
     if not isinstance(value, str) or not _MAC_RE.match(value):
         raise Invalid(f"'{value}' is not a valid MAC address")
     mac = value.lower().replace("-", ":")
-    if mac == "00:00:00:00:00:00" or int(mac[:2], 16) & 1:
+    # Upstream refuses only the all-zero MAC; multicast ones are accepted.
+    if mac == "00:00:00:00:00:00":
         raise Invalid(f"'{value}' is not a valid MAC address")
     return mac
 
@@ -247,7 +250,9 @@ def _address_pair(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise Invalid(f"Allowed address pairs must be a list.")
     if "ip_address" not in value:
-        raise Invalid("AllowedAddressPair must contain ip_address")
+        # Upstream reports this with its own error type, not InvalidInput;
+        # errors is the leaf vocabulary every layer may raise.
+        raise errors.AllowedAddressPairsMissingIP()
     extra = set(value) - {"ip_address", "mac_address"}
     if extra:
         raise Invalid(f"Unrecognized attribute(s) '{', '.join(sorted(extra))}'")
@@ -274,7 +279,7 @@ def allowed_address_pairs(value: Any) -> list[dict[str, Any]]:
 
 def _dhcp_opt(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict) or "opt_name" not in value:
-        raise Invalid(f"Invalid data format for extra-dhcp-opt: {value}")
+        raise NotConvertible(f"No valid key specs matched for: {value}")
     extra = set(value) - {"opt_name", "opt_value", "ip_version"}
     if extra:
         raise Invalid(f"Invalid data format for extra-dhcp-opt: {value}")
