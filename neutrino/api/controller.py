@@ -73,13 +73,17 @@ class Targets:
         self.plugin = plugin
         self._networks: dict[str, dict[str, Any] | None] = {}
 
+    def network(self, net_id: str) -> dict[str, Any] | None:
+        """Owner and sharing of a network, fetched once per request."""
+        if net_id not in self._networks:
+            self._networks[net_id] = self.plugin.network_of(net_id)
+        return self._networks[net_id]
+
     def of(self, item: dict[str, Any]) -> dict[str, Any]:
         net_id = item.get("network_id")
         if not net_id:
             return item
-        if net_id not in self._networks:
-            self._networks[net_id] = self.plugin.network_of(net_id)
-        net = self._networks[net_id]
+        net = self.network(net_id)
         target = dict(item)
         if net is not None:
             target["network:project_id"] = target["network:tenant_id"] = net["project_id"]
@@ -164,22 +168,22 @@ class Collection:
 
     def _authorize_create(self, ctx: Context, item: dict[str, Any], data: dict[str, Any],
                           targets: Targets) -> None:
-        check_ownership(self.api, self.rdef, ctx, data)
+        check_ownership(self.api, self.rdef, ctx, data, targets)
         target = targets.of(data)
         self.api.policy.enforce(ctx, f"create_{self.rdef.singular}", target)
         explicit = body_mod.explicit_non_defaults(self.rdef, item, data)
         self.api.policy.enforce_attributes(ctx, "create", self.rdef.singular, explicit, target)
 
 
-def check_ownership(api: Api, rdef: ResourceDef, ctx: Context, data: dict[str, Any]) -> None:
+def check_ownership(api: Api, rdef: ResourceDef, ctx: Context, data: dict[str, Any],
+                    targets: "Targets") -> None:
     """Subnets and ports go only on networks the caller owns or that are shared."""
     net_id = data.get("network_id")
     if not net_id or rdef.singular not in ("subnet", "port"):
         return
-    try:
-        network = api.plugin.get(ctx, "networks", net_id)
-    except errors.NotFound:
-        raise errors.NetworkNotFound(net_id=net_id) from None
+    network = targets.network(net_id)
+    if network is None:
+        raise errors.NetworkNotFound(net_id=net_id)
     if ctx.is_admin or ctx.is_advsvc:
         return
     if not api.policy.check(ctx, "get_network", network):

@@ -115,7 +115,7 @@ class CorePlugin:
             raise errors.ResourceNotFound()
         prefixes = body.get("prefixes") if isinstance(body, dict) else None
         if not isinstance(prefixes, list):
-            raise errors.BadRequest(resource=plural, msg="Expected a list of prefixes")
+            raise errors.HTTPBadRequest(msg="Request body contains invalid data")
         from neutrino.resources import validators as v
         try:
             cidrs = v.prefixes(prefixes)
@@ -158,4 +158,5 @@ class CorePlugin:
         with self.db.reader() as conn:
             row = conn.execute(sa.select(t.networks.c.project_id, t.networks.c.shared)
                                .where(t.networks.c.id == network_id)).first()
-        return None if row is None else {"project_id": row.project_id, "shared": row.shared}
+        return None if row is None else {"project_id": row.project_id, "tenant_id": row.project_id,
+                                         "shared": row.shared}
