@@ -131,7 +131,8 @@ class CorePlugin:
         not_found = self._not_found(plural, rid)
 
         def op(conn: Any) -> list[str]:
-            store.get_row(conn, table, rid, not_found)
+            # Lock the resource: tag edits read, then rewrite, the whole set.
+            store.get_row(conn, table, rid, not_found, for_update=True)
             current = set(store.load_tags(conn, [rid])[rid])
             if replace is not None:
                 new = set(replace)
