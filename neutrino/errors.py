@@ -34,6 +34,12 @@ class BadRequest(NeutronException):
     message = "Bad %(resource)s request: %(msg)s."
 
 
+class HTTPBadRequest(BadRequest):
+    """What upstream's web layer answers for a body it cannot use at all."""
+
+    message = "%(msg)s"
+
+
 class InvalidInput(BadRequest):
     message = "Invalid input for operation: %(error_message)s."
 
@@ -68,10 +74,6 @@ class AllowedAddressPairsMissingIP(BadRequest):
 class InvalidIpForNetwork(BadRequest):
     message = ("IP address %(ip_address)s is not a valid IP for any of the "
                "subnets on the specified network.")
-
-
-class InvalidSharedSetting(InvalidInput):
-    pass
 
 
 class IllegalSubnetPoolPrefixBounds(BadRequest):
@@ -172,6 +174,11 @@ class GatewayConflictWithAllocationPools(InUse):
                "%(pool)s.")
 
 
+class InvalidSharedSetting(Conflict):
+    message = ("Unable to reconfigure sharing settings for network %(network)s. "
+               "Multiple projects are using it.")
+
+
 class NetworkInUse(InUse):
     message = ("Unable to complete operation on network %(net_id)s. "
                "There are one or more ports still in use on the network, id for "
@@ -263,3 +270,33 @@ class OverQuota(Conflict):
 class InvalidQuotaValue(Conflict):
     message = ("Change would make usage less than 0 for the following "
                "resources: %(unders)s.")
+
+
+# -- ML2 segments ----------------------------------------------------------------
+
+class NoNetworkAvailable(ServiceUnavailable):
+    # The source documents' wording ("tenant"); upstream now says "project".
+    message = ("Unable to create the network. No tenant network is available "
+               "for allocation.")
+
+
+class VlanIdInUse(InUse):
+    message = ("Unable to create the network. The VLAN %(vlan_id)s on physical "
+               "network %(physical_network)s is in use.")
+
+
+class TunnelIdInUse(InUse):
+    message = "Unable to create the network. The tunnel ID %(tunnel_id)s is in use."
+
+
+class FlatNetworkInUse(InUse):
+    message = ("Unable to create the flat network. Physical network "
+               "%(physical_network)s is in use.")
+
+
+class SegmentsSetInConjunctionWithProviders(InvalidInput):
+    message = "Segments and provider values cannot both be set."
+
+
+class SegmentsContainDuplicateEntry(InvalidInput):
+    message = "Duplicate segment entry in request."

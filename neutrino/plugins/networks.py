@@ -87,17 +87,16 @@ class Networks:
 
     def _check_unshare(self, conn: Connection, net_id: str) -> None:
         """Other projects' ports on a shared network forbid unsharing it."""
-        owner = conn.execute(sa.select(t.networks.c.project_id)
-                             .where(t.networks.c.id == net_id)).scalar()
+        owner, name = conn.execute(sa.select(t.networks.c.project_id, t.networks.c.name)
+                                   .where(t.networks.c.id == net_id)).one()
         foreign = conn.execute(
             sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id,
                                           t.ports.c.project_id != owner,
                                           ~t.ports.c.device_owner.like("network:%"))
             .limit(1)).first()
         if foreign is not None:
-            raise errors.InvalidSharedSetting(
-                error_message=f"Unable to reconfigure sharing settings for network "
-                              f"{net_id}. Multiple tenants are using it.")
+            # Upstream names the network by its name here, not its id.
+            raise errors.InvalidSharedSetting(network=name)
 
     def delete(self, conn: Connection, net_id: str, revision: int | None) -> None:
         store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)

@@ -114,10 +114,9 @@ class SubnetPools:
         if pool_id:
             stmt = stmt.where(t.subnetpools.c.id != pool_id)
         if conn.execute(stmt.limit(1)).first() is not None:
-            raise errors.BadRequest(resource="subnetpool",
-                                    msg=f"A default subnetpool for this IP family "
-                                        f"has already been set. Only one default "
-                                        f"may exist per IP family")
+            raise errors.InvalidInput(error_message="A default subnetpool for this IP "
+                                                    "family has already been set. Only one "
+                                                    "default may exist per IP family")
 
     def get(self, conn: Connection, pool_id: str) -> dict[str, Any]:
         row = store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id))

@@ -67,8 +67,18 @@ class Subnets:
         self.conf = conf
         self.pools = pools
 
-    def _resolve_cidr(self, conn: Connection, data: dict[str, Any]) -> tuple[str, str | None]:
+    def _check_pool_visible(self, conn: Connection, ctx: Context, pool_id: str) -> None:
+        """Another project's private pool does not exist for the caller."""
+        row = store.get_row(conn, t.subnetpools, pool_id,
+                            lambda: errors.SubnetPoolNotFound(subnetpool_id=pool_id))
+        if not (ctx.is_admin or row.shared or row.project_id == ctx.project_id):
+            raise errors.SubnetPoolNotFound(subnetpool_id=pool_id)
+
+    def _resolve_cidr(self, conn: Connection, ctx: Context,
+                      data: dict[str, Any]) -> tuple[str, str | None]:
         pool_id = data.get("subnetpool_id")
+        if pool_id is not None:
+            self._check_pool_visible(conn, ctx, pool_id)
         version = data["ip_version"]
         if pool_id is None and data.get("use_default_subnetpool"):
             pool_id = self.pools.default_pool(conn, version)
@@ -109,7 +119,7 @@ class Subnets:
         version = data["ip_version"]
         if data.get("cidr") is not None:
             rules.check_version(data["cidr"], version)
-        cidr, pool_id = self._resolve_cidr(conn, data)
+        cidr, pool_id = self._resolve_cidr(conn, ctx, data)
         net = rules.check_version(cidr, version)
         rules.check_ipv6_modes(version, data.get("ipv6_ra_mode"),
                                data.get("ipv6_address_mode"), net)
