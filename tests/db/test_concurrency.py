@@ -222,3 +222,80 @@ def test_concurrent_subnet_allocation_from_one_pool_never_overlaps(
     first_refusal = min((r["done"] for r in refused), default=None)
     assert first_refusal is not None
     assert not [r for r in results if r["status"] == 201 and r["sent"] > first_refusal]
+
+
+def _at_once(url: str, requests_: list[tuple[str, str, Any, dict[str, str]]]) -> list[tuple[int, Any]]:
+    """Send the requests from as many threads, released together."""
+    import threading
+    barrier = threading.Barrier(len(requests_))
+    out: list[tuple[int, Any]] = [(-1, None)] * len(requests_)
+
+    def send(i: int, method: str, path: str, body: Any, headers: dict[str, str]) -> None:
+        session = requests.Session()
+        try:
+            barrier.wait(timeout=30)
+            resp = session.request(method, url + path, json=body, headers=headers, timeout=120)
+            out[i] = (resp.status_code, _json(resp))
+        except Exception as exc:  # noqa: BLE001 - reported as status -1
+            out[i] = (-1, repr(exc))
+
+    threads = [threading.Thread(target=send, args=(i, *r)) for i, r in enumerate(requests_)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=RUN_BUDGET)
+    return out
+
+
+def test_concurrent_conditional_updates_let_exactly_one_win(
+        db_url: str, start_server: Any, client_for: Any) -> None:
+    srv = start_server(db_url, workers=2)
+    admin = client_for(srv)
+    _, net = admin.post("/v2.0/networks", {"network": {"name": "cond"}})
+    net = net["network"]
+    admin.post("/v2.0/subnets", {"subnet": {"network_id": net["id"], "ip_version": 4,
+                                            "cidr": "10.50.0.0/24"}})
+    _, port = admin.post("/v2.0/ports", {"port": {"network_id": net["id"]}})
+    port = port["port"]
+    for plural, res in (("networks", admin.get(f"/v2.0/networks/{net['id']}")[1]["network"]),
+                        ("ports", port)):
+        header = {"If-Match": f"revision_number={res['revision_number']}"}
+        results = _at_once(srv.url, [
+            ("PUT", f"/v2.0/{plural}/{res['id']}", {plural[:-1]: {"name": f"w{i}"}}, header)
+            for i in range(CLIENTS)])
+        statuses = sorted(s for s, _ in results)
+        assert statuses == [200] + [412] * (CLIENTS - 1), results
+        winner = next(b for s, b in results if s == 200)[plural[:-1]]
+        _, shown = admin.get(f"/v2.0/{plural}/{res['id']}")
+        assert shown[plural[:-1]]["name"] == winner["name"]
+        assert shown[plural[:-1]]["revision_number"] == winner["revision_number"]
+
+
+def test_concurrent_same_cidr_on_one_network_is_created_once(
+        db_url: str, start_server: Any, client_for: Any) -> None:
+    srv = start_server(db_url, workers=2)
+    admin = client_for(srv)
+    _, net = admin.post("/v2.0/networks", {"network": {"name": "overlap"}})
+    net_id = net["network"]["id"]
+    results = _at_once(srv.url, [
+        ("POST", "/v2.0/subnets", {"subnet": {"network_id": net_id, "ip_version": 4,
+                                              "cidr": f"10.60.0.0/{24 + (i % 2)}"}}, {})
+        for i in range(CLIENTS)])
+    statuses = sorted(s for s, _ in results)
+    assert statuses == [201] + [400] * (CLIENTS - 1), results
+    _, listed = admin.get(f"/v2.0/subnets?network_id={net_id}")
+    assert len(listed["subnets"]) == 1
+
+
+def test_concurrent_tag_changes_on_one_resource_all_apply(
+        db_url: str, start_server: Any, client_for: Any) -> None:
+    srv = start_server(db_url, workers=2)
+    admin = client_for(srv)
+    _, net = admin.post("/v2.0/networks", {"network": {"name": "tags"}})
+    net_id = net["network"]["id"]
+    tags = [f"t{i}" for i in range(CLIENTS)] + ["same"] * CLIENTS
+    results = _at_once(srv.url, [("PUT", f"/v2.0/networks/{net_id}/tags/{tag}", None, {})
+                                 for tag in tags])
+    assert all(s == 201 for s, _ in results), results
+    _, shown = admin.get(f"/v2.0/networks/{net_id}")
+    assert sorted(shown["network"]["tags"]) == sorted(set(tags))
