@@ -89,14 +89,30 @@ class Policy:
             found = cache.get(memo_key)
             if found is not None:
                 return found
-        try:
-            result = bool(self.enforcer.enforce(action, target, ctx.policy_creds(),
-                                                do_raise=False))
-        except policy.InvalidScope:
-            result = False
+        result = self._evaluate(action, target, ctx.policy_creds())
         if memo_key is not None:
             cache[memo_key] = result
         return result
+
+    def _evaluate(self, action: str, target: dict[str, Any], creds: dict[str, Any]) -> bool:
+        """Evaluate the parsed rule directly.
+
+        ``Enforcer.enforce`` would reload the rules on every call; they are
+        reloaded once per request in ``refresh`` instead. Token scope is
+        checked here the way oslo.policy checks it (always, as its current
+        releases do).
+        """
+        rule = self.enforcer.rules.get(action)
+        if rule is None:
+            rule = self.enforcer.rules.get("default")
+            if rule is None:
+                return False
+        default = self.enforcer.registered_rules.get(action)
+        scopes = getattr(default, "scope_types", None)
+        token_scope = "system" if creds.get("system_scope") else "project"
+        if scopes and token_scope not in scopes:
+            return False
+        return bool(rule(target, creds, self.enforcer, action))
 
     def _target_keys(self, action: str) -> tuple[str, ...] | None:
         """Target keys a rule reads, or None when that cannot be known."""
