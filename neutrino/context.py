@@ -32,6 +32,7 @@ class Context:
     request_id: str = field(default_factory=lambda: "req-" + str(uuid.uuid4()))
     project_name: str | None = None
     system_scope: str | None = None
+    global_request_id: str | None = None
     # Policy results for this request, keyed by rule and the target values
     # the rule reads (see policy.engine.Policy.check).
     policy_cache: dict[Any, bool] = field(default_factory=dict, repr=False)

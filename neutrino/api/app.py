@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from typing import Any, Callable, Iterable
 
 import falcon
@@ -17,7 +16,7 @@ import orjson
 from neutrino import errors
 from neutrino.api import discovery, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
-from neutrino.context import Context, expand_roles
+from neutrino.api.hooks.context import ContextHook
 
 LOG = logging.getLogger("neutrino.api")
 ACCESS = logging.getLogger("neutrino.access")
@@ -26,48 +25,6 @@ ACCESS = logging.getLogger("neutrino.access")
 def neutron_error(exc: errors.NeutronException | None, code: int, kind: str,
                   message: str) -> bytes:
     return orjson.dumps({"NeutronError": {"type": kind, "message": message, "detail": ""}})
-
-
-class ContextHook:
-    """Builds the request context from identity headers.
-
-    Behind keystonemiddleware the headers come from the validated token; in
-    ``noauth`` mode they come from the caller, and a caller sending none is
-    an admin, as upstream's noauth.
-    """
-
-    def __init__(self, api: Api) -> None:
-        self.api = api
-
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        req.context.neutron = self.build(req)
-        self.api.policy.refresh()
-
-    def build(self, req: falcon.Request) -> Context:
-        request_id = req.get_header("X-Openstack-Request-Id")
-        if not request_id or not request_id.startswith("req-"):
-            request_id = "req-" + str(uuid.uuid4())
-        project = req.get_header("X-Project-Id") or req.get_header("X-Tenant-Id")
-        user = req.get_header("X-User-Id")
-        roles_header = req.get_header("X-Roles") or ""
-        keystone = self.api.conf.auth_strategy == "keystone"
-        if not keystone and not (project or user or roles_header):
-            ctx = Context.admin()
-            ctx.request_id = request_id
-            return ctx
-        roles = [r for r in roles_header.split(",") if r.strip()]
-        roles = roles if keystone else expand_roles(roles)
-        ctx = Context(user_id=user, project_id=project, roles=roles, request_id=request_id,
-                      project_name=req.get_header("X-Project-Name"),
-                      system_scope=req.get_header("OpenStack-System-Scope"))
-        ctx.is_admin = self.api.policy.check(ctx, "context_is_admin", {})
-        return ctx
-
-    def process_response(self, req: falcon.Request, resp: falcon.Response,
-                         resource: Any, req_succeeded: bool) -> None:
-        ctx = getattr(req.context, "neutron", None)
-        if ctx is not None:
-            resp.set_header("x-openstack-request-id", ctx.request_id)
 
 
 def _handle_neutron(req: falcon.Request, resp: falcon.Response,
