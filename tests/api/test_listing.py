@@ -140,8 +140,6 @@ def test_last_page_is_short_and_has_only_previous_link(member):
     assert [l["rel"] for l in page["networks_links"]] == ["previous"]
 
 
-@pytest.mark.xfail(reason="api/query.py links(): an empty page gets no links; upstream "
-                          "gives a 'previous' link without marker", strict=True)
 def test_empty_page_after_last_has_previous_link_as_upstream(member):
     marker = h.unique()
     for i in range(2):
@@ -160,18 +158,13 @@ def test_limit_without_links_when_unpaginated(member):
     assert "networks_links" not in body
 
 
-@pytest.mark.xfail(reason="api/query.py _sorts(): upstream refuses sort_key without "
-                          "sort_dir (400 'The number of sort_keys and sort_dirs must be "
-                          "same'); neutrino defaults to asc", strict=True)
 def test_sort_key_without_sort_dir_is_400_as_upstream(member):
-    h.error(member.get("/v2.0/networks?sort_key=name"), 400)
+    msg = h.error(member.get("/v2.0/networks?sort_key=name"), 400)
+    assert msg == "The number of sort_keys and sort_dirs must be same"
 
 
-@pytest.mark.xfail(reason="api/controller.py _check_marker(): upstream ignores an unknown "
-                          "marker and lists from the start; neutrino answers 404", strict=True)
-def test_unknown_marker_is_ignored_as_upstream(member):
-    status, _ = member.get(f"/v2.0/networks?limit=1&marker={h.ZERO_UUID}")
-    assert status == 200
+def test_unknown_marker_with_limit_is_404_as_upstream(member):
+    h.error(member.get(f"/v2.0/networks?limit=1&marker={h.ZERO_UUID}"), 404, "NetworkNotFound")
 
 
 # -- tags ------------------------------------------------------------------------

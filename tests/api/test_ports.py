@@ -51,9 +51,17 @@ def test_port_show_update_delete_status_codes(member, net4):
     got = body["port"]
     assert (got["device_id"], got["device_owner"], got["admin_state_up"], got["name"]) == \
         ("vm1", "compute:nova", False, "n")
+    assert member.put(url, {"port": {"device_owner": ""}})[0] == 200
     assert member.delete(url) == (204, None)
     msg = h.error(member.get(url), 404, "PortNotFound")
     assert msg == f"Port {p['id']} could not be found."
+
+
+def test_member_cannot_delete_a_compute_port_as_upstream(member, net4):
+    p = h.port(member, net4[0]["id"])
+    member.put(f"/v2.0/ports/{p['id']}", {"port": {"device_owner": "compute:nova"}})
+    msg = h.error(member.delete(f"/v2.0/ports/{p['id']}"), 403, "PolicyNotAuthorized")
+    assert msg == "rule:delete_port is disallowed by policy"
 
 
 def test_port_status_is_read_only(member, net4):

@@ -40,10 +40,6 @@ def test_subnet_on_other_projects_private_network_is_refused(member, other):
     assert member.get(f"/v2.0/networks/{net['id']}")[1]["network"]["subnets"] == []
 
 
-@pytest.mark.xfail(reason="api/controller.py check_ownership() answers 404 "
-                          "NetworkNotFound; upstream Neutron 29 answers 403 "
-                          "PolicyNotAuthorized 'rule:create_subnet is disallowed by policy'",
-                   strict=True)
 def test_subnet_on_other_projects_private_network_is_403_as_upstream(member, other):
     net = h.network(member)
     h.error(other.post("/v2.0/subnets", {"subnet": {
@@ -113,9 +109,6 @@ def test_list_shows_only_own_and_shared(member, other):
     assert mine["id"] in ids and theirs["id"] not in ids
 
 
-@pytest.mark.xfail(reason="policy: upstream refuses a member's subnet on another project's "
-                          "shared network (403 'rule:create_subnet is disallowed by policy'); "
-                          "neutrino creates it", strict=True)
 def test_subnet_on_other_projects_shared_network_is_403_as_upstream(admin, member, other,
                                                                      project_id):
     net = h.network(admin, shared=True, project_id=project_id)
@@ -124,10 +117,6 @@ def test_subnet_on_other_projects_shared_network_is_403_as_upstream(admin, membe
         "PolicyNotAuthorized")
 
 
-@pytest.mark.xfail(reason="api/body.py _project(): upstream answers 400 HTTPBadRequest "
-                          "\"Specifying 'project_id' other than the authenticated project in "
-                          "request is not allowed for the current user.\"; neutrino 403 "
-                          "AdminRequired", strict=True)
 def test_member_creating_for_another_project_is_400_as_upstream(member):
     h.error(member.post("/v2.0/networks", {"network": {"name": "x", "project_id": "else"}}),
             400, "HTTPBadRequest")
