@@ -7,8 +7,8 @@ from typing import Any
 
 # Keystone's default role implications; noauth callers get them expanded the
 # same way so that policy sees what it would see behind Keystone.
-IMPLIED_ROLES = {"admin": ("member", "reader"), "member": ("reader",),
-                 "manager": ("member", "reader")}
+IMPLIED_ROLES = {"admin": ("manager", "member", "reader"), "manager": ("member", "reader"),
+                 "member": ("reader",)}
 
 
 def expand_roles(roles: list[str]) -> list[str]:

@@ -116,6 +116,9 @@ class NotAuthorized(NeutronException):
 class PolicyNotAuthorized(NotAuthorized):
     message = "rule:%(action)s is disallowed by policy"
 
+    def __init__(self, message: str | None = None, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)
+
 
 class AdminRequired(NotAuthorized):
     message = "User does not have admin privileges: %(reason)s."
@@ -300,3 +303,9 @@ class SegmentsSetInConjunctionWithProviders(InvalidInput):
 
 class SegmentsContainDuplicateEntry(InvalidInput):
     message = "Duplicate segment entry in request."
+
+
+class HTTPBadRequest(BadRequest):
+    """A request upstream's API layer refuses before any plugin sees it."""
+
+    message = "%(msg)s"

@@ -10,10 +10,11 @@ from neutrino.api import app as app_mod
 from neutrino.api.controller import Api
 from neutrino.conf import options
 from neutrino.db.engine import Database
-from neutrino.plugins import loader
+from neutrino.plugins import directory, loader
+from neutrino.plugins.base import ApiExtension
 from neutrino.policy.engine import Policy
 from neutrino.quota.engine import Countable, QuotaEngine
-from neutrino.resources import core
+from neutrino.resources import core, extensions
 
 LOG = logging.getLogger(__name__)
 
@@ -47,17 +48,44 @@ def quota_countables() -> list[Countable]:
     from neutrino.db import tables as t
     return [Countable("network", t.networks, "quota_network"),
             Countable("subnet", t.subnets, "quota_subnet"),
-            Countable("port", t.ports, "quota_port")]
+            Countable("port", t.ports, "quota_port"),
+            Countable("subnetpool", t.subnetpools, "quota_subnetpool")]
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:
     db = Database(options.database_url(conf))
     plugin = loader.load_core_plugin(conf, db)
     plugin.quota = QuotaEngine(conf, quota_countables())
+    plugins = directory.load(conf, db, plugin)
     resources = core.core_resources()
-    aliases = sorted(set(plugin.supported_extension_aliases) | set(QUOTA_ALIASES))
-    return Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
-               aliases=aliases)
+    api = Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
+              aliases=sorted(set(plugins.aliases) | set(QUOTA_ALIASES)),
+              owners=dict(plugins.owners))
+    for ext in plugins.extensions:
+        _add_extension(api, ext)
+    return api
+
+
+def _add_extension(api: Api, ext: ApiExtension) -> None:
+    """Turn an extension's declarations into resources, routes data and policy."""
+    extensions.register(ext.descriptor)
+    if ext.descriptor.alias not in api.aliases:
+        api.aliases = sorted({*api.aliases, ext.descriptor.alias})
+    for rdef in ext.resources:
+        api.resources[rdef.plural] = rdef
+    for plural, attrs in ext.attributes.items():
+        api.resources[plural].add(*attrs)
+        if ext.attribute_handler is not None:
+            handler = ext.attribute_handler
+            handler.attribute_names = tuple(a.name for a in attrs)  # type: ignore[attr-defined]
+            api.attribute_handlers.setdefault(plural, []).append(handler)
+    for plural, actions in ext.actions.items():
+        for name, handler in actions.items():
+            api.resources[plural].actions[name] = "PUT"
+            api.actions[(plural, name)] = handler
+    api.request_hooks.extend(ext.request_hooks)
+    if ext.policies:
+        api.policy.register(ext.policies)
 
 
 def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None) -> Any:

@@ -33,7 +33,9 @@ class Server:
     """A running ``neutrino serve``; ``url`` is its API root."""
 
     def __init__(self, tmp: Path, db_url: str | None = None, extra: str = "",
-                 auth_strategy: str = "noauth", workers: int = 1) -> None:
+                 auth_strategy: str = "noauth", workers: int = 1,
+                 env: dict[str, str] | None = None) -> None:
+        self.env = {**os.environ, **(env or {})}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tmp = tmp
@@ -51,10 +53,11 @@ class Server:
 
     def start(self) -> "Server":
         if "sqlite" not in self.conf.read_text() and "connection" in self.conf.read_text():
-            subprocess.run(self.command("db", "upgrade"), check=True, capture_output=True)
+            subprocess.run(self.command("db", "upgrade"), check=True, capture_output=True,
+                           env=self.env)
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.command("serve"), stdout=log, stderr=log,
-                                         cwd=self.tmp)
+                                         cwd=self.tmp, env=self.env)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -17,28 +17,25 @@ from neutrino.resources.attributes import UNSET, Attribute, ResourceDef
 
 def parse_json(raw: bytes) -> Any:
     if not raw:
-        raise errors.BadRequest(resource="body", msg="Request body is empty")
+        raise errors.HTTPBadRequest(msg="Body contains invalid data")
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        raise errors.MalformedRequestBody(reason="Cannot understand JSON") from None
+        raise errors.HTTPBadRequest(msg="Body contains invalid data") from None
 
 
 def items_of(rdef: ResourceDef, body: Any) -> tuple[list[dict[str, Any]], bool]:
     """The items of a create body and whether it was a bulk request."""
     if not isinstance(body, dict):
-        raise errors.BadRequest(resource=rdef.singular,
-                                msg=f"Unable to find '{rdef.singular}' in request body")
+        raise errors.HTTPBadRequest(msg="Body contains invalid data")
     if rdef.plural in body and rdef.singular not in body:
         items = body[rdef.plural]
         if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
-            raise errors.BadRequest(resource=rdef.plural,
-                                    msg="Resources required")
+            raise errors.HTTPBadRequest(msg="Resources required")
         return items, True
     item = body.get(rdef.singular)
     if not isinstance(item, dict):
-        raise errors.BadRequest(resource=rdef.singular,
-                                msg=f"Unable to find '{rdef.singular}' in request body")
+        raise errors.HTTPBadRequest(msg=f"Unable to find '{rdef.singular}' in request body")
     return [item], False
 
 
@@ -50,15 +47,14 @@ def _convert(attr: Attribute, value: Any) -> Any:
     except v.NotConvertible as exc:
         raise errors.InvalidInput(error_message=str(exc)) from None
     except v.Invalid as exc:
-        raise errors.InvalidInput(
-            error_message=f"Invalid input for {attr.name}. Reason: {exc}") from None
+        raise errors.HTTPBadRequest(
+            msg=f"Invalid input for {attr.name}. Reason: {exc}.") from None
 
 
 def _unknown(rdef: ResourceDef, item: dict[str, Any]) -> None:
     extra = [k for k in item if k not in rdef.attributes]
     if extra:
-        raise errors.BadRequest(resource=rdef.singular,
-                                msg=f"Unrecognized attribute(s) '{', '.join(extra)}'")
+        raise errors.HTTPBadRequest(msg=f"Unrecognized attribute(s) '{', '.join(extra)}'")
 
 
 def _project(ctx: Context, item: dict[str, Any], default_project: str | None) -> str:
@@ -67,9 +63,9 @@ def _project(ctx: Context, item: dict[str, Any], default_project: str | None) ->
         raise errors.BadRequest(resource="body", msg="'project_id' and 'tenant_id' do not match")
     wanted = project or tenant
     if wanted and wanted != ctx.project_id and not ctx.is_admin:
-        raise errors.AdminRequired(
-            reason="Specifying 'project_id' or 'tenant_id' other than the "
-                   "authenticated project in request requires admin privileges")
+        raise errors.HTTPBadRequest(
+            msg="Specifying 'project_id' other than the authenticated project in "
+                "request is not allowed for the current user.")
     chosen = wanted or ctx.project_id or default_project
     if not chosen:
         raise errors.BadRequest(resource="body",
@@ -85,15 +81,14 @@ def for_create(rdef: ResourceDef, ctx: Context, item: dict[str, Any],
     for name, value in item.items():
         attr = rdef.attributes[name]
         if not attr.allow_post:
-            raise errors.InvalidInput(error_message=f"Attribute '{name}' not allowed in POST")
+            raise errors.HTTPBadRequest(msg=f"Attribute '{name}' not allowed in POST")
         out[name] = _convert(attr, value)
     for name, attr in rdef.attributes.items():
         if not attr.allow_post or name in out:
             continue
         if attr.default is UNSET:
-            raise errors.BadRequest(resource=rdef.singular,
-                                    msg=f"Failed to parse request. Required attribute "
-                                        f"'{name}' not specified")
+            raise errors.HTTPBadRequest(msg=f"Failed to parse request. Required attribute "
+                                            f"'{name}' not specified")
         out[name] = attr.default
     if "project_id" in rdef.attributes:
         project = _project(ctx, out, default_project)
@@ -102,17 +97,17 @@ def for_create(rdef: ResourceDef, ctx: Context, item: dict[str, Any],
 
 
 def for_update(rdef: ResourceDef, body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict) or not isinstance(body.get(rdef.singular), dict):
-        raise errors.BadRequest(resource=rdef.singular,
-                                msg=f"Unable to find '{rdef.singular}' in request body")
+    if not isinstance(body, dict):
+        raise errors.HTTPBadRequest(msg="Body contains invalid data")
+    if not isinstance(body.get(rdef.singular), dict):
+        raise errors.HTTPBadRequest(msg=f"Unable to find '{rdef.singular}' in request body")
     item = body[rdef.singular]
     _unknown(rdef, item)
     out = {}
     for name, value in item.items():
         attr = rdef.attributes[name]
         if not attr.allow_put:
-            raise errors.BadRequest(resource=rdef.singular,
-                                    msg=f"Cannot update read-only attribute {name}")
+            raise errors.HTTPBadRequest(msg=f"Cannot update read-only attribute {name}")
         out[name] = _convert(attr, value)
     return out
 

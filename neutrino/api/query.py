@@ -39,8 +39,7 @@ def parse(rdef: ResourceDef, params: dict[str, list[str]], max_limit: int) -> Li
             continue
         attr = rdef.attributes.get(key)
         if attr is None or not attr.is_filter:
-            raise errors.BadRequest(resource=rdef.plural,
-                                    msg=f"[{key}] is invalid attribute for filtering")
+            raise errors.HTTPBadRequest(msg=f"['{key}'] is invalid attribute for filtering")
         q.filters[key] = [_convert_filter(rdef, key, r) for r in raws]
     fields = [f for f in params.get("fields", []) if f]
     q.fields = fields or None
@@ -52,20 +51,17 @@ def parse(rdef: ResourceDef, params: dict[str, list[str]], max_limit: int) -> Li
 
 
 def _sorts(rdef: ResourceDef, keys: list[str], dirs: list[str]) -> list[tuple[str, bool]]:
-    if dirs and len(dirs) != len(keys):
-        raise errors.BadRequest(resource=rdef.plural,
-                                msg="The number of sort_keys and sort_dirs must be same")
+    if len(dirs) != len(keys):
+        raise errors.HTTPBadRequest(msg="The number of sort_keys and sort_dirs must be same")
     out = []
     for i, key in enumerate(keys):
         attr = rdef.attributes.get(key)
         if attr is None or not attr.is_sort_key:
-            raise errors.BadRequest(resource=rdef.plural,
-                                    msg=f"{key} is invalid attribute for sort_keys")
-        direction = dirs[i] if dirs else "asc"
+            raise errors.HTTPBadRequest(msg=f"['{key}'] is invalid attribute for sort_keys")
+        direction = dirs[i]
         if direction not in ("asc", "desc"):
-            raise errors.BadRequest(resource=rdef.plural,
-                                    msg=f"{direction} is invalid value for sort_dirs, "
-                                        f"valid value is 'asc' and 'desc'")
+            raise errors.HTTPBadRequest(msg=f"['{direction}'] is invalid value for sort_dirs, "
+                                            f"valid value is 'asc' and 'desc'")
         out.append((key, direction == "asc"))
     return out
 
@@ -88,8 +84,16 @@ def _limit(raw: str | None, max_limit: int) -> int | None:
 def links(base_url: str, params: dict[str, list[str]], plural: str,
           items: list[dict[str, Any]], q: ListQuery) -> list[dict[str, str]]:
     """``<collection>_links`` as upstream builds them (next / previous)."""
-    if not q.limit or not items:
+    if not q.limit:
         return []
+    if not items:
+        # Past the last page upstream still offers a way back.
+        if q.page_reverse:
+            return []
+        query = urlencode([kv for kv in (
+            (k, val) for k, vals in params.items() if k not in ("marker", "page_reverse")
+            for val in vals)] + [("page_reverse", "True")])
+        return [{"rel": "previous", "href": f"{base_url}/v2.0/{plural}?{query}"}]
     keep = [(k, val) for k, vals in params.items() if k not in ("marker", "page_reverse")
             for val in vals]
     out = []

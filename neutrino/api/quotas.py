@@ -27,17 +27,17 @@ class _Base:
         return self.api.plugin.quota
 
     def authorize(self, ctx: Context, action: str, project_id: str) -> None:
-        if not self.api.policy.check(ctx, action, _target(project_id)):
-            if action == "get_quota":
-                raise errors.NotFound(message=f"Quota for project {project_id} could not be found.")
-            raise errors.PolicyNotAuthorized(action=action)
+        # A project may always read its own quota, as upstream.
+        if action == "get_quota" and project_id == ctx.project_id:
+            return
+        self.api.policy.enforce(ctx, action, _target(project_id))
 
 
 class QuotaList(_Base):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctx: Context = req.context.neutron
         if not ctx.is_admin:
-            raise errors.AdminRequired(reason="Only admin can view or configure quota")
+            raise errors.PolicyNotAuthorized(action="get_quota")
         with self.api.plugin.db.reader() as conn:
             quotas = []
             for project in self.engine.projects_with_quotas(conn):

@@ -34,7 +34,7 @@ class _Base:
     def _authorize(self, ctx: Context, rid: str, verb: str) -> dict[str, Any]:
         targets = Targets(self.api.plugin)
         item = self.member._visible(ctx, rid, targets)
-        self.api.policy.enforce(ctx, f"{verb}_{self.rdef.plural}_tags", targets.of(item))
+        self.api.policy.enforce(ctx, f"{verb}_{self.rdef.singular}:tags", targets.of(item))
         return item
 
 
@@ -49,14 +49,18 @@ class Tags(_Base):
         if not isinstance(raw, dict) or not isinstance(raw.get("tags"), list):
             raise errors.BadRequest(resource="tags", msg="Invalid tags body")
         tags = [_valid_tag(t) for t in raw["tags"]]
+        duplicates = sorted({t for t in tags if tags.count(t) > 1})
+        if duplicates:
+            raise errors.InvalidInput(error_message="Duplicate items in the list: "
+                                                    + ", ".join(f"'{t}'" for t in duplicates))
         self._authorize(ctx, rid, "update")
-        send(resp, 200, {"tags": self.api.plugin.set_tags(ctx, self.rdef.plural, rid,
+        send(resp, 200, {"tags": self.api.plugin_for(self.rdef.plural).set_tags(ctx, self.rdef.plural, rid,
                                                           replace=tags)})
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
         ctx = req.context.neutron
         self._authorize(ctx, rid, "delete")
-        self.api.plugin.set_tags(ctx, self.rdef.plural, rid, replace=[])
+        self.api.plugin_for(self.rdef.plural).set_tags(ctx, self.rdef.plural, rid, replace=[])
         send(resp, 204)
 
 
@@ -69,12 +73,12 @@ class Tag(_Base):
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str, tag: str) -> None:
         ctx = req.context.neutron
-        self._authorize(ctx, rid, "create")
-        self.api.plugin.set_tags(ctx, self.rdef.plural, rid, add=[_valid_tag(tag)])
+        self._authorize(ctx, rid, "update")
+        self.api.plugin_for(self.rdef.plural).set_tags(ctx, self.rdef.plural, rid, add=[_valid_tag(tag)])
         send(resp, 201)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str, tag: str) -> None:
         ctx = req.context.neutron
         self._authorize(ctx, rid, "delete")
-        self.api.plugin.set_tags(ctx, self.rdef.plural, rid, remove=[tag])
+        self.api.plugin_for(self.rdef.plural).set_tags(ctx, self.rdef.plural, rid, remove=[tag])
         send(resp, 204)

@@ -72,9 +72,13 @@ def run(conf: cfg.ConfigOpts) -> None:
     from neutrino.plugins.loader import PluginLoadError
     from neutrino.service import build_api
     try:
-        build_api(conf).plugin.db.dispose()  # fail fast on bad plugin/driver configuration
+        plugin = build_api(conf).plugin  # fail fast on bad plugin/driver configuration
     except PluginLoadError as exc:
         raise StartupError(str(exc)) from None
+    initialize = getattr(plugin, "initialize", None)
+    if initialize is not None:
+        initialize()  # once per server, before the workers fork (ML2 segment pools)
+    plugin.db.dispose()
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)

@@ -57,6 +57,12 @@ class Policy:
         self._rules_obj: Any = None
         self.refresh()
 
+    def register(self, rules: list[policy.RuleDefault]) -> None:
+        """Add the default rules of a plugin or extension."""
+        self.enforcer.register_defaults(rules)
+        self._names = frozenset()
+        self.refresh()
+
     def refresh(self) -> None:
         """Pick up an edited policy file; called once per request.
 
@@ -128,15 +134,18 @@ class Policy:
     def enforce_attributes(self, ctx: Any, verb: str, singular: str,
                            body: dict[str, Any], target: dict[str, Any]) -> None:
         """Check ``<verb>_<resource>:<attr>`` (and ``:<attr>:<key>``) rules."""
-        prefix = f"{verb}_{singular}:"
+        action = f"{verb}_{singular}"
         for key, value in body.items():
-            rule = prefix + key
-            if rule in self._names:
-                self.enforce(ctx, rule, target)
+            rule = f"{action}:{key}"
+            names = [rule] if rule in self._names else []
             if isinstance(value, list):
-                for sub in {k for item in value if isinstance(item, dict) for k in item}:
-                    if f"{rule}:{sub}" in self._names:
-                        self.enforce(ctx, f"{rule}:{sub}", target)
+                subs = sorted({k for item in value if isinstance(item, dict) for k in item})
+                names += [f"{rule}:{sub}" for sub in subs if f"{rule}:{sub}" in self._names]
+            for name in names:
+                if not self.check(ctx, name, target):
+                    # Upstream names the action and the attribute rule together.
+                    raise errors.PolicyNotAuthorized(message=f"(rule:{action} and "
+                                                     f"rule:{name}) is disallowed by policy")
 
     def _attr_rules(self, singular: str) -> list[tuple[str, str]]:
         found = self._get_attr_rules.get(singular)

@@ -49,7 +49,7 @@ def test_noauth_headers_make_a_project_caller_with_implied_roles() -> None:
 def test_noauth_admin_role_makes_an_admin() -> None:
     body, _ = _get(_client("noauth"), **{"X-Project-Id": "p1", "X-Roles": "admin"})
     assert body["admin"] is True
-    assert set(body["roles"]) == {"admin", "member", "reader"}
+    assert set(body["roles"]) == {"admin", "manager", "member", "reader"}
 
 
 def test_keystone_roles_are_taken_as_the_token_says() -> None:

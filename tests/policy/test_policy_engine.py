@@ -26,7 +26,7 @@ def _ctx(project: str, *roles: str) -> Context:
 
 
 def test_admin_role_implies_member_and_reader() -> None:
-    assert expand_roles(["admin"]) == ["admin", "member", "reader"]
+    assert expand_roles(["admin"]) == ["admin", "manager", "member", "reader"]
     assert expand_roles(["member"]) == ["member", "reader"]
 
 

@@ -27,7 +27,7 @@ def test_defaults_come_from_the_quotas_section(quota_server: Server) -> None:
     admin, _, project = _clients(quota_server)
     status, body = admin.get(f"/v2.0/quotas/{project}/default")
     assert status == 200
-    assert body["quota"] == {"network": 3, "subnet": 100, "port": 4}
+    assert body["quota"] == {"network": 3, "subnet": 100, "port": 4, "subnetpool": -1}
 
 
 def test_over_quota_is_409_naming_the_resource_and_creates_nothing(quota_server: Server) -> None:
@@ -90,6 +90,14 @@ def test_bad_quota_values_are_400_and_change_nothing(quota_server: Server) -> No
 def test_members_read_their_own_quota_only_and_cannot_change_it(quota_server: Server) -> None:
     _, member, project = _clients(quota_server)
     assert member.get(f"/v2.0/quotas/{project}")[0] == 200
-    assert member.get(f"/v2.0/quotas/{uuid.uuid4().hex}")[0] == 404
+    assert member.get(f"/v2.0/quotas/{project}/details")[0] == 200
+    status, body = member.get(f"/v2.0/quotas/{uuid.uuid4().hex}")
+    assert status == 403 and body["NeutronError"]["message"] == "rule:get_quota is disallowed by policy"
     assert member.put(f"/v2.0/quotas/{project}", {"quota": {"network": 50}})[0] == 403
     assert member.get("/v2.0/quotas")[0] == 403
+
+
+def test_a_project_manager_may_read_its_quota(quota_server: Server) -> None:
+    project = uuid.uuid4().hex
+    manager = Client(quota_server.url, project, "manager")
+    assert manager.get(f"/v2.0/quotas/{project}")[0] == 200

@@ -1,0 +1,92 @@
+"""What a service plugin and an API extension are.
+
+A service plugin serves collections of its own (routers, QoS policies, ...)
+and may declare API extensions. An API extension is data: its descriptor,
+new resources, attributes it adds to existing resources, custom actions,
+and request hooks; the API layer turns that data into routes, validation,
+policy and ``/v2.0/extensions`` entries. A third-party package provides both
+through entry points (``neutrino.service_plugins``) and needs no change here.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from oslo_policy import policy
+
+from neutrino.context import Context
+from neutrino.resources.attributes import Attribute, ResourceDef
+from neutrino.resources.extensions import ExtensionDescriptor
+
+# action(ctx, resource_id, body) -> response body
+ActionHandler = Callable[[Context, str, Any], dict[str, Any]]
+
+
+class RequestHook(abc.ABC):
+    """A request extension: sees requests and responses of existing controllers."""
+
+    def on_request(self, ctx: Context, method: str, plural: str, body: Any) -> None:
+        """Inspect or adjust a parsed request body before validation."""
+
+    def on_response(self, ctx: Context, method: str, plural: str, payload: Any) -> None:
+        """Inspect or adjust a response payload before it is sent."""
+
+
+class AttributeHandler(abc.ABC):
+    """Stores and shows the attributes an extension adds to a resource."""
+
+    @abc.abstractmethod
+    def process(self, ctx: Context, plural: str, data: dict[str, Any],
+                result: dict[str, Any], creating: bool) -> None:
+        """Persist the extension's attributes from ``data``; update ``result``."""
+
+    @abc.abstractmethod
+    def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
+        """Add the extension's attributes to resources being returned."""
+
+    def delete(self, ctx: Context, plural: str, resource_id: str) -> None:
+        """Forget the extension's data of a deleted resource."""
+
+
+@dataclass
+class ApiExtension:
+    descriptor: ExtensionDescriptor
+    resources: list[ResourceDef] = field(default_factory=list)
+    attributes: dict[str, list[Attribute]] = field(default_factory=dict)
+    attribute_handler: AttributeHandler | None = None
+    actions: dict[str, dict[str, ActionHandler]] = field(default_factory=dict)
+    request_hooks: list[RequestHook] = field(default_factory=list)
+    policies: list[policy.RuleDefault] = field(default_factory=list)
+
+
+class ServicePlugin(abc.ABC):
+    """Base of service plugins; one plugin per ``service_type``."""
+
+    service_type: str = ""
+    supported_extension_aliases: tuple[str, ...] = ()
+
+    def __init__(self, conf: Any, db: Any) -> None:
+        self.conf = conf
+        self.db = db
+        self.agent_notifiers: dict[str, Any] = {}
+
+    def extensions(self) -> list[ApiExtension]:
+        """The API extensions this plugin brings."""
+        return []
+
+    def initialize(self) -> None:
+        """Start-up work, once per server before the workers fork."""
+
+    @classmethod
+    def describe(cls) -> str:
+        return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
+
+    def collections(self) -> dict[str, Any]:
+        """The object serving each collection this plugin owns.
+
+        Each has the core plugin's collection interface: ``create(ctx,
+        plural, items)``, ``get``, ``list``, ``update``, ``delete`` and,
+        for tagged resources, ``set_tags``.
+        """
+        return {}
