@@ -152,3 +152,18 @@ def test_admin_state_up_and_mtu_are_updatable(member):
                               {"network": {"admin_state_up": True, "mtu": 1400}})
     assert status == 200
     assert (body["network"]["admin_state_up"], body["network"]["mtu"]) == (True, 1400)
+
+
+def test_delete_network_removes_its_dhcp_port(admin):
+    net = h.network(admin)
+    h.subnet(admin, net["id"])
+    dhcp = h.port(admin, net["id"], device_owner="network:dhcp")
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+    h.error(admin.get(f"/v2.0/ports/{dhcp['id']}"), 404, "PortNotFound")
+
+
+def test_update_bumps_updated_at_not_created_at(member):
+    net = h.network(member)
+    body = member.put(f"/v2.0/networks/{net['id']}", {"network": {"name": "z"}})[1]["network"]
+    assert body["created_at"] == net["created_at"]
+    assert body["updated_at"] >= net["updated_at"]
