@@ -24,11 +24,12 @@ ROUNDS = 3
 
 
 def generate_mac(base_mac: str) -> str:
-    """Randomise the bytes that ``base_mac`` leaves as zero, as upstream."""
+    """A random MAC under ``base_mac``, by upstream's rule: the first three
+    octets are kept, the fourth too when it is not zero, the rest random."""
     parts = base_mac.lower().split(":")
-    out = [p if p != "00" or i < 3 else f"{random.randint(0, 255):02x}"
-           for i, p in enumerate(parts)]
-    return ":".join(out)
+    keep = 4 if parts[3] != "00" else 3
+    return ":".join(parts[:keep] + [f"{random.randint(0, 255):02x}"
+                                    for _ in range(6 - keep)])
 
 
 def _pools(conn: Connection, subnet_id: str) -> list[netaddr.IPRange]:

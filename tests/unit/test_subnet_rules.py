@@ -87,3 +87,11 @@ def test_auto_address_subnets(subnet, auto):
 def test_eui64_address():
     assert rules.eui64_address("2001:db8:1::/64", "fa:16:3e:00:00:01") == \
         "2001:db8:1:0:f816:3eff:fe00:1"
+
+
+def test_generate_mac_follows_base_mac():
+    from neutrino.ipam.allocator import generate_mac
+    assert generate_mac("fa:16:3e:00:00:00").startswith("fa:16:3e:")
+    assert generate_mac("fa:16:3e:4f:00:00").startswith("fa:16:3e:4f:")
+    macs = {generate_mac("fa:16:3e:00:00:05") for _ in range(20)}
+    assert len({m[-2:] for m in macs}) > 1  # only octet four survives
