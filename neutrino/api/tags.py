@@ -20,7 +20,7 @@ def _valid_tag(tag: Any) -> str:
         value = _tag(tag)
     except v.Invalid as exc:
         raise errors.InvalidInput(error_message=f"Invalid input for tags. Reason: {exc}") from None
-    if not value or "," in value:
+    if not value:
         raise errors.InvalidInput(error_message=f"Invalid input for tags. Reason: "
                                                 f"'{value}' is not a valid tag")
     return value

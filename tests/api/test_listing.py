@@ -225,9 +225,6 @@ def test_duplicate_tags_in_put_are_400_as_upstream(member):
     assert msg == "Invalid input for operation: Duplicate items in the list: 'a'."
 
 
-@pytest.mark.xfail(reason="api/tags.py _valid_tag() refuses ',' in a tag (400); upstream "
-                          "Neutron 29 stores 'a,b' (PUT .../tags {'tags': ['a,b']} -> 200)",
-                   strict=True)
 def test_tag_with_comma_is_accepted_as_upstream(member):
     net = h.network(member)
     assert member.put(f"/v2.0/networks/{net['id']}/tags", {"tags": ["a,b"]}) == \
