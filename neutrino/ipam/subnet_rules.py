@@ -24,9 +24,24 @@ def check_version(cidr: str, ip_version: int) -> netaddr.IPNetwork:
     net = netaddr.IPNetwork(cidr)
     if net.version != ip_version:
         raise invalid(f"cidr '{cidr}' does not match the ip_version '{ip_version}'")
+    if net.version == 6 and net.network == netaddr.IPAddress("::"):
+        raise invalid("IPv6 subnet '::' is not supported")
+    return net
+
+
+def check_usable(net: netaddr.IPNetwork, enable_dhcp: bool, ra_mode: str | None,
+                 addr_mode: str | None) -> None:
+    """What a subnet's CIDR and DHCP settings must satisfy, in upstream's order
+    (so that the first failure reported is the one upstream reports)."""
+    if enable_dhcp and net.version == 4 and net.network == netaddr.IPAddress("0.0.0.0"):
+        raise invalid("First IP '0.0.0.0' of network is not supported if enable_dhcp "
+                      "is True.")
     if net.prefixlen == 0 and net.version == 4:
         raise invalid("0.0.0.0/0 is not allowed as a subnet cidr")
-    return net
+    check_dhcp_prefix(net, enable_dhcp)
+    if not enable_dhcp and (ra_mode or addr_mode):
+        raise invalid("ipv6_ra_mode or ipv6_address_mode cannot be set when enable_dhcp "
+                      "is set to False")
 
 
 def gateway_is_invalid(net: netaddr.IPNetwork, gateway: str) -> bool:

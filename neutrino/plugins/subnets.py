@@ -121,12 +121,13 @@ class Subnets:
             rules.check_version(data["cidr"], version)
         cidr, pool_id = self._resolve_cidr(conn, ctx, data)
         net = rules.check_version(cidr, version)
+        rules.check_usable(net, data.get("enable_dhcp", True), data.get("ipv6_ra_mode"),
+                           data.get("ipv6_address_mode"))
         rules.check_ipv6_modes(version, data.get("ipv6_ra_mode"),
                                data.get("ipv6_address_mode"), net)
         gateway = data.get("gateway_ip", AUTO)
         gateway = rules.default_gateway(net) if gateway is AUTO else gateway
         rules.check_gateway(net, gateway)
-        rules.check_dhcp_prefix(net, data.get("enable_dhcp", True))
         if data.get("allocation_pools") is None:
             pools = rules.default_pools(net, gateway)
         else:
@@ -195,8 +196,9 @@ class Subnets:
         net = netaddr.IPNetwork(current["cidr"])
         gateway = data.get("gateway_ip", current["gateway_ip"])
         rules.check_gateway(net, gateway)
-        if data.get("enable_dhcp"):
-            rules.check_dhcp_prefix(net, True)
+        if "enable_dhcp" in data:
+            rules.check_usable(net, data["enable_dhcp"], current["ipv6_ra_mode"],
+                               current["ipv6_address_mode"])
         pools = data.get("allocation_pools")
         if pools is not None:
             pools = rules.check_pools(net, pools, gateway)

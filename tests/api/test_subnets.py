@@ -1,6 +1,7 @@
 """Subnets over real HTTP: CIDR, gateway, allocation pools, DNS, routes, IPv6."""
 from __future__ import annotations
 
+import netaddr
 import pytest
 
 from tests.api import _helpers as h
@@ -317,3 +318,45 @@ def test_invalid_ipv6_mode_value_is_400(member):
     net = h.network(member)
     h.error(post(member, net["id"], cidr="2001:db8:6::/64", ip_version=6,
                  ipv6_ra_mode="bogus"), 400)
+
+
+def test_ipv6_modes_need_dhcp_enabled(member):
+    net = h.network(member)
+    msg = h.error(post(member, net["id"], cidr="2001:db8:8::/64", ip_version=6,
+                       ipv6_ra_mode="slaac", ipv6_address_mode="slaac", enable_dhcp=False),
+                  400, "InvalidInput")
+    assert msg == ("Invalid input for operation: ipv6_ra_mode or ipv6_address_mode cannot be "
+                   "set when enable_dhcp is set to False.")
+    sub = h.subnet(member, net["id"], "2001:db8:8::/64", ipv6_address_mode="slaac")
+    h.error(member.put(f"/v2.0/subnets/{sub['id']}", {"subnet": {"enable_dhcp": False}}), 400,
+            "InvalidInput")
+
+
+def test_zero_network_with_dhcp_is_400(member):
+    net = h.network(member)
+    msg = h.error(post(member, net["id"], cidr="0.0.0.0/0"), 400, "InvalidInput")
+    assert msg == ("Invalid input for operation: First IP '0.0.0.0' of network is not "
+                   "supported if enable_dhcp is True..")
+
+
+def test_ipv6_unspecified_network_is_400(member):
+    net = h.network(member)
+    msg = h.error(post(member, net["id"], cidr="::/0", ip_version=6), 400, "InvalidInput")
+    assert msg == "Invalid input for operation: IPv6 subnet '::' is not supported."
+
+
+def test_ip_version_as_string_is_converted(member):
+    net = h.network(member)
+    assert h.subnet(member, net["id"], "2001:db8:4::/64", ip_version="6")["ip_version"] == 6
+
+
+def test_ipv6_stateful_port_gets_pool_address_or_requested_one(member):
+    net = h.network(member)
+    sub = h.subnet(member, net["id"], "2001:db8:4::/64", ipv6_address_mode="dhcpv6-stateful",
+                   allocation_pools=[{"start": "2001:db8:4::10", "end": "2001:db8:4::20"}])
+    p = h.port(member, net["id"])
+    addr = p["fixed_ips"][0]["ip_address"]
+    assert p["fixed_ips"][0]["subnet_id"] == sub["id"]
+    assert netaddr.IPAddress(addr) in netaddr.IPRange("2001:db8:4::10", "2001:db8:4::20")
+    p = h.port(member, net["id"], fixed_ips=[{"ip_address": "2001:db8:4::99"}])
+    assert p["fixed_ips"] == [{"subnet_id": sub["id"], "ip_address": "2001:db8:4::99"}]
