@@ -261,14 +261,23 @@ class Client:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
         start = time.perf_counter()
-        try:
-            self.conn.request(method, self.target.base_path + path, data, headers)
-            resp = self.conn.getresponse()
-            raw = resp.read()
-        except (OSError, http.client.HTTPException) as exc:
-            # Drop the broken socket; http.client reconnects on next use.
-            self.conn.close()
-            return Response(0, None, time.perf_counter() - start, repr(exc))
+        for attempt in (1, 2):
+            try:
+                self.conn.request(method, self.target.base_path + path, data, headers)
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                # The server closed an idle keep-alive connection just as we
+                # reused it: nothing was processed, so reconnect and resend once.
+                self.conn.close()
+                if attempt == 2:
+                    return Response(0, None, time.perf_counter() - start, repr(exc))
+                start = time.perf_counter()
+            except (OSError, http.client.HTTPException) as exc:
+                # Drop the broken socket; http.client reconnects on next use.
+                self.conn.close()
+                return Response(0, None, time.perf_counter() - start, repr(exc))
         latency = time.perf_counter() - start
         return Response(resp.status, decode_json(raw), latency,
                         "" if 200 <= resp.status < 300 else raw[:300].decode("utf-8", "replace"))
