@@ -15,6 +15,7 @@ import ipaddress
 import multiprocessing
 import queue
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -43,8 +44,14 @@ def _tick(counter: Any) -> int:
 
 def _port_client(url: str, network_id: str, counter: Any, barrier: Any,
                  out: Any, deadline: float) -> None:
-    """Create ports until the subnet is reported full; report every answer."""
+    """Create ports until the subnet is reported full; report every answer.
+
+    Each client is its own project, so per-project quota locks do not
+    serialise the clients and the address allocation itself is raced."""
     session = requests.Session()
+    project = uuid.uuid4().hex
+    session.headers.update({"X-Project-Id": project, "X-User-Id": f"u-{project}",
+                            "X-Roles": "admin"})
     results = []
     full = 0
     try:
