@@ -333,3 +333,35 @@ def test_ports_filter_by_fixed_ip_and_mac(member, net4):
     assert status == 200 and [x["id"] for x in body["ports"]] == [p["id"]]
     status, body = member.get(f"/v2.0/ports?network_id={net['id']}&mac_address={p['mac_address']}")
     assert [x["id"] for x in body["ports"]] == [p["id"]]
+
+
+def test_address_not_in_named_subnet_is_400_invalid_ip_for_subnet(member, net4):
+    net, sub = net4
+    other = h.subnet(member, net["id"], "10.1.0.0/24")
+    msg = h.error(post(member, net["id"], fixed_ips=[{"subnet_id": other["id"],
+                                                      "ip_address": "10.0.0.30"}]),
+                  400, "InvalidIpForSubnet")
+    assert msg == "IP address 10.0.0.30 is not a valid IP for the specified subnet."
+
+
+def test_a_port_may_take_the_gateway_address_as_upstream(member, net4):
+    net, sub = net4
+    p = h.port(member, net["id"], fixed_ips=[{"ip_address": "10.0.0.1"}])
+    assert p["fixed_ips"] == [{"subnet_id": sub["id"], "ip_address": "10.0.0.1"}]
+
+
+def test_shrinking_pools_leaves_existing_addresses(member, net4):
+    net, sub = net4
+    p = h.port(member, net["id"], fixed_ips=[{"ip_address": "10.0.0.15"}])
+    status, _ = member.put(f"/v2.0/subnets/{sub['id']}", {"subnet": {
+        "allocation_pools": [{"start": "10.0.0.30", "end": "10.0.0.40"}]}})
+    assert status == 200
+    assert ips(member.get(f"/v2.0/ports/{p['id']}")[1]["port"]) == ["10.0.0.15"]
+    fresh = h.port(member, net["id"])
+    assert netaddr.IPAddress(ips(fresh)[0]) in netaddr.IPRange("10.0.0.30", "10.0.0.40")
+
+
+def test_port_update_bumps_revision_by_one(member, net4):
+    p = h.port(member, net4[0]["id"])
+    body = member.put(f"/v2.0/ports/{p['id']}", {"port": {"name": "x"}})[1]["port"]
+    assert body["revision_number"] == p["revision_number"] + 1
