@@ -182,6 +182,10 @@ class InvalidSharedSetting(Conflict):
                "Multiple projects are using it.")
 
 
+class SubnetPoolQuotaExceeded(Conflict):
+    message = "Per-project subnet pool prefix quota exceeded."
+
+
 class NetworkInUse(InUse):
     message = ("Unable to complete operation on network %(net_id)s. "
                "There are one or more ports still in use on the network, id for "

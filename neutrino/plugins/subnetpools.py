@@ -264,6 +264,4 @@ class SubnetPools:
         used = sum(size(netaddr.IPNetwork(r.cidr)) for r in used_rows
                    if r.project_id == project_id)
         if used + size(chosen) > quota:
-            raise errors.SubnetAllocationError(
-                reason="Unable to allocate subnet: the request exceeds the subnet "
-                       "pool's quota for this project")
+            raise errors.SubnetPoolQuotaExceeded()

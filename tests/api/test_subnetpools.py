@@ -209,3 +209,29 @@ def test_other_projects_private_pool_is_404(member, other, sp):
     h.error(other.get(f"/v2.0/subnetpools/{sp['id']}"), 404, "SubnetPoolNotFound")
     net = h.network(other)
     h.error(pool_subnet(other, net["id"], sp["id"]), 404, "SubnetPoolNotFound")
+
+
+def test_pool_quota_is_409_subnet_pool_quota_exceeded(member):
+    """default_quota counts IPv4 addresses per project: 512 is two /24s."""
+    quota = h.pool(member, ["10.230.0.0/16"], default_prefixlen=24, default_quota=512)
+    net = h.network(member)
+    for _ in range(2):
+        h.subnet(member, net["id"], None, subnetpool_id=quota["id"])
+    msg = h.error(pool_subnet(member, net["id"], quota["id"]), 409, "SubnetPoolQuotaExceeded")
+    assert msg == "Per-project subnet pool prefix quota exceeded."
+
+
+def test_cidr_and_prefixlen_together_are_400(member, sp):
+    net = h.network(member)
+    h.error(pool_subnet(member, net["id"], sp["id"], cidr="10.100.9.0/24", prefixlen=24), 400)
+
+
+def test_admin_can_mark_and_unmark_default(admin):
+    pool = h.pool(admin, ["10.232.0.0/16"])
+    try:
+        url = f"/v2.0/subnetpools/{pool['id']}"
+        assert admin.put(url, {"subnetpool": {"is_default": True}})[1]["subnetpool"]["is_default"]
+        assert not admin.put(url, {"subnetpool": {"is_default": False}})[1]["subnetpool"][
+            "is_default"]
+    finally:
+        admin.delete(f"/v2.0/subnetpools/{pool['id']}")
