@@ -15,6 +15,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import store
+from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.ports import Ports
 from neutrino.plugins.subnetpools import SubnetPools
@@ -28,7 +29,7 @@ CORE_ALIASES = (
     "pagination", "sorting", "filter-validation", "empty-string-filtering",
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
-    "net-mtu-writable",
+    "net-mtu-writable", "provider", "multi-provider",
 )
 
 
@@ -41,13 +42,19 @@ class CorePlugin:
         self.conf = conf
         self.db = db
         self.quota: Any = None  # a QuotaEngine, set by the service assembly
+        self.type_manager = TypeManager(conf)  # refuses bad ML2 options
         pools = SubnetPools()
         self.handlers: dict[str, Any] = {
-            "networks": Networks(conf),
+            "networks": Networks(conf, self.type_manager),
             "subnets": Subnets(conf, pools),
             "ports": Ports(conf),
             "subnetpools": pools,
         }
+
+    def initialize(self) -> None:
+        """Start-up work on the database, once per server before workers fork:
+        segment pools follow the configured ranges."""
+        self.type_manager.sync_allocations(self.db)
 
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
@@ -156,8 +163,16 @@ class CorePlugin:
 
     def network_of(self, network_id: str) -> dict[str, Any] | None:
         """The few network fields policy targets need (owner, shared)."""
+        return self.networks_of([network_id]).get(network_id)
+
+    def networks_of(self, network_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """``network_of`` for many networks in one query (lists of subnets/ports)."""
+        out: dict[str, dict[str, Any]] = {}
         with self.db.reader() as conn:
-            row = conn.execute(sa.select(t.networks.c.project_id, t.networks.c.shared)
-                               .where(t.networks.c.id == network_id)).first()
-        return None if row is None else {"project_id": row.project_id, "tenant_id": row.project_id,
-                                         "shared": row.shared}
+            for part in store.chunks(list(dict.fromkeys(network_ids))):
+                for row in conn.execute(sa.select(t.networks.c.id, t.networks.c.project_id,
+                                                  t.networks.c.shared)
+                                        .where(t.networks.c.id.in_(part))):
+                    out[row.id] = {"project_id": row.project_id, "tenant_id": row.project_id,
+                                   "shared": row.shared}
+        return out

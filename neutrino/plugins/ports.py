@@ -59,6 +59,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def _ordered(allocs: list[Any]) -> list[Any]:
+    if len(allocs) < 2:  # the common case; parsing addresses costs more than the rest
+        return allocs
     return sorted(allocs, key=lambda a: (netaddr.IPAddress(a.ip_address).version,
                                          netaddr.IPAddress(a.ip_address)))
 
