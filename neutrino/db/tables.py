@@ -7,7 +7,7 @@ schemas; this module must always equal the head migration (a test checks).
 """
 from __future__ import annotations
 
-from sqlalchemy import (Boolean, Column, DateTime, ForeignKey, Index, Integer,
+from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
                         MetaData, PrimaryKeyConstraint, String, Table,
                         UniqueConstraint)
 
@@ -170,4 +170,51 @@ quota_locks = Table(
     Column("project_id", String(255), nullable=False),
     Column("resource", String(255), nullable=False),
     PrimaryKeyConstraint("project_id", "resource"),
+)
+
+# -- ML2 ------------------------------------------------------------------------
+
+# The segments a network is made of (one, or several with multi-provider);
+# ``segment_index`` keeps the order the caller gave them in.
+network_segments = Table(
+    "network_segments", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("network_id", String(36), _fk("networks"), nullable=False, index=True),
+    Column("network_type", String(32), nullable=False),
+    Column("physical_network", String(64)),
+    Column("segmentation_id", BigInteger),
+    Column("is_dynamic", Boolean, nullable=False, default=False),
+    Column("segment_index", Integer, nullable=False, default=0),
+)
+
+# Pools of segmentation ids. A row exists for every id in the configured
+# ranges (free or not) and for every id in use outside them; allocation is a
+# conditional UPDATE of ``allocated`` so concurrent servers never share one.
+ml2_vlan_allocations = Table(
+    "ml2_vlan_allocations", metadata,
+    Column("physical_network", String(64), nullable=False),
+    Column("vlan_id", Integer, nullable=False, autoincrement=False),
+    Column("allocated", Boolean, nullable=False, default=False),
+    PrimaryKeyConstraint("physical_network", "vlan_id"),
+    Index("ix_ml2_vlan_allocations_physical_network_allocated",
+          "physical_network", "allocated"),
+)
+
+
+def _tunnel_allocations(name: str) -> Table:
+    return Table(
+        name, metadata,
+        Column("id", BigInteger, primary_key=True, autoincrement=False),
+        Column("allocated", Boolean, nullable=False, default=False, index=True),
+    )
+
+
+ml2_vxlan_allocations = _tunnel_allocations("ml2_vxlan_allocations")
+ml2_gre_allocations = _tunnel_allocations("ml2_gre_allocations")
+ml2_geneve_allocations = _tunnel_allocations("ml2_geneve_allocations")
+
+# A flat network takes its whole physical network: one row per physnet in use.
+ml2_flat_allocations = Table(
+    "ml2_flat_allocations", metadata,
+    Column("physical_network", String(64), primary_key=True),
 )

@@ -47,34 +47,40 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
 class Networks:
     table = t.networks
 
-    def __init__(self, conf: Any) -> None:
+    def __init__(self, conf: Any, type_manager: Any) -> None:
         self.conf = conf
+        self.types = type_manager  # ML2 segments: plugins/ml2/managers.py
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         row = store.standard_row(ctx.project_id, data)
-        mtu = data.get("mtu")
-        if mtu is None:
-            mtu = self.conf.global_physnet_mtu
+        segments = self.types.allocate(conn, data)
+        mtu = self.types.network_mtu(segments, data.get("mtu"))
         row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
                    shared=bool(data.get("shared", False)), mtu=mtu)
         conn.execute(sa.insert(t.networks).values(**row))
+        self.types.create_network_segments(conn, row["id"], segments)
         if data.get("tags"):
             store.set_tags(conn, row["id"], data["tags"])
         return row["id"]
 
     def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id))
-        return to_dicts(conn, [row])[0]
+        return self._extended(conn, to_dicts(conn, [row]))[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
-            sa.select(t.subnets.c.network_id).where(t.subnets.c.id.in_(vals)))}
+            sa.select(t.subnets.c.network_id).where(t.subnets.c.id.in_(vals))),
+            **self.types.filter_clauses(t.networks.c.id)}
         clauses = store.column_clauses(t.networks, query.filters, special)
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.networks, clauses, query)
-        return to_dicts(conn, rows), more
+        return self._extended(conn, to_dicts(conn, rows)), more
+
+    def _extended(self, conn: Connection, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.types.extend_network_dicts(conn, dicts)
+        return dicts
 
     def update(self, conn: Connection, ctx: Context, net_id: str, data: dict[str, Any],
                revision: int | None) -> None:
@@ -83,6 +89,9 @@ class Networks:
                   if k in data}
         if data.get("shared") is False:
             self._check_unshare(conn, net_id)
+        if data.get("mtu"):
+            self.types.check_mtu(conn, net_id, data["mtu"])
+        self.types.update_provider(conn, net_id, data)
         store.bump(conn, t.networks, net_id, values, revision)
 
     def _check_unshare(self, conn: Connection, net_id: str) -> None:
@@ -117,4 +126,5 @@ class Networks:
         conn.execute(sa.delete(t.ports).where(t.ports.c.network_id == net_id))
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.network_id == net_id))
         store.delete_tags(conn, net_id)
+        self.types.release_network_segments(conn, net_id)
         conn.execute(sa.delete(t.networks).where(t.networks.c.id == net_id))

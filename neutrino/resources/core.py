@@ -7,6 +7,7 @@ are loaded with the core plugin and listed by ``resources.extensions``.
 """
 from __future__ import annotations
 
+from neutrino.resources import provider
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import AUTO, UNSET, ResourceDef, attr, standard_attributes
 
@@ -37,7 +38,7 @@ def network() -> ResourceDef:
         attr("ipv6_address_scope", is_filter=False),
         *_tags_on_create(),
     )
-    return r
+    return provider.extend_network(r)  # the ML2 core plugin always has them
 
 
 def subnet() -> ResourceDef:

@@ -1,0 +1,12 @@
+"""Start-up errors of ML2 configuration.
+
+They subclass the plugin loader's error so ``neutrino serve`` prints them as
+one line and exits, naming the option at fault.
+"""
+from __future__ import annotations
+
+from neutrino.plugins.loader import PluginLoadError
+
+
+class Ml2ConfigError(PluginLoadError):
+    """An ML2 option cannot be used: unknown driver, bad range, missing type."""

@@ -1,0 +1,62 @@
+"""Rows of ``network_segments``: what each network is made of.
+
+Kept apart from the type drivers, which own the id pools; this module only
+records, reads and forgets which segments a network has.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Any, Iterable
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino.db import tables as t
+from neutrino.plugins.ml2.driver_api import Segment
+
+T = t.network_segments
+
+
+def add(conn: Connection, network_id: str, segments: list[Segment]) -> None:
+    if not segments:
+        return
+    conn.execute(sa.insert(T), [
+        {"id": str(uuid.uuid4()), "network_id": network_id, "network_type": s.network_type,
+         "physical_network": s.physical_network, "segmentation_id": s.segmentation_id,
+         "is_dynamic": False, "segment_index": index}
+        for index, s in enumerate(segments)])
+
+
+def of_networks(conn: Connection, network_ids: Iterable[str]) -> dict[str, list[Segment]]:
+    """Static segments of each network, in the order they were given."""
+    ids = list(network_ids)
+    out: dict[str, list[Segment]] = {i: [] for i in ids}
+    if not ids:
+        return out
+    rows = conn.execute(
+        sa.select(T.c.network_id, T.c.network_type, T.c.physical_network,
+                  T.c.segmentation_id)
+        .where(T.c.network_id.in_(ids), T.c.is_dynamic.is_(False))
+        .order_by(T.c.network_id, T.c.segment_index))
+    for row in rows:
+        sid = None if row.segmentation_id is None else int(row.segmentation_id)
+        out[row.network_id].append(Segment(row.network_type, row.physical_network, sid))
+    return out
+
+
+def replace_id(conn: Connection, network_id: str, old: Segment, new_id: int) -> None:
+    conn.execute(sa.update(T).where(T.c.network_id == network_id,
+                                    T.c.network_type == old.network_type,
+                                    T.c.segmentation_id == old.segmentation_id)
+                 .values(segmentation_id=new_id))
+
+
+def remove(conn: Connection, network_id: str) -> None:
+    conn.execute(sa.delete(T).where(T.c.network_id == network_id))
+
+
+def filter_clause(network_id_col: Any, column: str, values: list[Any]) -> Any:
+    """Networks having a segment whose ``column`` is one of ``values``."""
+    col = T.c[column]
+    match = col.in_(values) if len(values) > 1 else col == values[0]
+    return network_id_col.in_(sa.select(T.c.network_id).where(match))

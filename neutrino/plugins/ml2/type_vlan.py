@@ -1,0 +1,77 @@
+"""``vlan`` networks: an 802.1Q tag on a physical network.
+
+``[ml2_type_vlan] network_vlan_ranges`` names the physical networks VLAN
+networks may use and the tags project networks are allocated from; an admin
+may take any valid tag on a known physical network, inside the ranges or not.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.db import tables as t
+from neutrino.plugins.ml2 import mtu, ranges
+from neutrino.plugins.ml2.driver_api import Segment, TypeDriver
+from neutrino.plugins.ml2.pool import IdPool
+
+
+def _invalid(msg: str) -> errors.InvalidInput:
+    return errors.InvalidInput(error_message=msg)
+
+
+class VlanTypeDriver(TypeDriver):
+    network_type = "vlan"
+
+    def __init__(self, conf: Any) -> None:
+        super().__init__(conf)
+        self.vlan_ranges = ranges.vlan_ranges(conf.ml2_type_vlan.network_vlan_ranges)
+        self.physnet_mtus = ranges.physnet_mtus(conf.ml2.physical_network_mtus)
+        self.pool = IdPool(t.ml2_vlan_allocations, "vlan_id", "physical_network")
+
+    def sync_allocations(self, conn: Connection) -> None:
+        self.pool.sync(conn, self.vlan_ranges)
+
+    def is_partial_segment(self, segment: Segment) -> bool:
+        return segment.segmentation_id is None
+
+    def validate_provider_segment(self, segment: Segment) -> None:
+        physnet, vlan_id = segment.physical_network, segment.segmentation_id
+        if physnet:
+            if physnet not in self.vlan_ranges:
+                raise _invalid(f"physical_network '{physnet}' unknown for VLAN provider network")
+            if vlan_id is not None:
+                if not ranges.MIN_VLAN_TAG <= vlan_id <= ranges.MAX_VLAN_TAG:
+                    raise _invalid(f"segmentation_id out of range ({ranges.MIN_VLAN_TAG} "
+                                   f"through {ranges.MAX_VLAN_TAG})")
+            elif not self.vlan_ranges[physnet]:
+                raise _invalid(f"Physical network {physnet} requires segmentation_id to be "
+                               f"specified when creating a provider network")
+        elif vlan_id is not None:
+            raise _invalid("segmentation_id requires physical_network for VLAN provider network")
+
+    def reserve_provider_segment(self, conn: Connection, segment: Segment) -> Segment:
+        physnet, vlan_id = segment.physical_network, segment.segmentation_id
+        if vlan_id is None:
+            key = self.pool.allocate(conn, physnet)
+            if key is None:
+                raise errors.NoNetworkAvailable()
+            return Segment(self.network_type, key[0], key[1])
+        if not self.pool.reserve(conn, physnet, vlan_id):
+            raise errors.VlanIdInUse(vlan_id=vlan_id, physical_network=physnet)
+        return segment
+
+    def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
+        key = self.pool.allocate(conn)
+        return None if key is None else Segment(self.network_type, key[0], key[1])
+
+    def release_segment(self, conn: Connection, segment: Segment) -> None:
+        physnet, vlan_id = segment.physical_network, segment.segmentation_id
+        if vlan_id is None:
+            return
+        inside = ranges.contains(self.vlan_ranges.get(physnet or "", []), vlan_id)
+        self.pool.release(conn, physnet, vlan_id, inside)
+
+    def get_mtu(self, physical_network: str | None) -> int:
+        return mtu.physical(self.conf, self.physnet_mtus, physical_network)

@@ -1,0 +1,180 @@
+"""Segment pools on every backend: start-up sync, allocation, reservation, release."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+import sqlalchemy as sa
+
+from neutrino import errors
+from neutrino.db import tables as t
+from neutrino.db.engine import Database, RetryRequest
+from neutrino.plugins.ml2 import pool as pool_mod
+from neutrino.plugins.ml2.driver_api import Segment
+from neutrino.plugins.ml2.managers import TypeManager
+
+pytestmark = pytest.mark.backend
+
+
+@pytest.fixture
+def db(db_url: str) -> Any:
+    database = Database(db_url)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def manager(make_conf: Callable[[str], Any], db: Database) -> Callable[[str], TypeManager]:
+    """``manager(ini)`` -> a TypeManager whose pools were synced with ``ini``."""
+    def build(text: str) -> TypeManager:
+        tm = TypeManager(make_conf(text))
+        tm.sync_allocations(db)
+        return tm
+    return build
+
+
+def _vlans(db: Database) -> dict[tuple[str, int], bool]:
+    with db.reader() as conn:
+        rows = conn.execute(sa.select(t.ml2_vlan_allocations)).all()
+    return {(r.physical_network, r.vlan_id): r.allocated for r in rows}
+
+
+def _vnis(db: Database) -> dict[int, bool]:
+    with db.reader() as conn:
+        return {r.id: r.allocated for r in conn.execute(sa.select(t.ml2_vxlan_allocations))}
+
+
+def _vlan_conf(ranges: str) -> str:
+    return f"[ml2]\ntenant_network_types = vlan\n[ml2_type_vlan]\nnetwork_vlan_ranges = {ranges}\n"
+
+
+def test_sync_creates_one_free_row_per_id_of_the_ranges(manager, db):
+    manager(_vlan_conf("physnet1:1:4094,physnet2:100:102,physnet3"))
+    rows = _vlans(db)
+    assert len(rows) == 4094 + 3 and not any(rows.values())
+    assert ("physnet2", 101) in rows and ("physnet2", 103) not in rows
+
+
+def test_sync_of_a_large_vni_range_then_shrinking_it(manager, db):
+    manager("[ml2_type_vxlan]\nvni_ranges = 1:12000,20000:20009\n")
+    assert len(_vnis(db)) == 12010
+    manager("[ml2_type_vxlan]\nvni_ranges = 5:9\n")
+    assert sorted(_vnis(db)) == [5, 6, 7, 8, 9]
+
+
+def test_resync_keeps_allocated_rows_and_drops_free_rows_outside(manager, db):
+    tm = manager(_vlan_conf("physnet1:1:10,physnet2:1:3"))
+    with db.writer() as conn:
+        tm.drivers["vlan"].reserve_provider_segment(conn, Segment("vlan", "physnet1", 9))
+        tm.drivers["vlan"].reserve_provider_segment(conn, Segment("vlan", "physnet2", 2))
+    manager(_vlan_conf("physnet1:1:3,physnet1:20:21"))  # shrunk, added, physnet2 removed
+    assert _vlans(db) == {("physnet1", 1): False, ("physnet1", 2): False,
+                          ("physnet1", 3): False, ("physnet1", 9): True,
+                          ("physnet1", 20): False, ("physnet1", 21): False,
+                          ("physnet2", 2): True}
+
+
+def test_tenant_allocation_hands_out_each_id_once_then_nothing(manager, db):
+    tm = manager(_vlan_conf("physnet1:3456:3457"))
+    driver = tm.drivers["vlan"]
+    with db.writer() as conn:
+        got = [driver.allocate_tenant_segment(conn) for _ in range(3)]
+    assert sorted(s.segmentation_id for s in got[:2]) == [3456, 3457]
+    assert got[2] is None
+    assert all(_vlans(db).values())
+
+
+def test_tenant_types_are_tried_in_order(manager, db):
+    tm = manager("[ml2]\ntenant_network_types = vlan,vxlan\n[ml2_type_vlan]\n"
+                 "network_vlan_ranges = physnet1:7:7\n[ml2_type_vxlan]\nvni_ranges = 50:50\n")
+    with db.writer() as conn:
+        first = tm.allocate(conn, {})
+        second = tm.allocate(conn, {})
+        with pytest.raises(errors.NoNetworkAvailable) as info:
+            tm.allocate(conn, {})
+    assert first == [Segment("vlan", "physnet1", 7)] and second == [Segment("vxlan", None, 50)]
+    assert info.value.code == 503
+    assert info.value.msg == ("Unable to create the network. No tenant network is available "
+                              "for allocation.")
+
+
+def test_a_lost_race_asks_for_the_whole_operation_again(manager, db, monkeypatch):
+    tm = manager(_vlan_conf("physnet1:1:5"))
+    table = t.ml2_vlan_allocations
+
+    def rival_takes_it(conn: Any) -> Callable[[list[Any]], Any]:
+        def choice(candidates: list[Any]) -> Any:
+            pick = candidates[0]
+            conn.execute(sa.update(table).where(table.c.vlan_id == pick[1])
+                         .values(allocated=True))
+            return pick
+        return choice
+    with pytest.raises(RetryRequest):
+        with db.writer() as conn:
+            monkeypatch.setattr(pool_mod.random, "choice", rival_takes_it(conn))
+            tm.drivers["vlan"].allocate_tenant_segment(conn)
+
+
+def test_reserving_an_id_outside_the_ranges_and_releasing_it(manager, db):
+    tm = manager(_vlan_conf("physnet1:3456:3457"))
+    driver = tm.drivers["vlan"]
+    seg = Segment("vlan", "physnet1", 3455)
+    with db.writer() as conn:
+        assert driver.reserve_provider_segment(conn, seg) == seg
+    assert _vlans(db)[("physnet1", 3455)] is True
+    with db.writer() as conn:
+        with pytest.raises(errors.VlanIdInUse) as info:
+            driver.reserve_provider_segment(conn, seg)
+    assert info.value.code == 409 and info.value.msg == (
+        "Unable to create the network. The VLAN 3455 on physical network physnet1 is in use.")
+    with db.writer() as conn:
+        driver.release_segment(conn, seg)
+    assert ("physnet1", 3455) not in _vlans(db)
+
+
+def test_releasing_an_id_inside_the_ranges_frees_it(manager, db):
+    tm = manager(_vlan_conf("physnet1:3456:3456"))
+    driver = tm.drivers["vlan"]
+    seg = Segment("vlan", "physnet1", 3456)
+    with db.writer() as conn:
+        driver.reserve_provider_segment(conn, seg)
+        assert driver.allocate_tenant_segment(conn) is None
+        driver.release_segment(conn, seg)
+        assert driver.allocate_tenant_segment(conn) == seg
+
+
+def test_partial_vlan_segment_is_taken_from_the_named_physnet(manager, db):
+    tm = manager(_vlan_conf("physnet1:10:12,physnet2:20:20"))
+    driver = tm.drivers["vlan"]
+    with db.writer() as conn:
+        got = driver.reserve_provider_segment(conn, Segment("vlan", "physnet2"))
+        assert got == Segment("vlan", "physnet2", 20)
+        with pytest.raises(errors.NoNetworkAvailable):
+            driver.reserve_provider_segment(conn, Segment("vlan", "physnet2"))
+
+
+def test_tunnel_id_in_use_and_partial_tunnel_segments(manager, db):
+    tm = manager("[ml2_type_gre]\ntunnel_id_ranges = 1:1\n")
+    driver = tm.drivers["gre"]
+    with db.writer() as conn:
+        assert driver.reserve_provider_segment(conn, Segment("gre")) == Segment("gre", None, 1)
+        assert driver.reserve_provider_segment(conn, Segment("gre", None, 4294967295))
+        with pytest.raises(errors.TunnelIdInUse) as info:
+            driver.reserve_provider_segment(conn, Segment("gre", None, 1))
+        with pytest.raises(errors.NoNetworkAvailable):
+            driver.reserve_provider_segment(conn, Segment("gre"))
+    assert info.value.msg == "Unable to create the network. The tunnel ID 1 is in use."
+
+
+def test_a_flat_physnet_serves_one_network_at_a_time(manager, db):
+    tm = manager("")
+    driver = tm.drivers["flat"]
+    seg = Segment("flat", "physnet1")
+    with db.writer() as conn:
+        driver.reserve_provider_segment(conn, seg)
+        with pytest.raises(errors.FlatNetworkInUse) as info:
+            driver.reserve_provider_segment(conn, seg)
+        driver.release_segment(conn, seg)
+        assert driver.reserve_provider_segment(conn, seg) == seg
+    assert info.value.msg == ("Unable to create the flat network. Physical network physnet1 "
+                              "is in use.")
