@@ -1,6 +1,7 @@
 """Choosing IP addresses for ports, safe across processes and servers.
 
-Addresses are tried at random inside the allocation pools, several at once,
+Addresses are tried at random among the first ``WINDOW`` addresses of the
+allocation pools (as upstream does), several at once,
 and checked with one indexed query; only a nearly full subnet falls back to
 walking the pools. The primary key (subnet_id, ip_address) is the final
 arbiter: a concurrent writer that took the same address makes the insert
@@ -21,6 +22,10 @@ from neutrino.ipam import subnet_rules
 
 SAMPLE = 16  # random candidates per round
 ROUNDS = 3
+# Upstream picks at random among the first free addresses of the pools, not
+# anywhere in them: IPv6 ports get small addresses (2001:db8::1c, not
+# 2001:db8::57d6:ba10:79b3:a694). This is the size of that window.
+WINDOW = 1000
 
 
 def generate_mac(base_mac: str) -> str:
@@ -51,7 +56,7 @@ def _taken(conn: Connection, subnet_id: str, candidates: Iterable[str]) -> set[s
 
 def _random_candidates(pools: list[netaddr.IPRange], count: int) -> list[str]:
     sizes = [p.size for p in pools]
-    total = sum(sizes)
+    total = min(sum(sizes), WINDOW)
     picks: set[int] = set()
     for _ in range(min(count, total)):
         n = random.randrange(total)
@@ -90,7 +95,7 @@ def _nth_free(left: netaddr.IPSet) -> str | None:
     lowest one (each lost race costs a whole-operation retry)."""
     if not left.size:
         return None
-    n = random.randrange(left.size)
+    n = random.randrange(min(left.size, WINDOW))
     for cidr in left.iter_cidrs():
         if n < cidr.size:
             return str(cidr[n])

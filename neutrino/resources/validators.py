@@ -207,7 +207,10 @@ def filter_bool(text: str) -> bool:
 # Composite validators used by the core resources.
 
 def _nameserver(value: Any) -> str:
-    return ip_address(value)
+    try:
+        return ip_address(value)
+    except Invalid as exc:
+        raise Invalid(f"'{value}' is not a valid nameserver. {exc}") from None
 
 
 nameservers = list_of(_nameserver, unique="nameserver")

@@ -365,3 +365,12 @@ def test_port_update_bumps_revision_by_one(member, net4):
     p = h.port(member, net4[0]["id"])
     body = member.put(f"/v2.0/ports/{p['id']}", {"port": {"name": "x"}})[1]["port"]
     assert body["revision_number"] == p["revision_number"] + 1
+
+
+def test_stateful_ipv6_addresses_come_from_the_start_of_the_pool(member):
+    """Upstream picks among the first free addresses, never deep in a /64."""
+    net = h.network(member)
+    h.subnet(member, net["id"], "2001:db8:9::/64", ipv6_address_mode="dhcpv6-stateful")
+    for _ in range(5):
+        addr = netaddr.IPAddress(ips(h.port(member, net["id"]))[0])
+        assert int(addr) - int(netaddr.IPAddress("2001:db8:9::")) <= 1000
