@@ -58,6 +58,9 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
     plugin.quota = QuotaEngine(conf, quota_countables())
     plugins = directory.load(conf, db, plugin)
     resources = core.core_resources()
+    extend = getattr(plugin, "extend_resources", None)
+    if extend is not None:
+        extend(resources)
     api = Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
               aliases=sorted(set(plugins.aliases) | set(QUOTA_ALIASES)),
               owners=dict(plugins.owners))

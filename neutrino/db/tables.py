@@ -218,3 +218,16 @@ ml2_flat_allocations = Table(
     "ml2_flat_allocations", metadata,
     Column("physical_network", String(64), primary_key=True),
 )
+
+# ``port_security`` extension driver: one row per network and per port.
+network_port_security = Table(
+    "network_port_security", metadata,
+    Column("network_id", String(36), _fk("networks"), primary_key=True),
+    Column("port_security_enabled", Boolean, nullable=False),
+)
+
+port_port_security = Table(
+    "port_port_security", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("port_security_enabled", Boolean, nullable=False),
+)

@@ -15,6 +15,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import store
+from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.ports import Ports
@@ -43,6 +44,8 @@ class CorePlugin:
         self.db = db
         self.quota: Any = None  # a QuotaEngine, set by the service assembly
         self.type_manager = TypeManager(conf)  # refuses bad ML2 options
+        self.extensions = ExtensionManager(conf)
+        self.supported_extension_aliases = CORE_ALIASES + tuple(self.extensions.aliases)
         pools = SubnetPools()
         self.handlers: dict[str, Any] = {
             "networks": Networks(conf, self.type_manager),
@@ -58,6 +61,15 @@ class CorePlugin:
 
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
+
+    def extend_resources(self, resources: dict[str, Any]) -> None:
+        """Add the extension drivers' attributes to the resource definitions."""
+        for plural, attrs in self.extensions.attributes().items():
+            resources[plural].add(*attrs)
+
+    def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.extensions.extend(conn, plural, items)
+        return items
 
     def write(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
@@ -77,8 +89,12 @@ class CorePlugin:
 
         def op(conn: Any) -> list[dict[str, Any]]:
             self._enforce_quota(conn, plural, items)
-            ids = [handler.create(conn, ctx, item) for item in items]
-            return [handler.get(conn, i) for i in ids]
+            ids = []
+            for item in items:
+                rid = handler.create(conn, ctx, item)
+                self.extensions.process_create(conn, ctx, plural, item, rid)
+                ids.append(rid)
+            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids])
         return self._write(op)
 
     def _enforce_quota(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> None:
@@ -95,11 +111,14 @@ class CorePlugin:
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
-            return self._handler(plural).get(conn, rid)
+            return self._loaded(conn, plural, [self._handler(plural).get(conn, rid)])[0]
 
     def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        handler = self._handler(plural)
+        query.extra.extend(self.extensions.filter_clauses(plural, handler.table, query.filters))
         with self.db.reader() as conn:
-            return self._handler(plural).list(conn, ctx, query)
+            items, more = handler.list(conn, ctx, query)
+            return self._loaded(conn, plural, items), more
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
@@ -107,7 +126,8 @@ class CorePlugin:
 
         def op(conn: Any) -> dict[str, Any]:
             handler.update(conn, ctx, rid, data, revision)
-            return handler.get(conn, rid)
+            self.extensions.process_update(conn, ctx, plural, data, rid)
+            return self._loaded(conn, plural, [handler.get(conn, rid)])[0]
         return self._write(op)
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:

@@ -46,6 +46,8 @@ class ListQuery:
     marker: str | None = None
     page_reverse: bool = False
     fields: list[str] | None = None
+    # Conditions from extension drivers on attributes they store themselves.
+    extra: list[Any] = field(default_factory=list)
 
 
 def standard_row(ctx_project: str | None, data: dict[str, Any],
@@ -206,7 +208,7 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         sorts.append(("id", sorts[-1][1] if sorts else True))
     if query.page_reverse:
         sorts = [(k, not asc) for k, asc in sorts]
-    stmt = sa.select(table).where(*clauses)
+    stmt = sa.select(table).where(*clauses, *query.extra)
     if query.marker:
         marker = conn.execute(sa.select(table).where(table.c.id == query.marker)).first()
         if marker is not None:

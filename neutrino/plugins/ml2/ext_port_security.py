@@ -1,0 +1,116 @@
+"""``port_security``: whether a network's and a port's traffic is filtered.
+
+A port inherits its network's setting unless it says otherwise. Port
+security is what makes anti-spoofing and security groups apply, so a port
+cannot turn it off while it relies on allowed address pairs, and cannot get
+address pairs while it is off.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.resources import validators as v
+from neutrino.resources.attributes import Attribute, attr
+
+ATTR = "port_security_enabled"
+
+
+class AddressPairAndPortSecurityRequired(errors.Conflict):
+    message = ("Port Security must be enabled in order to have allowed address "
+               "pairs on a port.")
+
+
+class PortSecurityDriver(ExtensionDriver):
+    extension_alias = "port-security"
+
+    def attributes(self) -> dict[str, list[Attribute]]:
+        return {
+            "networks": [attr(ATTR, v.boolean, default=True, allow_post=True,
+                              allow_put=True, is_filter=True, enforce_policy=True,
+                              convert_filter=v.filter_bool)],
+            # None on create means "as the network says".
+            "ports": [attr(ATTR, v.boolean, default=None, allow_post=True,
+                           allow_put=True, is_filter=True, enforce_policy=True,
+                           convert_filter=v.filter_bool)],
+        }
+
+    def process_create(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        if plural == "networks":
+            enabled = data.get(ATTR)
+            conn.execute(sa.insert(t.network_port_security).values(
+                network_id=resource_id, port_security_enabled=True if enabled is None else enabled))
+        elif plural == "ports":
+            enabled = data.get(ATTR)
+            if enabled is None:
+                enabled = self._network_default(conn, data["network_id"])
+            if not enabled and data.get("allowed_address_pairs"):
+                raise AddressPairAndPortSecurityRequired()
+            conn.execute(sa.insert(t.port_port_security).values(
+                port_id=resource_id, port_security_enabled=enabled))
+
+    def process_update(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        table, key = self._table(plural)
+        if table is None:
+            return
+        if ATTR in data and data[ATTR] is not None:
+            conn.execute(sa.update(table).where(table.c[key] == resource_id)
+                         .values(port_security_enabled=data[ATTR]))
+        if plural == "ports" and not self._enabled(conn, table, key, resource_id):
+            pairs = conn.execute(sa.select(t.allowed_address_pairs.c.port_id).where(
+                t.allowed_address_pairs.c.port_id == resource_id).limit(1)).first()
+            if pairs is not None:
+                raise AddressPairAndPortSecurityRequired()
+
+    def filter_clauses(self, plural: str, table: Any,
+                       filters: dict[str, list[Any]]) -> list[Any]:
+        own, key = self._table(plural)
+        if own is None or ATTR not in filters:
+            return []
+        wanted = filters[ATTR]
+        rows = sa.select(own.c[key]).where(own.c.port_security_enabled.in_(wanted))
+        clause = table.c.id.in_(rows)
+        if True in wanted:  # resources from before the driver have no row: enabled
+            clause = sa.or_(clause, table.c.id.not_in(sa.select(own.c[key])))
+        return [clause]
+
+    def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
+        table, key = self._table(plural)
+        if table is None:
+            return
+        ids = [i["id"] for i in items]
+        found: dict[str, bool] = {}
+        for part in range(0, len(ids), 500):
+            for row in conn.execute(sa.select(table.c[key], table.c.port_security_enabled)
+                                    .where(table.c[key].in_(ids[part:part + 500]))):
+                found[row[0]] = row[1]
+        for item in items:
+            item[ATTR] = found.get(item["id"], True)
+
+    @staticmethod
+    def _table(plural: str) -> tuple[Any, str]:
+        if plural == "networks":
+            return t.network_port_security, "network_id"
+        if plural == "ports":
+            return t.port_port_security, "port_id"
+        return None, ""
+
+    @staticmethod
+    def _enabled(conn: Connection, table: Any, key: str, rid: str) -> bool:
+        value = conn.execute(sa.select(table.c.port_security_enabled)
+                             .where(table.c[key] == rid)).scalar()
+        return True if value is None else bool(value)
+
+    @staticmethod
+    def _network_default(conn: Connection, network_id: str) -> bool:
+        value = conn.execute(sa.select(t.network_port_security.c.port_security_enabled)
+                             .where(t.network_port_security.c.network_id == network_id)).scalar()
+        return True if value is None else bool(value)

@@ -1,0 +1,46 @@
+"""The one interface every ML2 extension driver implements.
+
+An extension driver adds attributes to networks, subnets or ports and keeps
+them in its own tables. It works inside the core plugin's transaction
+(``conn``), so the attributes are created, changed and removed atomically
+with the resource they belong to; it never commits or retries.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from sqlalchemy import Connection
+
+from neutrino.context import Context
+from neutrino.resources.attributes import Attribute
+
+
+class ExtensionDriver(abc.ABC):
+    """Base of ``neutrino.ml2.extension_drivers`` entry points."""
+
+    extension_alias: str = ""
+
+    def __init__(self, conf: Any) -> None:
+        self.conf = conf
+
+    @abc.abstractmethod
+    def attributes(self) -> dict[str, list[Attribute]]:
+        """Attributes the driver adds, by collection (``networks``, ``ports``)."""
+
+    def process_create(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        """Store the driver's attributes of a resource just created."""
+
+    def process_update(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        """Apply a change to the driver's attributes (keys of ``data`` present)."""
+
+    def filter_clauses(self, plural: str, table: Any,
+                       filters: dict[str, list[Any]]) -> list[Any]:
+        """SQL conditions on ``table.c.id`` for filters on the driver's attributes."""
+        return []
+
+    @abc.abstractmethod
+    def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
+        """Add the driver's attributes to resources being returned (in bulk)."""

@@ -1,0 +1,84 @@
+"""The port_security extension driver, over the API."""
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+
+
+@pytest.fixture(scope="module")
+def ps_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("ps"),
+                 extra="[ml2]\nextension_drivers = port_security\n").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def member(ps_server: Server) -> Client:
+    return Client(ps_server.url, uuid.uuid4().hex, "member")
+
+
+def _net(client: Client, **extra: object) -> dict:
+    status, body = client.post("/v2.0/networks", {"network": {"name": "ps", **extra}})
+    assert status == 201, body
+    net = body["network"]
+    client.post("/v2.0/subnets", {"subnet": {"network_id": net["id"], "ip_version": 4,
+                                             "cidr": "10.5.0.0/24"}})
+    return net
+
+
+def test_extension_is_listed_when_the_driver_is_loaded(ps_server: Server, server: Server) -> None:
+    assert Client(ps_server.url).get("/v2.0/extensions/port-security")[0] == 200
+    assert Client(server.url).get("/v2.0/extensions/port-security")[0] == 404
+
+
+def test_networks_default_to_port_security_enabled(member: Client) -> None:
+    net = _net(member)
+    assert net["port_security_enabled"] is True
+    shown = member.get(f"/v2.0/networks/{net['id']}")[1]["network"]
+    assert shown["port_security_enabled"] is True
+
+
+def test_ports_inherit_the_networks_setting_unless_given(member: Client) -> None:
+    net = _net(member, port_security_enabled=False)
+    assert net["port_security_enabled"] is False
+    port = member.post("/v2.0/ports", {"port": {"network_id": net["id"]}})[1]["port"]
+    assert port["port_security_enabled"] is False
+    port = member.post("/v2.0/ports", {"port": {"network_id": net["id"],
+                                                "port_security_enabled": True}})[1]["port"]
+    assert port["port_security_enabled"] is True
+
+
+def test_address_pairs_need_port_security_and_nothing_is_created(member: Client) -> None:
+    net = _net(member)
+    status, body = member.post("/v2.0/ports", {"port": {
+        "network_id": net["id"], "port_security_enabled": False,
+        "allowed_address_pairs": [{"ip_address": "10.5.0.99"}]}})
+    assert status == 409
+    assert body["NeutronError"]["type"] == "AddressPairAndPortSecurityRequired"
+    assert member.get(f"/v2.0/ports?network_id={net['id']}")[1]["ports"] == []
+
+
+def test_port_with_address_pairs_cannot_disable_port_security(member: Client) -> None:
+    net = _net(member)
+    port = member.post("/v2.0/ports", {"port": {
+        "network_id": net["id"], "allowed_address_pairs": [{"ip_address": "10.5.0.98"}]}})[1]["port"]
+    status, body = member.put(f"/v2.0/ports/{port['id']}",
+                              {"port": {"port_security_enabled": False}})
+    assert status == 409
+    shown = member.get(f"/v2.0/ports/{port['id']}")[1]["port"]
+    assert shown["port_security_enabled"] is True
+    status, body = member.put(f"/v2.0/ports/{port['id']}", {"port": {
+        "port_security_enabled": False, "allowed_address_pairs": []}})
+    assert status == 200 and body["port"]["port_security_enabled"] is False
+
+
+def test_filter_by_port_security(member: Client) -> None:
+    on = _net(member)
+    off = _net(member, port_security_enabled=False)
+    ids = {n["id"] for n in member.get("/v2.0/networks?port_security_enabled=False")[1]["networks"]}
+    assert off["id"] in ids and on["id"] not in ids
