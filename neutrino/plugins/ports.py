@@ -106,7 +106,11 @@ class Ports:
 
     def _from_any(self, conn: Connection, network_id: str,
                   group: list[dict[str, Any]]) -> tuple[str, str]:
-        for subnet in group:
+        """An address from the first subnet of ``group`` that has one free.
+
+        Upstream tries the subnets in id order (not creation order), so every
+        automatic port lands on the same, lowest-id subnet while it lasts."""
+        for subnet in sorted(group, key=lambda s: s["id"]):
             ip = allocator.pick_address(conn, subnet)
             if ip is not None:
                 return subnet["id"], ip

@@ -374,3 +374,18 @@ def test_stateful_ipv6_addresses_come_from_the_start_of_the_pool(member):
     for _ in range(5):
         addr = netaddr.IPAddress(ips(h.port(member, net["id"]))[0])
         assert int(addr) - int(netaddr.IPAddress("2001:db8:9::")) <= 1000
+
+
+def test_automatic_address_comes_from_the_lowest_id_subnet(member):
+    """Upstream orders candidate subnets by id, not by creation time."""
+    import time
+    net = h.network(member)
+    first = h.subnet(member, net["id"], "10.0.0.0/24")
+    time.sleep(1.1)  # a later created_at, so creation order and id order differ
+    lowest, i = None, 1
+    while lowest is None:
+        sub = h.subnet(member, net["id"], f"10.{i}.0.0/24")
+        lowest = sub if sub["id"] < first["id"] else None
+        i += 1
+    for _ in range(3):
+        assert h.port(member, net["id"])["fixed_ips"][0]["subnet_id"] == lowest["id"]
