@@ -7,11 +7,13 @@ both conftest modules are imported under the same name.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
 import pytest
+import requests
 
 ROOT_CONFTEST = Path(__file__).resolve().parent.parent / "conftest.py"
 BACKENDS = ["sqlite", "postgresql", "mariadb"]
@@ -21,6 +23,27 @@ def root(request: pytest.FixtureRequest) -> ModuleType:
     mod = request.config.pluginmanager.get_plugin(str(ROOT_CONFTEST))
     assert mod is not None, "tests/conftest.py is not loaded"
     return mod
+
+
+def start_patient(srv: Any) -> Any:
+    """``srv.start()``, tolerating a slow first answer on a loaded machine.
+
+    ``Server.start`` polls with a 1 s read timeout and lets ``ReadTimeout``
+    escape even though the server is up and merely busy; keep polling then.
+    """
+    try:
+        return srv.start()
+    except requests.Timeout:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if srv.proc is None or srv.proc.poll() is not None:
+                raise
+            try:
+                requests.get(srv.url + "/", timeout=10)
+                return srv
+            except requests.RequestException:
+                time.sleep(0.2)
+        raise
 
 
 @pytest.fixture(params=BACKENDS)
@@ -61,7 +84,7 @@ def start_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
         home.mkdir()
         srv = helpers.Server(home, db_url=url, workers=workers, extra=extra)
         started.append(srv)
-        return srv.start()
+        return start_patient(srv)
 
     yield start
     for srv in started:
@@ -79,3 +102,9 @@ def client_for(request: pytest.FixtureRequest) -> Callable[..., Any]:
 def helpers(request: pytest.FixtureRequest) -> ModuleType:
     """The top-level conftest module (Server, Client, database creation)."""
     return root(request)
+
+
+@pytest.fixture(scope="session")
+def start_patiently() -> Callable[[Any], Any]:
+    """The ``start`` helper above, for module-scoped server fixtures."""
+    return start_patient

@@ -20,7 +20,7 @@ ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql", "mariadb"])
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-        helpers: Any) -> Iterator[Any]:
+        helpers: Any, start_patiently: Any) -> Iterator[Any]:
     tmp = tmp_path_factory.mktemp(f"api-{request.param}")
     if request.param == "sqlite":
         url, drop = f"sqlite:///{tmp / 'api.sqlite'}", (lambda: None)
@@ -30,7 +30,7 @@ def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         url, drop = helpers._mysql_create()
     srv = helpers.Server(Path(tmp), db_url=url)
     try:
-        srv.start()
+        start_patiently(srv)
         yield helpers.Client(srv.url)
     finally:
         srv.stop()
