@@ -58,14 +58,14 @@ class Server:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(self.command("serve"), stdout=log, stderr=log,
                                          cwd=self.tmp, env=self.env)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log.read_text()[-3000:]}")
             try:
                 requests.get(self.url + "/", timeout=1)
                 return self
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError("server did not start")

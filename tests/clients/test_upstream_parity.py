@@ -36,10 +36,6 @@ def test_subnet_from_pool_is_carved_from_the_smallest_block_that_fits(cli, conn,
     assert whole.cidr == "10.0.0.0/8"
 
 
-@pytest.mark.xfail(strict=True, raises=MISMATCH, reason=(
-    "subnet pool quota: exceeding default_quota is 400 SubnetAllocationError in neutrino; "
-    "upstream answers 409 SubnetPoolQuotaExceeded 'Per-project subnet pool prefix quota "
-    "exceeded.'"))
 def test_exceeding_a_subnet_pool_quota_is_a_conflict(conn, name, cleanup):
     pool = conn.network.create_subnet_pool(name=name, prefixes=["10.130.0.0/16"],
                                            default_prefixlen=28, default_quota=1)
@@ -67,12 +63,6 @@ def test_network_without_subnets_accepts_a_small_mtu(cli, conn, name, cleanup):
     assert found.mtu == 10
 
 
-@pytest.mark.xfail(strict=True, raises=MISMATCH, reason=(
-    "attribute validation errors: neutrino answers NeutronError type InvalidInput, message "
-    "\"Invalid input for operation: Invalid input for dns_nameservers. Reason: 'foo' is not "
-    "a valid IP address.\"; upstream answers type HTTPBadRequest, message \"Invalid input for "
-    "dns_nameservers. Reason: 'foo' is not a valid nameserver. 'foo' is not a valid IP "
-    "address.\" (the CLI prints the message)"))
 def test_bad_dns_nameserver_error_reads_as_upstream(cli, conn, name, cleanup):
     net = conn.network.create_network(name=name)
     cleanup.add("network", net.id)
@@ -83,9 +73,6 @@ def test_bad_dns_nameserver_error_reads_as_upstream(cli, conn, name, cleanup):
             in proc.stderr)
 
 
-@pytest.mark.xfail(strict=True, raises=MISMATCH, reason=(
-    "tags: PUT /v2.0/networks/{id}/tags {\"tags\": [\"a\", \"a\"]} is 200 {\"tags\": [\"a\"]} "
-    "in neutrino; upstream answers 400 InvalidInput \"Duplicate items in the list: 'a'.\""))
 def test_replacing_tags_with_duplicates_is_rejected(conn, name, cleanup):
     net = conn.network.create_network(name=name)
     cleanup.add("network", net.id)
