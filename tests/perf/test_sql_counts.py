@@ -1,0 +1,90 @@
+"""SQL statements per request stay bounded as the data grows (no N+1)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from falcon import testing
+from sqlalchemy import event
+
+from neutrino.api.app import build_falcon
+from neutrino.db import migrate
+from neutrino.service import build_api, make_conf
+
+
+class App:
+    def __init__(self, tmp: Path) -> None:
+        url = f"sqlite:///{tmp / 'counts.sqlite'}"
+        migrate.upgrade(url)
+        conf_file = tmp / "n.conf"
+        conf_file.write_text(f"[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = {url}\n"
+                             f"[quotas]\ndefault_quota = -1\nquota_network = -1\n"
+                             f"quota_port = -1\nquota_subnet = -1\n"
+                             f"[ml2]\nextension_drivers = port_security\n")
+        self.api = build_api(make_conf(["--config-file", str(conf_file)]))
+        self.client = testing.TestClient(build_falcon(self.api))
+        self.statements = 0
+        event.listen(self.api.plugin.db.engine, "before_cursor_execute", self._count)
+
+    def _count(self, *args: Any) -> None:
+        self.statements += 1
+
+    def counted(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        self.statements = 0
+        result = self.client.simulate_request(method, path, **kw)
+        assert result.status_code < 300, result.text
+        return self.statements, result.json
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    yield App(tmp_path_factory.mktemp("counts"))
+
+
+def _network_with_ports(app: App, ports: int, subnets: int = 1) -> str:
+    net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "n"}}).json
+    net_id = net["network"]["id"]
+    for i in range(subnets):
+        app.client.simulate_post("/v2.0/subnets", json={"subnet": {
+            "network_id": net_id, "ip_version": 4, "cidr": f"10.{i}.0.0/16"}})
+    for start in range(0, ports, 100):
+        batch = [{"network_id": net_id, "tags": ["t"]} for _ in range(min(100, ports - start))]
+        app.client.simulate_post("/v2.0/ports", json={"ports": batch})
+    return net_id
+
+
+@pytest.mark.parametrize("path", ["ports", "networks", "subnets"])
+def test_listing_costs_the_same_statements_for_10_or_300_rows(app: App, path: str) -> None:
+    small = _network_with_ports(app, 10)
+    big = _network_with_ports(app, 300)
+    query = {"ports": "network_id={}", "networks": "id={}", "subnets": "network_id={}"}[path]
+    few, body_small = app.counted("GET", f"/v2.0/{path}?" + query.format(small))
+    many, body_big = app.counted("GET", f"/v2.0/{path}?" + query.format(big))
+    assert len(body_big[path]) >= len(body_small[path])
+    assert many == few
+
+
+def test_member_listing_of_many_networks_subnets_is_bounded(app: App) -> None:
+    headers = {"X-Project-Id": "counter", "X-Roles": "member"}
+    for i in range(30):
+        net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": f"m{i}"}},
+                                       headers=headers).json["network"]["id"]
+        app.client.simulate_post("/v2.0/subnets", headers=headers, json={"subnet": {
+            "network_id": net, "ip_version": 4, "cidr": "10.9.0.0/24"}})
+    count, body = app.counted("GET", "/v2.0/subnets", headers=headers)
+    assert len(body["subnets"]) == 30
+    assert count <= 12
+
+
+def test_show_port_is_a_handful_of_statements(app: App) -> None:
+    net = _network_with_ports(app, 1)
+    port = app.client.simulate_get(f"/v2.0/ports?network_id={net}").json["ports"][0]["id"]
+    count, _ = app.counted("GET", f"/v2.0/ports/{port}")
+    assert count <= 10
+
+
+def test_port_create_is_a_bounded_number_of_statements(app: App) -> None:
+    net = _network_with_ports(app, 0)
+    count, _ = app.counted("POST", "/v2.0/ports", json={"port": {"network_id": net}})
+    assert count <= 30
