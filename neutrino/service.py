@@ -8,6 +8,8 @@ from oslo_config import cfg
 
 from neutrino.api import app as app_mod
 from neutrino.api.controller import Api
+from neutrino.api.hooks.notifier import NotifierHook
+from neutrino.rpc.notifications import Notifications
 from neutrino.conf import options
 from neutrino.db.engine import Database
 from neutrino.plugins import directory, loader
@@ -66,6 +68,7 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
               owners=dict(plugins.owners))
     for ext in plugins.extensions:
         _add_extension(api, ext)
+    api.notifier = NotifierHook(Notifications(conf))
     return api
 
 

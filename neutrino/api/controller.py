@@ -17,6 +17,7 @@ import orjson
 from neutrino import errors
 from neutrino.api import body as body_mod
 from neutrino.api import query as query_mod
+from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.context import Context
 from neutrino.resources.attributes import ResourceDef
 
@@ -40,6 +41,7 @@ class Api:
     attribute_handlers: dict[str, list[Any]] = field(default_factory=dict)
     actions: dict[tuple[str, str], Any] = field(default_factory=dict)
     request_hooks: list[Any] = field(default_factory=list)
+    notifier: NotifierHook = field(default_factory=NotifierHook)
 
     def plugin_for(self, plural: str) -> Any:
         return self.owners.get(plural, self.plugin)
@@ -169,7 +171,7 @@ class Collection:
         items = [i for i in items if shaper.visible(i)]
         self.api.extend(ctx, self.rdef.plural, items)
         payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
-        page_links = query_mod.links(base_url(req), params, self.rdef.plural, items, q)
+        page_links = query_mod.links(base_url(req), params, self.rdef.url_plural, items, q)
         if page_links:
             payload[f"{self.rdef.plural}_links"] = page_links
         self.api.hooks_response(ctx, "GET", self.rdef.plural, payload)
@@ -193,6 +195,7 @@ class Collection:
                                        if self.api.conf.auth_strategy == "noauth" else None)
             self._authorize_create(ctx, item, data, targets)
             prepared.append(data)
+        self.api.notifier.create_start(ctx, self.rdef.singular, raw)
         created = self.api.plugin_for(self.rdef.plural).create(ctx, self.rdef.plural, prepared)
         for data, result in zip(prepared, created):
             for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
@@ -201,6 +204,7 @@ class Collection:
         shaped = [shaper.shape(c, None) for c in created]
         payload = {self.rdef.plural: shaped} if bulk else {self.rdef.singular: shaped[0]}
         self.api.hooks_response(ctx, "POST", self.rdef.plural, payload)
+        self.api.notifier.create_end(ctx, self.rdef.singular, shaped)
         send(resp, 201, payload)
 
     def _authorize_create(self, ctx: Context, item: dict[str, Any], data: dict[str, Any],
@@ -276,6 +280,7 @@ class Member:
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in getattr(h, "attribute_names", ())}
         core_data = {k: val for k, val in data.items() if k not in extra}
+        self.api.notifier.update_start(ctx, self.rdef.singular, rid, raw)
         updated = self.api.plugin_for(self.rdef.plural).update(ctx, self.rdef.plural, rid,
                                                                core_data, revision)
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
@@ -284,6 +289,7 @@ class Member:
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         payload = {self.rdef.singular: shaper.shape(updated, None)}
         self.api.hooks_response(ctx, "PUT", self.rdef.plural, payload)
+        self.api.notifier.update_end(ctx, self.rdef.singular, payload[self.rdef.singular])
         send(resp, 200, payload)
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
@@ -292,9 +298,11 @@ class Member:
         targets = Targets(self.api.plugin)
         original = self._visible(ctx, rid, targets)
         self.api.policy.enforce(ctx, f"delete_{self.rdef.singular}", targets.of(original))
+        self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
         self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision)
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
             handler.delete(ctx, self.rdef.plural, rid)
+        self.api.notifier.delete_end(ctx, self.rdef.singular, rid, original)
         send(resp, 204)
 
 

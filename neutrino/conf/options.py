@@ -5,9 +5,13 @@ value stops start-up with one line naming the option.
 """
 from __future__ import annotations
 
+import socket
+
 from oslo_config import cfg
 
 CORE_OPTS = [
+    cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
+               help="This host's name, as agents and notifications report it."),
     cfg.HostAddressOpt("bind_host", default="0.0.0.0",
                        help="The host IP to bind to."),
     cfg.PortOpt("bind_port", default=9696, help="The port to bind to."),
