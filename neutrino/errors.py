@@ -313,3 +313,24 @@ class HTTPBadRequest(BadRequest):
     """A request upstream's API layer refuses before any plugin sees it."""
 
     message = "%(msg)s"
+
+
+# -- RBAC (``/v2.0/rbac-policies``) ------------------------------------------------
+
+class DuplicateRbacPolicy(Conflict):
+    message = "An RBAC policy already exists with those values."
+
+
+class RbacPolicyNotFound(NotFound):
+    # Upstream answers before it knows the entry's type.
+    message = "RBAC policy of type %(object_type)s with ID %(id)s not found"
+
+
+class RbacPolicyInUse(Conflict):
+    message = ("RBAC policy on object %(object_id)s cannot be removed because other "
+               "objects depend on it.\nDetails: %(details)s")
+
+
+class InvalidActionForType(InvalidInput):
+    message = ("Invalid action '%(action)s' for object type '%(object_type)s'. "
+               "Valid actions: %(valid_actions)s")

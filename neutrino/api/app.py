@@ -79,7 +79,7 @@ def build_falcon(api: Api) -> falcon.App:
     app.add_route("/v2.0/extensions/{alias}", discovery.Extension(api))
     quotas.add_routes(app, api)
     for rdef in api.resources.values():
-        base = f"/v2.0/{rdef.plural}"
+        base = f"/v2.0/{rdef.url_plural}"
         app.add_route(base, Collection(api, rdef))
         app.add_route(base + "/{rid}", Member(api, rdef))
         if rdef.has_tags:

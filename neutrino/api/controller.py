@@ -88,16 +88,21 @@ def base_url(req: falcon.Request) -> str:
 
 
 class Targets:
-    """Policy targets: the resource plus its network's owner and sharing."""
+    """Policy targets: the resource plus its network's owner and sharing.
 
-    def __init__(self, plugin: Any) -> None:
+    Sharing is per caller (RBAC entries for ``*`` or the caller's project),
+    so targets are built for one request's context.
+    """
+
+    def __init__(self, plugin: Any, ctx: Context | None = None) -> None:
         self.plugin = plugin
+        self.ctx = ctx
         self._networks: dict[str, dict[str, Any] | None] = {}
 
     def network(self, net_id: str) -> dict[str, Any] | None:
         """Owner and sharing of a network, fetched once per request."""
         if net_id not in self._networks:
-            self._networks[net_id] = self.plugin.network_of(net_id)
+            self._networks[net_id] = self.plugin.network_of(net_id, self.ctx)
         return self._networks[net_id]
 
     def prefetch(self, items: list[dict[str, Any]]) -> None:
@@ -105,7 +110,7 @@ class Targets:
         wanted = [i["network_id"] for i in items
                   if i.get("network_id") and i["network_id"] not in self._networks]
         if wanted:
-            found = self.plugin.networks_of(wanted)
+            found = self.plugin.networks_of(wanted, self.ctx)
             for net_id in wanted:
                 self._networks[net_id] = found.get(net_id)
 
@@ -125,7 +130,8 @@ def not_found_for(rdef: ResourceDef, rid: str) -> errors.NeutronException:
     mapping = {"network": lambda: errors.NetworkNotFound(net_id=rid),
                "subnet": lambda: errors.SubnetNotFound(subnet_id=rid),
                "port": lambda: errors.PortNotFound(port_id=rid),
-               "subnetpool": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid)}
+               "subnetpool": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid),
+               "rbac_policy": lambda: errors.RbacPolicyNotFound(id=rid, object_type="unknown")}
     factory = mapping.get(rdef.singular)
     return factory() if factory else errors.ResourceNotFound()
 
@@ -164,7 +170,7 @@ class Collection:
         q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
         if q.marker:
             self._check_marker(ctx, q.marker)
-        targets = Targets(self.api.plugin)
+        targets = Targets(self.api.plugin, ctx)
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
         targets.prefetch(items)
@@ -188,7 +194,7 @@ class Collection:
         raw = body_mod.parse_json(req.bounded_stream.read())
         self.api.hooks_request(ctx, "POST", self.rdef.plural, raw)
         items, bulk = body_mod.items_of(self.rdef, raw)
-        targets = Targets(self.api.plugin)
+        targets = Targets(self.api.plugin, ctx)
         prepared = []
         for item in items:
             data = body_mod.for_create(self.rdef, ctx, item, self.api.conf.noauth_project_id
@@ -258,7 +264,7 @@ class Member:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
         ctx: Context = req.context.neutron
-        targets = Targets(self.api.plugin)
+        targets = Targets(self.api.plugin, ctx)
         item = self._visible(ctx, rid, targets)
         fields = [f for f in params_of(req).get("fields", []) if f] or None
         shaper = Shaper(self.api, self.rdef, ctx, targets)
@@ -272,7 +278,7 @@ class Member:
         self.api.hooks_request(ctx, "PUT", self.rdef.plural, raw)
         data = body_mod.for_update(self.rdef, raw)
         revision = revision_of(req)
-        targets = Targets(self.api.plugin)
+        targets = Targets(self.api.plugin, ctx)
         original = self._visible(ctx, rid, targets)
         target = targets.of({**original, **data})
         self.api.policy.enforce(ctx, f"update_{self.rdef.singular}", targets.of(original))
@@ -295,7 +301,7 @@ class Member:
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
         ctx: Context = req.context.neutron
         revision = revision_of(req)
-        targets = Targets(self.api.plugin)
+        targets = Targets(self.api.plugin, ctx)
         original = self._visible(ctx, rid, targets)
         self.api.policy.enforce(ctx, f"delete_{self.rdef.singular}", targets.of(original))
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
@@ -316,7 +322,7 @@ class Action:
     def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
         ctx: Context = req.context.neutron
         raw = body_mod.parse_json(req.bounded_stream.read())
-        targets = Targets(self.api.plugin)
+        targets = Targets(self.api.plugin, ctx)
         original = self.member._visible(ctx, rid, targets)
         self.api.policy.enforce(ctx, self.name, targets.of(original))
         handler = self.api.actions.get((self.rdef.plural, self.name))

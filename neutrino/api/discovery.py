@@ -23,7 +23,7 @@ class V2Root:
         base = base_url(req)
         send(resp, 200, {"resources": [
             {"name": r.singular, "collection": r.plural,
-             "links": [{"rel": "self", "href": f"{base}/v2.0/{r.plural}"}]}
+             "links": [{"rel": "self", "href": f"{base}/v2.0/{r.url_plural}"}]}
             for r in self.api.resources.values() if r.parent is None]})
 
 

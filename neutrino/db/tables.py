@@ -42,7 +42,6 @@ networks = Table(
     *_standard(),
     Column("admin_state_up", Boolean, nullable=False),
     Column("status", String(16), nullable=False),
-    Column("shared", Boolean, nullable=False, default=False),
     Column("mtu", Integer, nullable=False),
 )
 
@@ -230,4 +229,18 @@ port_port_security = Table(
     "port_port_security", metadata,
     Column("port_id", String(36), _fk("ports"), primary_key=True),
     Column("port_security_enabled", Boolean, nullable=False),
+)
+
+# RBAC entries on networks (``/v2.0/rbac-policies``): who may use a network
+# besides its owner. ``target_tenant`` is a project id or ``*``; a network is
+# shared with a caller when an ``access_as_shared`` entry names its project
+# or ``*``. One row per (object, action, target), as upstream.
+networkrbacs = Table(
+    "networkrbacs", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("object_id", String(36), _fk("networks"), nullable=False, index=True),
+    Column("action", String(255), nullable=False),
+    Column("target_tenant", String(255), nullable=False),
+    UniqueConstraint("target_tenant", "object_id", "action"),
 )

@@ -18,6 +18,7 @@ from neutrino.plugins import store
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.networks import Networks
+from neutrino.plugins.rbac import RbacPolicies, shared_clause
 from neutrino.plugins.ports import Ports
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
@@ -30,7 +31,7 @@ CORE_ALIASES = (
     "pagination", "sorting", "filter-validation", "empty-string-filtering",
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
-    "net-mtu-writable", "provider", "multi-provider",
+    "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
 )
 
 
@@ -52,6 +53,7 @@ class CorePlugin:
             "subnets": Subnets(conf, pools),
             "ports": Ports(conf),
             "subnetpools": pools,
+            "rbac_policies": RbacPolicies(),
         }
 
     def initialize(self) -> None:
@@ -63,11 +65,18 @@ class CorePlugin:
         return self.handlers[plural]
 
     def extend_resources(self, resources: dict[str, Any]) -> None:
-        """Add the extension drivers' attributes to the resource definitions."""
+        """Add the extension drivers' attributes to the resource definitions,
+        and the collections the core serves besides the four core resources."""
+        from neutrino.resources.rbac import rbac_policy
+        resources.setdefault("rbac_policies", rbac_policy())
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
 
-    def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]],
+                ctx: Context | None = None) -> list[dict[str, Any]]:
+        present = getattr(self.handlers.get(plural), "present", None)
+        if ctx is not None and present is not None:
+            present(conn, ctx, items)  # per-caller attributes (a network's ``shared``)
         self.extensions.extend(conn, plural, items)
         return items
 
@@ -94,7 +103,7 @@ class CorePlugin:
                 rid = handler.create(conn, ctx, item)
                 self.extensions.process_create(conn, ctx, plural, item, rid)
                 ids.append(rid)
-            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids])
+            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
         return self._write(op)
 
     def _enforce_quota(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> None:
@@ -111,7 +120,7 @@ class CorePlugin:
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
-            return self._loaded(conn, plural, [self._handler(plural).get(conn, rid)])[0]
+            return self._loaded(conn, plural, [self._handler(plural).get(conn, rid)], ctx)[0]
 
     def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         handler = self._handler(plural)
@@ -181,18 +190,24 @@ class CorePlugin:
                    "subnetpools": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid)}
         return mapping.get(plural, errors.ResourceNotFound)
 
-    def network_of(self, network_id: str) -> dict[str, Any] | None:
+    def network_of(self, network_id: str, ctx: Context | None = None) -> dict[str, Any] | None:
         """The few network fields policy targets need (owner, shared)."""
-        return self.networks_of([network_id]).get(network_id)
+        return self.networks_of([network_id], ctx).get(network_id)
 
-    def networks_of(self, network_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """``network_of`` for many networks in one query (lists of subnets/ports)."""
+    def networks_of(self, network_ids: list[str],
+                    ctx: Context | None = None) -> dict[str, dict[str, Any]]:
+        """``network_of`` for many networks in one query (lists of subnets/ports).
+
+        ``shared`` is as the caller sees it (RBAC entries for ``*`` or its
+        project); without a caller only ``*`` counts.
+        """
         out: dict[str, dict[str, Any]] = {}
+        shared = shared_clause(ctx.project_id if ctx else None, t.networks.c.id)
         with self.db.reader() as conn:
             for part in store.chunks(list(dict.fromkeys(network_ids))):
                 for row in conn.execute(sa.select(t.networks.c.id, t.networks.c.project_id,
-                                                  t.networks.c.shared)
+                                                  shared.label("shared"))
                                         .where(t.networks.c.id.in_(part))):
                     out[row.id] = {"project_id": row.project_id, "tenant_id": row.project_id,
-                                   "shared": row.shared}
+                                   "shared": bool(row.shared)}
         return out

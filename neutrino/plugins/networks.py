@@ -1,7 +1,8 @@
 """Networks: rows, visibility, and the rules for deleting them."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -9,7 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import rbac, store
 
 NETWORK_OWNED_PREFIXES = ("network:",)
 # Ports that die with their network rather than blocking its deletion.
@@ -22,9 +23,8 @@ def not_found(net_id: str) -> errors.NetworkNotFound:
 
 
 def visible_clause(ctx: Context) -> Any:
-    if ctx.is_admin:
-        return None
-    return sa.or_(t.networks.c.project_id == ctx.project_id, t.networks.c.shared.is_(True))
+    """Own networks and those an RBAC entry shares with the caller."""
+    return rbac.network_visible_clause(ctx)
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
@@ -36,7 +36,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     for row in rows:
         d = store.standard_dict(row)
         d.update(admin_state_up=row.admin_state_up, status=row.status,
-                 shared=row.shared, mtu=row.mtu,
+                 mtu=row.mtu,
                  subnets=[s.id for s in subnets.get(row.id, [])],
                  ipv4_address_scope=None, ipv6_address_scope=None,
                  tags=tags.get(row.id, []))
@@ -55,9 +55,10 @@ class Networks:
         row = store.standard_row(ctx.project_id, data)
         segments = self.types.allocate(conn, data)
         mtu = self.types.network_mtu(segments, data.get("mtu"))
-        row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
-                   shared=bool(data.get("shared", False)), mtu=mtu)
+        row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE", mtu=mtu)
         conn.execute(sa.insert(t.networks).values(**row))
+        if data.get("shared"):
+            rbac.share_with_all(conn, row["id"], row["project_id"])
         self.types.create_network_segments(conn, row["id"], segments)
         if data.get("tags"):
             store.set_tags(conn, row["id"], data["tags"])
@@ -65,18 +66,33 @@ class Networks:
 
     def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id))
-        return self._extended(conn, to_dicts(conn, [row]))[0]
+        # ``shared`` without a caller: shared with everyone. The core plugin
+        # redoes it for the caller (``present``) when it has one.
+        return self.present(conn, None, self._extended(conn, to_dicts(conn, [row])))[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
             sa.select(t.subnets.c.network_id).where(t.subnets.c.id.in_(vals))),
+            "shared": lambda vals: rbac.bool_filter(ctx.project_id, t.networks.c.id, vals),
             **self.types.filter_clauses(t.networks.c.id)}
         clauses = store.column_clauses(t.networks, query.filters, special)
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.networks, clauses, query)
-        return self._extended(conn, to_dicts(conn, rows)), more
+        return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows))), more
+
+    def present(self, conn: Connection, ctx: Context | None,
+                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``shared`` as this caller sees it: shared with ``*`` or with its project.
+
+        Without a caller (internal loads) only ``*`` counts.
+        """
+        project = ctx.project_id if ctx is not None else None
+        shared = rbac.shared_ids(conn, project, [d["id"] for d in dicts])
+        for d in dicts:
+            d["shared"] = d["id"] in shared
+        return dicts
 
     def _extended(self, conn: Connection, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self.types.extend_network_dicts(conn, dicts)
@@ -84,28 +100,17 @@ class Networks:
 
     def update(self, conn: Connection, ctx: Context, net_id: str, data: dict[str, Any],
                revision: int | None) -> None:
-        store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
-        values = {k: data[k] for k in ("name", "description", "admin_state_up", "shared", "mtu")
+        row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
+        values = {k: data[k] for k in ("name", "description", "admin_state_up", "mtu")
                   if k in data}
-        if data.get("shared") is False:
-            self._check_unshare(conn, net_id)
+        if data.get("shared") is True:
+            rbac.share_with_all(conn, net_id, row.project_id)
+        elif data.get("shared") is False:
+            rbac.unshare_with_all(conn, net_id, row.project_id, row.name)
         if data.get("mtu"):
             self.types.check_mtu(conn, net_id, data["mtu"])
         self.types.update_provider(conn, net_id, data)
         store.bump(conn, t.networks, net_id, values, revision)
-
-    def _check_unshare(self, conn: Connection, net_id: str) -> None:
-        """Other projects' ports on a shared network forbid unsharing it."""
-        owner, name = conn.execute(sa.select(t.networks.c.project_id, t.networks.c.name)
-                                   .where(t.networks.c.id == net_id)).one()
-        foreign = conn.execute(
-            sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id,
-                                          t.ports.c.project_id != owner,
-                                          ~t.ports.c.device_owner.like("network:%"))
-            .limit(1)).first()
-        if foreign is not None:
-            # Upstream names the network by its name here, not its id.
-            raise errors.InvalidSharedSetting(network=name)
 
     def delete(self, conn: Connection, net_id: str, revision: int | None) -> None:
         store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
@@ -127,4 +132,5 @@ class Networks:
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.network_id == net_id))
         store.delete_tags(conn, net_id)
         self.types.release_network_segments(conn, net_id)
+        conn.execute(sa.delete(t.networkrbacs).where(t.networkrbacs.c.object_id == net_id))
         conn.execute(sa.delete(t.networks).where(t.networks.c.id == net_id))

@@ -1,7 +1,8 @@
 """Subnets: CIDR (explicit or from a pool), gateway, pools, DNS and routes."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import netaddr
 import sqlalchemy as sa
@@ -11,7 +12,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import networks, store
+from neutrino.plugins import networks, rbac, store
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
 
@@ -24,11 +25,13 @@ def not_found(subnet_id: str) -> errors.SubnetNotFound:
 
 
 def visible_clause(ctx: Context) -> Any:
+    """Own subnets, subnets on own networks and on networks shared with the caller."""
     if ctx.is_admin:
         return None
-    nets = sa.select(t.networks.c.id).where(sa.or_(
-        t.networks.c.shared.is_(True), t.networks.c.project_id == ctx.project_id))
-    return sa.or_(t.subnets.c.project_id == ctx.project_id, t.subnets.c.network_id.in_(nets))
+    owned = sa.select(t.networks.c.id).where(t.networks.c.project_id == ctx.project_id)
+    return sa.or_(t.subnets.c.project_id == ctx.project_id,
+                  t.subnets.c.network_id.in_(owned),
+                  rbac.shared_clause(ctx.project_id, t.subnets.c.network_id))
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
@@ -39,9 +42,6 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     dns = store.children(conn, t.dns_nameservers, "subnet_id", ids,
                          (t.dns_nameservers.c.position,))
     routes = store.children(conn, t.subnet_routes, "subnet_id", ids)
-    net_ids = list({r.network_id for r in rows})
-    shared = {r.id: r.shared for part in store.chunks(net_ids) for r in conn.execute(
-        sa.select(t.networks.c.id, t.networks.c.shared).where(t.networks.c.id.in_(part)))}
     out = []
     for row in rows:
         d = store.standard_dict(row)
@@ -54,7 +54,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  dns_nameservers=[n.address for n in dns.get(row.id, [])],
                  host_routes=[{"destination": r.destination, "nexthop": r.nexthop}
                               for r in routes.get(row.id, [])],
-                 service_types=[], shared=bool(shared.get(row.network_id)),
+                 service_types=[],
                  tags=tags.get(row.id, []))
         out.append(d)
     return out
@@ -180,8 +180,10 @@ class Subnets:
         return to_dicts(conn, [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        special = {"shared": lambda vals: t.subnets.c.network_id.in_(
-            sa.select(t.networks.c.id).where(t.networks.c.shared.in_(vals)))}
+        # ``shared`` is the network's sharing as the caller sees it (policy
+        # targets get it from ``networks_of``; the attribute is never shown).
+        special = {"shared": lambda vals: rbac.bool_filter(ctx.project_id,
+                                                           t.subnets.c.network_id, vals)}
         clauses = store.column_clauses(t.subnets, query.filters, special)
         scope = visible_clause(ctx)
         if scope is not None:
@@ -245,7 +247,7 @@ class Subnets:
         store.bump(conn, t.networks, row.network_id)
 
 
-def _supernets(net: netaddr.IPNetwork) -> "_Overlap":
+def _supernets(net: netaddr.IPNetwork) -> _Overlap:
     return _Overlap(net)
 
 

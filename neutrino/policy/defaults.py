@@ -31,6 +31,7 @@ BASE = {
     'baremetal_device': 'field:port:device_owner=~^baremetal:',
     'manila_device': 'field:port:device_owner=~^manila:',
     'default': 'rule:admin_or_owner',
+    'restrict_wildcard': '(not field:rbac_policy:target_tenant=* and not field:rbac_policy:target_project=*) or rule:admin_only',
 }
 
 _NETWORK = {
@@ -137,6 +138,17 @@ _PORT = {
     'delete_port:tags': 'rule:context_is_advsvc or role:member and project_id:%(project_id)s or (rule:admin_only) or (role:member and rule:network_owner)',
 }
 
+_RBAC = {
+    'create_rbac_policy': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'create_rbac_policy:target_tenant': 'rule:admin_only or (not field:rbac_policy:target_tenant=* and not field:rbac_policy:target_project=*)',
+    'create_rbac_policy:target_project': 'rule:admin_only or not field:rbac_policy:target_project=*',
+    'update_rbac_policy': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'update_rbac_policy:target_tenant': 'rule:admin_only or (not field:rbac_policy:target_tenant=* and not field:rbac_policy:target_project=*)',
+    'update_rbac_policy:target_project': 'rule:admin_only or not field:rbac_policy:target_project=*',
+    'get_rbac_policy': '(rule:admin_only) or (role:reader and project_id:%(project_id)s)',
+    'delete_rbac_policy': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+}
+
 _QUOTA = {
     'get_quota': '(rule:admin_only) or (role:manager and project_id:%(project_id)s)',
     'update_quota': 'rule:admin_only',
@@ -148,7 +160,7 @@ _BASE_NAMES = set(BASE)
 
 def rules() -> list[policy.RuleDefault]:
     out = []
-    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _QUOTA):
+    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _QUOTA):
         for name, check in group.items():
             scope = None if name in _BASE_NAMES else ["project"]
             out.append(policy.RuleDefault(name, check, scope_types=scope))

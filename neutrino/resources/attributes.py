@@ -80,10 +80,15 @@ class ResourceDef:
     actions: dict[str, str] = field(default_factory=dict)  # name -> HTTP method
     has_tags: bool = True
     path_prefix: str = ""
+    url_name: str = ""  # the collection in URLs when not ``plural`` (``rbac-policies``)
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:
             self.attributes[a.name] = a
+
+    @property
+    def url_plural(self) -> str:
+        return self.url_name or self.plural
 
     @property
     def collection_path(self) -> str:

@@ -86,6 +86,9 @@ _KNOWN = [
     ("subnetpool-prefix-ops", "Subnet Pool Prefix Operations",
      "Provides support for adjusting the prefix list of subnet pools",
      "2019-02-08T10:00:00-00:00"),
+    ("rbac-policies", "RBAC Policies",
+     "Allows creation and modification of policies that control project access to "
+     "resources.", "2015-06-17T12:15:12-00:00"),
     ("tag-creation", "Tag creation extension",
      "Allow to create multiple tags for a resource", "2024-23-07T10:00:00-00:00"),
     ("standard-attr-tag",
