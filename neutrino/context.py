@@ -36,6 +36,8 @@ class Context:
     # Policy results for this request, keyed by rule and the target values
     # the rule reads (see policy.engine.Policy.check).
     policy_cache: dict[Any, bool] = field(default_factory=dict, repr=False)
+    # What a create would add, per project and resource (the quota hook).
+    quota_request: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     @property
     def tenant_id(self) -> str | None:

@@ -309,12 +309,6 @@ class SegmentsContainDuplicateEntry(InvalidInput):
     message = "Duplicate segment entry in request."
 
 
-class HTTPBadRequest(BadRequest):
-    """A request upstream's API layer refuses before any plugin sees it."""
-
-    message = "%(msg)s"
-
-
 # -- RBAC (``/v2.0/rbac-policies``) ------------------------------------------------
 
 class DuplicateRbacPolicy(Conflict):

@@ -11,58 +11,14 @@ import time
 from typing import Any, Callable, Iterable
 
 import falcon
-import orjson
 
-from neutrino import errors
 from neutrino.api import discovery, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
 from neutrino.api.hooks.context import ContextHook
+from neutrino.api.hooks.translation import add_error_handlers
 
 LOG = logging.getLogger("neutrino.api")
 ACCESS = logging.getLogger("neutrino.access")
-
-
-def neutron_error(exc: errors.NeutronException | None, code: int, kind: str,
-                  message: str) -> bytes:
-    return orjson.dumps({"NeutronError": {"type": kind, "message": message, "detail": ""}})
-
-
-def _handle_neutron(req: falcon.Request, resp: falcon.Response,
-                    exc: errors.NeutronException, params: Any) -> None:
-    resp.status = exc.code
-    resp.content_type = "application/json"
-    resp.data = neutron_error(exc, exc.code, exc.type, exc.msg)
-    if exc.code >= 500:
-        LOG.error("request failed: %s", exc)
-
-
-def _handle_http(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTPError,
-                 params: Any) -> None:
-    code = exc.status_code
-    kinds = {404: "HTTPNotFound", 405: "HTTPMethodNotAllowed", 400: "HTTPBadRequest",
-             401: "HTTPUnauthorized", 415: "HTTPUnsupportedMediaType"}
-    message = {404: "The resource could not be found.",
-               405: "The method is not allowed for this resource."}.get(
-        code, exc.description or exc.title or "")
-    resp.status = code
-    resp.content_type = "application/json"
-    resp.data = neutron_error(None, code, kinds.get(code, "HTTPError"), message)
-    for key, value in (exc.headers or {}).items():
-        resp.set_header(key, value)
-
-
-def _handle_any(req: falcon.Request, resp: falcon.Response, exc: Exception,
-                params: Any) -> None:
-    if isinstance(exc, falcon.HTTPError):
-        return _handle_http(req, resp, exc, params)
-    if isinstance(exc, errors.NeutronException):
-        return _handle_neutron(req, resp, exc, params)
-    LOG.exception("unexpected error on %s %s", req.method, req.path)
-    resp.status = 500
-    resp.content_type = "application/json"
-    resp.data = neutron_error(None, 500, "HTTPInternalServerError",
-                              "Request Failed: internal server error while processing "
-                              "your request.")
 
 
 def build_falcon(api: Api) -> falcon.App:
@@ -70,9 +26,7 @@ def build_falcon(api: Api) -> falcon.App:
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.keep_blank_qs_values = True
     app.req_options.auto_parse_qs_csv = False
-    app.add_error_handler(Exception, _handle_any)
-    app.add_error_handler(falcon.HTTPError, _handle_http)
-    app.add_error_handler(errors.NeutronException, _handle_neutron)
+    add_error_handlers(app)
     app.add_route("/", discovery.Versions())
     app.add_route("/v2.0", discovery.V2Root(api))
     app.add_route("/v2.0/extensions", discovery.Extensions(api))

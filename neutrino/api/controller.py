@@ -15,9 +15,11 @@ import falcon
 import orjson
 
 from neutrino import errors
-from neutrino.api import body as body_mod
+from neutrino.api.hooks import body as body_mod
 from neutrino.api import query as query_mod
 from neutrino.api.hooks.notifier import NotifierHook
+from neutrino.api.hooks import quota as quota_hook
+from neutrino.api.hooks.ownership import check_ownership
 from neutrino.context import Context
 from neutrino.resources.attributes import ResourceDef
 
@@ -201,6 +203,7 @@ class Collection:
                                        if self.api.conf.auth_strategy == "noauth" else None)
             self._authorize_create(ctx, item, data, targets)
             prepared.append(data)
+        quota_hook.reserve(ctx, self.rdef.singular, prepared)
         self.api.notifier.create_start(ctx, self.rdef.singular, raw)
         created = self.api.plugin_for(self.rdef.plural).create(ctx, self.rdef.plural, prepared)
         for data, result in zip(prepared, created):
@@ -223,30 +226,6 @@ class Collection:
         self.api.policy.enforce(ctx, f"create_{self.rdef.singular}", target)
         explicit = body_mod.explicit_non_defaults(self.rdef, item, data)
         self.api.policy.enforce_attributes(ctx, "create", self.rdef.singular, explicit, target)
-
-
-def check_ownership(api: Api, rdef: ResourceDef, ctx: Context, data: dict[str, Any],
-                    targets: "Targets") -> None:
-    """Ports go only on networks the caller can see (else 404, as upstream).
-
-    Subnets are left to the ``create_subnet`` rule, which upstream answers
-    with 403 on another project's network.
-    """
-    net_id = data.get("network_id")
-    if not net_id or rdef.singular != "port":
-        return
-    network = targets.network(net_id)
-    if network is None:
-        raise errors.NetworkNotFound(net_id=net_id)
-    if ctx.is_admin or ctx.is_advsvc:
-        return
-    if not api.policy.check(ctx, "get_network", network):
-        raise errors.NetworkNotFound(net_id=net_id)
-    if network.get("shared") or network["project_id"] == data.get("project_id"):
-        return
-    raise errors.NotAuthorized(
-        message=f"Tenant {data.get('project_id')} not allowed to create "
-                f"{rdef.singular} on this network")
 
 
 class Member:

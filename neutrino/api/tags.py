@@ -6,7 +6,7 @@ from typing import Any
 import falcon
 
 from neutrino import errors
-from neutrino.api import body as body_mod
+from neutrino.api.hooks import body as body_mod
 from neutrino.api.controller import Api, Member, Targets, send
 from neutrino.context import Context
 from neutrino.resources import validators as v

@@ -1,4 +1,4 @@
-"""Request-body validation, driven entirely by the attribute maps.
+"""Body validation hook, driven entirely by the attribute maps.
 
 Turns a JSON body into validated, converted, defaulted data, or raises the
 400 upstream raises, before anything touches the database.
