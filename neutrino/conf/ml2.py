@@ -69,7 +69,16 @@ GENEVE_OPTS = [
 ]
 
 
+# Agent liveness decides where ports can be bound (neutron.conf [DEFAULT]).
+AGENT_OPTS = [
+    cfg.IntOpt("agent_down_time", default=75, min=1,
+               help="Seconds after an agent's last heartbeat at which it is "
+                    "considered down; ports are not bound on hosts whose agent is down."),
+]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(AGENT_OPTS)
     conf.register_opts(ML2_OPTS, "ml2")
     conf.register_opts(FLAT_OPTS, "ml2_type_flat")
     conf.register_opts(VLAN_OPTS, "ml2_type_vlan")

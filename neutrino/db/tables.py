@@ -231,6 +231,56 @@ port_port_security = Table(
     Column("port_security_enabled", Boolean, nullable=False),
 )
 
+# -- port binding and agents ----------------------------------------------------
+
+# How each port is bound: what the caller asked for (host, vnic_type,
+# profile) and what the mechanism drivers decided (vif_type, vif_details).
+# ``profile`` and ``vif_details`` are JSON text, readable on every backend.
+ml2_port_bindings = Table(
+    "ml2_port_bindings", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("host", String(255), nullable=False, default="", index=True),
+    Column("vnic_type", String(64), nullable=False, default="normal"),
+    Column("profile", String(4095), nullable=False, default=""),
+    Column("vif_type", String(64), nullable=False),
+    Column("vif_details", String(4095), nullable=False, default=""),
+)
+
+# The drivers and segments of a binding, one row per level (hierarchical
+# binding: level 0 is the top, the last level the segment the host uses).
+ml2_port_binding_levels = Table(
+    "ml2_port_binding_levels", metadata,
+    Column("port_id", String(36), _fk("ports"), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("level", Integer, nullable=False, autoincrement=False),
+    Column("driver", String(64)),
+    Column("segment_id", String(36), _fk("network_segments", "SET NULL"), index=True),
+    PrimaryKeyConstraint("port_id", "host", "level"),
+)
+
+# Agents as they report themselves; ``heartbeat_timestamp`` older than
+# ``[DEFAULT] agent_down_time`` means the agent is dead.
+agents = Table(
+    "agents", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("agent_type", String(255), nullable=False),
+    Column("binary", String(255), nullable=False),
+    Column("topic", String(255), nullable=False),
+    Column("host", String(255), nullable=False, index=True),
+    Column("admin_state_up", Boolean, nullable=False, default=True),
+    Column("created_at", DateTime, nullable=False),
+    Column("started_at", DateTime, nullable=False),
+    Column("heartbeat_timestamp", DateTime, nullable=False),
+    Column("description", String(255)),
+    Column("configurations", String(4095), nullable=False, default="{}"),
+    Column("resource_versions", String(8191)),
+    Column("load", Integer, nullable=False, default=0),
+    Column("availability_zone", String(255)),
+    Column("resources_synced", Boolean),
+    UniqueConstraint("agent_type", "host"),
+)
+
+
 # RBAC entries on networks (``/v2.0/rbac-policies``): who may use a network
 # besides its owner. ``target_tenant`` is a project id or ``*``; a network is
 # shared with a caller when an ``access_as_shared`` entry names its project

@@ -6,6 +6,7 @@ behind. Resource modules hold the behaviour; this class only routes to them.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable, TypeVar
 
 import sqlalchemy as sa
@@ -17,6 +18,9 @@ from neutrino.db.engine import Database, retrying
 from neutrino.plugins import store
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
+from neutrino.plugins.ml2.mech_calls import MechanismCalls
+from neutrino.plugins.ml2.mech_manager import MechanismManager
+from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.rbac import RbacPolicies, shared_clause
 from neutrino.plugins.ports import Ports
@@ -24,6 +28,7 @@ from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
 
 T = TypeVar("T")
+LOG = logging.getLogger(__name__)
 
 CORE_ALIASES = (
     "project-id", "standard-attr-description", "standard-attr-timestamp",
@@ -46,6 +51,11 @@ class CorePlugin:
         self.quota: Any = None  # a QuotaEngine, set by the service assembly
         self.type_manager = TypeManager(conf)  # refuses bad ML2 options
         self.extensions = ExtensionManager(conf)
+        self.mechanisms = MechanismManager(conf)  # refuses unknown driver names
+        # Binding runs last among the extension drivers: it sees the port complete.
+        binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one)
+        self.extensions.drivers.append(binding)
+        self.ml2 = MechanismCalls(self.mechanisms, binding)
         self.supported_extension_aliases = CORE_ALIASES + tuple(self.extensions.aliases)
         pools = SubnetPools()
         self.handlers: dict[str, Any] = {
@@ -80,6 +90,9 @@ class CorePlugin:
         self.extensions.extend(conn, plural, items)
         return items
 
+    def _load_one(self, conn: Any, plural: str, rid: str) -> dict[str, Any]:
+        return self._loaded(conn, plural, [self._handler(plural).get(conn, rid)])[0]
+
     def write(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
         return self._write(fn)
@@ -95,16 +108,33 @@ class CorePlugin:
 
     def create(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         handler = self._handler(plural)
+        ml2 = self.ml2.applies(plural)
 
-        def op(conn: Any) -> list[dict[str, Any]]:
+        def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
             self._enforce_quota(conn, plural, items)
             ids = []
             for item in items:
                 rid = handler.create(conn, ctx, item)
                 self.extensions.process_create(conn, ctx, plural, item, rid)
                 ids.append(rid)
-            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
-        return self._write(op)
+            created = self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
+            contexts = [self.ml2.context(conn, plural, c) for c in created] if ml2 else []
+            for context in contexts:
+                self.ml2.precommit("create", plural, context)
+            return created, contexts
+        created, contexts = self._write(op)
+        try:
+            for context in contexts:
+                self.ml2.postcommit("create", plural, context)
+        except Exception:
+            # Upstream's contract: what a driver could not complete is undone.
+            for item in reversed(created):
+                try:
+                    self.delete(ctx, plural, item["id"])
+                except Exception:  # noqa: BLE001 - report the driver's error, not this
+                    LOG.exception("could not undo create of %s %s", plural, item["id"])
+            raise
+        return created
 
     def _enforce_quota(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> None:
         """Inside the create's transaction, so the count and insert are atomic."""
@@ -133,15 +163,39 @@ class CorePlugin:
                revision: int | None = None) -> dict[str, Any]:
         handler = self._handler(plural)
 
-        def op(conn: Any) -> dict[str, Any]:
+        ml2 = self.ml2.applies(plural)
+
+        def op(conn: Any) -> tuple[dict[str, Any], Any]:
+            original = self._load_one(conn, plural, rid) if ml2 else None
             handler.update(conn, ctx, rid, data, revision)
             self.extensions.process_update(conn, ctx, plural, data, rid)
-            return self._loaded(conn, plural, [handler.get(conn, rid)])[0]
-        return self._write(op)
+            current = self._load_one(conn, plural, rid)
+            if not ml2:
+                return current, None
+            context = self.ml2.context(conn, plural, current, original)
+            self.ml2.precommit("update", plural, context)
+            return current, context
+        current, context = self._write(op)
+        if context is not None:
+            self.ml2.postcommit("update", plural, context)
+        return current
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         handler = self._handler(plural)
-        self._write(lambda conn: handler.delete(conn, rid, revision))
+        if not self.ml2.applies(plural):
+            self._write(lambda conn: handler.delete(conn, rid, revision))
+            return
+
+        def op(conn: Any) -> Any:
+            context = self.ml2.context(conn, plural, self._load_one(conn, plural, rid))
+            self.ml2.precommit("delete", plural, context)
+            if plural == "ports":
+                self.ml2.binding.unbind(conn, rid)
+            handler.delete(conn, rid, revision)
+            return context
+        context = self._write(op)
+        # The resource is gone: a driver failing now can only be logged.
+        self.ml2.postcommit("delete", plural, context, raise_on_error=False)
 
     def action(self, ctx: Context, plural: str, rid: str, name: str,
                body: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,9 @@ class ExtensionDescriptor:
 
 _KNOWN = [
     ("port-security", "Port Security", "Provides port security", "2012-07-23T10:00:00-00:00"),
+    ("binding", "Port Binding",
+     "Expose port bindings of a virtual port to external application",
+     "2014-02-03T10:00:00-00:00"),
     ("quotas", "Quota management support",
      "Expose functions for quotas management per project", "2012-07-29T10:00:00-00:00"),
     ("quota_details", "Quota details management support",

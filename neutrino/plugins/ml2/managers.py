@@ -125,8 +125,11 @@ class TypeManager:
         segments_db.add(conn, network_id, segments)
 
     def release_network_segments(self, conn: Connection, network_id: str) -> None:
-        """Give the network's ids back to their pools and forget its segments."""
-        for segment in segments_db.of_networks(conn, [network_id])[network_id]:
+        """Give the network's ids back to their pools and forget its segments
+        (dynamic ones too: they die with the network)."""
+        for found in segments_db.dicts_of_network(conn, network_id, dynamic=None):
+            segment = Segment(found["network_type"], found["physical_network"],
+                              found["segmentation_id"])
             driver = self.drivers.get(segment.network_type)
             if driver is None:
                 LOG.warning("no type driver for network_type %s of network %s; "
@@ -134,6 +137,32 @@ class TypeManager:
                 continue
             driver.release_segment(conn, segment)
         segments_db.remove(conn, network_id)
+
+    def allocate_dynamic_segment(self, conn: Connection, network_id: str,
+                                 wanted: dict[str, Any]) -> dict[str, Any]:
+        """A dynamic segment of the network for hierarchical binding: the one
+        already matching ``wanted``, or a new one taken from the type's pool
+        (partial) or exactly as given (full)."""
+        segment = Segment(wanted["network_type"], wanted.get("physical_network"),
+                          wanted.get("segmentation_id"))
+        found = segments_db.find_dynamic(conn, network_id, segment)
+        if found is not None:
+            return found
+        driver = self._driver(segment)
+        driver.validate_provider_segment(segment)
+        taken = driver.reserve_provider_segment(conn, segment)
+        return segments_db.add_dynamic(conn, network_id, taken)
+
+    def release_dynamic_segment(self, conn: Connection, segment_id: str) -> None:
+        found = segments_db.dicts_by_id(conn, [segment_id]).get(segment_id)
+        if found is None or not found["is_dynamic"]:
+            return
+        driver = self.drivers.get(found["network_type"])
+        if driver is not None:
+            driver.release_segment(conn, Segment(found["network_type"],
+                                                 found["physical_network"],
+                                                 found["segmentation_id"]))
+        segments_db.remove_one(conn, segment_id)
 
     def update_provider(self, conn: Connection, network_id: str,
                         data: dict[str, Any]) -> None:

@@ -60,3 +60,53 @@ def filter_clause(network_id_col: Any, column: str, values: list[Any]) -> Any:
     col = T.c[column]
     match = col.in_(values) if len(values) > 1 else col == values[0]
     return network_id_col.in_(sa.select(T.c.network_id).where(match))
+
+
+# -- segments with their ids (binding, dynamic segments) ------------------------
+
+def _dict(row: Any) -> dict[str, Any]:
+    return {"id": row.id, "network_id": row.network_id, "network_type": row.network_type,
+            "physical_network": row.physical_network,
+            "segmentation_id": None if row.segmentation_id is None else int(row.segmentation_id),
+            "is_dynamic": bool(row.is_dynamic)}
+
+
+def dicts_of_network(conn: Connection, network_id: str,
+                     dynamic: bool | None = False) -> list[dict[str, Any]]:
+    """The network's segments as mechanism drivers see them, static ones in
+    the order given; ``dynamic=None`` means both kinds."""
+    stmt = sa.select(T).where(T.c.network_id == network_id)
+    if dynamic is not None:
+        stmt = stmt.where(T.c.is_dynamic.is_(dynamic))
+    return [_dict(r) for r in conn.execute(stmt.order_by(T.c.segment_index, T.c.id))]
+
+
+def dicts_by_id(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    wanted = [i for i in set(ids) if i]
+    if not wanted:
+        return {}
+    return {r.id: _dict(r) for r in conn.execute(sa.select(T).where(T.c.id.in_(wanted)))}
+
+
+def find_dynamic(conn: Connection, network_id: str, segment: Segment) -> dict[str, Any] | None:
+    stmt = sa.select(T).where(T.c.network_id == network_id, T.c.is_dynamic.is_(True),
+                              T.c.network_type == segment.network_type)
+    if segment.physical_network is not None:
+        stmt = stmt.where(T.c.physical_network == segment.physical_network)
+    if segment.segmentation_id is not None:
+        stmt = stmt.where(T.c.segmentation_id == segment.segmentation_id)
+    row = conn.execute(stmt.limit(1)).first()
+    return None if row is None else _dict(row)
+
+
+def add_dynamic(conn: Connection, network_id: str, segment: Segment) -> dict[str, Any]:
+    seg_id = str(uuid.uuid4())
+    conn.execute(sa.insert(T).values(
+        id=seg_id, network_id=network_id, network_type=segment.network_type,
+        physical_network=segment.physical_network, segmentation_id=segment.segmentation_id,
+        is_dynamic=True, segment_index=0))
+    return dicts_by_id(conn, [seg_id])[seg_id]
+
+
+def remove_one(conn: Connection, segment_id: str) -> None:
+    conn.execute(sa.delete(T).where(T.c.id == segment_id))

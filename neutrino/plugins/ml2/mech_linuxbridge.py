@@ -1,0 +1,19 @@
+"""``linuxbridge``: binds ports on hosts running a Linux bridge agent.
+
+The agent maps physical networks to interfaces (``interface_mappings``) or
+to existing bridges (``bridge_mappings``); either makes a flat or VLAN
+segment reachable. VXLAN is reachable when the agent lists it in
+``tunnel_types``.
+"""
+from __future__ import annotations
+
+from neutrino.plugins.ml2 import agents_db
+from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
+from neutrino.plugins.ml2.mech_api import VIF_TYPE_BRIDGE, VNIC_NORMAL
+
+
+class LinuxbridgeMechanismDriver(AgentMechanismDriver):
+    agent_type = agents_db.AGENT_TYPE_LINUXBRIDGE
+    vif_type = VIF_TYPE_BRIDGE
+    supported_vnic_types = (VNIC_NORMAL,)
+    mapping_keys = ("interface_mappings", "bridge_mappings")

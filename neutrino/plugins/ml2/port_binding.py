@@ -1,0 +1,271 @@
+"""The ``binding`` extension: where and how a port is wired.
+
+The caller says where the port lives (``binding:host_id``), what kind of
+NIC it is (``binding:vnic_type``) and anything the drivers need to know
+(``binding:profile``); the mechanism drivers answer with ``binding:vif_type``
+and ``binding:vif_details``. A port without a host is ``unbound``; a port
+with one no driver can serve is ``binding_failed``.
+
+Binding happens inside the port's create/update transaction, after the
+other extension drivers: our drivers decide from database rows alone
+(agent reports, segments), so binding there keeps the port and its binding
+consistent without upstream's separate commit-and-retry loop. The binding
+is redone whenever host, vnic_type or profile change, and retried by any
+update of a port whose binding failed, as upstream does.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins.ml2 import agents_db, segments_db
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.plugins.ml2.mech_api import (VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND,
+                                           VNIC_NORMAL, VNIC_TYPES, BindingBackend,
+                                           NetworkContext, PortContext, SegmentDict)
+from neutrino.plugins.ml2.mech_manager import MechanismManager
+from neutrino.plugins.ml2.managers import TypeManager
+from neutrino.resources import validators as v
+from neutrino.resources.attributes import Attribute, attr
+
+LOG = logging.getLogger(__name__)
+B = t.ml2_port_bindings
+L = t.ml2_port_binding_levels
+
+HOST = "binding:host_id"
+VNIC = "binding:vnic_type"
+PROFILE = "binding:profile"
+VIF_TYPE = "binding:vif_type"
+VIF_DETAILS = "binding:vif_details"
+REQUESTED = {HOST: "host", VNIC: "vnic_type", PROFILE: "profile"}
+
+# load(conn, plural, id) -> the resource's API dict, with extension attributes
+Loader = Callable[[Connection, str, str], dict[str, Any]]
+
+
+def _host(value: Any) -> str:
+    """Upstream stores whatever scalar it is given as text; null clears it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise v.Invalid(f"'{value}' is not a valid string")
+    text = str(value)
+    if len(text) > 255:
+        raise v.Invalid(f"'{text}' exceeds maximum length of 255")
+    return text
+
+
+def _vnic(value: Any) -> str:
+    if value not in VNIC_TYPES:
+        raise v.Invalid(f"{value} is not in valid_values")
+    return str(value)
+
+
+def _profile(value: Any) -> dict[str, Any]:
+    out = v.dict_or_empty(value)
+    if len(json.dumps(out)) > 4095:
+        raise v.Invalid("binding:profile is too large")
+    return out
+
+
+def _json(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class _Backend(BindingBackend):
+    """Binding's access to the running transaction."""
+
+    def __init__(self, conn: Connection, types: TypeManager, down_time: int) -> None:
+        self.conn, self.types, self.down_time = conn, types, down_time
+
+    def allocate_dynamic_segment(self, network_id: str, segment: SegmentDict) -> SegmentDict:
+        return self.types.allocate_dynamic_segment(self.conn, network_id, segment)
+
+    def release_dynamic_segment(self, segment_id: str) -> None:
+        if not _in_use(self.conn, [segment_id]):
+            self.types.release_dynamic_segment(self.conn, segment_id)
+
+    def host_agents(self, agent_type: str, host: str) -> list[dict[str, Any]]:
+        return agents_db.host_agents(self.conn, agent_type, host, self.down_time)
+
+
+def _in_use(conn: Connection, segment_ids: list[str]) -> set[str]:
+    if not segment_ids:
+        return set()
+    return {r.segment_id for r in conn.execute(
+        sa.select(L.c.segment_id).where(L.c.segment_id.in_(segment_ids)).distinct())}
+
+
+class PortBinding(ExtensionDriver):
+    extension_alias = "binding"
+
+    def __init__(self, conf: Any, mech: MechanismManager, types: TypeManager,
+                 load: Loader) -> None:
+        super().__init__(conf)
+        self.mech, self.types, self.load = mech, types, load
+
+    def attributes(self) -> dict[str, list[Attribute]]:
+        return {"ports": [
+            attr(HOST, _host, default="", allow_post=True, allow_put=True, is_filter=True,
+                 enforce_policy=True),
+            attr(VNIC, _vnic, default=VNIC_NORMAL, allow_post=True, allow_put=True,
+                 is_filter=True, enforce_policy=True),
+            attr(PROFILE, _profile, default=None, allow_post=True, allow_put=True,
+                 enforce_policy=True),
+            attr(VIF_TYPE, enforce_policy=True),
+            attr(VIF_DETAILS, enforce_policy=True),
+        ]}
+
+    # -- create / update ------------------------------------------------------------
+
+    def process_create(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        if plural != "ports":
+            return
+        host = data.get(HOST) or ""
+        conn.execute(sa.insert(B).values(
+            port_id=resource_id, host=host, vnic_type=data.get(VNIC) or VNIC_NORMAL,
+            profile=json.dumps(data.get(PROFILE) or {}), vif_type=VIF_TYPE_UNBOUND,
+            vif_details=""))
+        if host:
+            self.bind(conn, resource_id)
+
+    def process_update(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        if plural != "ports":
+            return
+        row = self._row(conn, resource_id)
+        asked = {col: data[key] for key, col in REQUESTED.items() if key in data}
+        if "profile" in asked:
+            asked["profile"] = json.dumps(asked["profile"] or {})
+        changed = {c: val for c, val in asked.items() if getattr(row, c) != val}
+        vif_type = row.vif_type
+        if changed:
+            self.unbind(conn, resource_id)
+            vif_type = VIF_TYPE_UNBOUND
+            conn.execute(sa.update(B).where(B.c.port_id == resource_id).values(
+                vif_type=VIF_TYPE_UNBOUND, vif_details="", **changed))
+        host = changed.get("host", row.host)
+        if host and vif_type in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED):
+            self.bind(conn, resource_id)
+
+    def _row(self, conn: Connection, port_id: str) -> Any:
+        """The port's binding row; ports from before the table get one."""
+        row = conn.execute(sa.select(B).where(B.c.port_id == port_id)).first()
+        if row is None:
+            conn.execute(sa.insert(B).values(port_id=port_id, host="", vnic_type=VNIC_NORMAL,
+                                             profile="{}", vif_type=VIF_TYPE_UNBOUND,
+                                             vif_details=""))
+            row = conn.execute(sa.select(B).where(B.c.port_id == port_id)).one()
+        return row
+
+    # -- binding ----------------------------------------------------------------------
+
+    def bind(self, conn: Connection, port_id: str) -> None:
+        """Ask the drivers, level by level, and store what they decided."""
+        self.unbind(conn, port_id, keep_vif=True)
+        context = self.port_context(conn, self.load(conn, "ports", port_id), backend=True)
+        bound = self.mech.bind_port(context)
+        if bound and context._result is not None:
+            vif_type, details, status = context._result
+            details["bound_drivers"] = {str(lv["level"]): lv["driver"]
+                                        for lv in context.binding_levels}
+            if context.binding_levels:
+                conn.execute(sa.insert(L), [
+                    {"port_id": port_id, "host": context.host, "level": lv["level"],
+                     "driver": lv["driver"], "segment_id": lv["bound_segment"]["id"]}
+                    for lv in context.binding_levels])
+            if status:
+                conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
+                             .values(status=status))
+        else:
+            LOG.warning("Failed to bind port %s on host %s for vnic_type %s",
+                        port_id, context.host, context.vnic_type)
+            vif_type, details = VIF_TYPE_BINDING_FAILED, {}
+        # Levels tried and abandoned may have taken dynamic segments: give
+        # back every dynamic segment of the network that no binding uses.
+        self._release_unused(conn, [s["id"] for s in segments_db.dicts_of_network(
+            conn, context.current["network_id"], dynamic=True)])
+        conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
+            vif_type=vif_type, vif_details=json.dumps(details) if details else ""))
+
+    def unbind(self, conn: Connection, port_id: str, keep_vif: bool = False) -> None:
+        """Forget the port's binding levels and give back dynamic segments no
+        other port uses (before a rebind, or when the port goes away)."""
+        used = [r.segment_id for r in conn.execute(
+            sa.select(L.c.segment_id).where(L.c.port_id == port_id)) if r.segment_id]
+        conn.execute(sa.delete(L).where(L.c.port_id == port_id))
+        self._release_unused(conn, used)
+        if not keep_vif:
+            conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
+                vif_type=VIF_TYPE_UNBOUND, vif_details=""))
+
+    def _release_unused(self, conn: Connection, segment_ids: list[str]) -> None:
+        found = segments_db.dicts_by_id(conn, segment_ids)
+        dynamic = [sid for sid, s in found.items() if s["is_dynamic"]]
+        still = _in_use(conn, dynamic)
+        for sid in dynamic:
+            if sid not in still:
+                self.types.release_dynamic_segment(conn, sid)
+
+    # -- contexts for the mechanism drivers ---------------------------------------------
+
+    def port_context(self, conn: Connection, current: dict[str, Any],
+                     original: dict[str, Any] | None = None,
+                     backend: bool = False) -> PortContext:
+        network_id = current["network_id"]
+        network = NetworkContext({"id": network_id},
+                                 segments=segments_db.dicts_of_network(conn, network_id))
+        row = self._row(conn, current["id"])
+        binding = {"host": row.host, "vnic_type": row.vnic_type,
+                   "profile": _json(row.profile), "vif_type": row.vif_type,
+                   "vif_details": _json(row.vif_details)}
+        levels = list(conn.execute(sa.select(L).where(L.c.port_id == current["id"])
+                                   .order_by(L.c.level)))
+        segs = segments_db.dicts_by_id(conn, [lv.segment_id for lv in levels])
+        bound = [{"level": lv.level, "driver": lv.driver,
+                  "bound_segment": segs.get(lv.segment_id)} for lv in levels]
+        be = _Backend(conn, self.types, self.conf.agent_down_time) if backend else None
+        return PortContext(current, network, binding, bound, original, be)
+
+    # -- API dicts and filters ----------------------------------------------------------
+
+    def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
+        if plural != "ports":
+            return
+        ids = [i["id"] for i in items]
+        rows: dict[str, Any] = {}
+        for part in range(0, len(ids), 500):
+            for row in conn.execute(sa.select(B).where(B.c.port_id.in_(ids[part:part + 500]))):
+                rows[row.port_id] = row
+        for item in items:
+            row = rows.get(item["id"])
+            item[HOST] = row.host if row else ""
+            item[VNIC] = row.vnic_type if row else VNIC_NORMAL
+            item[PROFILE] = _json(row.profile) if row else {}
+            item[VIF_TYPE] = row.vif_type if row else VIF_TYPE_UNBOUND
+            item[VIF_DETAILS] = _json(row.vif_details) if row else {}
+
+    def filter_clauses(self, plural: str, table: Any,
+                       filters: dict[str, list[Any]]) -> list[Any]:
+        if plural != "ports":
+            return []
+        out = []
+        for key, col in ((HOST, B.c.host), (VNIC, B.c.vnic_type)):
+            if key in filters:
+                clause = table.c.id.in_(sa.select(B.c.port_id).where(col.in_(filters[key])))
+                default = "" if key == HOST else VNIC_NORMAL
+                if default in filters[key]:  # ports from before the table have no row
+                    clause = sa.or_(clause, table.c.id.not_in(sa.select(B.c.port_id)))
+                out.append(clause)
+        return out
