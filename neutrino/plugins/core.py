@@ -111,7 +111,7 @@ class CorePlugin:
         ml2 = self.ml2.applies(plural)
 
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
-            self._enforce_quota(conn, plural, items)
+            self._enforce_quota(conn, ctx)
             ids = []
             for item in items:
                 rid = handler.create(conn, ctx, item)
@@ -136,17 +136,12 @@ class CorePlugin:
             raise
         return created
 
-    def _enforce_quota(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> None:
-        """Inside the create's transaction, so the count and insert are atomic."""
+    def _enforce_quota(self, conn: Any, ctx: Context) -> None:
+        """The quota hook's reservation, checked inside the create's transaction."""
         if self.quota is None:
             return
-        per_project: dict[str, int] = {}
-        for item in items:
-            project = item.get("project_id")
-            per_project[project] = per_project.get(project, 0) + 1
-        resource = plural[:-1]
-        for project, count in sorted(per_project.items(), key=lambda kv: str(kv[0])):
-            self.quota.enforce(conn, project, {resource: count})
+        for project, deltas in sorted(ctx.quota_request.items()):
+            self.quota.enforce(conn, project, deltas)
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
