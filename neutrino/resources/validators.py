@@ -251,7 +251,7 @@ def fixed_ips(value: Any) -> list[dict[str, Any]]:
 
 def _address_pair(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise Invalid(f"Allowed address pairs must be a list.")
+        raise Invalid("Allowed address pairs must be a list.")
     if "ip_address" not in value:
         # Upstream reports this with its own error type, not InvalidInput;
         # errors is the leaf vocabulary every layer may raise.

@@ -1,7 +1,6 @@
 """The error envelope and the 400s of the web layer, as upstream shapes them."""
 from __future__ import annotations
 
-import pytest
 
 from tests.api import _helpers as h
 
