@@ -51,7 +51,8 @@ def quota_countables() -> list[Countable]:
     return [Countable("network", t.networks, "quota_network"),
             Countable("subnet", t.subnets, "quota_subnet"),
             Countable("port", t.ports, "quota_port"),
-            Countable("subnetpool", t.subnetpools, "quota_subnetpool")]
+            Countable("subnetpool", t.subnetpools, "quota_subnetpool"),
+            Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy")]
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:

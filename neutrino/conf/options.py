@@ -45,6 +45,8 @@ CORE_OPTS = [
                     "empty disables it). neutrino-specific."),
     cfg.BoolOpt("debug", default=False, help="Log at debug level."),
     cfg.StrOpt("log_file", help="Log to this file instead of stderr."),
+    cfg.StrOpt("dns_domain", default="openstacklocal",
+               help="Domain to use for building the hostnames."),
 ]
 
 DATABASE_OPTS = [
@@ -59,6 +61,7 @@ QUOTA_OPTS = [
     cfg.IntOpt("quota_network", default=100, help="Networks allowed per project."),
     cfg.IntOpt("quota_subnet", default=100, help="Subnets allowed per project."),
     cfg.IntOpt("quota_port", default=500, help="Ports allowed per project."),
+    cfg.IntOpt("quota_rbac_policy", default=10, help="RBAC policies allowed per project."),
     cfg.StrOpt("quota_driver", default="neutron.db.quota.driver_nolock.DbQuotaNoLockDriver",
                help="Accepted for compatibility; neutrino has one race-free driver."),
     cfg.BoolOpt("track_quota_usage", default=True,

@@ -22,11 +22,16 @@ from neutrino.db import tables as t
 
 @dataclass(frozen=True)
 class Countable:
-    """A resource with a quota: its name, table and ``[quotas]`` option."""
+    """A resource with a quota: its name, tables and ``[quotas]`` option.
+
+    Most resources live in one table; RBAC policies, for instance, are
+    counted across the tables of every object type they apply to.
+    """
 
     name: str
     table: Table
     option: str
+    more_tables: tuple[Table, ...] = ()
 
 
 class QuotaEngine:
@@ -55,9 +60,10 @@ class QuotaEngine:
         return sorted({r.project_id for r in conn.execute(sa.select(t.quotas.c.project_id))})
 
     def usage(self, conn: Connection, project_id: str, name: str) -> int:
-        table = self.countables[name].table
-        return conn.execute(sa.select(sa.func.count()).select_from(table)
-                            .where(table.c.project_id == project_id)).scalar() or 0
+        countable = self.countables[name]
+        return sum(conn.execute(sa.select(sa.func.count()).select_from(table)
+                                .where(table.c.project_id == project_id)).scalar() or 0
+                   for table in (countable.table, *countable.more_tables))
 
     def set_limits(self, conn: Connection, project_id: str, limits: dict[str, int],
                    check_limit: bool) -> None:

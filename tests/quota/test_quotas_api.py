@@ -26,7 +26,8 @@ def test_defaults_come_from_the_quotas_section(quota_server: Server) -> None:
     admin, _, project = _clients(quota_server)
     status, body = admin.get(f"/v2.0/quotas/{project}/default")
     assert status == 200
-    assert body["quota"] == {"network": 3, "subnet": 100, "port": 4, "subnetpool": -1}
+    assert body["quota"] == {"network": 3, "subnet": 100, "port": 4, "subnetpool": -1,
+                             "rbac_policy": 10}
 
 
 def test_over_quota_is_409_naming_the_resource_and_creates_nothing(quota_server: Server) -> None:
@@ -100,3 +101,17 @@ def test_a_project_manager_may_read_its_quota(quota_server: Server) -> None:
     project = uuid.uuid4().hex
     manager = Client(quota_server.url, project, "manager")
     assert manager.get(f"/v2.0/quotas/{project}")[0] == 200
+
+
+def test_rbac_policies_count_against_their_quota(quota_server: Server) -> None:
+    admin, member, project = _clients(quota_server)
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"rbac_policy": 1}})[0] == 200
+    net = member.post("/v2.0/networks", {"network": {"name": "r"}})[1]["network"]["id"]
+
+    def share(target: str) -> tuple[int, dict]:
+        return member.post("/v2.0/rbac-policies", {"rbac_policy": {
+            "object_type": "network", "object_id": net, "action": "access_as_shared",
+            "target_tenant": target}})
+    assert share(uuid.uuid4().hex)[0] == 201
+    status, body = share(uuid.uuid4().hex)
+    assert status == 409 and body["NeutronError"]["type"] == "OverQuota"
