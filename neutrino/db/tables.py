@@ -294,3 +294,18 @@ networkrbacs = Table(
     Column("target_tenant", String(255), nullable=False),
     UniqueConstraint("target_tenant", "object_id", "action"),
 )
+
+
+# ``dns`` extension driver: a network's dns_domain and a port's dns_name,
+# one row each, only when not empty.
+network_dns_domains = Table(
+    "network_dns_domains", metadata,
+    Column("network_id", String(36), _fk("networks"), primary_key=True),
+    Column("dns_domain", String(255), nullable=False),
+)
+
+port_dns_names = Table(
+    "port_dns_names", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("dns_name", String(255), nullable=False, index=True),
+)

@@ -103,6 +103,8 @@ _KNOWN = [
     ("standard-attr-timestamp", "Resource timestamps",
      "Adds created_at and updated_at fields to all Neutron resources that have "
      "Neutron standard attributes.", "2016-09-12T10:00:00-00:00"),
+    ("dns-integration", "DNS Integration", "Provides integration with DNS.",
+     "2015-08-15T18:00:00-00:00"),
 ]
 
 KNOWN: dict[str, ExtensionDescriptor] = {
