@@ -146,13 +146,11 @@ class Shaper:
         self.invisible = {n for n, a in rdef.attributes.items() if not a.is_visible}
 
     def visible(self, item: dict[str, Any]) -> bool:
-        return self.api.policy.check(self.ctx, f"get_{self.rdef.singular}",
-                                     self.targets.of(item))
+        return self.api.policy.view(self.ctx, self.rdef.singular, self.targets.of(item))[0]
 
     def shape(self, item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
-        hidden = set(self.api.policy.hidden_attributes(self.ctx, self.rdef.singular,
-                                                       self.targets.of(item)))
-        hidden |= self.invisible
+        hidden = self.api.policy.view(self.ctx, self.rdef.singular, self.targets.of(item))[1]
+        hidden = hidden | self.invisible
         if fields:
             return {k: item[k] for k in fields if k in item and k not in hidden}
         if not hidden:

@@ -31,7 +31,7 @@ class App:
         conf = tmp / "n.conf"
         conf.write_text(f"[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = {url}\n"
                         "[quotas]\ndefault_quota = -1\nquota_network = -1\nquota_port = -1\n"
-                        "quota_subnet = -1\n")
+                        "quota_subnet = -1\nquota_rbac_policy = -1\n")
         self.api = build_api(make_conf(["--config-file", str(conf)]))
         self.client = testing.TestClient(build_falcon(self.api))
         self.statements = 0
