@@ -53,7 +53,6 @@ subnetpools = Table(
     Column("min_prefixlen", Integer, nullable=False),
     Column("max_prefixlen", Integer, nullable=False),
     Column("default_quota", Integer),
-    Column("shared", Boolean, nullable=False, default=False),
     Column("is_default", Boolean, nullable=False, default=False),
     Column("address_scope_id", String(36)),
 )
@@ -308,4 +307,16 @@ port_dns_names = Table(
     "port_dns_names", metadata,
     Column("port_id", String(36), _fk("ports"), primary_key=True),
     Column("dns_name", String(255), nullable=False, index=True),
+)
+
+
+# ``rbac-subnetpool``: subnet pools shared by RBAC entries, as networks are.
+subnetpoolrbacs = Table(
+    "subnetpoolrbacs", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("object_id", String(36), _fk("subnetpools"), nullable=False, index=True),
+    Column("action", String(255), nullable=False),
+    Column("target_tenant", String(255), nullable=False),
+    UniqueConstraint("target_tenant", "object_id", "action"),
 )

@@ -1,4 +1,9 @@
-"""RBAC on networks: ``/v2.0/rbac-policies`` and what sharing means.
+"""RBAC: ``/v2.0/rbac-policies`` and what sharing means.
+
+One code path serves every object type (``KINDS``: networks, and subnet
+pools with ``rbac-subnetpool``); each type has its own entries table and
+its own answer to "does anything depend on this entry" (ports of other
+projects on a network; subnets of other projects allocated from a pool).
 
 A network is usable by its owner and by every project an
 ``access_as_shared`` entry targets (a project id, or ``*`` for all). The
@@ -15,10 +20,11 @@ ports in the same transaction that deletes it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Table
 from sqlalchemy import exc as sa_exc
 
 from neutrino import errors
@@ -30,72 +36,114 @@ from neutrino.resources.rbac import ACCESS_AS_SHARED, OBJECT_TYPES, WILDCARD
 rb = t.networkrbacs.c
 
 
+@dataclass(frozen=True)
+class Kind:
+    """An object type RBAC entries can be about: its table and its entries' table."""
+
+    object_type: str
+    objects: Table
+    entries: Table
+    label: str  # how upstream names the type in messages
+
+    def in_use(self, conn: Connection, obj: Any, target: str, removing: Sequence[str]) -> str | None:
+        """An object of another project that needs the ``removing`` entries."""
+        if self.object_type == "network":
+            return dependent_port(conn, obj.id, obj.project_id, target, removing)
+        return dependent_subnet(conn, obj.id, obj.project_id, target, removing)
+
+
+KINDS: dict[str, Kind] = {
+    "network": Kind("network", t.networks, t.networkrbacs, "networks"),
+    "subnetpool": Kind("subnetpool", t.subnetpools, t.subnetpoolrbacs, "objects"),
+}
+
+
 # -- sharing as SQL -------------------------------------------------------------
 
 def _targets(project_id: str | None) -> list[str]:
     return [WILDCARD, project_id] if project_id else [WILDCARD]
 
 
-def shared_clause(project_id: str | None, network_id: Any) -> Any:
-    """``network_id`` (a column) names a network shared with ``project_id``."""
-    return network_id.in_(sa.select(rb.object_id).where(
-        rb.action == ACCESS_AS_SHARED, rb.target_tenant.in_(_targets(project_id))))
+def shared_clause(project_id: str | None, object_id: Any, kind: str = "network") -> Any:
+    """``object_id`` (a column) names an object shared with ``project_id``."""
+    e = KINDS[kind].entries.c
+    return object_id.in_(sa.select(e.object_id).where(
+        e.action == ACCESS_AS_SHARED, e.target_tenant.in_(_targets(project_id))))
+
+
+def visible_clause(ctx: Context, kind: str = "network") -> Any:
+    """Objects the caller may see: its own and those shared with it."""
+    if ctx.is_admin:
+        return None
+    objects = KINDS[kind].objects.c
+    return sa.or_(objects.project_id == ctx.project_id,
+                  shared_clause(ctx.project_id, objects.id, kind))
 
 
 def network_visible_clause(ctx: Context) -> Any:
-    """Networks the caller may see: its own and those shared with it."""
-    if ctx.is_admin:
-        return None
-    return sa.or_(t.networks.c.project_id == ctx.project_id,
-                  shared_clause(ctx.project_id, t.networks.c.id))
+    return visible_clause(ctx, "network")
 
 
-def shared_ids(conn: Connection, project_id: str | None, network_ids: Iterable[str]) -> set[str]:
-    """Which of ``network_ids`` are shared with ``project_id``: one query per chunk."""
+def shared_ids(conn: Connection, project_id: str | None, object_ids: Iterable[str],
+               kind: str = "network") -> set[str]:
+    """Which of ``object_ids`` are shared with ``project_id``: one query per chunk."""
+    e = KINDS[kind].entries.c
     out: set[str] = set()
-    for part in store.chunks(list(dict.fromkeys(network_ids))):
+    for part in store.chunks(list(dict.fromkeys(object_ids))):
         out.update(r.object_id for r in conn.execute(
-            sa.select(rb.object_id).distinct().where(
-                rb.object_id.in_(part), rb.action == ACCESS_AS_SHARED,
-                rb.target_tenant.in_(_targets(project_id)))))
+            sa.select(e.object_id).distinct().where(
+                e.object_id.in_(part), e.action == ACCESS_AS_SHARED,
+                e.target_tenant.in_(_targets(project_id)))))
     return out
 
 
-def bool_filter(project_id: str | None, network_id: Any, values: list[Any]) -> Any:
+def present(conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],
+            kind: str) -> list[dict[str, Any]]:
+    """Set ``shared`` as this caller sees it (without a caller only ``*`` counts)."""
+    shared = shared_ids(conn, ctx.project_id if ctx is not None else None,
+                        [d["id"] for d in dicts], kind)
+    for d in dicts:
+        d["shared"] = d["id"] in shared
+    return dicts
+
+
+def bool_filter(project_id: str | None, object_id: Any, values: list[Any],
+                kind: str = "network") -> Any:
     """``shared=true|false`` as the caller sees ``shared``."""
     wanted = {bool(x) for x in values}
     if wanted == {True, False}:
         return None
-    clause = shared_clause(project_id, network_id)
+    clause = shared_clause(project_id, object_id, kind)
     return clause if True in wanted else sa.not_(clause)
 
 
 # -- sharing changes ---------------------------------------------------------------
 
-def add_entry(conn: Connection, project_id: str, network_id: str, target: str,
-              action: str = ACCESS_AS_SHARED) -> str:
+def add_entry(conn: Connection, project_id: str, object_id: str, target: str,
+              action: str = ACCESS_AS_SHARED, kind: str = "network") -> str:
     rid = store.new_id()
     try:
         with conn.begin_nested():
-            conn.execute(sa.insert(t.networkrbacs).values(
-                id=rid, project_id=project_id, object_id=network_id,
+            conn.execute(sa.insert(KINDS[kind].entries).values(
+                id=rid, project_id=project_id, object_id=object_id,
                 action=action, target_tenant=target))
     except sa_exc.IntegrityError:
         raise errors.DuplicateRbacPolicy() from None
     return rid
 
 
-def share_with_all(conn: Connection, network_id: str, owner: str) -> None:
-    """``shared: true``: a ``*`` entry owned by the network's project, once."""
-    exists = conn.execute(sa.select(rb.id).where(
-        rb.object_id == network_id, rb.action == ACCESS_AS_SHARED,
-        rb.target_tenant == WILDCARD)).first()
+def share_with_all(conn: Connection, object_id: str, owner: str, kind: str = "network") -> None:
+    """``shared: true``: a ``*`` entry owned by the object's project, once."""
+    e = KINDS[kind].entries.c
+    exists = conn.execute(sa.select(e.id).where(
+        e.object_id == object_id, e.action == ACCESS_AS_SHARED,
+        e.target_tenant == WILDCARD)).first()
     if exists is None:
-        add_entry(conn, owner, network_id, WILDCARD)
+        add_entry(conn, owner, object_id, WILDCARD, kind=kind)
 
 
 def unshare_with_all(conn: Connection, network_id: str, owner: str, name: str) -> bool:
-    """``shared: false``: drop the ``*`` entries; refused while they are needed."""
+    """``shared: false`` on a network: drop the ``*`` entries; refused while needed."""
     ids = [r.id for r in conn.execute(sa.select(rb.id).where(
         rb.object_id == network_id, rb.action == ACCESS_AS_SHARED,
         rb.target_tenant == WILDCARD))]
@@ -108,6 +156,26 @@ def unshare_with_all(conn: Connection, network_id: str, owner: str, name: str) -
     return True
 
 
+def _remaining(conn: Connection, entries: Table, object_id: str,
+               removing: Sequence[str]) -> list[str] | None:
+    """Targets still covered once ``removing`` goes; None when ``*`` remains."""
+    e = entries.c
+    remaining = [r.target_tenant for r in conn.execute(sa.select(e.target_tenant).where(
+        e.object_id == object_id, e.action == ACCESS_AS_SHARED, e.id.not_in(removing)))]
+    return None if WILDCARD in remaining else remaining
+
+
+def _dependent(conn: Connection, table: Table, conds: list[Any], target: str,
+               remaining: list[str]) -> str | None:
+    if target == WILDCARD:
+        if remaining:
+            conds.append(table.c.project_id.not_in(remaining))
+    else:
+        conds.append(table.c.project_id == target)
+    row = conn.execute(sa.select(table.c.id).where(*conds).limit(1)).first()
+    return None if row is None else row.id
+
+
 def dependent_port(conn: Connection, network_id: str, owner: str, target: str,
                    removing: Sequence[str]) -> str | None:
     """A port that needs the ``removing`` entries (which target ``target``).
@@ -117,20 +185,23 @@ def dependent_port(conn: Connection, network_id: str, owner: str, target: str,
     sharing; nor does a port whose project keeps access through another
     remaining entry (a ``*`` one, or one naming the project).
     """
-    remaining = [r.target_tenant for r in conn.execute(sa.select(rb.target_tenant).where(
-        rb.object_id == network_id, rb.action == ACCESS_AS_SHARED, rb.id.not_in(removing)))]
-    if WILDCARD in remaining:
+    remaining = _remaining(conn, t.networkrbacs, network_id, removing)
+    if remaining is None:
         return None
     p = t.ports.c
-    conds = [p.network_id == network_id, p.project_id != owner,
-             ~p.device_owner.like("network:%")]
-    if target == WILDCARD:
-        if remaining:
-            conds.append(p.project_id.not_in(remaining))
-    else:
-        conds.append(p.project_id == target)
-    row = conn.execute(sa.select(p.id).where(*conds).limit(1)).first()
-    return None if row is None else row.id
+    return _dependent(conn, t.ports, [p.network_id == network_id, p.project_id != owner,
+                                      ~p.device_owner.like("network:%")], target, remaining)
+
+
+def dependent_subnet(conn: Connection, pool_id: str, owner: str, target: str,
+                     removing: Sequence[str]) -> str | None:
+    """A subnet of another project allocated from the pool that needs ``removing``."""
+    remaining = _remaining(conn, t.subnetpoolrbacs, pool_id, removing)
+    if remaining is None:
+        return None
+    s = t.subnets.c
+    return _dependent(conn, t.subnets, [s.subnetpool_id == pool_id, s.project_id != owner],
+                      target, remaining)
 
 
 # -- the rbac_policies collection ----------------------------------------------------
@@ -138,7 +209,14 @@ def dependent_port(conn: Connection, network_id: str, owner: str, target: str,
 def _to_dict(row: Any) -> dict[str, Any]:
     return {"id": row.id, "project_id": row.project_id, "tenant_id": row.project_id,
             "action": row.action, "object_id": row.object_id,
-            "target_tenant": row.target_tenant, "object_type": "network"}
+            "target_tenant": row.target_tenant, "object_type": row.object_type}
+
+
+def _all_entries() -> Any:
+    """Every type's entries as one selectable, with an ``object_type`` column."""
+    parts = [sa.select(*k.entries.c, sa.literal(k.object_type).label("object_type"))
+             for k in KINDS.values()]
+    return sa.union_all(*parts).subquery("rbac_entries")
 
 
 class RbacPolicies:
@@ -152,77 +230,98 @@ class RbacPolicies:
     def _not_found(self, rid: str) -> errors.RbacPolicyNotFound:
         return errors.RbacPolicyNotFound(id=rid, object_type="unknown")
 
-    def _network(self, conn: Connection, ctx: Context, net_id: str) -> Any:
-        """The network an entry is about; only admins touch others' networks."""
-        row = conn.execute(sa.select(t.networks.c.id, t.networks.c.project_id,
-                                     t.networks.c.name)
-                           .where(t.networks.c.id == net_id)).first()
-        visible = row is not None and (ctx.is_admin or row.project_id == ctx.project_id
-                                       or bool(shared_ids(conn, ctx.project_id, [net_id])))
-        if not visible:
-            raise errors.InvalidInput(error_message=f"Network {net_id} could not be found")
+    def _object(self, conn: Connection, ctx: Context, kind: Kind, object_id: str) -> Any:
+        """The object an entry is about; only admins touch others' objects."""
+        o = kind.objects.c
+        row = conn.execute(sa.select(o.id, o.project_id).where(o.id == object_id)).first()
+        if kind.object_type == "network":
+            visible = row is not None and (
+                ctx.is_admin or row.project_id == ctx.project_id
+                or bool(shared_ids(conn, ctx.project_id, [object_id])))
+            if not visible:
+                raise errors.InvalidInput(
+                    error_message=f"Network {object_id} could not be found")
+        elif row is None:
+            raise errors.InvalidInput(
+                error_message=f"{kind.object_type} {object_id} could not be found")
         if not ctx.is_admin and row.project_id != ctx.project_id:
             raise errors.InvalidInput(error_message="Only admins can manipulate policies "
-                                                    "on networks they do not own")
+                                                    f"on {kind.label} they do not own")
         return row
 
     def _check_action(self, object_type: str, action: str) -> None:
         valid = self.actions.get(object_type, ())
         if action not in valid:
             raise errors.InvalidActionForType(action=action, object_type=object_type,
-                                       valid_actions=repr(tuple(valid)))
+                                              valid_actions=repr(tuple(valid)))
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         self._check_action(data["object_type"], data["action"])
-        self._network(conn, ctx, data["object_id"])
+        kind = KINDS[data["object_type"]]
+        self._object(conn, ctx, kind, data["object_id"])
         rid = add_entry(conn, data["project_id"], data["object_id"], data["target_tenant"],
-                        data["action"])
-        store.bump(conn, t.networks, data["object_id"])
+                        data["action"], kind.object_type)
+        store.bump(conn, kind.objects, data["object_id"])
         return rid
 
+    def _find(self, conn: Connection, rid: str, for_update: bool = False) -> tuple[Kind, Any]:
+        for kind in KINDS.values():
+            stmt = sa.select(kind.entries).where(kind.entries.c.id == rid)
+            if for_update and conn.dialect.name != "sqlite":
+                stmt = stmt.with_for_update()
+            row = conn.execute(stmt).first()
+            if row is not None:
+                return kind, row
+        raise self._not_found(rid)
+
     def get(self, conn: Connection, rid: str) -> dict[str, Any]:
-        return _to_dict(store.get_row(conn, t.networkrbacs, rid, lambda: self._not_found(rid)))
+        kind, row = self._find(conn, rid)
+        return {**_to_dict_plain(row), "object_type": kind.object_type}
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        special = {"object_type": lambda vals: None if "network" in vals else sa.false()}
-        clauses = store.column_clauses(t.networkrbacs, query.filters, special)
+        entries = _all_entries()
+        clauses = store.column_clauses(entries, query.filters, {})
         if not ctx.is_admin:
-            clauses.append(rb.project_id == ctx.project_id)
-        rows, more = store.paged_select(conn, t.networkrbacs, clauses, query)
+            clauses.append(entries.c.project_id == ctx.project_id)
+        rows, more = store.paged_select(conn, entries, clauses, query)
         return [_to_dict(r) for r in rows], more
 
     def update(self, conn: Connection, ctx: Context, rid: str, data: dict[str, Any],
                revision: int | None) -> None:
-        row = store.get_row(conn, t.networkrbacs, rid, lambda: self._not_found(rid),
-                            for_update=True)
+        kind, row = self._find(conn, rid, for_update=True)
         new = data.get("target_tenant", row.target_tenant)
         if new == row.target_tenant:
             return
-        self._check_removal(conn, row)
+        self._check_removal(conn, kind, row)
+        e = kind.entries
         try:
             with conn.begin_nested():
-                conn.execute(sa.update(t.networkrbacs).where(rb.id == rid)
-                             .values(target_tenant=new))
+                conn.execute(sa.update(e).where(e.c.id == rid).values(target_tenant=new))
         except sa_exc.IntegrityError:
             raise errors.DuplicateRbacPolicy() from None
-        store.bump(conn, t.networks, row.object_id)
+        store.bump(conn, kind.objects, row.object_id)
 
     def delete(self, conn: Connection, rid: str, revision: int | None) -> None:
-        row = store.get_row(conn, t.networkrbacs, rid, lambda: self._not_found(rid),
-                            for_update=True)
-        self._check_removal(conn, row)
-        conn.execute(sa.delete(t.networkrbacs).where(rb.id == rid))
-        store.bump(conn, t.networks, row.object_id)
+        kind, row = self._find(conn, rid, for_update=True)
+        self._check_removal(conn, kind, row)
+        conn.execute(sa.delete(kind.entries).where(kind.entries.c.id == rid))
+        store.bump(conn, kind.objects, row.object_id)
 
-    def _check_removal(self, conn: Connection, row: Any) -> None:
+    def _check_removal(self, conn: Connection, kind: Kind, row: Any) -> None:
         if row.action != ACCESS_AS_SHARED:
             return
-        # Lock the network: a port created meanwhile would escape the check.
-        net = store.get_row(conn, t.networks, row.object_id,
+        # Lock the object: a port or subnet created meanwhile would escape the check.
+        obj = store.get_row(conn, kind.objects, row.object_id,
                             lambda: self._not_found(row.id), for_update=True)
-        if dependent_port(conn, net.id, net.project_id, row.target_tenant, [row.id]):
+        if kind.in_use(conn, obj, row.target_tenant, [row.id]):
             raise errors.RbacPolicyInUse(
-                object_id=net.id,
-                details=f"Unable to reconfigure sharing settings for network {net.id}. "
-                        f"Multiple projects are using it.")
+                object_id=obj.id,
+                details=f"Unable to reconfigure sharing settings for {kind.object_type} "
+                        f"{obj.id}. Multiple projects are using it.")
+
+
+def _to_dict_plain(row: Any) -> dict[str, Any]:
+    return {"id": row.id, "project_id": row.project_id, "tenant_id": row.project_id,
+            "action": row.action, "object_id": row.object_id,
+            "target_tenant": row.target_tenant}

@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import rbac, store
 
 DEFAULT_MIN = {4: 8, 6: 64}
 MAX_LEN = {4: 32, 6: 128}
@@ -21,10 +21,13 @@ def not_found(pool_id: str) -> errors.SubnetPoolNotFound:
 
 
 def visible_clause(ctx: Context) -> Any:
-    if ctx.is_admin:
-        return None
-    return sa.or_(t.subnetpools.c.project_id == ctx.project_id,
-                  t.subnetpools.c.shared.is_(True))
+    """Pools the caller may see: its own and those shared with it by RBAC."""
+    return rbac.visible_clause(ctx, "subnetpool")
+
+
+def visible_to(conn: Connection, ctx: Context, row: Any) -> bool:
+    return bool(ctx.is_admin or row.project_id == ctx.project_id
+                or rbac.shared_ids(conn, ctx.project_id, [row.id], "subnetpool"))
 
 
 def compact(prefixes: Sequence[str]) -> list[str]:
@@ -69,7 +72,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
         d = store.standard_dict(row)
         d.update(ip_version=row.ip_version, default_prefixlen=row.default_prefixlen,
                  min_prefixlen=row.min_prefixlen, max_prefixlen=row.max_prefixlen,
-                 default_quota=row.default_quota, shared=row.shared,
+                 default_quota=row.default_quota, shared=False,
                  is_default=row.is_default, address_scope_id=row.address_scope_id,
                  prefixes=sorted((p.cidr for p in prefixes.get(row.id, [])),
                                  key=lambda c: netaddr.IPNetwork(c)),
@@ -99,9 +102,10 @@ class SubnetPools:
         row = store.standard_row(ctx.project_id, data, revision=0)
         row.update(ip_version=version, default_prefixlen=default_len, min_prefixlen=min_len,
                    max_prefixlen=max_len, default_quota=data.get("default_quota"),
-                   shared=bool(data.get("shared")), is_default=bool(data.get("is_default")),
-                   address_scope_id=None)
+                   is_default=bool(data.get("is_default")), address_scope_id=None)
         conn.execute(sa.insert(t.subnetpools).values(**row))
+        if data.get("shared"):
+            rbac.share_with_all(conn, row["id"], row["project_id"], "subnetpool")
         conn.execute(sa.insert(t.subnetpool_prefixes),
                      [{"subnetpool_id": row["id"], "cidr": c} for c in prefixes])
         if data.get("tags"):
@@ -123,12 +127,19 @@ class SubnetPools:
         return to_dicts(conn, [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(t.subnetpools, query.filters, {})
+        special = {"shared": lambda vals: rbac.bool_filter(
+            ctx.project_id, t.subnetpools.c.id, vals, "subnetpool")}
+        clauses = store.column_clauses(t.subnetpools, query.filters, special)
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.subnetpools, clauses, query)
-        return to_dicts(conn, rows), more
+        return self.present(conn, ctx, to_dicts(conn, rows)), more
+
+    def present(self, conn: Connection, ctx: Context | None,
+                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``shared`` as this caller sees it, as for networks."""
+        return rbac.present(conn, ctx, dicts, "subnetpool")
 
     def update(self, conn: Connection, ctx: Context, pool_id: str, data: dict[str, Any],
                revision: int | None) -> None:
@@ -157,8 +168,9 @@ class SubnetPools:
     def _replace_prefixes(self, conn: Connection, pool_id: str, prefixes: list[str]) -> None:
         conn.execute(sa.delete(t.subnetpool_prefixes)
                      .where(t.subnetpool_prefixes.c.subnetpool_id == pool_id))
-        conn.execute(sa.insert(t.subnetpool_prefixes),
-                     [{"subnetpool_id": pool_id, "cidr": c} for c in prefixes])
+        if prefixes:  # upstream lets the last prefix go
+            conn.execute(sa.insert(t.subnetpool_prefixes),
+                         [{"subnetpool_id": pool_id, "cidr": c} for c in prefixes])
 
     def add_prefixes(self, conn: Connection, pool_id: str, prefixes: list[str]) -> list[str]:
         current = self.get(conn, pool_id)
@@ -190,6 +202,8 @@ class SubnetPools:
                         .limit(1)).first() is not None:
             raise errors.SubnetPoolDeleteError(reason="Subnet pool has existing allocations")
         store.delete_tags(conn, pool_id)
+        conn.execute(sa.delete(t.subnetpoolrbacs)
+                     .where(t.subnetpoolrbacs.c.object_id == pool_id))
         conn.execute(sa.delete(t.subnetpools).where(t.subnetpools.c.id == pool_id))
 
     # -- allocation ------------------------------------------------------------

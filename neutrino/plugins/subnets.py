@@ -13,6 +13,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import networks, rbac, store
+from neutrino.plugins import subnetpools
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
 
@@ -71,7 +72,7 @@ class Subnets:
         """Another project's private pool does not exist for the caller."""
         row = store.get_row(conn, t.subnetpools, pool_id,
                             lambda: errors.SubnetPoolNotFound(subnetpool_id=pool_id))
-        if not (ctx.is_admin or row.shared or row.project_id == ctx.project_id):
+        if not subnetpools.visible_to(conn, ctx, row):
             raise errors.SubnetPoolNotFound(subnetpool_id=pool_id)
 
     def _resolve_cidr(self, conn: Connection, ctx: Context,

@@ -19,7 +19,8 @@ ACCESS_AS_EXTERNAL = "access_as_external"
 # Object types with RBAC here, and the actions each accepts. Upstream adds
 # ``access_as_external`` to networks with the external-net extension and
 # further types (qos_policy, security_group, ...) with their plugins.
-OBJECT_TYPES: dict[str, tuple[str, ...]] = {"network": (ACCESS_AS_SHARED,)}
+OBJECT_TYPES: dict[str, tuple[str, ...]] = {"network": (ACCESS_AS_SHARED,),
+                                             "subnetpool": (ACCESS_AS_SHARED,)}
 
 # A project id as Keystone writes it (32 hex digits) or as a dashed UUID.
 _PROJECT_ID = re.compile(r"^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")
