@@ -92,6 +92,8 @@ _KNOWN = [
     ("rbac-policies", "RBAC Policies",
      "Allows creation and modification of policies that control project access to "
      "resources.", "2015-06-17T12:15:12-00:00"),
+    ("rbac-subnetpool", "Add subnetpool type to RBAC",
+     "Add subnetpool type to RBAC", "2020-02-05T00:00:00-00:00"),
     ("tag-creation", "Tag creation extension",
      "Allow to create multiple tags for a resource", "2024-23-07T10:00:00-00:00"),
     ("standard-attr-tag",
