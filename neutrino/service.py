@@ -52,7 +52,8 @@ def quota_countables() -> list[Countable]:
             Countable("subnet", t.subnets, "quota_subnet"),
             Countable("port", t.ports, "quota_port"),
             Countable("subnetpool", t.subnetpools, "quota_subnetpool"),
-            Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy")]
+            Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy",
+                      more_tables=(t.subnetpoolrbacs,))]
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:

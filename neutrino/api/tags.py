@@ -32,8 +32,11 @@ class _Base:
         self.member = Member(api, rdef)
 
     def _authorize(self, ctx: Context, rid: str, verb: str) -> dict[str, Any]:
-        targets = Targets(self.api.plugin)
-        item = self.member._visible(ctx, rid, targets)
+        """Tags are authorised on the object as found: upstream answers 403
+        (``rule:<verb>_<resource>:tags``), not 404, for another project's
+        object; only an id that does not exist at all is 404."""
+        targets = Targets(self.api.plugin, ctx)
+        item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
         self.api.policy.enforce(ctx, f"{verb}_{self.rdef.singular}:tags", targets.of(item))
         return item
 

@@ -126,15 +126,8 @@ TAG_TARGET = {("shared_network", "tags:list"): "200", ("shared_network", "tags:a
               ("shared_network", "tags:clear"): "403"}
 
 # (kind, action, persona) -> where neutrino knowingly differs from upstream.
-XFAIL: dict[tuple[str, str, str], str] = {
-    (kind, action, persona): (
-        "upstream authorizes /tags on the object as found, so another project gets 403 "
-        "PolicyNotAuthorized (rule:<verb>_<resource>:tags); neutrino's tag controller "
-        "(neutrino/api/tags.py) answers 404 <Resource>NotFound for an object it cannot see")
-    for kind in TAGGED for action in ("tags:list", "tags:add", "tags:replace", "tags:remove",
-                                      "tags:clear")
-    for persona in ("other", "target")
-    if not (kind == "shared_network" and persona == "target")}
+# Cells where neutrino knowingly differs from upstream (none at present).
+XFAIL: dict[tuple[str, str, str], str] = {}
 
 
 def _rows() -> Iterator[tuple[str, str, str, str]]:
