@@ -7,7 +7,8 @@ import falcon
 
 from neutrino import errors
 from neutrino.api.hooks import body as body_mod
-from neutrino.api.controller import Api, Member, Targets, send
+from neutrino.api.controller import Api, Member, send
+from neutrino.api.hooks.policy import Targets
 from neutrino.context import Context
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef

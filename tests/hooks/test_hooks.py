@@ -160,3 +160,61 @@ def test_notifier_without_a_bus_sends_nothing() -> None:
     hook = NotifierHook(None)
     hook.create_start(Context(), "network", {})  # no error, nothing to send to
     assert not hook.enabled
+
+
+# -- policy ---------------------------------------------------------------------
+
+class _Plugin:
+    """Answers network owner/sharing lookups and counts them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def network_of(self, net_id: str, ctx: Any = None) -> dict[str, Any]:
+        return self.networks_of([net_id], ctx)[net_id]
+
+    def networks_of(self, ids: list[str], ctx: Any = None) -> dict[str, dict[str, Any]]:
+        self.calls += 1
+        return {i: {"project_id": "owner", "tenant_id": "owner", "shared": i == "shared"}
+                for i in ids}
+
+
+def _policy() -> Any:
+    from neutrino.policy.engine import Policy
+    from neutrino.service import make_conf
+    return Policy(make_conf([]))
+
+
+def test_targets_add_the_networks_owner_and_sharing_once_per_request() -> None:
+    from neutrino.api.hooks.policy import Targets
+    plugin = _Plugin()
+    targets = Targets(plugin, Context(project_id="p"))
+    items = [{"id": str(i), "network_id": "shared"} for i in range(50)]
+    targets.prefetch(items)
+    target = targets.of(items[0])
+    assert target["network:project_id"] == "owner" and target["shared"] is True
+    assert all(targets.of(i)["shared"] for i in items)
+    assert plugin.calls == 1
+
+
+def test_shaper_hides_admin_only_attributes_and_keeps_requested_fields() -> None:
+    from neutrino.api.hooks.policy import Shaper, Targets
+    api = SimpleNamespace(policy=_policy())
+    member = Context(project_id="owner", roles=["member", "reader"])
+    shaper = Shaper(api, core.network(), member, Targets(_Plugin(), member))
+    item = {"id": "n", "name": "x", "project_id": "owner", "provider:network_type": "vxlan"}
+    assert shaper.visible(item)
+    assert "provider:network_type" not in shaper.shape(item, None)
+    assert shaper.shape(item, ["name", "provider:network_type"]) == {"name": "x"}
+    admin = Context(project_id="a", roles=["admin", "member", "reader"], is_admin=True)
+    assert "provider:network_type" in Shaper(api, core.network(), admin,
+                                             Targets(_Plugin(), admin)).shape(item, None)
+
+
+def test_shaper_hides_rows_of_other_projects() -> None:
+    from neutrino.api.hooks.policy import Shaper, Targets
+    api = SimpleNamespace(policy=_policy())
+    other = Context(project_id="else", roles=["member", "reader"])
+    shaper = Shaper(api, core.network(), other, Targets(_Plugin(), other))
+    assert not shaper.visible({"id": "n", "project_id": "owner", "shared": False})
+    assert shaper.visible({"id": "n", "project_id": "owner", "shared": True})

@@ -1,0 +1,84 @@
+"""Policy hook: the targets rules are checked against, and what callers see.
+
+The action checks themselves (``create_network``, ``update_port:mac_address``)
+are one call each in the controllers; what needs a home is building the
+target a rule reads (the resource plus its network's owner and sharing, as
+the caller sees it) and filtering results: rows the caller may not see, and
+attributes it may not read.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.resources.attributes import ResourceDef
+
+
+class Targets:
+    """Policy targets: the resource plus its network's owner and sharing.
+
+    Sharing is per caller (RBAC entries for ``*`` or the caller's project),
+    so targets are built for one request's context.
+    """
+
+    def __init__(self, plugin: Any, ctx: Context | None = None) -> None:
+        self.plugin = plugin
+        self.ctx = ctx
+        self._networks: dict[str, dict[str, Any] | None] = {}
+
+    def network(self, net_id: str) -> dict[str, Any] | None:
+        """Owner and sharing of a network, fetched once per request."""
+        if net_id not in self._networks:
+            self._networks[net_id] = self.plugin.network_of(net_id, self.ctx)
+        return self._networks[net_id]
+
+    def prefetch(self, items: list[dict[str, Any]]) -> None:
+        """Load the networks of a whole list in one query, not one per row."""
+        wanted = [i["network_id"] for i in items
+                  if i.get("network_id") and i["network_id"] not in self._networks]
+        if wanted:
+            found = self.plugin.networks_of(wanted, self.ctx)
+            for net_id in wanted:
+                self._networks[net_id] = found.get(net_id)
+
+    def of(self, item: dict[str, Any]) -> dict[str, Any]:
+        net_id = item.get("network_id")
+        if not net_id:
+            return item
+        net = self.network(net_id)
+        target = dict(item)
+        if net is not None:
+            target["network:project_id"] = target["network:tenant_id"] = net["project_id"]
+            target.setdefault("shared", net["shared"])
+        return target
+
+
+def not_found_for(rdef: ResourceDef, rid: str) -> errors.NeutronException:
+    mapping = {"network": lambda: errors.NetworkNotFound(net_id=rid),
+               "subnet": lambda: errors.SubnetNotFound(subnet_id=rid),
+               "port": lambda: errors.PortNotFound(port_id=rid),
+               "subnetpool": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid),
+               "rbac_policy": lambda: errors.RbacPolicyNotFound(id=rid, object_type="unknown")}
+    factory = mapping.get(rdef.singular)
+    return factory() if factory else errors.ResourceNotFound()
+
+
+class Shaper:
+    """Response shaping: hide what policy hides, keep what ``fields`` asks."""
+
+    def __init__(self, api: Any, rdef: ResourceDef, ctx: Context, targets: Targets) -> None:
+        self.api, self.rdef, self.ctx, self.targets = api, rdef, ctx, targets
+        self.invisible = {n for n, a in rdef.attributes.items() if not a.is_visible}
+
+    def visible(self, item: dict[str, Any]) -> bool:
+        return self.api.policy.view(self.ctx, self.rdef.singular, self.targets.of(item))[0]
+
+    def shape(self, item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+        hidden = self.api.policy.view(self.ctx, self.rdef.singular, self.targets.of(item))[1]
+        hidden = hidden | self.invisible
+        if fields:
+            return {k: item[k] for k in fields if k in item and k not in hidden}
+        if not hidden:
+            return item
+        return {k: val for k, val in item.items() if k not in hidden}
