@@ -101,7 +101,7 @@ def test_retrying_does_not_rerun_other_errors() -> None:
 
 def _network(conn: Any, name: str) -> str:
     row = store.standard_row("p", {"name": name})
-    row.update(admin_state_up=True, status="ACTIVE", shared=False, mtu=1500)
+    row.update(admin_state_up=True, status="ACTIVE", mtu=1500)
     conn.execute(sa.insert(t.networks).values(**row))
     return row["id"]
 

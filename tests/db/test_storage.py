@@ -267,7 +267,7 @@ def test_booleans_come_back_as_booleans(plugin: Any) -> None:
     port = _one(plugin, "ports", {"network_id": net["id"], "admin_state_up": True})
     pool = _one(plugin, "subnetpools", {"prefixes": ["10.8.0.0/16"], "shared": False,
                                         "is_default": True})
-    for value in (net["shared"], net["admin_state_up"], sub["enable_dhcp"], sub["shared"],
+    for value in (net["shared"], net["admin_state_up"], sub["enable_dhcp"],
                   port["admin_state_up"], pool["shared"], pool["is_default"]):
         assert type(value) is bool
     listed = _list(plugin, "networks", shared=[True])
