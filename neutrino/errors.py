@@ -320,6 +320,11 @@ class RbacPolicyNotFound(NotFound):
     message = "RBAC policy of type %(object_type)s with ID %(id)s not found"
 
 
+class ExternalNetworkInUse(Conflict):
+    message = ("External network %(net_id)s cannot be updated to be made non-external, "
+               "since it has existing gateway ports.")
+
+
 class RbacPolicyInUse(Conflict):
     message = ("RBAC policy on object %(object_id)s cannot be removed because other "
                "objects depend on it.\nDetails: %(details)s")

@@ -22,7 +22,7 @@ from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.networks import Networks
-from neutrino.plugins.rbac import RbacPolicies, shared_clause
+from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
 from neutrino.plugins.ports import Ports
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
@@ -37,7 +37,7 @@ CORE_ALIASES = (
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
-    "rbac-subnetpool",
+    "rbac-subnetpool", "external-net",
 )
 
 
@@ -248,16 +248,20 @@ class CorePlugin:
                     ctx: Context | None = None) -> dict[str, dict[str, Any]]:
         """``network_of`` for many networks in one query (lists of subnets/ports).
 
-        ``shared`` is as the caller sees it (RBAC entries for ``*`` or its
-        project); without a caller only ``*`` counts.
+        ``shared`` and ``router:external`` are as the caller sees them (RBAC
+        entries for ``*`` or its project); without a caller only ``*`` counts.
         """
         out: dict[str, dict[str, Any]] = {}
-        shared = shared_clause(ctx.project_id if ctx else None, t.networks.c.id)
+        project = ctx.project_id if ctx else None
+        shared = shared_clause(project, t.networks.c.id)
+        external = external_clause(project, t.networks.c.id)
         with self.db.reader() as conn:
             for part in store.chunks(list(dict.fromkeys(network_ids))):
                 for row in conn.execute(sa.select(t.networks.c.id, t.networks.c.project_id,
-                                                  shared.label("shared"))
+                                                  shared.label("shared"),
+                                                  external.label("external"))
                                         .where(t.networks.c.id.in_(part))):
                     out[row.id] = {"project_id": row.project_id, "tenant_id": row.project_id,
-                                   "shared": bool(row.shared)}
+                                   "shared": bool(row.shared),
+                                   "router:external": bool(row.external)}
         return out

@@ -12,6 +12,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 
+EXTERNAL = "router:external"
 NETWORK_OWNED_PREFIXES = ("network:",)
 # Ports that die with their network rather than blocking its deletion.
 AUTO_DELETE_OWNERS = ("network:dhcp", "network:router_ha_interface",
@@ -59,6 +60,8 @@ class Networks:
         conn.execute(sa.insert(t.networks).values(**row))
         if data.get("shared"):
             rbac.share_with_all(conn, row["id"], row["project_id"])
+        if data.get(EXTERNAL) is True:
+            rbac.set_external(conn, row["id"], row["project_id"])
         self.types.create_network_segments(conn, row["id"], segments)
         if data.get("tags"):
             store.set_tags(conn, row["id"], data["tags"])
@@ -74,6 +77,9 @@ class Networks:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
             sa.select(t.subnets.c.network_id).where(t.subnets.c.id.in_(vals))),
             "shared": lambda vals: rbac.bool_filter(ctx.project_id, t.networks.c.id, vals),
+            EXTERNAL: lambda vals: rbac.external_bool_filter(
+                None if ctx.is_admin else ctx.project_id, t.networks.c.id, vals,
+                t.networks.c.project_id),
             **self.types.filter_clauses(t.networks.c.id)}
         clauses = store.column_clauses(t.networks, query.filters, special)
         scope = visible_clause(ctx)
@@ -85,13 +91,23 @@ class Networks:
     def present(self, conn: Connection, ctx: Context | None,
                 dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``shared`` as this caller sees it: shared with ``*`` or with its project.
-
         Without a caller (internal loads) only ``*`` counts.
+
+        ``router:external``: any ``access_as_external`` entry, for the owner,
+        admins and internal loads; for other projects only an entry targeting
+        ``*`` or theirs (so it never grants a view the entries do not).
         """
         project = ctx.project_id if ctx is not None else None
-        shared = rbac.shared_ids(conn, project, [d["id"] for d in dicts])
+        ids = [d["id"] for d in dicts]
+        shared = rbac.shared_ids(conn, project, ids)
+        external = rbac.external_ids(conn, ids)
+        if ctx is not None and not ctx.is_admin and external:
+            mine = rbac.shared_ids(conn, project, external, action=rbac.ACCESS_AS_EXTERNAL)
+            owners = {d["id"]: d["project_id"] for d in dicts}
+            external = {i for i in external if i in mine or owners[i] == project}
         for d in dicts:
             d["shared"] = d["id"] in shared
+            d[EXTERNAL] = d["id"] in external
         return dicts
 
     def _extended(self, conn: Connection, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -107,6 +123,10 @@ class Networks:
             rbac.share_with_all(conn, net_id, row.project_id)
         elif data.get("shared") is False:
             rbac.unshare_with_all(conn, net_id, row.project_id, row.name)
+        if data.get(EXTERNAL) is True:
+            rbac.set_external(conn, net_id, row.project_id)
+        elif data.get(EXTERNAL) is False:
+            rbac.unset_external(conn, net_id)
         if data.get("mtu"):
             self.types.check_mtu(conn, net_id, data["mtu"])
         self.types.update_provider(conn, net_id, data)

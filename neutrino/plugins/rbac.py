@@ -12,6 +12,13 @@ stored flag: true when an entry targets ``*`` or the caller's project.
 Visibility is one SQL condition (``shared_clause``), an ``IN`` over the
 entries indexed by target, so lists never query per row.
 
+External networks (``external-net``) are stored the same way: a network is
+external while it has ``access_as_external`` entries, and is visible to
+every project one of them targets. ``router:external: true`` creates a
+``*`` entry; ``false`` removes them all (refused while gateway ports are
+on the network). Only router gateways of other projects depend on an
+entry, as upstream.
+
 Served by the core plugin (as upstream, where RBAC is part of the core and
 not a service plugin): networks, subnets and ports all read these rows in
 their own transactions, and removing an entry must be checked against the
@@ -31,9 +38,15 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
-from neutrino.resources.rbac import ACCESS_AS_SHARED, OBJECT_TYPES, WILDCARD
+from neutrino.resources.rbac import (
+    ACCESS_AS_EXTERNAL,
+    ACCESS_AS_SHARED,
+    OBJECT_TYPES,
+    WILDCARD,
+)
 
 rb = t.networkrbacs.c
+GATEWAY_OWNER = "network:router_gateway"
 
 
 @dataclass(frozen=True)
@@ -45,8 +58,11 @@ class Kind:
     entries: Table
     label: str  # how upstream names the type in messages
 
-    def in_use(self, conn: Connection, obj: Any, target: str, removing: Sequence[str]) -> str | None:
+    def in_use(self, conn: Connection, obj: Any, target: str, removing: Sequence[str],
+               action: str = ACCESS_AS_SHARED) -> str | None:
         """An object of another project that needs the ``removing`` entries."""
+        if self.object_type == "network" and action == ACCESS_AS_EXTERNAL:
+            return dependent_gateway(conn, obj.id, obj.project_id, target, removing)
         if self.object_type == "network":
             return dependent_port(conn, obj.id, obj.project_id, target, removing)
         return dependent_subnet(conn, obj.id, obj.project_id, target, removing)
@@ -64,18 +80,40 @@ def _targets(project_id: str | None) -> list[str]:
     return [WILDCARD, project_id] if project_id else [WILDCARD]
 
 
-def shared_clause(project_id: str | None, object_id: Any, kind: str = "network") -> Any:
+def shared_clause(project_id: str | None, object_id: Any, kind: str = "network",
+                  action: str = ACCESS_AS_SHARED) -> Any:
     """``object_id`` (a column) names an object shared with ``project_id``."""
     e = KINDS[kind].entries.c
     return object_id.in_(sa.select(e.object_id).where(
-        e.action == ACCESS_AS_SHARED, e.target_tenant.in_(_targets(project_id))))
+        e.action == action, e.target_tenant.in_(_targets(project_id))))
+
+
+def external_clause(project_id: str | None, network_id: Any) -> Any:
+    """``network_id`` (a column) names a network external to ``project_id``."""
+    return shared_clause(project_id, network_id, "network", ACCESS_AS_EXTERNAL)
+
+
+def is_external_clause(network_id: Any) -> Any:
+    """``network_id`` names an external network (for anyone at all)."""
+    return network_id.in_(sa.select(rb.object_id).where(rb.action == ACCESS_AS_EXTERNAL))
+
+
+def network_access_clause(project_id: str | None, network_id: Any) -> Any:
+    """Shared with ``project_id`` or external to it."""
+    return network_id.in_(sa.select(rb.object_id).where(
+        rb.action.in_((ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL)),
+        rb.target_tenant.in_(_targets(project_id))))
 
 
 def visible_clause(ctx: Context, kind: str = "network") -> Any:
-    """Objects the caller may see: its own and those shared with it."""
+    """Objects the caller may see: its own and those shared with it (or,
+    for networks, external to it)."""
     if ctx.is_admin:
         return None
     objects = KINDS[kind].objects.c
+    if kind == "network":
+        return sa.or_(objects.project_id == ctx.project_id,
+                      network_access_clause(ctx.project_id, objects.id))
     return sa.or_(objects.project_id == ctx.project_id,
                   shared_clause(ctx.project_id, objects.id, kind))
 
@@ -85,16 +123,61 @@ def network_visible_clause(ctx: Context) -> Any:
 
 
 def shared_ids(conn: Connection, project_id: str | None, object_ids: Iterable[str],
-               kind: str = "network") -> set[str]:
+               kind: str = "network", action: str = ACCESS_AS_SHARED) -> set[str]:
     """Which of ``object_ids`` are shared with ``project_id``: one query per chunk."""
     e = KINDS[kind].entries.c
     out: set[str] = set()
     for part in store.chunks(list(dict.fromkeys(object_ids))):
         out.update(r.object_id for r in conn.execute(
             sa.select(e.object_id).distinct().where(
-                e.object_id.in_(part), e.action == ACCESS_AS_SHARED,
+                e.object_id.in_(part), e.action == action,
                 e.target_tenant.in_(_targets(project_id)))))
     return out
+
+
+def external_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
+    """Which of ``network_ids`` are external (have any ``access_as_external`` entry)."""
+    out: set[str] = set()
+    for part in store.chunks(list(dict.fromkeys(network_ids))):
+        out.update(r.object_id for r in conn.execute(
+            sa.select(rb.object_id).distinct().where(
+                rb.object_id.in_(part), rb.action == ACCESS_AS_EXTERNAL)))
+    return out
+
+
+def external_bool_filter(project_id: str | None, network_id: Any, values: list[Any],
+                         owner: Any = None) -> Any:
+    """``router:external=true|false`` as the caller sees it: external for the
+    owner (and admins, ``project_id`` None) with any entry; for others only
+    with an entry targeting ``*`` or their project."""
+    wanted = {bool(x) for x in values}
+    if wanted == {True, False}:
+        return None
+    if project_id is None:
+        clause = is_external_clause(network_id)
+    else:
+        clause = sa.or_(sa.and_(owner == project_id, is_external_clause(network_id)),
+                        external_clause(project_id, network_id))
+    return clause if True in wanted else sa.not_(clause)
+
+
+def set_external(conn: Connection, network_id: str, owner: str) -> None:
+    """``router:external: true``: a ``*`` entry, unless already external."""
+    if not external_ids(conn, [network_id]):
+        add_entry(conn, owner, network_id, WILDCARD, ACCESS_AS_EXTERNAL)
+
+
+def unset_external(conn: Connection, network_id: str) -> None:
+    """``router:external: false``: every external entry goes; refused while
+    any gateway port (the owner's too, as upstream) is on the network."""
+    if not external_ids(conn, [network_id]):
+        return
+    p = t.ports.c
+    if conn.execute(sa.select(p.id).where(p.network_id == network_id,
+                                          p.device_owner == GATEWAY_OWNER).limit(1)).first():
+        raise errors.ExternalNetworkInUse(net_id=network_id)
+    conn.execute(sa.delete(t.networkrbacs).where(
+        rb.object_id == network_id, rb.action == ACCESS_AS_EXTERNAL))
 
 
 def present(conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],
@@ -157,11 +240,15 @@ def unshare_with_all(conn: Connection, network_id: str, owner: str, name: str) -
 
 
 def _remaining(conn: Connection, entries: Table, object_id: str,
-               removing: Sequence[str]) -> list[str] | None:
-    """Targets still covered once ``removing`` goes; None when ``*`` remains."""
+               removing: Sequence[str] | None,
+               action: str = ACCESS_AS_SHARED) -> list[str] | None:
+    """Targets still covered once ``removing`` goes (all of them when None);
+    None when ``*`` remains."""
+    if removing is None:
+        return []
     e = entries.c
     remaining = [r.target_tenant for r in conn.execute(sa.select(e.target_tenant).where(
-        e.object_id == object_id, e.action == ACCESS_AS_SHARED, e.id.not_in(removing)))]
+        e.object_id == object_id, e.action == action, e.id.not_in(removing)))]
     return None if WILDCARD in remaining else remaining
 
 
@@ -191,6 +278,21 @@ def dependent_port(conn: Connection, network_id: str, owner: str, target: str,
     p = t.ports.c
     return _dependent(conn, t.ports, [p.network_id == network_id, p.project_id != owner,
                                       ~p.device_owner.like("network:%")], target, remaining)
+
+
+def dependent_gateway(conn: Connection, network_id: str, owner: str, target: str,
+                      removing: Sequence[str] | None) -> str | None:
+    """A router gateway port of another project that needs the ``removing``
+    external entries (all of them when None). Upstream counts routers of
+    other projects with their gateway on the network; with no routers here
+    their gateway ports stand for them. Ordinary ports never depend on
+    external-ness (upstream lets the entries go under them)."""
+    remaining = _remaining(conn, t.networkrbacs, network_id, removing, ACCESS_AS_EXTERNAL)
+    if remaining is None:
+        return None
+    p = t.ports.c
+    return _dependent(conn, t.ports, [p.network_id == network_id, p.project_id != owner,
+                                      p.device_owner == GATEWAY_OWNER], target, remaining)
 
 
 def dependent_subnet(conn: Connection, pool_id: str, owner: str, target: str,
@@ -237,7 +339,9 @@ class RbacPolicies:
         if kind.object_type == "network":
             visible = row is not None and (
                 ctx.is_admin or row.project_id == ctx.project_id
-                or bool(shared_ids(conn, ctx.project_id, [object_id])))
+                or bool(shared_ids(conn, ctx.project_id, [object_id]))
+                or bool(shared_ids(conn, ctx.project_id, [object_id],
+                                   action=ACCESS_AS_EXTERNAL)))
             if not visible:
                 raise errors.InvalidInput(
                     error_message=f"Network {object_id} could not be found")
@@ -309,12 +413,12 @@ class RbacPolicies:
         store.bump(conn, kind.objects, row.object_id)
 
     def _check_removal(self, conn: Connection, kind: Kind, row: Any) -> None:
-        if row.action != ACCESS_AS_SHARED:
+        if row.action not in (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL):
             return
         # Lock the object: a port or subnet created meanwhile would escape the check.
         obj = store.get_row(conn, kind.objects, row.object_id,
                             lambda: self._not_found(row.id), for_update=True)
-        if kind.in_use(conn, obj, row.target_tenant, [row.id]):
+        if kind.in_use(conn, obj, row.target_tenant, [row.id], row.action):
             raise errors.RbacPolicyInUse(
                 object_id=obj.id,
                 details=f"Unable to reconfigure sharing settings for {kind.object_type} "

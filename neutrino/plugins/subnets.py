@@ -32,7 +32,7 @@ def visible_clause(ctx: Context) -> Any:
     owned = sa.select(t.networks.c.id).where(t.networks.c.project_id == ctx.project_id)
     return sa.or_(t.subnets.c.project_id == ctx.project_id,
                   t.subnets.c.network_id.in_(owned),
-                  rbac.shared_clause(ctx.project_id, t.subnets.c.network_id))
+                  rbac.network_access_clause(ctx.project_id, t.subnets.c.network_id))
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:

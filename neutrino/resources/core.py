@@ -36,6 +36,9 @@ def network() -> ResourceDef:
              is_filter=True, is_sort_key=True, convert_filter=_I),
         attr("ipv4_address_scope", is_filter=False),
         attr("ipv6_address_scope", is_filter=False),
+        # ``external-net``: admin-only to set (policy); per caller as RBAC says.
+        attr("router:external", v.boolean, default=False, allow_post=True,
+             allow_put=True, is_filter=True, enforce_policy=True, convert_filter=_B),
         *_tags_on_create(),
     )
     return provider.extend_network(r)  # the ML2 core plugin always has them

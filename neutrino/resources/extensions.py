@@ -22,6 +22,8 @@ class ExtensionDescriptor:
 
 
 _KNOWN = [
+    ("external-net", "Neutron external network",
+     "Adds external network attribute to network resource.", "2013-01-14T10:00:00-00:00"),
     ("port-security", "Port Security", "Provides port security", "2012-07-23T10:00:00-00:00"),
     ("binding", "Port Binding",
      "Expose port bindings of a virtual port to external application",

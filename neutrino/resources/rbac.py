@@ -16,10 +16,10 @@ from neutrino.resources.attributes import ResourceDef, attr
 WILDCARD = "*"
 ACCESS_AS_SHARED = "access_as_shared"
 ACCESS_AS_EXTERNAL = "access_as_external"
-# Object types with RBAC here, and the actions each accepts. Upstream adds
-# ``access_as_external`` to networks with the external-net extension and
+# Object types with RBAC here, and the actions each accepts. Networks take
+# ``access_as_external`` with the external-net extension; upstream adds
 # further types (qos_policy, security_group, ...) with their plugins.
-OBJECT_TYPES: dict[str, tuple[str, ...]] = {"network": (ACCESS_AS_SHARED,),
+OBJECT_TYPES: dict[str, tuple[str, ...]] = {"network": (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL),
                                              "subnetpool": (ACCESS_AS_SHARED,)}
 
 # A project id as Keystone writes it (32 hex digits) or as a dashed UUID.

@@ -176,5 +176,5 @@ def test_unsharing_unused_network_and_access_goes_away(member, other):
 
 def test_unknown_action_does_not_share(member, other):
     net = h.network(member)
-    h.error(rbac(member, net["id"], project_of(other), "access_as_external"), 400)
+    h.error(rbac(member, net["id"], project_of(other), "access_as_foo"), 400)
     h.error(other.get(f"/v2.0/networks/{net['id']}"), 404, "NetworkNotFound")

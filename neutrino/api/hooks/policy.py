@@ -51,6 +51,8 @@ class Targets:
         if net is not None:
             target["network:project_id"] = target["network:tenant_id"] = net["project_id"]
             target.setdefault("shared", net["shared"])
+            # ``rule:external_network`` (get_subnet) reads it from the target.
+            target.setdefault("router:external", net.get("router:external", False))
         return target
 
 

@@ -1,0 +1,158 @@
+"""``external-net``: ``router:external`` and ``access_as_external`` entries.
+
+A network is external while it has ``access_as_external`` entries, and is
+visible to every project they target (``*`` or one project), with
+``router:external: true``; so are its subnets. Setting the attribute is
+admin-only; ``true`` creates a ``*`` entry owned by the network's project,
+``false`` removes every external entry. Removing the last entry through
+``/v2.0/rbac-policies`` makes the network internal again. All as observed
+on upstream Neutron 29.
+"""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.api import _helpers as h
+from tests.conftest import Client, Server
+from tests.rbac.test_rbac_api import ids, project_of, rbac
+
+EXT = "router:external"
+
+
+@pytest.fixture
+def third(server: Server) -> Client:
+    return Client(server.url, uuid.uuid4().hex, "member")
+
+
+def entries(admin: Client, net_id: str) -> list[tuple[str, str]]:
+    status, body = admin.get(f"/v2.0/rbac-policies?object_id={net_id}")
+    assert status == 200, body
+    return sorted((e["action"], e["target_tenant"]) for e in body["rbac_policies"])
+
+
+def test_extension_listed(admin):
+    status, body = admin.get("/v2.0/extensions")
+    assert status == 200
+    ext = {e["alias"]: e for e in body["extensions"]}["external-net"]
+    assert ext["name"] == "Neutron external network"
+    assert ext["updated"] == "2013-01-14T10:00:00-00:00"
+
+
+def test_external_network_seen_by_every_project(admin, member, other):
+    net = h.network(admin, **{EXT: True})
+    assert net[EXT] is True and net["shared"] is False
+    assert entries(admin, net["id"]) == [("access_as_external", "*")]
+    sub = h.subnet(admin, net["id"], "10.77.0.0/24")
+    status, body = other.get(f"/v2.0/networks/{net['id']}")
+    assert status == 200, body
+    assert body["network"][EXT] is True and body["network"]["shared"] is False
+    # its subnets too, in lists and one by one (the attribute stays hidden)
+    assert sub["id"] in ids(other.get(f"/v2.0/subnets?network_id={net['id']}"), "subnets")
+    status, body = other.get(f"/v2.0/subnets/{sub['id']}")
+    assert status == 200, body
+    # the filter, as the caller sees the attribute
+    assert net["id"] in ids(other.get("/v2.0/networks?router:external=True"), "networks")
+    assert net["id"] not in ids(other.get("/v2.0/networks?router:external=False"),
+                                "networks")
+    own = h.network(member)
+    assert own[EXT] is False
+    assert own["id"] in ids(member.get("/v2.0/networks?router:external=False"), "networks")
+    assert own["id"] not in ids(member.get("/v2.0/networks?router:external=True"),
+                                "networks")
+    # not a place for other projects' ports (create_port policy)
+    assert other.post("/v2.0/ports", {"port": {"network_id": net["id"]}})[0] == 403
+    # setting it again adds nothing; unsetting removes visibility
+    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: True}})[0] == 200
+    assert entries(admin, net["id"]) == [("access_as_external", "*")]
+    status, body = admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}})
+    assert status == 200 and body["network"][EXT] is False
+    assert entries(admin, net["id"]) == []
+    h.error(other.get(f"/v2.0/networks/{net['id']}"), 404, "NetworkNotFound")
+    h.error(other.get(f"/v2.0/subnets/{sub['id']}"), 404, "SubnetNotFound")
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+
+
+def test_members_cannot_set_router_external(member):
+    h.error(member.post("/v2.0/networks", {"network": {EXT: True}}), 403,
+            "PolicyNotAuthorized")
+    net = h.network(member, **{EXT: False})  # the default is no privilege
+    h.error(member.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: True}}), 403,
+            "PolicyNotAuthorized")
+
+
+def test_targeted_entry_by_the_owner(admin, member, other, third):
+    net = h.network(member)
+    h.error(rbac(member, net["id"], "*", "access_as_external"), 403, "PolicyNotAuthorized")
+    pol = h.created(rbac(member, net["id"], project_of(other), "access_as_external"),
+                    "rbac_policy")
+    assert pol["action"] == "access_as_external"
+    h.error(rbac(member, net["id"], project_of(other), "access_as_external"), 409)
+    # external for everyone who sees it, visible only to the target
+    for client in (member, other, admin):
+        status, body = client.get(f"/v2.0/networks/{net['id']}")
+        assert status == 200 and body["network"][EXT] is True, body
+    assert net["id"] in ids(other.get("/v2.0/networks?router:external=True"), "networks")
+    h.error(third.get(f"/v2.0/networks/{net['id']}"), 404, "NetworkNotFound")
+    assert net["id"] not in ids(third.get("/v2.0/networks"), "networks")
+    # the last entry gone: internal again, and hidden from the target
+    assert member.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
+    assert member.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is False
+    h.error(other.get(f"/v2.0/networks/{net['id']}"), 404, "NetworkNotFound")
+
+
+def test_admin_entries_and_unset(admin, other):
+    net = h.network(admin)
+    h.created(rbac(admin, net["id"], project_of(other), "access_as_external"), "rbac_policy")
+    h.created(rbac(admin, net["id"], "*", "access_as_external"), "rbac_policy")
+    assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is True
+    # false drops every external entry, targeted ones included
+    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}})[0] == 200
+    assert entries(admin, net["id"]) == []
+
+
+def test_gateway_ports_keep_it_external(admin, other):
+    net = h.network(admin, **{EXT: True})
+    h.subnet(admin, net["id"], "10.78.0.0/24")
+    # ordinary ports do not depend on external-ness (upstream)
+    plain = h.port(admin, net["id"], project_id=project_of(other))
+    gw = h.port(admin, net["id"], project_id=project_of(other),
+                device_owner="network:router_gateway")
+    pol = admin.get(f"/v2.0/rbac-policies?object_id={net['id']}")[1]["rbac_policies"][0]
+    h.error(admin.delete(f"/v2.0/rbac-policies/{pol['id']}"), 409, "RbacPolicyInUse")
+    h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
+            "ExternalNetworkInUse")
+    assert admin.delete(f"/v2.0/ports/{gw['id']}")[0] == 204
+    # unsetting is refused for any gateway port, the owner's too
+    own_gw = h.port(admin, net["id"], device_owner="network:router_gateway")
+    h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
+            "ExternalNetworkInUse")
+    assert admin.delete(f"/v2.0/ports/{own_gw['id']}")[0] == 204
+    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}})[0] == 200
+    assert admin.delete(f"/v2.0/ports/{plain['id']}")[0] == 204
+
+
+EXTERNAL_TYPE_CONF = """
+[ml2]
+type_drivers = local,vlan,vxlan
+tenant_network_types = vlan
+external_network_type = vxlan
+[ml2_type_vlan]
+network_vlan_ranges = physnet1:10:11
+[ml2_type_vxlan]
+vni_ranges = 100:101
+"""
+
+
+def test_ml2_external_network_type(tmp_path):
+    srv = Server(tmp_path, extra=EXTERNAL_TYPE_CONF).start()
+    try:
+        admin = Client(srv.url, uuid.uuid4().hex, "admin")
+        ext = h.network(admin, **{EXT: True})
+        plain = h.network(admin)
+        assert ext["provider:network_type"] == "vxlan"
+        assert ext["provider:segmentation_id"] in (100, 101)
+        assert plain["provider:network_type"] == "vlan"
+    finally:
+        srv.stop()
