@@ -37,7 +37,7 @@ CORE_ALIASES = (
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
-    "rbac-subnetpool", "external-net",
+    "rbac-subnetpool", "external-net", "subnet-external-network",
 )
 
 

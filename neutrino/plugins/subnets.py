@@ -43,6 +43,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     dns = store.children(conn, t.dns_nameservers, "subnet_id", ids,
                          (t.dns_nameservers.c.position,))
     routes = store.children(conn, t.subnet_routes, "subnet_id", ids)
+    # ``subnet-external-network``: whether the subnet's network is external.
+    external = rbac.external_ids(conn, [r.network_id for r in rows]) if rows else set()
     out = []
     for row in rows:
         d = store.standard_dict(row)
@@ -55,8 +57,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  dns_nameservers=[n.address for n in dns.get(row.id, [])],
                  host_routes=[{"destination": r.destination, "nexthop": r.nexthop}
                               for r in routes.get(row.id, [])],
-                 service_types=[],
-                 tags=tags.get(row.id, []))
+                 service_types=[], tags=tags.get(row.id, []))
+        d["router:external"] = row.network_id in external
         out.append(d)
     return out
 

@@ -81,6 +81,8 @@ def subnet() -> ResourceDef:
         attr("shared", is_filter=True, convert_filter=_B, is_visible=False),
         attr("segment_id", is_filter=True),
         attr("service_types", is_filter=False),
+        # ``subnet-external-network``: the network's external flag, read-only.
+        attr("router:external", is_filter=False),
         *_tags_on_create(),
     )
     return r

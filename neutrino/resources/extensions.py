@@ -22,6 +22,8 @@ class ExtensionDescriptor:
 
 
 _KNOWN = [
+    ("subnet-external-network", "Subnet belongs to an external network",
+     "Informs if the subnet belongs to an external network", "2024-02-05T18:00:00-00:00"),
     ("external-net", "Neutron external network",
      "Adds external network attribute to network resource.", "2013-01-14T10:00:00-00:00"),
     ("port-security", "Port Security", "Provides port security", "2012-07-23T10:00:00-00:00"),
