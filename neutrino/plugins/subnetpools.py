@@ -244,11 +244,13 @@ class SubnetPools:
         else:
             length = pool["default_prefixlen"] if prefixlen is None else prefixlen
             self._check_prefixlen(pool, length)
+            # Smallest free block that fits (then lowest address), as upstream:
+            # large blocks stay whole for later requests of large subnets.
+            fitting = [b for b in available.iter_cidrs() if b.prefixlen <= length]
             chosen = None
-            for block in sorted(available.iter_cidrs()):
-                if block.prefixlen <= length:
-                    chosen = next(block.subnet(length))
-                    break
+            if fitting:
+                block = min(fitting, key=lambda b: (-b.prefixlen, b.version, b.first))
+                chosen = next(block.subnet(length))
             if chosen is None:
                 raise errors.SubnetAllocationError(
                     reason="Insufficient prefix space to allocate subnet size "

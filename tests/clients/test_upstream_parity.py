@@ -17,10 +17,6 @@ pytestmark = pytest.mark.clients
 MISMATCH = (AssertionError, pytest.fail.Exception)
 
 
-@pytest.mark.xfail(strict=True, raises=MISMATCH, reason=(
-    "ipam: subnets from a pool are carved first-fit from the lowest address; upstream "
-    "allocates from the smallest free block that fits (pool 10.0.0.0/8 + 172.16.0.0/12, "
-    "prefixlen 24 -> upstream 172.16.0.0/24, neutrino 10.0.0.0/24)"))
 def test_subnet_from_pool_is_carved_from_the_smallest_block_that_fits(cli, conn, name, cleanup):
     pool = conn.network.create_subnet_pool(name=name, prefixes=["10.0.0.0/8", "172.16.0.0/12"])
     cleanup.add("subnetpool", pool.id)
