@@ -333,3 +333,18 @@ class RbacPolicyInUse(Conflict):
 class InvalidActionForType(InvalidInput):
     message = ("Invalid action '%(action)s' for object type '%(object_type)s'. "
                "Valid actions: %(valid_actions)s")
+
+
+_NOT_FOUND = {
+    "network": lambda rid: NetworkNotFound(net_id=rid),
+    "subnet": lambda rid: SubnetNotFound(subnet_id=rid),
+    "port": lambda rid: PortNotFound(port_id=rid),
+    "subnetpool": lambda rid: SubnetPoolNotFound(subnetpool_id=rid),
+    "rbac_policy": lambda rid: RbacPolicyNotFound(id=rid, object_type="unknown"),
+}
+
+
+def not_found(singular: str, rid: str) -> NeutronException:
+    """The 404 upstream answers for resource ``singular`` with id ``rid``."""
+    factory = _NOT_FOUND.get(singular)
+    return factory(rid) if factory else ResourceNotFound()

@@ -16,6 +16,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import store
+from neutrino.resources import validators as v
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
@@ -202,7 +203,6 @@ class CorePlugin:
         prefixes = body.get("prefixes") if isinstance(body, dict) else None
         if not isinstance(prefixes, list):
             raise errors.HTTPBadRequest(msg="Request body contains invalid data")
-        from neutrino.resources import validators as v
         try:
             cidrs = v.prefixes(prefixes)
         except v.Invalid as exc:
@@ -234,11 +234,7 @@ class CorePlugin:
         return self._write(op)
 
     def _not_found(self, plural: str, rid: str) -> Callable[[], Exception]:
-        mapping = {"networks": lambda: errors.NetworkNotFound(net_id=rid),
-                   "subnets": lambda: errors.SubnetNotFound(subnet_id=rid),
-                   "ports": lambda: errors.PortNotFound(port_id=rid),
-                   "subnetpools": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid)}
-        return mapping.get(plural, errors.ResourceNotFound)
+        return lambda: errors.not_found(plural[:-1], rid)
 
     def network_of(self, network_id: str, ctx: Context | None = None) -> dict[str, Any] | None:
         """The few network fields policy targets need (owner, shared)."""

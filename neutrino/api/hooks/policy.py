@@ -57,13 +57,7 @@ class Targets:
 
 
 def not_found_for(rdef: ResourceDef, rid: str) -> errors.NeutronException:
-    mapping = {"network": lambda: errors.NetworkNotFound(net_id=rid),
-               "subnet": lambda: errors.SubnetNotFound(subnet_id=rid),
-               "port": lambda: errors.PortNotFound(port_id=rid),
-               "subnetpool": lambda: errors.SubnetPoolNotFound(subnetpool_id=rid),
-               "rbac_policy": lambda: errors.RbacPolicyNotFound(id=rid, object_type="unknown")}
-    factory = mapping.get(rdef.singular)
-    return factory() if factory else errors.ResourceNotFound()
+    return errors.not_found(rdef.singular, rid)
 
 
 class Shaper:

@@ -5,6 +5,7 @@ logic is the same. An admin may take any id, inside the ranges or not.
 """
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from sqlalchemy import Connection, Table
@@ -30,8 +31,9 @@ class _TunnelTypeDriver(TypeDriver):
             entries, f"[{self.group}] {self.option}", self.bounds, self.what))
         self.pool = IdPool(self.table, "id")
 
+    @abc.abstractmethod
     def encap_overhead(self) -> int:
-        raise NotImplementedError
+        """Bytes this tunnel's headers take from the underlay MTU."""
 
     def sync_allocations(self, conn: Connection) -> None:
         self.pool.sync(conn, {None: self.tunnel_ranges})
