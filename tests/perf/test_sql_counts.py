@@ -2,39 +2,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
-from falcon import testing
-from sqlalchemy import event
 
-from neutrino.api.app import build_falcon
-from neutrino.db import migrate
-from neutrino.service import build_api, make_conf
+from tests.inprocess import CountingApp
 
 
-class App:
+class App(CountingApp):
     def __init__(self, tmp: Path) -> None:
-        url = f"sqlite:///{tmp / 'counts.sqlite'}"
-        migrate.upgrade(url)
-        conf_file = tmp / "n.conf"
-        conf_file.write_text(f"[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = {url}\n"
-                             f"[quotas]\ndefault_quota = -1\nquota_network = -1\n"
-                             f"quota_port = -1\nquota_subnet = -1\n"
-                             f"[ml2]\nextension_drivers = port_security\n")
-        self.api = build_api(make_conf(["--config-file", str(conf_file)]))
-        self.client = testing.TestClient(build_falcon(self.api))
-        self.statements = 0
-        event.listen(self.api.plugin.db.engine, "before_cursor_execute", self._count)
-
-    def _count(self, *args: Any) -> None:
-        self.statements += 1
-
-    def counted(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
-        self.statements = 0
-        result = self.client.simulate_request(method, path, **kw)
-        assert result.status_code < 300, result.text
-        return self.statements, result.json
+        super().__init__(tmp, "[ml2]\nextension_drivers = port_security\n")
 
 
 @pytest.fixture(scope="module")

@@ -8,48 +8,27 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from falcon import testing
-from sqlalchemy import event
 
-from neutrino.api.app import build_falcon
-from neutrino.db import migrate
 from neutrino.plugins.store import CHUNK
-from neutrino.service import build_api, make_conf
+from tests.inprocess import CountingApp
 
 OWNER = uuid.uuid4().hex
 TARGET = uuid.uuid4().hex
 
 
-class App:
-    def __init__(self, tmp: Path) -> None:
-        url = f"sqlite:///{tmp / 'rbac.sqlite'}"
-        migrate.upgrade(url)
-        conf = tmp / "n.conf"
-        conf.write_text(f"[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = {url}\n"
-                        "[quotas]\ndefault_quota = -1\nquota_network = -1\nquota_port = -1\n"
-                        "quota_subnet = -1\nquota_rbac_policy = -1\n")
-        self.api = build_api(make_conf(["--config-file", str(conf)]))
-        self.client = testing.TestClient(build_falcon(self.api))
-        self.statements = 0
-        event.listen(self.api.plugin.db.engine, "before_cursor_execute", self._count)
-
-    def _count(self, *args: Any) -> None:
-        self.statements += 1
-
+class App(CountingApp):
     def call(self, method: str, path: str, project: str, **kw: Any) -> Any:
         headers = {"X-Project-Id": project, "X-User-Id": "u", "X-Roles": "member,reader"}
         result = self.client.simulate_request(method, path, headers=headers, **kw)
         assert result.status_code < 300, result.text
         return result.json
 
-    def counted(self, path: str, project: str) -> tuple[int, Any]:
-        self.statements = 0
-        body = self.call("GET", path, project)
-        return self.statements, body
+    def counted_as(self, path: str, project: str) -> tuple[int, Any]:
+        headers = {"X-Project-Id": project, "X-User-Id": "u", "X-Roles": "member,reader"}
+        return self.counted("GET", path, headers=headers)
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +53,8 @@ def _shared_network(app: App, ports: int, cidr: str) -> str:
 def test_target_member_lists_1000_ports_in_as_many_statements_as_10(app: App) -> None:
     small = _shared_network(app, 10, "10.0.0.0/24")
     big = _shared_network(app, 1000, "10.1.0.0/20")
-    few, body_small = app.counted(f"/v2.0/ports?network_id={small}", TARGET)
-    many, body_big = app.counted(f"/v2.0/ports?network_id={big}", TARGET)
+    few, body_small = app.counted_as(f"/v2.0/ports?network_id={small}", TARGET)
+    many, body_big = app.counted_as(f"/v2.0/ports?network_id={big}", TARGET)
     assert len(body_small["ports"]) == 10 and len(body_big["ports"]) == 1000
     # Child rows (IPs, tags, ...) load in IN-lists of ``store.CHUNK`` ids: the
     # count grows by one statement per child table per chunk, never per row.
@@ -88,7 +67,7 @@ def test_shared_networks_and_subnets_list_in_a_handful_of_statements(app: App) -
     for i in range(20):
         _shared_network(app, 0, f"10.2.{i}.0/24")
     for path in ("/v2.0/networks", "/v2.0/subnets", "/v2.0/networks?shared=true"):
-        count, body = app.counted(path, TARGET)
+        count, body = app.counted_as(path, TARGET)
         key = path.split("/")[-1].split("?")[0]
         assert len(body[key]) >= 20
         assert all(n.get("shared", True) for n in body[key])
