@@ -71,6 +71,12 @@ class ServicePlugin(abc.ABC):
         self.db = db
         self.agent_notifiers: dict[str, Any] = {}
 
+    def connect(self, core: Any) -> None:
+        """Called once all plugins are loaded: keep the core plugin, whose
+        collections this plugin may use (creating ports for routers), and
+        subscribe to its ``events`` (``neutrino.plugins.events``)."""
+        self.core = core
+
     def extensions(self) -> list[ApiExtension]:
         """The API extensions this plugin brings."""
         return []

@@ -15,6 +15,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.resources import validators as v
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
@@ -51,6 +52,7 @@ class CorePlugin:
         self.conf = conf
         self.db = db
         self.quota: Any = None  # a QuotaEngine, set by the service assembly
+        self.events = ev.Events()  # service plugins' say in core transactions
         self.type_manager = TypeManager(conf)  # refuses bad ML2 options
         self.extensions = ExtensionManager(conf)
         self.mechanisms = MechanismManager(conf)  # refuses unknown driver names
@@ -162,8 +164,12 @@ class CorePlugin:
 
         ml2 = self.ml2.applies(plural)
 
+        notify = self.events.wants(plural, ev.PRECOMMIT_UPDATE)
+
         def op(conn: Any) -> tuple[dict[str, Any], Any]:
-            original = self._load_one(conn, plural, rid) if ml2 else None
+            original = self._load_one(conn, plural, rid) if ml2 or notify else None
+            if notify:
+                self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
             handler.update(conn, ctx, rid, data, revision)
             self.extensions.process_update(conn, ctx, plural, data, rid)
             current = self._load_one(conn, plural, rid)
@@ -179,12 +185,21 @@ class CorePlugin:
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         handler = self._handler(plural)
+        notify = self.events.wants(plural, ev.PRECOMMIT_DELETE)
         if not self.ml2.applies(plural):
-            self._write(lambda conn: handler.delete(conn, rid, revision))
+            def plain(conn: Any) -> None:
+                if notify:
+                    self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx,
+                                       self._load_one(conn, plural, rid))
+                handler.delete(conn, rid, revision)
+            self._write(plain)
             return
 
         def op(conn: Any) -> Any:
-            context = self.ml2.context(conn, plural, self._load_one(conn, plural, rid))
+            current = self._load_one(conn, plural, rid)
+            if notify:
+                self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
+            context = self.ml2.context(conn, plural, current)
             self.ml2.precommit("delete", plural, context)
             if plural == "ports":
                 self.ml2.binding.unbind(conn, rid)

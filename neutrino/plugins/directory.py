@@ -66,6 +66,8 @@ def load(conf: Any, db: Any, core: Any) -> Directory:
             directory.owners[plural] = handler
         directory.extensions.extend(plugin.extensions())
         LOG.info("loaded service plugin %s (%s): %s", name, kind, plugin.describe())
+    for plugin in directory.all_plugins()[1:]:
+        plugin.connect(core)
     LOG.info("loaded core plugin %s: %s", conf.core_plugin,
              (type(core).__doc__ or "").strip().splitlines()[0] if type(core).__doc__ else "")
     return directory

@@ -1,0 +1,43 @@
+"""Callbacks service plugins register on core resources' lifecycle.
+
+A service plugin often has a say in what happens to core resources it
+refers to: the L3 plugin refuses to let a router's port be deleted through
+the ports API and disassociates floating IPs from a port being deleted; a
+trunk's parent port cannot go away. The core plugin must not import those
+plugins (the layers flow one way), so it announces its transactions here
+and the plugins subscribe when they are loaded.
+
+Callbacks run inside the core plugin's transaction (``conn``): raising
+refuses the operation and rolls everything back; writing makes the
+plugin's change atomic with the core's.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable
+
+# (conn, ctx, resource) for deletes; (conn, ctx, original, changes) for updates
+Callback = Callable[..., None]
+
+PRECOMMIT_DELETE = "precommit_delete"  # the resource as loaded, before its rows go
+PRECOMMIT_UPDATE = "precommit_update"  # the resource before the change, and the change
+EVENTS = (PRECOMMIT_DELETE, PRECOMMIT_UPDATE)
+
+
+class Events:
+    """Subscribers per (collection, event), called in subscription order."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[tuple[str, str], list[Callback]] = defaultdict(list)
+
+    def subscribe(self, plural: str, event: str, callback: Callback) -> None:
+        if event not in EVENTS:
+            raise ValueError(f"unknown event {event!r}; one of {', '.join(EVENTS)}")
+        self._subscribers[(plural, event)].append(callback)
+
+    def wants(self, plural: str, event: str) -> bool:
+        return bool(self._subscribers.get((plural, event)))
+
+    def notify(self, plural: str, event: str, *args: Any) -> None:
+        for callback in self._subscribers.get((plural, event), ()):
+            callback(*args)
