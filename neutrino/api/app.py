@@ -33,15 +33,52 @@ def build_falcon(api: Api) -> falcon.App:
     app.add_route("/v2.0/extensions/{alias}", discovery.Extension(api))
     quotas.add_routes(app, api)
     for rdef in api.resources.values():
+        if rdef.parent is not None:
+            _add_subresource_routes(app, api, rdef)
+            continue
         base = f"/v2.0/{rdef.url_plural}"
         app.add_route(base, Collection(api, rdef))
         app.add_route(base + "/{rid}", Member(api, rdef))
-        if rdef.has_tags:
+        if rdef.has_tags and rdef.parent is None:
             app.add_route(base + "/{rid}/tags", tags.Tags(api, rdef))
             app.add_route(base + "/{rid}/tags/{tag}", tags.Tag(api, rdef))
         for action in rdef.actions:
             app.add_route(f"{base}/{{rid}}/{action}", Action(api, rdef, action))
     return app
+
+
+class _UnderParent:
+    """Adapts a controller to a route under its parent.
+
+    Falcon names a path field by its position in every route, so under
+    ``/v2.0/qos/policies/{rid}`` the parent's id is ``rid`` and the child's
+    needs another name; controllers take them as ``pid`` and ``rid``.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        for method in ("on_get", "on_post", "on_put", "on_delete"):
+            if hasattr(inner, method):
+                setattr(self, method, self._bind(getattr(inner, method)))
+
+    @staticmethod
+    def _bind(handler: Callable[..., None]) -> Callable[..., None]:
+        def call(req: falcon.Request, resp: falcon.Response, rid: str,
+                 child_id: str | None = None) -> None:
+            if child_id is None:
+                handler(req, resp, pid=rid)
+            else:
+                handler(req, resp, child_id, pid=rid)
+        return call
+
+
+def _add_subresource_routes(app: falcon.App, api: Api, rdef: Any) -> None:
+    """``/v2.0/<parent>/{id}/<children>[/{child_id}[/<action>]]``"""
+    base = f"/v2.0/{api.resources[rdef.parent].url_plural}/{{rid}}/{rdef.url_plural}"
+    app.add_route(base, _UnderParent(Collection(api, rdef)))
+    app.add_route(base + "/{child_id}", _UnderParent(Member(api, rdef)))
+    for action in rdef.actions:
+        app.add_route(f"{base}/{{child_id}}/{action}", _UnderParent(Action(api, rdef, action)))
 
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

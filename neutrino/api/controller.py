@@ -62,6 +62,24 @@ class Api:
             hook.on_response(ctx, method, plural, payload)
 
 
+def within_parent(api: Api, rdef: ResourceDef, ctx: Context, targets: Targets,
+                  pid: str | None) -> bool:
+    """For a sub-resource: check the parent exists and the caller may see it.
+
+    A parent the caller may not see is "not found", like any resource; the
+    parent also becomes the owner policy reads for children that have none
+    of their own (a QoS rule belongs to its policy's project).
+    """
+    if rdef.parent is None or pid is None:
+        return False
+    prdef = api.resources[rdef.parent]
+    parent = api.plugin_for(prdef.plural).get(ctx, prdef.plural, pid)
+    if not api.policy.check(ctx, f"get_{prdef.policy_singular}", targets.of(parent)):
+        raise not_found_for(prdef, pid)
+    targets.parent = parent
+    return True
+
+
 def send(resp: falcon.Response, status: int, payload: Any = None) -> None:
     resp.status = status
     if payload is None:
@@ -96,13 +114,15 @@ class Collection:
     def __init__(self, api: Api, rdef: ResourceDef) -> None:
         self.api, self.rdef = api, rdef
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+    def on_get(self, req: falcon.Request, resp: falcon.Response, pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         params = params_of(req)
         q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
+        targets = Targets(self.api.plugin, ctx)
+        if within_parent(self.api, self.rdef, ctx, targets, pid):
+            q.filters[self.rdef.parent_key] = [pid]
         if q.marker:
             self._check_marker(ctx, q.marker)
-        targets = Targets(self.api.plugin, ctx)
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
         targets.prefetch(items)
@@ -121,16 +141,19 @@ class Collection:
         except errors.NotFound:
             raise not_found_for(self.rdef, marker) from None
 
-    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+    def on_post(self, req: falcon.Request, resp: falcon.Response, pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         raw = body_mod.parse_json(req.bounded_stream.read())
         self.api.hooks_request(ctx, "POST", self.rdef.plural, raw)
         items, bulk = body_mod.items_of(self.rdef, raw)
         targets = Targets(self.api.plugin, ctx)
+        under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
         prepared = []
         for item in items:
             data = body_mod.for_create(self.rdef, ctx, item, self.api.conf.noauth_project_id
                                        if self.api.conf.auth_strategy == "noauth" else None)
+            if under_parent:
+                data[self.rdef.parent_key] = pid
             self._authorize_create(ctx, item, data, targets)
             prepared.append(data)
         quota_hook.reserve(ctx, self.rdef.singular, prepared)
@@ -153,9 +176,9 @@ class Collection:
             raise errors.NetworkNotFound(net_id=net_id)
         check_ownership(self.api, self.rdef, ctx, data, targets)
         target = targets.of(data)
-        self.api.policy.enforce(ctx, f"create_{self.rdef.singular}", target)
+        self.api.policy.enforce(ctx, f"create_{self.rdef.policy_singular}", target)
         explicit = body_mod.explicit_non_defaults(self.rdef, item, data)
-        self.api.policy.enforce_attributes(ctx, "create", self.rdef.singular, explicit, target)
+        self.api.policy.enforce_attributes(ctx, "create", self.rdef.policy_singular, explicit, target)
 
 
 class Member:
@@ -164,34 +187,40 @@ class Member:
     def __init__(self, api: Api, rdef: ResourceDef) -> None:
         self.api, self.rdef = api, rdef
 
-    def _visible(self, ctx: Context, rid: str, targets: Targets) -> dict[str, Any]:
+    def _visible(self, ctx: Context, rid: str, targets: Targets,
+                 pid: str | None = None) -> dict[str, Any]:
+        under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
         item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
-        if not self.api.policy.check(ctx, f"get_{self.rdef.singular}", targets.of(item)):
+        if under_parent and item.get(self.rdef.parent_key) != pid:
+            raise not_found_for(self.rdef, rid)
+        if not self.api.policy.check(ctx, f"get_{self.rdef.policy_singular}", targets.of(item)):
             raise not_found_for(self.rdef, rid)
         self.api.extend(ctx, self.rdef.plural, [item])
         return item
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str,
+               pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         targets = Targets(self.api.plugin, ctx)
-        item = self._visible(ctx, rid, targets)
+        item = self._visible(ctx, rid, targets, pid)
         fields = [f for f in params_of(req).get("fields", []) if f] or None
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         payload = {self.rdef.singular: shaper.shape(item, fields)}
         self.api.hooks_response(ctx, "GET", self.rdef.plural, payload)
         send(resp, 200, payload)
 
-    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str,
+               pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         raw = body_mod.parse_json(req.bounded_stream.read())
         self.api.hooks_request(ctx, "PUT", self.rdef.plural, raw)
         data = body_mod.for_update(self.rdef, raw)
         revision = revision_of(req)
         targets = Targets(self.api.plugin, ctx)
-        original = self._visible(ctx, rid, targets)
+        original = self._visible(ctx, rid, targets, pid)
         target = targets.of({**original, **data})
-        self.api.policy.enforce(ctx, f"update_{self.rdef.singular}", targets.of(original))
-        self.api.policy.enforce_attributes(ctx, "update", self.rdef.singular, data, target)
+        self.api.policy.enforce(ctx, f"update_{self.rdef.policy_singular}", targets.of(original))
+        self.api.policy.enforce_attributes(ctx, "update", self.rdef.policy_singular, data, target)
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in getattr(h, "attribute_names", ())}
         core_data = {k: val for k, val in data.items() if k not in extra}
@@ -207,12 +236,13 @@ class Member:
         self.api.notifier.update_end(ctx, self.rdef.singular, payload[self.rdef.singular])
         send(resp, 200, payload)
 
-    def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str,
+               pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         revision = revision_of(req)
         targets = Targets(self.api.plugin, ctx)
-        original = self._visible(ctx, rid, targets)
-        self.api.policy.enforce(ctx, f"delete_{self.rdef.singular}", targets.of(original))
+        original = self._visible(ctx, rid, targets, pid)
+        self.api.policy.enforce(ctx, f"delete_{self.rdef.policy_singular}", targets.of(original))
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
         self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision)
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
@@ -228,11 +258,12 @@ class Action:
         self.api, self.rdef, self.name = api, rdef, name
         self.member = Member(api, rdef)
 
-    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str) -> None:
+    def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str,
+               pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         raw = body_mod.parse_json(req.bounded_stream.read())
         targets = Targets(self.api.plugin, ctx)
-        original = self.member._visible(ctx, rid, targets)
+        original = self.member._visible(ctx, rid, targets, pid)
         self.api.policy.enforce(ctx, self.name, targets.of(original))
         handler = self.api.actions.get((self.rdef.plural, self.name))
         if handler is not None:

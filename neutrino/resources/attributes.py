@@ -77,14 +77,22 @@ class ResourceDef:
     plural: str
     attributes: dict[str, Attribute] = field(default_factory=dict)
     parent: str | None = None  # plural of the parent collection, for sub-resources
+    parent_key: str = ""  # the attribute holding the parent's id (``policy_id``)
     actions: dict[str, str] = field(default_factory=dict)  # name -> HTTP method
     has_tags: bool = True
     path_prefix: str = ""
     url_name: str = ""  # the collection in URLs when not ``plural`` (``rbac-policies``)
+    # The name in policy rules when not ``singular``: upstream names rules of
+    # sub-resources after parent and child (``get_policy_bandwidth_limit_rule``).
+    policy_name: str = ""
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:
             self.attributes[a.name] = a
+
+    @property
+    def policy_singular(self) -> str:
+        return self.policy_name or self.singular
 
     @property
     def url_plural(self) -> str:

@@ -26,6 +26,7 @@ class Targets:
         self.plugin = plugin
         self.ctx = ctx
         self._networks: dict[str, dict[str, Any] | None] = {}
+        self.parent: dict[str, Any] | None = None  # of a sub-resource request
 
     def network(self, net_id: str) -> dict[str, Any] | None:
         """Owner and sharing of a network, fetched once per request."""
@@ -43,6 +44,9 @@ class Targets:
                 self._networks[net_id] = found.get(net_id)
 
     def of(self, item: dict[str, Any]) -> dict[str, Any]:
+        if self.parent is not None and item.get("project_id") is None:
+            owner = self.parent.get("project_id")
+            item = {**item, "project_id": owner, "tenant_id": owner}
         net_id = item.get("network_id")
         if not net_id:
             return item
@@ -68,10 +72,10 @@ class Shaper:
         self.invisible = {n for n, a in rdef.attributes.items() if not a.is_visible}
 
     def visible(self, item: dict[str, Any]) -> bool:
-        return self.api.policy.view(self.ctx, self.rdef.singular, self.targets.of(item))[0]
+        return self.api.policy.view(self.ctx, self.rdef.policy_singular, self.targets.of(item))[0]
 
     def shape(self, item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
-        hidden = self.api.policy.view(self.ctx, self.rdef.singular, self.targets.of(item))[1]
+        hidden = self.api.policy.view(self.ctx, self.rdef.policy_singular, self.targets.of(item))[1]
         hidden = hidden | self.invisible
         if fields:
             return {k: item[k] for k in fields if k in item and k not in hidden}
