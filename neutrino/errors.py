@@ -335,7 +335,17 @@ class InvalidActionForType(InvalidInput):
                "Valid actions: %(valid_actions)s")
 
 
+class AgentNotFound(NotFound):
+    message = "Agent %(id)s could not be found."
+
+
+class MethodNotAllowed(NeutronException):
+    code = 405
+    message = "The %(resource)s collection does not support %(method)s."
+
+
 _NOT_FOUND = {
+    "agent": lambda rid: AgentNotFound(id=rid),
     "network": lambda rid: NetworkNotFound(net_id=rid),
     "subnet": lambda rid: SubnetNotFound(subnet_id=rid),
     "port": lambda rid: PortNotFound(port_id=rid),

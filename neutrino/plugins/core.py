@@ -16,6 +16,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import events as ev
+from neutrino.plugins.agents import Agents, AvailabilityZones
 from neutrino.plugins import store
 from neutrino.resources import validators as v
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
@@ -40,6 +41,8 @@ CORE_ALIASES = (
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",
+    "agent", "agent-resources-synced", "agent_sort_key", "availability_zone",
+    "availability_zone_filter",
 )
 
 
@@ -68,6 +71,8 @@ class CorePlugin:
             "ports": Ports(conf),
             "subnetpools": pools,
             "rbac_policies": RbacPolicies(),
+            "agents": Agents(conf),
+            "availability_zones": AvailabilityZones(),
         }
 
     def initialize(self) -> None:
@@ -81,8 +86,11 @@ class CorePlugin:
     def extend_resources(self, resources: dict[str, Any]) -> None:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
+        from neutrino.resources import agents
         from neutrino.resources.rbac import rbac_policy
         resources.setdefault("rbac_policies", rbac_policy())
+        resources.setdefault("agents", agents.agent())
+        resources.setdefault("availability_zones", agents.availability_zone())
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
 

@@ -155,12 +155,20 @@ _QUOTA = {
     'delete_quota': 'rule:admin_only',
 }
 
+_AGENT = {
+    'create_agent': 'rule:admin_only',
+    'get_agent': 'rule:admin_only',
+    'update_agent': 'rule:admin_only',
+    'delete_agent': 'rule:admin_only',
+    'get_availability_zone': 'role:reader',
+}
+
 _BASE_NAMES = set(BASE)
 
 
 def rules() -> list[policy.RuleDefault]:
     out = []
-    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _QUOTA):
+    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _QUOTA, _AGENT):
         for name, check in group.items():
             scope = None if name in _BASE_NAMES else ["project"]
             out.append(policy.RuleDefault(name, check, scope_types=scope))

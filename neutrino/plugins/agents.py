@@ -1,0 +1,135 @@
+"""The agents API (``agent``) and availability zones (``availability_zone``).
+
+Rows are written by agents' state reports (``agents_db.report``); here they
+are listed, shown, disabled, described and deleted. ``alive`` is not
+stored: it is the heartbeat's age against ``[DEFAULT] agent_down_time`` at
+the time of the request, so it is also a SQL condition for filtering.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import store
+from neutrino.plugins.ml2 import agents_db
+
+AGENT_TYPE_DHCP = "DHCP agent"
+AGENT_TYPE_L3 = "L3 agent"
+# Availability zones exist for the resources these agents host.
+ZONE_RESOURCES = {AGENT_TYPE_DHCP: "network", AGENT_TYPE_L3: "router"}
+
+a = t.agents.c
+
+
+def not_found(agent_id: str) -> errors.AgentNotFound:
+    return errors.AgentNotFound(id=agent_id)
+
+
+class Agents:
+    """``/v2.0/agents``: what agents reported, as the admin sees it."""
+
+    table = t.agents
+
+    def __init__(self, conf: Any) -> None:
+        self.conf = conf
+
+    def _deadline(self) -> dt.datetime:
+        return agents_db.utcnow() - dt.timedelta(seconds=self.conf.agent_down_time)
+
+    def _to_dicts(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        deadline = self._deadline()
+        out = []
+        for row in rows:
+            try:
+                configurations = json.loads(row.configurations or "{}")
+            except ValueError:
+                configurations = {}
+            out.append({
+                "id": row.id, "agent_type": row.agent_type, "binary": row.binary,
+                "topic": row.topic, "host": row.host, "admin_state_up": row.admin_state_up,
+                "created_at": store.iso(row.created_at), "started_at": store.iso(row.started_at),
+                "heartbeat_timestamp": store.iso(row.heartbeat_timestamp),
+                "description": row.description, "configurations": configurations,
+                "alive": row.heartbeat_timestamp >= deadline,
+                "availability_zone": row.availability_zone,
+                "resources_synced": row.resources_synced})
+        return out
+
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        raise errors.BadRequest(resource="agents",
+                                msg="Agent creation using API is not supported.")
+
+    def get(self, conn: Connection, agent_id: str) -> dict[str, Any]:
+        return self._to_dicts([store.get_row(conn, t.agents, agent_id,
+                                             lambda: not_found(agent_id))])[0]
+
+    def list(self, conn: Connection, ctx: Context,
+             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        deadline = self._deadline()
+
+        def alive(values: list[Any]) -> Any:
+            wanted = set(values)
+            if wanted == {True}:
+                return a.heartbeat_timestamp >= deadline
+            if wanted == {False}:
+                return a.heartbeat_timestamp < deadline
+            return None
+        clauses = store.column_clauses(t.agents, query.filters, {"alive": alive})
+        rows, more = store.paged_select(conn, t.agents, clauses, query)
+        return self._to_dicts(rows), more
+
+    def update(self, conn: Connection, ctx: Context, agent_id: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        store.get_row(conn, t.agents, agent_id, lambda: not_found(agent_id), for_update=True)
+        values = {k: data[k] for k in ("admin_state_up", "description") if k in data}
+        if values:
+            conn.execute(sa.update(t.agents).where(a.id == agent_id).values(**values))
+
+    def delete(self, conn: Connection, agent_id: str, revision: int | None) -> None:
+        store.get_row(conn, t.agents, agent_id, lambda: not_found(agent_id), for_update=True)
+        conn.execute(sa.delete(t.agents).where(a.id == agent_id))
+
+
+class AvailabilityZones:
+    """``/v2.0/availability_zones``: zones named in DHCP and L3 agents' reports.
+
+    A zone is available for a resource while one of its agents of that kind
+    is administratively up (upstream does not look at liveness here).
+    """
+
+    table = t.agents
+
+    def zones(self, conn: Connection) -> list[dict[str, Any]]:
+        rows = conn.execute(sa.select(a.availability_zone, a.agent_type, a.admin_state_up)
+                            .where(a.availability_zone.is_not(None),
+                                   a.availability_zone != "",
+                                   a.agent_type.in_(list(ZONE_RESOURCES)))
+                            .distinct())
+        up: dict[tuple[str, str], bool] = {}
+        for row in rows:
+            key = (row.availability_zone, ZONE_RESOURCES[row.agent_type])
+            up[key] = up.get(key, False) or bool(row.admin_state_up)
+        return [{"name": name, "resource": resource,
+                 "state": "available" if ok else "unavailable"}
+                for (name, resource), ok in sorted(up.items())]
+
+    def list(self, conn: Connection, ctx: Context,
+             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        items = [z for z in self.zones(conn)
+                 if all(z.get(k) in vals for k, vals in query.filters.items())]
+        for key, ascending in reversed(query.sorts):
+            items.sort(key=lambda z: z[key], reverse=not ascending)
+        return items, False
+
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        raise errors.MethodNotAllowed(resource="availability_zones", method="POST")
+
+    def get(self, conn: Connection, zone: str) -> dict[str, Any]:
+        raise errors.ResourceNotFound()  # zones are listed, never shown one by one
