@@ -1,4 +1,5 @@
-"""``neutrino serve``: the API under gunicorn, one process per ``api_workers``.
+"""``neutrino serve``: the API under gunicorn, one process per ``api_workers``,
+and the RPC endpoints in one more process when a ``transport_url`` is set.
 
 gunicorn brings what a production server needs and we would otherwise
 write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
@@ -82,4 +83,14 @@ def run(conf: cfg.ConfigOpts) -> None:
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)
-    Server(conf).run()
+    from neutrino.rpc import server as rpc_server
+    from neutrino.rpc.transport import configured_url
+    rpc = rpc_server.start_process(conf) if configured_url(conf) else None
+    if rpc is None:
+        LOG.info("no transport_url: agents cannot reach this server (API only)")
+    try:
+        Server(conf).run()
+    finally:
+        if rpc is not None:
+            rpc.terminate()
+            rpc.join(30)

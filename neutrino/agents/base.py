@@ -1,0 +1,104 @@
+"""What every agent does besides its job: say who it is and that it lives.
+
+An agent reports its state on start (``start_flag``) and then every
+``[AGENT] report_interval`` seconds; the server keeps the heartbeat and the
+agents API shows the agent alive while reports keep coming. A report that
+fails (server or bus down) is logged and retried at the next interval: the
+agent keeps doing its job meanwhile.
+"""
+from __future__ import annotations
+
+import abc
+import datetime as dt
+import logging
+import threading
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.rpc import topics
+from neutrino.rpc.transport import rpc_transport
+
+LOG = logging.getLogger(__name__)
+
+AGENT_OPTS = [
+    cfg.FloatOpt("report_interval", default=30, min=0,
+                 help="Seconds between state reports to the server; 0 disables them "
+                      "(should be less than the server's agent_down_time)."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(AGENT_OPTS, "AGENT")
+
+
+class Agent(abc.ABC):
+    """Base of the agents: identity, configuration and the state-report loop."""
+
+    agent_type: str = ""
+    binary: str = ""
+    topic: str = ""
+
+    def __init__(self, conf: cfg.ConfigOpts, host: str | None = None) -> None:
+        register_opts(conf)
+        self.conf = conf
+        self.host = host or conf.host
+        self._transport: Any = None
+        self._client: Any = None
+        self._start_flag = True
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @abc.abstractmethod
+    def configurations(self) -> dict[str, Any]:
+        """What the server needs to know of this agent (bridge mappings, ...)."""
+
+    def availability_zone(self) -> str | None:
+        return None
+
+    def state(self) -> dict[str, Any]:
+        return {"binary": self.binary, "host": self.host, "topic": self.topic,
+                "agent_type": self.agent_type, "configurations": self.configurations(),
+                "availability_zone": self.availability_zone(),
+                "start_flag": self._start_flag}
+
+    def _rpc(self) -> Any:
+        if self._client is None:
+            import oslo_messaging
+            self._transport = rpc_transport(self.conf)
+            target = oslo_messaging.Target(topic=topics.REPORTS, version="1.0")
+            self._client = oslo_messaging.get_rpc_client(self._transport, target)
+        return self._client
+
+    def report_state(self) -> str | None:
+        """Send one report; the server's verdict (new, alive, revived) or None."""
+        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
+        try:
+            answer = self._rpc().call({}, "report_state",
+                                      agent_state={"agent_state": self.state()}, time=now)
+        except Exception:  # noqa: BLE001 - retried at the next interval
+            LOG.exception("%s on %s: state report failed", self.agent_type, self.host)
+            return None
+        self._start_flag = False
+        return answer
+
+    def start_reporting(self) -> None:
+        interval = self.conf.AGENT.report_interval
+        if not interval:
+            return
+
+        def loop() -> None:
+            while not self._stop.is_set():
+                self.report_state()
+                self._stop.wait(interval)
+        self._thread = threading.Thread(target=loop, name="state-report", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        if self._transport is not None:
+            self._transport.cleanup()
+            self._transport = None
+            self._client = None

@@ -1,0 +1,61 @@
+"""The message bus agents and servers talk over (oslo.messaging).
+
+Only a ``transport_url`` the operator wrote counts: oslo.messaging's own
+default (``rabbit://`` on localhost) would make an all-in-one server with no
+agents connect to whatever broker happens to run on the machine.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from oslo_config import cfg
+
+
+def configured_url(conf: cfg.ConfigOpts) -> str | None:
+    """``[DEFAULT] transport_url`` when set in a configuration file, else None."""
+    register(conf)
+    location = conf.get_location("transport_url")
+    if location is None or location.location == cfg.Locations.opt_default:
+        return None
+    return conf.transport_url
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    import oslo_messaging
+    from oslo_messaging import opts
+    oslo_messaging.set_transport_defaults(control_exchange="neutron")
+    # Every group oslo.messaging reads, not only [DEFAULT]: some are read
+    # before anything registers them (``oslo_messaging_tracing`` on a call).
+    for group, options in opts.list_opts():
+        name = None if group in (None, "DEFAULT") else getattr(group, "name", group)
+        for opt in options:
+            try:
+                conf.register_opt(opt, group=name)
+            except cfg.DuplicateOptError:
+                pass  # registered differently by the code that owns it
+    # Tracing and metrics options are registered on oslo.config's global
+    # CONF only, yet read from ours on every call; list_opts omits them.
+    for module, attr, group in _GLOBAL_ONLY:
+        try:
+            options = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):  # another oslo.messaging release
+            continue
+        for opt in options:
+            try:
+                conf.register_opt(opt, group=group)
+            except cfg.DuplicateOptError:
+                pass
+
+
+_GLOBAL_ONLY = (
+    ("oslo_messaging._tracing.client", "oslo_messaging_tracing", "oslo_messaging_tracing"),
+    ("oslo_messaging._metrics.client", "oslo_messaging_metrics", "oslo_messaging_metrics"),
+    ("oslo_messaging.rpc.dispatcher", "_dispatcher_opts", None),
+)
+
+
+def rpc_transport(conf: cfg.ConfigOpts) -> Any:
+    import oslo_messaging
+    register(conf)
+    return oslo_messaging.get_rpc_transport(conf)

@@ -1,0 +1,126 @@
+"""Agents register and keep their heartbeat over RabbitMQ; the API shows it."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from neutrino.agents.base import Agent
+from neutrino.service import make_conf
+from tests.conftest import Client, Server
+
+DOWN_TIME = 3
+
+
+class RecordingAgent(Agent):
+    agent_type = "Open vSwitch agent"
+    binary = "neutrino-openvswitch-agent"
+    topic = "N/A"
+
+    def configurations(self) -> dict[str, Any]:
+        return {"bridge_mappings": {"physnet1": "br-eth1"}, "tunnel_types": ["vxlan"]}
+
+    def availability_zone(self) -> str | None:
+        return "az-test"
+
+
+def bus(vhost: str) -> str:
+    return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server]:
+    server = Server(tmp_path_factory.mktemp("rpc"),
+                    extra=f"transport_url = {bus(vhost)}\nagent_down_time = {DOWN_TIME}\n")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def admin(srv: Server) -> Client:
+    return Client(srv.url, roles="admin")
+
+
+def agent_for(tmp: Path, vhost: str, host: str) -> RecordingAgent:
+    conf_file = tmp / f"agent-{host}.conf"
+    conf_file.write_text(f"[DEFAULT]\nhost = {host}\ntransport_url = {bus(vhost)}\n"
+                         "[AGENT]\nreport_interval = 0.5\n")
+    return RecordingAgent(make_conf(["--config-file", str(conf_file)]))
+
+
+def shown(admin: Client, host: str) -> dict[str, Any] | None:
+    agents = admin.get(f"/v2.0/agents?host={host}")[1]["agents"]
+    return agents[0] if agents else None
+
+
+def wait_for(check: Any, timeout: float = 30) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("condition not reached")
+
+
+def test_an_agent_registers_with_its_first_report_and_stays_alive(
+        srv: Server, admin: Client, vhost: str, tmp_path: Path) -> None:
+    agent = agent_for(tmp_path, vhost, "host-a")
+    try:
+        assert wait_for(agent.report_state) == "new"
+        assert agent.report_state() == "alive"
+        row = shown(admin, "host-a")
+        assert row is not None
+        assert (row["agent_type"], row["binary"], row["alive"]) == (
+            "Open vSwitch agent", "neutrino-openvswitch-agent", True)
+        assert row["configurations"] == {"bridge_mappings": {"physnet1": "br-eth1"},
+                                         "tunnel_types": ["vxlan"]}
+        assert row["availability_zone"] == "az-test"
+    finally:
+        agent.stop()
+
+
+def test_reports_never_undo_what_an_admin_set(srv: Server, admin: Client, vhost: str,
+                                              tmp_path: Path) -> None:
+    agent = agent_for(tmp_path, vhost, "host-b")
+    try:
+        wait_for(agent.report_state)
+        row = shown(admin, "host-b")
+        admin.put(f"/v2.0/agents/{row['id']}",
+                  {"agent": {"admin_state_up": False, "description": "maintenance"}})
+        assert agent.report_state() == "alive"
+        row = shown(admin, "host-b")
+        assert (row["admin_state_up"], row["description"]) == (False, "maintenance")
+    finally:
+        agent.stop()
+
+
+def test_an_agent_that_stops_reporting_goes_dead_and_revives_when_it_reports(
+        srv: Server, admin: Client, vhost: str, tmp_path: Path) -> None:
+    agent = agent_for(tmp_path, vhost, "host-c")
+    try:
+        agent.start_reporting()
+        assert wait_for(lambda: (shown(admin, "host-c") or {}).get("alive"))
+        agent.stop()
+        wait_for(lambda: shown(admin, "host-c")["alive"] is False)
+        restarted = agent_for(tmp_path, vhost, "host-c")
+        try:
+            assert restarted.report_state() == "revived"
+        finally:
+            restarted.stop()
+        assert shown(admin, "host-c")["alive"] is True
+    finally:
+        agent.stop()
+
+
+def test_the_rpc_process_ends_with_the_server(tmp_path: Path, vhost: str) -> None:
+    server = Server(tmp_path, extra=f"transport_url = {bus(vhost)}\n").start()
+    children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children")
+    pids = [int(p) for p in children.read_text().split()]
+    names = {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids}
+    server.stop()
+    assert len(pids) == 2, names  # one API worker and the RPC process
+    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
