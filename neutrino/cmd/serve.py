@@ -68,6 +68,12 @@ class Server(BaseApplication):
         return build_wsgi(self.conf)
 
 
+def _plugin_endpoints(conf: cfg.ConfigOpts) -> dict[str, list[Any]]:
+    from neutrino.service import build_api
+    plugin = build_api(conf).plugin
+    return plugin.rpc_endpoints() if hasattr(plugin, "rpc_endpoints") else {}
+
+
 def run(conf: cfg.ConfigOpts) -> None:
     check_schema(conf)
     from neutrino.plugins.loader import PluginLoadError
@@ -85,7 +91,8 @@ def run(conf: cfg.ConfigOpts) -> None:
              conf.auth_strategy)
     from neutrino.rpc import server as rpc_server
     from neutrino.rpc.transport import configured_url
-    rpc = rpc_server.start_process(conf) if configured_url(conf) else None
+    rpc = (rpc_server.start_process(conf, lambda: _plugin_endpoints(conf))
+           if configured_url(conf) else None)
     if rpc is None:
         LOG.info("no transport_url: agents cannot reach this server (API only)")
     try:

@@ -280,6 +280,17 @@ agents = Table(
 )
 
 
+# What a port still waits for before it is ACTIVE (upstream's provisioning
+# blocks): one row per entity (the L2 agent, the DHCP agent) that has not
+# yet reported the port ready.
+provisioningblocks = Table(
+    "provisioningblocks", metadata,
+    Column("port_id", String(36), _fk("ports"), nullable=False),
+    Column("entity", String(255), nullable=False),
+    PrimaryKeyConstraint("port_id", "entity"),
+)
+
+
 # RBAC entries on networks (``/v2.0/rbac-policies``): who may use a network
 # besides its owner. ``target_tenant`` is a project id or ``*``; a network is
 # shared with a caller when an ``access_as_shared`` entry names its project

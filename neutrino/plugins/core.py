@@ -80,6 +80,12 @@ class CorePlugin:
         segment pools follow the configured ranges."""
         self.type_manager.sync_allocations(self.db)
 
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        """What agents call on the server, by topic (served by the RPC process)."""
+        from neutrino.plugins.ml2.rpc import L2Endpoint
+        from neutrino.rpc import topics
+        return {topics.PLUGIN: [L2Endpoint(self)]}
+
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
 

@@ -11,7 +11,7 @@ import logging
 import multiprocessing
 import signal
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from oslo_config import cfg
 
@@ -21,20 +21,28 @@ from neutrino.rpc.transport import rpc_transport
 LOG = logging.getLogger(__name__)
 
 
-def endpoints_by_topic(conf: cfg.ConfigOpts, db: Any) -> dict[str, list[Any]]:
+PluginEndpoints = Callable[[], dict[str, list[Any]]]
+
+
+def endpoints_by_topic(conf: cfg.ConfigOpts, db: Any,
+                       plugin_endpoints: PluginEndpoints | None) -> dict[str, list[Any]]:
     from neutrino.rpc.state import StateReportEndpoint
-    return {topics.REPORTS: [StateReportEndpoint(db, conf.agent_down_time)]}
+    out: dict[str, list[Any]] = {topics.REPORTS: [StateReportEndpoint(db, conf.agent_down_time)]}
+    for topic, endpoints in (plugin_endpoints() if plugin_endpoints else {}).items():
+        out.setdefault(topic, []).extend(endpoints)
+    return out
 
 
-def serve(conf: cfg.ConfigOpts) -> None:
-    """Run the RPC servers until SIGTERM."""
+def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None) -> None:
+    """Run the RPC servers until SIGTERM; the plugins' endpoints are built
+    here, after the fork, so their database connections are this process's."""
     import oslo_messaging
     from neutrino.conf.options import database_url
     from neutrino.db.engine import Database
     db = Database(database_url(conf))
     transport = rpc_transport(conf)
     servers = []
-    for topic, endpoints in endpoints_by_topic(conf, db).items():
+    for topic, endpoints in endpoints_by_topic(conf, db, plugin_endpoints).items():
         target = oslo_messaging.Target(topic=topic, server=conf.host)
         server = oslo_messaging.get_rpc_server(transport, target, endpoints,
                                                executor="threading")
@@ -53,9 +61,10 @@ def serve(conf: cfg.ConfigOpts) -> None:
     db.dispose()
 
 
-def start_process(conf: cfg.ConfigOpts) -> multiprocessing.Process:
+def start_process(conf: cfg.ConfigOpts,
+                  plugin_endpoints: PluginEndpoints | None = None) -> multiprocessing.Process:
     """The RPC process, forked before the API workers (no shared connections)."""
     process = multiprocessing.get_context("fork").Process(
-        target=serve, args=(conf,), name="neutrino-rpc", daemon=False)
+        target=serve, args=(conf, plugin_endpoints), name="neutrino-rpc", daemon=False)
     process.start()
     return process

@@ -24,7 +24,7 @@ from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins.ml2 import agents_db, segments_db
+from neutrino.plugins.ml2 import agents_db, provisioning, segments_db
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.ml2.mech_api import (VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND,
                                            VNIC_NORMAL, VNIC_TYPES, BindingBackend,
@@ -153,6 +153,10 @@ class PortBinding(ExtensionDriver):
         if changed:
             self.unbind(conn, resource_id)
             vif_type = VIF_TYPE_UNBOUND
+            if "host" in changed:
+                # Wired nowhere now: DOWN until the new host's agent says otherwise.
+                conn.execute(sa.update(t.ports).where(t.ports.c.id == resource_id)
+                             .values(status="DOWN"))
             conn.execute(sa.update(B).where(B.c.port_id == resource_id).values(
                 vif_type=VIF_TYPE_UNBOUND, vif_details="", **changed))
         host = changed.get("host", row.host)
@@ -188,6 +192,11 @@ class PortBinding(ExtensionDriver):
             if status:
                 conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
                              .values(status=status))
+            else:
+                # DOWN until the host's L2 agent reports the device up.
+                provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY)
+                conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
+                             .values(status="DOWN"))
         else:
             LOG.warning("Failed to bind port %s on host %s for vnic_type %s",
                         port_id, context.host, context.vnic_type)
@@ -206,6 +215,7 @@ class PortBinding(ExtensionDriver):
             sa.select(L.c.segment_id).where(L.c.port_id == port_id)) if r.segment_id]
         conn.execute(sa.delete(L).where(L.c.port_id == port_id))
         self._release_unused(conn, used)
+        provisioning.clear(conn, port_id)
         if not keep_vif:
             conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
                 vif_type=VIF_TYPE_UNBOUND, vif_details=""))

@@ -1,0 +1,40 @@
+"""The agent side of the L2 calls (``q-plugin``), one method per server method."""
+from __future__ import annotations
+
+from typing import Any
+
+from neutrino.rpc import topics
+from neutrino.rpc.transport import rpc_transport
+
+
+class PluginApi:
+    def __init__(self, conf: Any, agent_id: str, host: str) -> None:
+        import oslo_messaging
+        self.agent_id, self.host = agent_id, host
+        self.transport = rpc_transport(conf)
+        self.client = oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.PLUGIN, version="1.0"))
+
+    def _call(self, method: str, version: str, **kwargs: Any) -> Any:
+        return self.client.prepare(version=version).call(
+            {}, method, agent_id=self.agent_id, host=self.host, **kwargs)
+
+    def get_device_details(self, device: str) -> dict[str, Any]:
+        return self._call("get_device_details", "1.0", device=device)
+
+    def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
+        return self._call("get_devices_details_list_and_failed_devices", "1.5",
+                          devices=devices)
+
+    def update_device_up(self, device: str) -> None:
+        self._call("update_device_up", "1.0", device=device)
+
+    def update_device_down(self, device: str) -> dict[str, Any]:
+        return self._call("update_device_down", "1.0", device=device)
+
+    def update_device_list(self, devices_up: list[str], devices_down: list[str]) -> dict[str, Any]:
+        return self._call("update_device_list", "1.5", devices_up=devices_up,
+                          devices_down=devices_down)
+
+    def close(self) -> None:
+        self.transport.cleanup()

@@ -1,0 +1,49 @@
+"""Provisioning blocks: a port is ACTIVE only once every agent that must
+wire it has said so.
+
+Binding a port to a host puts a block for the L2 agent on it (the DHCP
+agent's block joins when DHCP scheduling exists); each agent clears its own
+block when the device is ready, and the last one to do so makes the port
+ACTIVE. Blocks are rows, so every server process sees the same state and
+the order in which agents report does not matter.
+"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+from sqlalchemy import exc as sa_exc
+
+from neutrino.db import tables as t
+
+L2_AGENT_ENTITY = "L2"
+DHCP_ENTITY = "DHCP"
+P = t.provisioningblocks.c
+
+
+def add(conn: Connection, port_id: str, entity: str) -> None:
+    """Block ``port_id`` on ``entity`` (idempotent)."""
+    if conn.execute(sa.select(P.port_id).where(P.port_id == port_id,
+                                               P.entity == entity)).first():
+        return
+    try:
+        with conn.begin_nested():
+            conn.execute(sa.insert(t.provisioningblocks).values(port_id=port_id,
+                                                                entity=entity))
+    except sa_exc.IntegrityError:
+        pass  # a concurrent report added the same block
+
+
+def clear(conn: Connection, port_id: str) -> None:
+    conn.execute(sa.delete(t.provisioningblocks).where(P.port_id == port_id))
+
+
+def complete(conn: Connection, port_id: str, entity: str) -> bool:
+    """``entity`` is done with ``port_id``; True when nothing blocks it any more."""
+    conn.execute(sa.delete(t.provisioningblocks).where(P.port_id == port_id,
+                                                       P.entity == entity))
+    return conn.execute(sa.select(P.entity).where(P.port_id == port_id)).first() is None
+
+
+def blocked_on(conn: Connection, port_id: str) -> list[str]:
+    return sorted(r.entity for r in conn.execute(
+        sa.select(P.entity).where(P.port_id == port_id)))
