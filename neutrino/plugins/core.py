@@ -22,6 +22,7 @@ from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
+from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
 from neutrino.plugins.ports import Ports
@@ -38,7 +39,8 @@ CORE_ALIASES = (
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
-    "rbac-subnetpool", "external-net", "subnet-external-network",
+    "rbac-subnetpool", "external-net", "subnet-external-network", "address-scope",
+    "rbac-address-scope",
 )
 
 
@@ -66,6 +68,7 @@ class CorePlugin:
             "ports": Ports(conf),
             "subnetpools": pools,
             "rbac_policies": RbacPolicies(),
+            "address_scopes": AddressScopes(),
         }
 
     def initialize(self) -> None:
@@ -79,8 +82,10 @@ class CorePlugin:
     def extend_resources(self, resources: dict[str, Any]) -> None:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
+        from neutrino.resources.address_scope import address_scope
         from neutrino.resources.rbac import rbac_policy
         resources.setdefault("rbac_policies", rbac_policy())
+        resources.setdefault("address_scopes", address_scope())
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
 

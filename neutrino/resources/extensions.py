@@ -109,6 +109,10 @@ _KNOWN = [
     ("standard-attr-timestamp", "Resource timestamps",
      "Adds created_at and updated_at fields to all Neutron resources that have "
      "Neutron standard attributes.", "2016-09-12T10:00:00-00:00"),
+    ("address-scope", "Address scope", "Address scopes extension.",
+     "2015-07-26T10:00:00-00:00"),
+    ("rbac-address-scope", "Add address_scope type to RBAC",
+     "Add address_scope type to RBAC", "2020-02-12T00:00:00-00:00"),
     ("dns-integration", "DNS Integration", "Provides integration with DNS.",
      "2015-08-15T18:00:00-00:00"),
 ]
