@@ -18,9 +18,9 @@ from neutrino.plugins.loader import PluginLoadError, load_class
 LOG = logging.getLogger(__name__)
 
 CORE = "CORE"
-# Service plugins loaded even when not configured (upstream loads its
-# tag/timestamp/revisions plugins this way; ours are part of the core).
-DEFAULT_SERVICE_PLUGINS: tuple[str, ...] = ()
+# Service plugins loaded even when not configured, as upstream loads its
+# defaults (its tag/timestamp/revisions plugins are part of our core).
+DEFAULT_SERVICE_PLUGINS: tuple[str, ...] = ("network_ip_availability",)
 
 
 @dataclass

@@ -81,6 +81,7 @@ class ResourceDef:
     has_tags: bool = True
     path_prefix: str = ""
     url_name: str = ""  # the collection in URLs when not ``plural`` (``rbac-policies``)
+    primary_key: str = "id"  # what markers name (``network_id`` for IP availabilities)
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:
