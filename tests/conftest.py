@@ -80,10 +80,14 @@ class Server:
                 self.proc.wait()
 
 
+# Service plugins the session server loads besides the default ones.
+SESSION_EXTRA = "service_plugins = metering\n"
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One noauth server on SQLite shared by the API tests of a session."""
-    srv = Server(tmp_path_factory.mktemp("server")).start()
+    srv = Server(tmp_path_factory.mktemp("server"), extra=SESSION_EXTRA).start()
     yield srv
     srv.stop()
 

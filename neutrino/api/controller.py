@@ -7,6 +7,7 @@ from the ``ResourceDef``; nothing here names a resource.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +87,12 @@ def send(resp: falcon.Response, status: int, payload: Any = None) -> None:
         resp.data = b""
         resp.content_type = None
     else:
-        resp.data = orjson.dumps(payload)
+        try:
+            resp.data = orjson.dumps(payload)
+        except orjson.JSONEncodeError:
+            # Integers beyond 64 bits (an IPv6 network's address count):
+            # the standard library writes them exactly, as upstream does.
+            resp.data = json.dumps(payload, separators=(",", ":")).encode()
         resp.content_type = "application/json"
 
 
@@ -129,7 +135,8 @@ class Collection:
         items = [i for i in items if shaper.visible(i)]
         self.api.extend(ctx, self.rdef.plural, items)
         payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
-        page_links = query_mod.links(base_url(req), params, self.rdef.url_plural, items, q)
+        page_links = query_mod.links(base_url(req), params, self.rdef.url_plural, items, q,
+                                     self.rdef.primary_key)
         if page_links:
             payload[f"{self.rdef.plural}_links"] = page_links
         self.api.hooks_response(ctx, "GET", self.rdef.plural, payload)

@@ -82,7 +82,7 @@ def _limit(raw: str | None, max_limit: int) -> int | None:
 
 
 def links(base_url: str, params: dict[str, list[str]], plural: str,
-          items: list[dict[str, Any]], q: ListQuery) -> list[dict[str, str]]:
+          items: list[dict[str, Any]], q: ListQuery, key: str = "id") -> list[dict[str, str]]:
     """``<collection>_links`` as upstream builds them (next / previous)."""
     if not q.limit:
         return []
@@ -99,9 +99,9 @@ def links(base_url: str, params: dict[str, list[str]], plural: str,
     out = []
     short = len(items) < q.limit
     if not (short and not q.page_reverse):
-        query = urlencode(keep + [("marker", items[-1]["id"])])
+        query = urlencode(keep + [("marker", items[-1][key])])
         out.append({"rel": "next", "href": f"{base_url}/v2.0/{plural}?{query}"})
     if not (short and q.page_reverse):
-        query = urlencode(keep + [("marker", items[0]["id"]), ("page_reverse", "True")])
+        query = urlencode(keep + [("marker", items[0][key]), ("page_reverse", "True")])
         out.append({"rel": "previous", "href": f"{base_url}/v2.0/{plural}?{query}"})
     return out

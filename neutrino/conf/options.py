@@ -69,8 +69,16 @@ QUOTA_OPTS = [
 ]
 
 
+SERVICE_PROVIDER_OPTS = [
+    cfg.MultiStrOpt("service_provider", default=[],
+                    help="Defines providers for advanced services using the format: "
+                         "<service_type>:<name>:<driver>[:default]"),
+]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(CORE_OPTS)
+    conf.register_opts(SERVICE_PROVIDER_OPTS, "service_providers")
     conf.register_opts(DATABASE_OPTS, "database")
     conf.register_opts(QUOTA_OPTS, "quotas")
     from neutrino.conf import ml2

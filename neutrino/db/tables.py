@@ -54,7 +54,7 @@ subnetpools = Table(
     Column("max_prefixlen", Integer, nullable=False),
     Column("default_quota", Integer),
     Column("is_default", Boolean, nullable=False, default=False),
-    Column("address_scope_id", String(36)),
+    Column("address_scope_id", String(36), index=True),
 )
 
 subnetpool_prefixes = Table(
@@ -330,4 +330,49 @@ subnetpoolrbacs = Table(
     Column("action", String(255), nullable=False),
     Column("target_tenant", String(255), nullable=False),
     UniqueConstraint("target_tenant", "object_id", "action"),
+)
+
+
+# ``address-scope``: a scope's subnet pools never overlap one another.
+# Upstream gives address scopes no standard attributes (no description,
+# timestamps or revision); ``shared`` is an RBAC entry (``rbac-address-scope``).
+address_scopes = Table(
+    "address_scopes", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("ip_version", Integer, nullable=False),
+)
+
+addressscoperbacs = Table(
+    "addressscoperbacs", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("object_id", String(36), _fk("address_scopes"), nullable=False, index=True),
+    Column("action", String(255), nullable=False),
+    Column("target_tenant", String(255), nullable=False),
+    UniqueConstraint("target_tenant", "object_id", "action"),
+)
+
+# ``metering``: labels and the traffic rules counted under them; a label's
+# rules go with it.
+meteringlabels = Table(
+    "meteringlabels", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("description", String(1024), nullable=False, default=""),
+    Column("shared", Boolean, nullable=False, default=False),
+)
+
+meteringlabelrules = Table(
+    "meteringlabelrules", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("metering_label_id", String(36), _fk("meteringlabels"), nullable=False,
+           index=True),
+    Column("direction", String(16), nullable=False),
+    Column("remote_ip_prefix", String(64)),
+    Column("source_ip_prefix", String(64)),
+    Column("destination_ip_prefix", String(64)),
+    Column("excluded", Boolean, nullable=False, default=False),
 )

@@ -65,6 +65,9 @@ class ServicePlugin(abc.ABC):
 
     service_type: str = ""
     supported_extension_aliases: tuple[str, ...] = ()
+    # Providers this plugin brings, as ``GET /v2.0/service-providers`` lists
+    # them: ``{"service_type": ..., "name": ..., "default": bool}``.
+    service_providers: tuple[dict[str, Any], ...] = ()
 
     def __init__(self, conf: Any, db: Any) -> None:
         self.conf = conf
@@ -83,6 +86,9 @@ class ServicePlugin(abc.ABC):
 
     def initialize(self) -> None:
         """Start-up work, once per server before the workers fork."""
+
+    def bind(self, plugins: Any) -> None:
+        """Called once every plugin is loaded, with the plugin directory."""
 
     @classmethod
     def describe(cls) -> str:

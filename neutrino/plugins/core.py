@@ -24,6 +24,7 @@ from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
+from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
 from neutrino.plugins.ports import Ports
@@ -43,6 +44,8 @@ CORE_ALIASES = (
     "rbac-subnetpool", "external-net", "subnet-external-network",
     "agent", "agent-resources-synced", "agent_sort_key", "availability_zone",
     "availability_zone_filter",
+    "rbac-subnetpool", "external-net", "subnet-external-network", "address-scope",
+    "rbac-address-scope",
 )
 
 
@@ -73,6 +76,7 @@ class CorePlugin:
             "rbac_policies": RbacPolicies(),
             "agents": Agents(conf),
             "availability_zones": AvailabilityZones(),
+            "address_scopes": AddressScopes(),
         }
 
     def initialize(self) -> None:
@@ -93,10 +97,12 @@ class CorePlugin:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
         from neutrino.resources import agents
+        from neutrino.resources.address_scope import address_scope
         from neutrino.resources.rbac import rbac_policy
         resources.setdefault("rbac_policies", rbac_policy())
         resources.setdefault("agents", agents.agent())
         resources.setdefault("availability_zones", agents.availability_zone())
+        resources.setdefault("address_scopes", address_scope())
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
 

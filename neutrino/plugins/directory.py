@@ -18,9 +18,9 @@ from neutrino.plugins.loader import PluginLoadError, load_class
 LOG = logging.getLogger(__name__)
 
 CORE = "CORE"
-# Service plugins loaded even when not configured (upstream loads its
-# tag/timestamp/revisions plugins this way; ours are part of the core).
-DEFAULT_SERVICE_PLUGINS: tuple[str, ...] = ()
+# Service plugins loaded even when not configured, as upstream loads its
+# defaults (its tag/timestamp/revisions plugins are part of our core).
+DEFAULT_SERVICE_PLUGINS: tuple[str, ...] = ("network_ip_availability", "service_type")
 
 
 @dataclass
@@ -68,6 +68,10 @@ def load(conf: Any, db: Any, core: Any) -> Directory:
         LOG.info("loaded service plugin %s (%s): %s", name, kind, plugin.describe())
     for plugin in directory.all_plugins()[1:]:
         plugin.connect(core)
+    for plugin in directory.all_plugins():
+        bind = getattr(plugin, "bind", None)
+        if bind is not None:
+            bind(directory)
     LOG.info("loaded core plugin %s: %s", conf.core_plugin,
              (type(core).__doc__ or "").strip().splitlines()[0] if type(core).__doc__ else "")
     return directory

@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import rbac, store
+from neutrino.plugins import address_scopes, rbac, store
 
 EXTERNAL = "router:external"
 NETWORK_OWNED_PREFIXES = ("network:",)
@@ -33,13 +33,15 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     tags = store.load_tags(conn, ids)
     subnets = store.children(conn, t.subnets, "network_id", ids,
                              (t.subnets.c.created_at, t.subnets.c.id), ("id", "network_id"))
+    scopes = address_scopes.network_scopes(conn, ids) if ids else {}
     out = []
     for row in rows:
         d = store.standard_dict(row)
         d.update(admin_state_up=row.admin_state_up, status=row.status,
                  mtu=row.mtu,
                  subnets=[s.id for s in subnets.get(row.id, [])],
-                 ipv4_address_scope=None, ipv6_address_scope=None,
+                 ipv4_address_scope=scopes.get(row.id, {}).get(4),
+                 ipv6_address_scope=scopes.get(row.id, {}).get(6),
                  tags=tags.get(row.id, []))
         out.append(d)
     return out

@@ -1,7 +1,8 @@
 """RBAC: ``/v2.0/rbac-policies`` and what sharing means.
 
-One code path serves every object type (``KINDS``: networks, and subnet
-pools with ``rbac-subnetpool``); each type has its own entries table and
+One code path serves every object type (``KINDS``: networks, subnet
+pools with ``rbac-subnetpool``, address scopes with ``rbac-address-scope``);
+each type has its own entries table and
 its own answer to "does anything depend on this entry" (ports of other
 projects on a network; subnets of other projects allocated from a pool).
 
@@ -57,6 +58,7 @@ class Kind:
     objects: Table
     entries: Table
     label: str  # how upstream names the type in messages
+    revisioned: bool = True  # has standard attributes (address scopes have none)
 
     def in_use(self, conn: Connection, obj: Any, target: str, removing: Sequence[str],
                action: str = ACCESS_AS_SHARED) -> str | None:
@@ -65,12 +67,16 @@ class Kind:
             return dependent_gateway(conn, obj.id, obj.project_id, target, removing)
         if self.object_type == "network":
             return dependent_port(conn, obj.id, obj.project_id, target, removing)
+        if self.object_type == "address_scope":
+            return dependent_pool(conn, obj.id, obj.project_id, target, removing)
         return dependent_subnet(conn, obj.id, obj.project_id, target, removing)
 
 
 KINDS: dict[str, Kind] = {
     "network": Kind("network", t.networks, t.networkrbacs, "networks"),
     "subnetpool": Kind("subnetpool", t.subnetpools, t.subnetpoolrbacs, "objects"),
+    "address_scope": Kind("address_scope", t.address_scopes, t.addressscoperbacs, "objects",
+                          revisioned=False),
 }
 
 
@@ -306,6 +312,17 @@ def dependent_subnet(conn: Connection, pool_id: str, owner: str, target: str,
                       target, remaining)
 
 
+def dependent_pool(conn: Connection, scope_id: str, owner: str, target: str,
+                   removing: Sequence[str]) -> str | None:
+    """A subnet pool of another project in the address scope that needs ``removing``."""
+    remaining = _remaining(conn, t.addressscoperbacs, scope_id, removing)
+    if remaining is None:
+        return None
+    p = t.subnetpools.c
+    return _dependent(conn, t.subnetpools, [p.address_scope_id == scope_id,
+                                            p.project_id != owner], target, remaining)
+
+
 # -- the rbac_policies collection ----------------------------------------------------
 
 def _to_dict(row: Any) -> dict[str, Any]:
@@ -365,7 +382,7 @@ class RbacPolicies:
         self._object(conn, ctx, kind, data["object_id"])
         rid = add_entry(conn, data["project_id"], data["object_id"], data["target_tenant"],
                         data["action"], kind.object_type)
-        store.bump(conn, kind.objects, data["object_id"])
+        _touch(conn, kind, data["object_id"])
         return rid
 
     def _find(self, conn: Connection, rid: str, for_update: bool = False) -> tuple[Kind, Any]:
@@ -404,13 +421,13 @@ class RbacPolicies:
                 conn.execute(sa.update(e).where(e.c.id == rid).values(target_tenant=new))
         except sa_exc.IntegrityError:
             raise errors.DuplicateRbacPolicy() from None
-        store.bump(conn, kind.objects, row.object_id)
+        _touch(conn, kind, row.object_id)
 
     def delete(self, conn: Connection, rid: str, revision: int | None) -> None:
         kind, row = self._find(conn, rid, for_update=True)
         self._check_removal(conn, kind, row)
         conn.execute(sa.delete(kind.entries).where(kind.entries.c.id == rid))
-        store.bump(conn, kind.objects, row.object_id)
+        _touch(conn, kind, row.object_id)
 
     def _check_removal(self, conn: Connection, kind: Kind, row: Any) -> None:
         if row.action not in (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL):
@@ -423,6 +440,12 @@ class RbacPolicies:
                 object_id=obj.id,
                 details=f"Unable to reconfigure sharing settings for {kind.object_type} "
                         f"{obj.id}. Multiple projects are using it.")
+
+
+def _touch(conn: Connection, kind: Kind, object_id: str) -> None:
+    """A sharing change is a change of the object: bump its revision."""
+    if kind.revisioned:
+        store.bump(conn, kind.objects, object_id)
 
 
 def _to_dict_plain(row: Any) -> dict[str, Any]:

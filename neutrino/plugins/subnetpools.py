@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import rbac, store
+from neutrino.plugins import address_scopes, rbac, store
 
 DEFAULT_MIN = {4: 8, 6: 64}
 MAX_LEN = {4: 32, 6: 128}
@@ -100,9 +100,11 @@ class SubnetPools:
         if data.get("is_default"):
             self._check_single_default(conn, version, None)
         row = store.standard_row(ctx.project_id, data, revision=0)
+        scope_id = data.get("address_scope_id")
+        address_scopes.check_association(conn, ctx, scope_id, row["id"], prefixes, version)
         row.update(ip_version=version, default_prefixlen=default_len, min_prefixlen=min_len,
                    max_prefixlen=max_len, default_quota=data.get("default_quota"),
-                   is_default=bool(data.get("is_default")), address_scope_id=None)
+                   is_default=bool(data.get("is_default")), address_scope_id=scope_id)
         conn.execute(sa.insert(t.subnetpools).values(**row))
         if data.get("shared"):
             rbac.share_with_all(conn, row["id"], row["project_id"], "subnetpool")
@@ -145,8 +147,9 @@ class SubnetPools:
                revision: int | None) -> None:
         current = self.get(conn, pool_id)
         version = current["ip_version"]
-        values = {k: data[k] for k in ("name", "description", "default_quota", "is_default")
-                  if k in data}
+        address_scopes.check_pool_update_allowed(conn, ctx, pool_id, current["address_scope_id"])
+        values = {k: data[k] for k in ("name", "description", "default_quota", "is_default",
+                                       "address_scope_id") if k in data}
         bounds = {k: (data[k] if data.get(k) is not None else current[k])
                   for k in ("min_prefixlen", "default_prefixlen", "max_prefixlen")}
         _check_bounds(version, bounds["min_prefixlen"], bounds["default_prefixlen"],
@@ -154,6 +157,7 @@ class SubnetPools:
         values.update({k: v for k, v in bounds.items() if k in data})
         if data.get("is_default"):
             self._check_single_default(conn, version, pool_id)
+        new = current["prefixes"]
         if "prefixes" in data:
             new = compact(data["prefixes"])
             if _version(new) != version:
@@ -162,6 +166,10 @@ class SubnetPools:
             if not old.issubset(netaddr.IPSet(new)):
                 raise errors.IllegalSubnetPoolPrefixUpdate(
                     msg="Existing prefixes must be a subset of the new prefixes")
+        address_scopes.check_association(
+            conn, ctx, data.get("address_scope_id", current["address_scope_id"]), pool_id,
+            new, version)
+        if "prefixes" in data:
             self._replace_prefixes(conn, pool_id, new)
         store.bump(conn, t.subnetpools, pool_id, values, revision)
 
@@ -177,6 +185,7 @@ class SubnetPools:
         new = compact(current["prefixes"] + list(prefixes))
         if _version(new) != current["ip_version"]:
             raise errors.PrefixVersionMismatch()
+        address_scopes.check_prefixes(conn, current["address_scope_id"], pool_id, new)
         self._replace_prefixes(conn, pool_id, new)
         store.bump(conn, t.subnetpools, pool_id)
         return new

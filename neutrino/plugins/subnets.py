@@ -12,7 +12,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import networks, rbac, store
+from neutrino.plugins import address_scopes, networks, rbac, store
 from neutrino.plugins import subnetpools
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
@@ -142,6 +142,7 @@ class Subnets:
         rules.check_nameservers("new subnet", dns, version)
         rules.check_routes("new subnet", routes, version)
         self._check_overlap(conn, network_id, cidr)
+        address_scopes.check_network_subnetpools(conn, network_id, version, pool_id)
         row.update(network_id=network_id, ip_version=version, cidr=cidr, gateway_ip=gateway,
                    enable_dhcp=data.get("enable_dhcp", True),
                    ipv6_ra_mode=data.get("ipv6_ra_mode"),

@@ -24,6 +24,7 @@ BASE = {
     'regular_user': '',
     'shared': 'field:networks:shared=True',
     'shared_subnetpools': 'field:subnetpools:shared=True',
+    'shared_address_scopes': 'field:address_scopes:shared=True',
     'external': 'field:networks:router:external=True',
     'external_network': 'field:subnets:router:external=True',
     'network_device': 'field:port:device_owner=~^network:',
@@ -149,6 +150,15 @@ _RBAC = {
     'delete_rbac_policy': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
 }
 
+_ADDRESS_SCOPE = {
+    'create_address_scope': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'create_address_scope:shared': 'rule:admin_only',
+    'get_address_scope': 'rule:admin_only or role:reader and project_id:%(project_id)s or rule:shared_address_scopes',
+    'update_address_scope': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'update_address_scope:shared': 'rule:admin_only',
+    'delete_address_scope': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+}
+
 _QUOTA = {
     'get_quota': '(rule:admin_only) or (role:manager and project_id:%(project_id)s)',
     'update_quota': 'rule:admin_only',
@@ -168,7 +178,8 @@ _BASE_NAMES = set(BASE)
 
 def rules() -> list[policy.RuleDefault]:
     out = []
-    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _QUOTA, _AGENT):
+    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _ADDRESS_SCOPE, _QUOTA,
+                  _AGENT):
         for name, check in group.items():
             scope = None if name in _BASE_NAMES else ["project"]
             out.append(policy.RuleDefault(name, check, scope_types=scope))

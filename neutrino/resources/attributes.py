@@ -85,6 +85,7 @@ class ResourceDef:
     # The name in policy rules when not ``singular``: upstream names rules of
     # sub-resources after parent and child (``get_policy_bandwidth_limit_rule``).
     policy_name: str = ""
+    primary_key: str = "id"  # what markers name (``network_id`` for IP availabilities)
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:

@@ -8,6 +8,7 @@ are loaded with the core plugin and listed by ``resources.extensions``.
 from __future__ import annotations
 
 from neutrino.resources import provider
+from neutrino.resources.address_scope import subnetpool_address_scope_id
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import AUTO, UNSET, ResourceDef, attr, standard_attributes
 
@@ -141,6 +142,7 @@ def subnetpool() -> ResourceDef:
         attr("is_default", v.boolean, default=False, allow_post=True,
              allow_put=True, is_filter=True, is_sort_key=True,
              enforce_policy=True, convert_filter=_B),
+        *subnetpool_address_scope_id(),
         *_tags_on_create(),
     )
     r.actions = {"add_prefixes": "PUT", "remove_prefixes": "PUT"}
