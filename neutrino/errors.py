@@ -430,6 +430,11 @@ class PortInUseAsSubPort(InUse):
     message = "Port %(port_id)s is currently a subport for trunk %(trunk_id)s."
 
 
+class SubPortMtuGreaterThanTrunkPortMtu(Conflict):
+    message = ("MTU %(port_mtu)s of subport %(port_id)s cannot be greater than MTU "
+               "%(trunk_mtu)s of trunk %(trunk_id)s.")
+
+
 class TrunkInUse(InUse):
     message = "Trunk %(trunk_id)s is currently in use."
 

@@ -80,10 +80,15 @@ class Server:
                 self.proc.wait()
 
 
+# What the session server adds to the defaults: the service plugins whose
+# API the tests drive (as ``make run`` offers them, etc/neutrino-aio.conf).
+SESSION_EXTRA = "service_plugins = segments,trunk\n"
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One noauth server on SQLite shared by the API tests of a session."""
-    srv = Server(tmp_path_factory.mktemp("server")).start()
+    srv = Server(tmp_path_factory.mktemp("server"), extra=SESSION_EXTRA).start()
     yield srv
     srv.stop()
 
