@@ -54,7 +54,7 @@ def test_creating_a_segment_takes_an_id_from_the_type_drivers_pool(admin: Client
     assert shown["network"]["segments"][1] == {
         "provider:network_type": "vlan", "provider:physical_network": "physnet2",
         "provider:segmentation_id": seg["segmentation_id"]}
-    assert [s["id"] for s in segments_of(admin, net["id"])][1] == seg["id"]
+    assert seg["id"] in {s["id"] for s in segments_of(admin, net["id"])}
 
 
 def test_a_segment_id_in_use_is_a_conflict_and_a_released_one_is_free_again(
