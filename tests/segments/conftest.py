@@ -4,7 +4,6 @@ the segment's physical network), and the segments and trunk plugins."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -43,7 +42,3 @@ def add_segment(admin: Client, network_id: str, physnet: str = "physnet2",
     body = {"network_id": network_id, "network_type": "vlan", "physical_network": physnet,
             **extra}
     return created(admin.post("/v2.0/segments", {"segment": body}), "segment")
-
-
-def sqlite_path(server: Server) -> Path:
-    return server.tmp / "var" / "neutrino.sqlite"

@@ -2,7 +2,6 @@
 bounded number of SQL statements, whatever the number of rows (no N+1)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
