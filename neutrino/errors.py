@@ -339,9 +339,7 @@ class AgentNotFound(NotFound):
     message = "Agent %(id)s could not be found."
 
 
-class MethodNotAllowed(NeutronException):
-    code = 405
-    message = "The %(resource)s collection does not support %(method)s."
+
 # -- address scopes (``address-scope``) -----------------------------------------------
 
 class AddressScopeNotFound(NotFound):
@@ -403,8 +401,12 @@ class MeteringLabelRuleOverlaps(Conflict):
                "overlaps another.")
 
 
+# -- segments (routed networks) ----------------------------------------------------
+
 class HTTPNotFound(NotFound):
-    """What upstream's web layer answers when policy hides a whole resource type."""
+    """The web layer's 404, not the plugin's: what upstream answers when
+    policy hides a whole resource type, or an object of a resource without
+    an owner of its own (segments)."""
 
     message = "The resource could not be found."
 
@@ -412,6 +414,103 @@ class HTTPNotFound(NotFound):
 class NotImplementedError(NeutronException):  # noqa: A001 - upstream's type name
     code = 501
     message = ""
+class SegmentNotFound(NotFound):
+    message = "Segment %(segment_id)s could not be found."
+
+
+class SegmentInUse(InUse):
+    message = "Segment '%(segment_id)s' cannot be deleted: %(reason)s."
+
+
+class NoUpdateSubnetWhenMultipleSegmentsOnNetwork(BadRequest):
+    message = ("The network '%(network_id)s' has multiple segments, it is only possible "
+               "to associate an existing subnet with a segment on networks with a "
+               "single segment.")
+
+
+class SubnetsNotAllAssociatedWithSegments(BadRequest):
+    message = ("All of the subnets on network '%(network_id)s' must either all be "
+               "associated with segments or all not associated with any segment.")
+
+
+class SubnetCantAssociateToDynamicSegment(BadRequest):
+    message = "A subnet cannot be associated with a dynamic segment."
+
+
+class SubnetSegmentAssociationChangeNotAllowed(BadRequest):
+    message = ("A subnet that is already associated with a segment cannot have its "
+               "segment association changed.")
+
+
+class NetworkIdsDontMatch(BadRequest):
+    message = ("The subnet's network id, '%(subnet_network)s', doesn't match the "
+               "network_id of segment '%(segment_id)s'")
+
+
+class HostNotConnectedToAnySegment(Conflict):
+    # Two spaces after the first sentence, as upstream writes it.
+    message = ("Host %(host)s is not connected to any segments on routed provider "
+               "network '%(network_id)s'.  It should be connected to one.")
+
+
+class HostNotCompatibleWithFixedIps(Conflict):
+    message = ("Host %(host)s is not connected to a segment where the existing "
+               "fixed_ips on port %(port_id)s will function given the routed network "
+               "topology.")
+
+
+class FixedIpsSubnetsNotOnSameSegment(BadRequest):
+    message = "Cannot allocate addresses from different segments."
+
+
+# -- trunks --------------------------------------------------------------------------
+
+class PortInUse(InUse):
+    message = ("Unable to complete operation on port %(port_id)s for network "
+               "%(net_id)s. Port already has an attached device %(device_id)s.")
+
+
+class TrunkNotFound(NotFound):
+    message = "Trunk %(trunk_id)s could not be found."
+
+
+class SubPortNotFound(NotFound):
+    message = "SubPort %(port_id)s on trunk %(trunk_id)s could not be found."
+
+
+class TrunkPortInUse(InUse):
+    message = "Port %(port_id)s is in use by another trunk."
+
+
+class DuplicateSubPort(InUse):
+    message = ("segmentation_type %(segmentation_type)s and segmentation_id "
+               "%(segmentation_id)s already in use on trunk %(trunk_id)s.")
+
+
+class ParentPortInUse(InUse):
+    message = ("Port %(port_id)s is currently in use and is not eligible for use as a "
+               "parent port.")
+
+
+class PortInUseAsTrunkParent(InUse):
+    message = "Port %(port_id)s is currently a parent port for trunk %(trunk_id)s."
+
+
+class PortInUseAsSubPort(InUse):
+    message = "Port %(port_id)s is currently a subport for trunk %(trunk_id)s."
+
+
+class SubPortMtuGreaterThanTrunkPortMtu(Conflict):
+    message = ("MTU %(port_mtu)s of subport %(port_id)s cannot be greater than MTU "
+               "%(trunk_mtu)s of trunk %(trunk_id)s.")
+
+
+class TrunkInUse(InUse):
+    message = "Trunk %(trunk_id)s is currently in use."
+
+
+class TrunkDisabled(Conflict):
+    message = "Trunk %(trunk_id)s is currently disabled."
 
 
 _NOT_FOUND = {
@@ -425,6 +524,9 @@ _NOT_FOUND = {
     "metering_label": lambda rid: MeteringLabelNotFound(label_id=rid),
     "metering_label_rule": lambda rid: MeteringLabelRuleNotFound(rule_id=rid),
     "network_ip_availability": lambda rid: HTTPNotFound(),
+    "trunk": lambda rid: TrunkNotFound(trunk_id=rid),
+    # Segments have no owner: a hidden one is the web layer's 404.
+    "segment": lambda rid: HTTPNotFound(),
 }
 
 

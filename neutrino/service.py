@@ -89,7 +89,8 @@ def _add_extension(api: Api, ext: ApiExtension) -> None:
             api.attribute_handlers.setdefault(plural, []).append(handler)
     for plural, actions in ext.actions.items():
         for name, handler in actions.items():
-            api.resources[plural].actions[name] = "PUT"
+            # The method the resource declares (``get_subports`` is a GET), else PUT.
+            api.resources[plural].actions.setdefault(name, "PUT")
             api.actions[(plural, name)] = handler
     api.request_hooks.extend(ext.request_hooks)
     if ext.policies:

@@ -80,8 +80,9 @@ class Server:
                 self.proc.wait()
 
 
-# Service plugins the session server loads besides the default ones.
-SESSION_EXTRA = "service_plugins = metering\n"
+# What the session server adds to the defaults: the service plugins whose
+# API the tests drive (as ``make run`` offers them, etc/neutrino-aio.conf).
+SESSION_EXTRA = "service_plugins = metering,segments,trunk\n"
 
 
 @pytest.fixture(scope="session")

@@ -259,16 +259,32 @@ class Member:
 
 
 class Action:
-    """``PUT /v2.0/<plural>/{id}/<action>`` (e.g. ``add_prefixes``)."""
+    """``PUT|GET /v2.0/<plural>/{id}/<action>`` (``add_prefixes``, ``get_subports``).
+
+    The method is the one the resource declares for the action
+    (``ResourceDef.actions``); another method is 405, as upstream. A GET
+    action has no body and the handler receives ``None``.
+    """
 
     def __init__(self, api: Api, rdef: ResourceDef, name: str) -> None:
         self.api, self.rdef, self.name = api, rdef, name
+        self.method = rdef.actions.get(name, "PUT").upper()
         self.member = Member(api, rdef)
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, rid: str,
                pid: str | None = None) -> None:
+        self._run(req, resp, rid, "PUT", pid)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str,
+               pid: str | None = None) -> None:
+        self._run(req, resp, rid, "GET", pid)
+
+    def _run(self, req: falcon.Request, resp: falcon.Response, rid: str, method: str,
+             pid: str | None) -> None:
+        if method != self.method:
+            raise falcon.HTTPMethodNotAllowed([self.method])
         ctx: Context = req.context.neutron
-        raw = body_mod.parse_json(req.bounded_stream.read())
+        raw = body_mod.parse_json(req.bounded_stream.read()) if method == "PUT" else None
         targets = Targets(self.api.plugin, ctx)
         original = self.member._visible(ctx, rid, targets, pid)
         self.api.policy.enforce(ctx, self.name, targets.of(original))

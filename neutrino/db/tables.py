@@ -183,6 +183,15 @@ network_segments = Table(
     Column("segmentation_id", BigInteger),
     Column("is_dynamic", Boolean, nullable=False, default=False),
     Column("segment_index", Integer, nullable=False, default=0),
+    # ``segment`` and ``standard-attr-segment``: segments are an API resource
+    # (/v2.0/segments) with a name, a description, timestamps and a revision.
+    # Segments made with their network have no name or description (null).
+    Column("name", String(255)),
+    Column("description", String(255)),
+    Column("created_at", DateTime),
+    Column("updated_at", DateTime),
+    # Nullable only so that rows from before the column could be filled in.
+    Column("revision_number", Integer, default=0),
 )
 
 # Pools of segmentation ids. A row exists for every id in the configured
@@ -375,4 +384,25 @@ meteringlabelrules = Table(
     Column("source_ip_prefix", String(64)),
     Column("destination_ip_prefix", String(64)),
     Column("excluded", Boolean, nullable=False, default=False),
+)
+
+
+# ``trunk``: a parent port carrying subports, each on its own VLAN. A port is
+# the parent of at most one trunk and the subport of at most one trunk; a
+# segmentation id is used once per trunk and type.
+trunks = Table(
+    "trunks", metadata,
+    *_standard(),
+    Column("admin_state_up", Boolean, nullable=False, default=True),
+    Column("status", String(16), nullable=False, default="DOWN"),
+    Column("port_id", String(36), _fk("ports"), nullable=False, unique=True),
+)
+
+subports = Table(
+    "subports", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("trunk_id", String(36), _fk("trunks"), nullable=False, index=True),
+    Column("segmentation_type", String(32), nullable=False),
+    Column("segmentation_id", Integer, nullable=False, autoincrement=False),
+    UniqueConstraint("trunk_id", "segmentation_type", "segmentation_id"),
 )

@@ -129,7 +129,7 @@ class AvailabilityZones:
         return items, False
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
-        raise errors.MethodNotAllowed(resource="availability_zones", method="POST")
+        raise errors.MethodNotAllowed()
 
     def get(self, conn: Connection, zone: str) -> dict[str, Any]:
         raise errors.ResourceNotFound()  # zones are listed, never shown one by one

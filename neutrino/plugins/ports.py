@@ -14,7 +14,7 @@ from neutrino.db import tables as t
 from neutrino.db.engine import RetryRequest
 from neutrino.ipam import allocator
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import networks, store
+from neutrino.plugins import networks, routed, store
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:router_interface_distributed", "network:ha_router_replicated_interface")
@@ -80,13 +80,19 @@ class Ports:
 
     def _resolve_ips(self, conn: Connection, network_id: str, mac: str,
                      requested: list[dict[str, Any]] | None, device_owner: str,
-                     keep: dict[tuple[str, str], bool] | None = None) -> list[tuple[str, str]]:
-        """(subnet_id, ip) pairs for a port, per upstream's rules."""
+                     keep: dict[tuple[str, str], bool] | None = None,
+                     host: str = "") -> list[tuple[str, str]] | None:
+        """(subnet_id, ip) pairs for a port, per upstream's rules; None when
+        the port is on a routed network and must wait for a host (deferred)."""
         subnets = self._network_subnets(conn, network_id)
         by_id = {s["id"]: s for s in subnets}
         is_router = device_owner in ROUTER_OWNERS
         out: list[tuple[str, str]] = []
         if requested is None:
+            usable = routed.usable_subnets(conn, network_id, subnets, host)
+            if usable is None:
+                return None
+            subnets = usable
             v4 = [s for s in subnets if s["ip_version"] == 4]
             v6_stateful = [s for s in subnets if s["ip_version"] == 6
                            and not rules.is_auto_address_subnet(s)]
@@ -94,6 +100,10 @@ class Ports:
                 if group:
                     out.append(self._from_any(conn, network_id, group))
         else:
+            segments = routed.requested_segments(subnets, requested)
+            if routed.is_routed(subnets):
+                # Automatic (SLAAC) addresses only from the port's own segment.
+                subnets = [s for s in subnets if s.get("segment_id") in segments]
             for item in requested:
                 out.append(self._one_requested(conn, network_id, mac, item, by_id,
                                                is_router, keep or {}))
@@ -238,12 +248,17 @@ class Ports:
             mac = allocator.generate_mac(self.conf.base_mac)
         owner = data.get("device_owner") or ""
         requested = data.get("fixed_ips")
-        ips = self._resolve_ips(conn, network_id, mac, requested, owner)
+        ips = self._resolve_ips(conn, network_id, mac, requested, owner,
+                                host=data.get(routed.HOST) or "")
+        # ``ip_allocation``: none when asked for no address at all.
+        allocation = (routed.NONE if requested == [] else
+                      routed.DEFERRED if ips is None else routed.IMMEDIATE)
+        ips = ips or []
         row = store.standard_row(ctx.project_id, data)
         row.update(network_id=network_id, mac_address=mac,
                    admin_state_up=data.get("admin_state_up", True), status="DOWN",
                    device_id=data.get("device_id") or "", device_owner=owner,
-                   ip_allocation="immediate")
+                   ip_allocation=allocation)
         try:
             with conn.begin_nested():
                 conn.execute(sa.insert(t.ports).values(**row))
@@ -304,18 +319,40 @@ class Ports:
         if "fixed_ips" in data:
             self._update_ips(conn, row, mac, data["fixed_ips"] or [],
                              data.get("device_owner", row.device_owner))
-        elif mac != row.mac_address:
-            self._readdress_auto(conn, row, mac)
+        else:
+            if data.get(routed.HOST):
+                self._on_new_host(conn, row, mac, data[routed.HOST],
+                                  data.get("device_owner", row.device_owner))
+            if mac != row.mac_address:
+                self._readdress_auto(conn, row, mac)
         if "allowed_address_pairs" in data:
             self._write_pairs(conn, port_id, mac, data["allowed_address_pairs"] or [])
         self._write_opts(conn, port_id, data.get("extra_dhcp_opts"), replace=False)
         store.bump(conn, t.ports, port_id, values)
 
+    def _on_new_host(self, conn: Connection, row: Any, mac: str, host: str,
+                     owner: str) -> None:
+        """Routed networks: a deferred port gets its addresses once it has a
+        host; a port with addresses may move only where they still work."""
+        old_host = routed.bound_host(conn, row.id)
+        if host == old_host:
+            return
+        current = {a.subnet_id for a in conn.execute(
+            sa.select(t.ipallocations.c.subnet_id).where(t.ipallocations.c.port_id == row.id))}
+        if current:
+            routed.check_host_fits(conn, row.id, row.network_id, host, current)
+            return
+        if row.ip_allocation != routed.DEFERRED or old_host:
+            return
+        ips = self._resolve_ips(conn, row.network_id, mac, None, owner, host=host) or []
+        self._insert_ips(conn, row.id, row.network_id, ips, set())
+
     def _update_ips(self, conn: Connection, row: Any, mac: str,
                     requested: list[dict[str, Any]], owner: str) -> None:
         current = {(a.subnet_id, a.ip_address): True for a in conn.execute(
             sa.select(t.ipallocations).where(t.ipallocations.c.port_id == row.id))}
-        wanted = self._resolve_ips(conn, row.network_id, mac, requested, owner, keep=current)
+        wanted = self._resolve_ips(conn, row.network_id, mac, requested, owner,
+                                   keep=current) or []
         for subnet_id, ip in set(current) - set(wanted):
             conn.execute(sa.delete(t.ipallocations).where(
                 t.ipallocations.c.port_id == row.id,

@@ -132,6 +132,27 @@ def set_tags(conn: Connection, rid: str, tags: Iterable[str]) -> None:
         conn.execute(sa.insert(t.tags), rows)
 
 
+def edit_tags(conn: Connection, table: Table, singular: str, rid: str,
+              not_found: Callable[[], Exception], add: list[str] | None = None,
+              remove: list[str] | None = None, replace: list[str] | None = None) -> list[str]:
+    """The tag API's change to one resource's tags, in the caller's
+    transaction: the resource is locked (tag edits read, then rewrite, the
+    whole set) and its revision advances when the set changes."""
+    get_row(conn, table, rid, not_found, for_update=True)
+    current = set(load_tags(conn, [rid])[rid])
+    if replace is not None:
+        new = set(replace)
+    else:
+        new = (current | set(add or [])) - set(remove or [])
+    if remove and not set(remove) <= current:
+        missing = sorted(set(remove) - current)[0]
+        raise errors.TagNotFound(tag=missing, resource=singular, resource_id=rid)
+    if new != current:
+        set_tags(conn, rid, new)
+        bump(conn, table, rid)
+    return sorted(new)
+
+
 def delete_tags(conn: Connection, rid: str) -> None:
     conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
 

@@ -12,7 +12,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import address_scopes, networks, rbac, store
+from neutrino.plugins import address_scopes, networks, rbac, routed, store
 from neutrino.plugins import subnetpools
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
@@ -119,6 +119,9 @@ class Subnets:
         network_id = data["network_id"]
         store.get_row(conn, t.networks, network_id, lambda: networks.not_found(network_id),
                       for_update=True)
+        segment_id = data.get("segment_id")
+        if segment_id:
+            routed.segment_row(conn, segment_id)
         version = data["ip_version"]
         if data.get("cidr") is not None:
             rules.check_version(data["cidr"], version)
@@ -147,8 +150,9 @@ class Subnets:
                    enable_dhcp=data.get("enable_dhcp", True),
                    ipv6_ra_mode=data.get("ipv6_ra_mode"),
                    ipv6_address_mode=data.get("ipv6_address_mode"),
-                   subnetpool_id=pool_id, segment_id=None)
+                   subnetpool_id=pool_id, segment_id=segment_id)
         conn.execute(sa.insert(t.subnets).values(**row))
+        routed.check_subnet_segment(conn, network_id, segment_id)
         self._write_children(conn, row["id"], pools, dns, routes)
         if data.get("tags"):
             store.set_tags(conn, row["id"], data["tags"])
@@ -199,6 +203,10 @@ class Subnets:
                revision: int | None) -> None:
         store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id), for_update=True)
         current = self.get(conn, subnet_id)
+        if "segment_id" in data:
+            # ``subnet-segmentid-writable``: bind a subnet to its network's segment.
+            routed.check_subnet_segment(conn, current["network_id"], data["segment_id"],
+                                        old_segment_id=current["segment_id"])
         net = netaddr.IPNetwork(current["cidr"])
         gateway = data.get("gateway_ip", current["gateway_ip"])
         rules.check_gateway(net, gateway)
@@ -214,8 +222,8 @@ class Subnets:
             rules.check_nameservers(subnet_id, data["dns_nameservers"], current["ip_version"])
         if data.get("host_routes") is not None:
             rules.check_routes(subnet_id, data["host_routes"], current["ip_version"])
-        values = {k: data[k] for k in ("name", "description", "enable_dhcp", "gateway_ip")
-                  if k in data}
+        values = {k: data[k] for k in ("name", "description", "enable_dhcp", "gateway_ip",
+                                       "segment_id") if k in data}
         dns = data["dns_nameservers"] or [] if "dns_nameservers" in data else None
         routes = data["host_routes"] or [] if "host_routes" in data else None
         self._write_children(conn, subnet_id, pools, dns, routes)

@@ -138,6 +138,24 @@ class TypeManager:
             driver.release_segment(conn, segment)
         segments_db.remove(conn, network_id)
 
+    def add_segment(self, conn: Connection, network_id: str, wanted: Segment,
+                    name: str | None = None, description: str | None = None) -> str:
+        """A segment added to an existing network (the segments API): checked
+        and taken from its type's pool exactly as a provider segment is."""
+        driver = self._driver(wanted)
+        driver.validate_provider_segment(wanted)
+        taken = driver.reserve_provider_segment(conn, wanted)
+        return segments_db.add_one(conn, network_id, taken, name, description)
+
+    def remove_segment(self, conn: Connection, segment: dict[str, Any]) -> None:
+        """Give one segment's id back to its pool and forget the segment."""
+        driver = self.drivers.get(segment["network_type"])
+        if driver is not None:
+            driver.release_segment(conn, Segment(segment["network_type"],
+                                                 segment["physical_network"],
+                                                 segment["segmentation_id"]))
+        segments_db.remove_one(conn, segment["id"])
+
     def allocate_dynamic_segment(self, conn: Connection, network_id: str,
                                  wanted: dict[str, Any]) -> dict[str, Any]:
         """A dynamic segment of the network for hierarchical binding: the one

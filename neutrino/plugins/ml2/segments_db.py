@@ -12,19 +12,41 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.db import tables as t
+from neutrino.plugins import store
 from neutrino.plugins.ml2.driver_api import Segment
 
 T = t.network_segments
 
 
+def _row(network_id: str, segment: Segment, index: int, dynamic: bool = False,
+         name: str | None = None, description: str | None = None) -> dict[str, Any]:
+    """A new segment row; upstream starts segments at revision 0."""
+    ts = store.now()
+    return {"id": str(uuid.uuid4()), "network_id": network_id,
+            "network_type": segment.network_type,
+            "physical_network": segment.physical_network,
+            "segmentation_id": segment.segmentation_id, "is_dynamic": dynamic,
+            "segment_index": index, "name": name, "description": description,
+            "created_at": ts, "updated_at": ts, "revision_number": 0}
+
+
 def add(conn: Connection, network_id: str, segments: list[Segment]) -> None:
     if not segments:
         return
-    conn.execute(sa.insert(T), [
-        {"id": str(uuid.uuid4()), "network_id": network_id, "network_type": s.network_type,
-         "physical_network": s.physical_network, "segmentation_id": s.segmentation_id,
-         "is_dynamic": False, "segment_index": index}
-        for index, s in enumerate(segments)])
+    conn.execute(sa.insert(T), [_row(network_id, s, index)
+                                for index, s in enumerate(segments)])
+
+
+def add_one(conn: Connection, network_id: str, segment: Segment, name: str | None,
+            description: str | None) -> str:
+    """A segment added to an existing network (``POST /v2.0/segments``): it
+    goes after the network's other segments."""
+    last = conn.execute(sa.select(sa.func.max(T.c.segment_index))
+                        .where(T.c.network_id == network_id)).scalar()
+    row = _row(network_id, segment, 0 if last is None else int(last) + 1,
+               name=name, description=description)
+    conn.execute(sa.insert(T).values(**row))
+    return str(row["id"])
 
 
 def of_networks(conn: Connection, network_ids: Iterable[str]) -> dict[str, list[Segment]]:
@@ -100,12 +122,9 @@ def find_dynamic(conn: Connection, network_id: str, segment: Segment) -> dict[st
 
 
 def add_dynamic(conn: Connection, network_id: str, segment: Segment) -> dict[str, Any]:
-    seg_id = str(uuid.uuid4())
-    conn.execute(sa.insert(T).values(
-        id=seg_id, network_id=network_id, network_type=segment.network_type,
-        physical_network=segment.physical_network, segmentation_id=segment.segmentation_id,
-        is_dynamic=True, segment_index=0))
-    return dicts_by_id(conn, [seg_id])[seg_id]
+    row = _row(network_id, segment, 0, dynamic=True)
+    conn.execute(sa.insert(T).values(**row))
+    return dicts_by_id(conn, [row["id"]])[row["id"]]
 
 
 def remove_one(conn: Connection, segment_id: str) -> None:

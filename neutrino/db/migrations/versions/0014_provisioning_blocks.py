@@ -1,14 +1,14 @@
 """provisioning blocks: what a port waits for before it is ACTIVE
 
 Revision ID: 0014_provisioning
-Revises: 0012_scopes_metering
+Revises: 0013_segments_trunks
 """
 from alembic import op
 import sqlalchemy as sa
 
 
 revision = '0014_provisioning'
-down_revision = '0012_scopes_metering'
+down_revision = '0013_segments_trunks'
 branch_labels = None
 depends_on = None
 

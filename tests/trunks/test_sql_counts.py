@@ -1,0 +1,74 @@
+"""Listing trunks, their parents' ``trunk_details`` and segments costs a
+bounded number of SQL statements, whatever the number of rows (no N+1)."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+
+from tests.inprocess import CountingApp
+
+CONF = ("[DEFAULT]\nservice_plugins = segments,trunk\n"
+        "[ml2]\ntype_drivers = local,vlan\ntenant_network_types = local\n"
+        "[ml2_type_vlan]\nnetwork_vlan_ranges = physnet1:100:400\n")
+
+
+class App(CountingApp):
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        result = self.client.simulate_post(path, json=body)
+        assert result.status_code == 201, result.text
+        return result.json
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
+    app = App(tmp_path_factory.mktemp("trunk_counts"), CONF)
+    app.api.plugin.initialize()
+    yield app
+
+
+def _trunks(app: App, count: int, subports: int) -> str:
+    """``count`` trunks with ``subports`` subports each, on one new network."""
+    net = app.post("/v2.0/networks", {"network": {"name": "n"}})["network"]["id"]
+    ports = app.post("/v2.0/ports", {"ports": [{"network_id": net, "fixed_ips": []}
+                                               for _ in range(count * (subports + 1))]})["ports"]
+    ids = [p["id"] for p in ports]
+    for i in range(count):
+        parent, subs = ids[i * (subports + 1)], ids[i * (subports + 1) + 1:(i + 1) * (subports + 1)]
+        app.post("/v2.0/trunks", {"trunk": {"port_id": parent, "name": net, "sub_ports": [
+            {"port_id": s, "segmentation_type": "vlan", "segmentation_id": n + 1}
+            for n, s in enumerate(subs)]}})
+    return net
+
+
+def test_listing_30_trunks_with_subports_costs_what_listing_2_costs(app: App) -> None:
+    small, big = _trunks(app, 2, 2), _trunks(app, 30, 3)
+    few, body_small = app.counted("GET", f"/v2.0/trunks?name={small}")
+    many, body_big = app.counted("GET", f"/v2.0/trunks?name={big}")
+    assert len(body_small["trunks"]) == 2 and len(body_big["trunks"]) == 30
+    assert all(len(t["sub_ports"]) == 3 for t in body_big["trunks"])
+    assert many == few
+
+
+def test_listing_ports_with_trunk_details_is_bounded(app: App) -> None:
+    small, big = _trunks(app, 2, 1), _trunks(app, 30, 2)
+    few, _ = app.counted("GET", f"/v2.0/ports?network_id={small}")
+    many, body = app.counted("GET", f"/v2.0/ports?network_id={big}")
+    assert sum(1 for p in body["ports"] if "trunk_details" in p) == 30
+    assert many == few
+
+
+def test_listing_segments_is_bounded(app: App) -> None:
+    def network_with_segments(n: int) -> str:
+        net = app.post("/v2.0/networks", {"network": {"name": "s"}})["network"]["id"]
+        for _ in range(n):
+            app.post("/v2.0/segments", {"segment": {
+                "network_id": net, "network_type": "vlan", "physical_network": "physnet1"}})
+        return net
+    small, big = network_with_segments(2), network_with_segments(40)
+    few, _ = app.counted("GET", f"/v2.0/segments?network_id={small}")
+    many, body = app.counted("GET", f"/v2.0/segments?network_id={big}")
+    assert len(body["segments"]) == 41  # with the network's own
+    assert many == few
+    count, body = app.counted("GET", "/v2.0/networks?name=s")
+    assert count <= 12 and all("l2_adjacency" in n for n in body["networks"])
