@@ -16,15 +16,19 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import store
+from neutrino.plugins.address_groups import AddressGroups
 from neutrino.resources import validators as v
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
+from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
 from neutrino.plugins.ports import Ports
+from neutrino.plugins.security_groups import SecurityGroups
+from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
 
@@ -39,6 +43,10 @@ CORE_ALIASES = (
     "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",
+    # Security groups are part of the ML2 core, as upstream.
+    "security-group", "address-group", "security-groups-remote-address-group",
+    "security-groups-normalized-cidr", "stateful-security-group",
+    "port-security-groups-filtering", "security-groups-rules-belongs-to-default-sg",
 )
 
 
@@ -54,6 +62,9 @@ class CorePlugin:
         self.type_manager = TypeManager(conf)  # refuses bad ML2 options
         self.extensions = ExtensionManager(conf)
         self.mechanisms = MechanismManager(conf)  # refuses unknown driver names
+        self.security_groups = SecurityGroups(db, self._write)
+        # Ports' groups after port security (whose answer they need), before binding.
+        self.extensions.drivers.append(PortSecurityGroupsDriver(conf, self.security_groups))
         # Binding runs last among the extension drivers: it sees the port complete.
         binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one)
         self.extensions.drivers.append(binding)
@@ -66,6 +77,9 @@ class CorePlugin:
             "ports": Ports(conf),
             "subnetpools": pools,
             "rbac_policies": RbacPolicies(),
+            "security_groups": self.security_groups,
+            "security_group_rules": SecurityGroupRules(self.security_groups),
+            "address_groups": AddressGroups(),
         }
 
     def initialize(self) -> None:
@@ -76,11 +90,22 @@ class CorePlugin:
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
 
+    def use_policy(self, policy: Any) -> None:
+        """The API's policy engine: who may cause a default security group."""
+        self.security_groups.policy = policy
+
+    def security_group_owners(self, group_ids: list[str]) -> dict[str, str]:
+        """Owner of each security group (policy targets of rules), in bulk."""
+        return self.security_groups.owners(group_ids)
+
     def extend_resources(self, resources: dict[str, Any]) -> None:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
+        from neutrino.resources import security_groups
         from neutrino.resources.rbac import rbac_policy
         resources.setdefault("rbac_policies", rbac_policy())
+        for rdef in security_groups.resources():
+            resources.setdefault(rdef.plural, rdef)
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
 
@@ -114,6 +139,9 @@ class CorePlugin:
 
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
             self._enforce_quota(conn, ctx)
+            check = getattr(handler, "before_create", None)
+            if check is not None:  # checks across a bulk request's items
+                check(conn, ctx, items)
             ids = []
             for item in items:
                 rid = handler.create(conn, ctx, item)
@@ -152,6 +180,9 @@ class CorePlugin:
     def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         handler = self._handler(plural)
         query.extra.extend(self.extensions.filter_clauses(plural, handler.table, query.filters))
+        prepare = getattr(handler, "before_list", None)
+        if prepare is not None:  # e.g. making the project's default security group
+            prepare(ctx, query)
         with self.db.reader() as conn:
             items, more = handler.list(conn, ctx, query)
             return self._loaded(conn, plural, items), more
@@ -180,7 +211,13 @@ class CorePlugin:
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         handler = self._handler(plural)
         if not self.ml2.applies(plural):
-            self._write(lambda conn: handler.delete(conn, rid, revision))
+            check = getattr(handler, "before_delete", None)  # rules that need the caller
+
+            def plain(conn: Any) -> None:
+                if check is not None:
+                    check(conn, ctx, rid)
+                handler.delete(conn, rid, revision)
+            self._write(plain)
             return
 
         def op(conn: Any) -> Any:
@@ -197,6 +234,9 @@ class CorePlugin:
     def action(self, ctx: Context, plural: str, rid: str, name: str,
                body: dict[str, Any]) -> dict[str, Any]:
         handler = self._handler(plural)
+        run = getattr(handler, "action", None)
+        if run is not None:  # the handler parses its actions' bodies itself
+            return self._write(lambda conn: run(conn, ctx, rid, name, body))
         method = getattr(handler, name, None)
         if method is None:
             raise errors.ResourceNotFound()

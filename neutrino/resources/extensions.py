@@ -111,6 +111,24 @@ _KNOWN = [
      "Neutron standard attributes.", "2016-09-12T10:00:00-00:00"),
     ("dns-integration", "DNS Integration", "Provides integration with DNS.",
      "2015-08-15T18:00:00-00:00"),
+    ("security-group", "security-group",
+     "The security groups extension.", "2012-10-05T10:00:00-00:00"),
+    ("address-group", "Address group",
+     "Support address group", "2020-07-15T10:00:00-00:00"),
+    ("security-groups-remote-address-group",
+     "Remote address group id field for security group rules",
+     "Add new field of remote address group id in SG rules", "2020-08-25T10:00:00-00:00"),
+    ("security-groups-normalized-cidr", "Normalized CIDR field for security group rules",
+     "Add new field with normalized remote_ip_prefix cidr in SG rule",
+     "2020-07-28T10:00:00-00:00"),
+    ("stateful-security-group", "Stateful security group",
+     "Indicates if the security group is stateful or not", "2019-11-26T09:00:00-00:00"),
+    ("port-security-groups-filtering", "Port filtering on security groups",
+     "Provides security groups filtering when listing ports", "2018-01-09T09:00:00-00:00"),
+    ("security-groups-rules-belongs-to-default-sg",
+     "Security group rule belongs to the project's default security group",
+     "Flag to determine if the security group rule belongs to the project's default "
+     "security group", "2023-05-23T10:00:00-00:00"),
 ]
 
 KNOWN: dict[str, ExtensionDescriptor] = {
