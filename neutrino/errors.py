@@ -511,6 +511,135 @@ class TrunkInUse(InUse):
 
 class TrunkDisabled(Conflict):
     message = "Trunk %(trunk_id)s is currently disabled."
+# -- security groups and address groups ------------------------------------------
+
+class InvalidCIDR(BadRequest):
+    message = "Invalid CIDR %(input)s given as IP prefix."
+
+
+class SecurityGroupInvalidPortRange(InvalidInput):
+    message = "For TCP/UDP protocols, port_range_min must be <= port_range_max"
+
+
+class SecurityGroupInvalidProtocolForPort(InvalidInput):
+    message = ("Ports cannot be specified for protocol %(protocol)s. "
+               "Ports are only supported for %(valid_port_protocols)s.")
+
+
+class SecurityGroupInvalidPortValue(InvalidInput):
+    message = "Invalid value for port %(port)s"
+
+
+class SecurityGroupInvalidIcmpValue(InvalidInput):
+    message = "Invalid value for ICMP %(field)s (%(attr)s) %(value)s. It must be 0 to 255."
+
+
+class SecurityGroupEthertypeConflictWithProtocol(InvalidInput):
+    message = "Invalid ethertype %(ethertype)s for protocol %(protocol)s."
+
+
+class SecurityGroupMissingIcmpType(InvalidInput):
+    message = ("ICMP code (port-range-max) %(value)s is provided but ICMP type "
+               "(port-range-min) is missing.")
+
+
+class SecurityGroupRuleInvalidProtocol(InvalidInput):
+    message = ("Security group rule protocol %(protocol)s not supported. Only protocol "
+               "values %(values)s and integer representations [0 to 255] are supported.")
+
+
+class SecurityGroupRuleInvalidEtherType(InvalidInput):
+    message = ("Security group rule for ethertype '%(ethertype)s' not supported. "
+               "Allowed values are %(values)s.")
+
+
+class SecurityGroupRulesNotSingleProject(InvalidInput):
+    message = "Multiple project_ids in bulk security group rule create not allowed"
+
+
+class SecurityGroupNotSingleGroupRules(InvalidInput):
+    message = "Only allowed to update rules for one security profile at a time"
+
+
+class SecurityGroupMultipleRemoteEntites(InvalidInput):
+    message = ("Only one of remote_ip_prefix or remote_group_id or "
+               "remote_address_group_id may be provided.")
+
+
+class SecurityGroupProtocolRequiredWithPorts(InvalidInput):
+    message = "Must also specify protocol if port range is given."
+
+
+class SecurityGroupRuleParameterConflict(InvalidInput):
+    message = "Conflicting value ethertype %(ethertype)s for CIDR %(cidr)s"
+
+
+class PortSecurityAndIPRequiredForSecurityGroups(InvalidInput):
+    message = ("Port security must be enabled and port must have an IP address in "
+               "order to use security groups.")
+
+
+class SecurityGroupNotFound(NotFound):
+    message = "Security group %(id)s does not exist"
+
+
+class SecurityGroupRuleNotFound(NotFound):
+    message = "Security group rule %(id)s does not exist"
+
+
+class AddressGroupNotFound(NotFound):
+    message = "Address group %(address_group_id)s could not be found."
+
+
+class AddressesNotFound(NotFound):
+    message = "Addresses %(addresses)s not found in the address group %(address_group_id)s."
+
+
+class AddressesAlreadyExist(BadRequest):
+    message = ("Addresses %(addresses)s already exist in the address group "
+               "%(address_group_id)s.")
+
+
+class SecurityGroupInUse(InUse):
+    message = "Security Group %(id)s %(reason)s."
+
+    def __init__(self, message: str | None = None, **kwargs: object) -> None:
+        kwargs.setdefault("reason", "in use")
+        super().__init__(message, **kwargs)
+
+
+class SecurityGroupCannotRemoveDefault(InUse):
+    message = "Insufficient rights for removing default security group."
+
+
+class SecurityGroupCannotUpdateDefault(InUse):
+    message = "Updating default security group not allowed."
+
+
+class SecurityGroupDefaultAlreadyExists(InUse):
+    message = "Default security group already exists."
+
+
+class DuplicateSecurityGroupRuleInPost(InUse):
+    message = "Duplicate Security Group Rule in POST."
+
+
+class SecurityGroupRuleExists(InUse):
+    message = "Security group rule already exists. Rule id is %(rule_id)s."
+
+
+class SecurityGroupConflict(Conflict):
+    message = "Error %(reason)s while attempting the operation."
+
+
+class PortSecurityPortHasSecurityGroup(InUse):
+    message = ("Port has security group associated. Cannot disable port security or "
+               "IP address until security group is removed.")
+
+
+class AddressGroupInUse(InUse):
+    message = ("Address group %(address_group_id)s is in use on one or more security "
+               "group rules.")
 
 
 _NOT_FOUND = {
@@ -527,6 +656,8 @@ _NOT_FOUND = {
     "trunk": lambda rid: TrunkNotFound(trunk_id=rid),
     # Segments have no owner: a hidden one is the web layer's 404.
     "segment": lambda rid: HTTPNotFound(),
+    "security_group": lambda rid: SecurityGroupNotFound(id=rid),
+    "address_group": lambda rid: AddressGroupNotFound(address_group_id=rid),
 }
 
 

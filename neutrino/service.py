@@ -53,7 +53,10 @@ def quota_countables() -> list[Countable]:
             Countable("port", t.ports, "quota_port"),
             Countable("subnetpool", t.subnetpools, "quota_subnetpool"),
             Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy",
-                      more_tables=(t.subnetpoolrbacs, t.addressscoperbacs))]
+                      more_tables=(t.subnetpoolrbacs, t.addressscoperbacs)),
+            Countable("security_group", t.securitygroups, "quota_security_group"),
+            Countable("security_group_rule", t.securitygrouprules,
+                      "quota_security_group_rule")]
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:
@@ -68,6 +71,9 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
     api = Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
               aliases=sorted(set(plugins.aliases) | set(QUOTA_ALIASES)),
               owners=dict(plugins.owners))
+    use_policy = getattr(plugin, "use_policy", None)
+    if use_policy is not None:
+        use_policy(api.policy)
     for ext in plugins.extensions:
         _add_extension(api, ext)
     api.notifier = NotifierHook(Notifications(conf))

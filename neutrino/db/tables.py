@@ -406,3 +406,68 @@ subports = Table(
     Column("segmentation_id", Integer, nullable=False, autoincrement=False),
     UniqueConstraint("trunk_id", "segmentation_type", "segmentation_id"),
 )
+
+
+# -- security groups (``security-group``, ``address-group``) ---------------------
+
+securitygroups = Table(
+    "securitygroups", metadata,
+    *_standard(),
+    Column("stateful", Boolean, nullable=False, default=True),
+)
+
+# Which group is a project's ``default``: the primary key on the project is
+# what makes creating it race-free across servers (a concurrent creator
+# fails on the key and reruns, then finds the winner's group).
+default_security_group = Table(
+    "default_security_group", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("security_group_id", String(36), _fk("securitygroups"), nullable=False,
+           unique=True),
+)
+
+address_groups = Table(
+    "address_groups", metadata,
+    *_standard(),
+)
+
+address_associations = Table(
+    "address_associations", metadata,
+    Column("address_group_id", String(36), _fk("address_groups"), nullable=False),
+    Column("address", String(64), nullable=False),
+    PrimaryKeyConstraint("address_group_id", "address"),
+)
+
+# Rules have no name; ``normalized_cidr`` is stored so that it can be
+# filtered and sorted on like the other attributes. A rule goes with its
+# group and with the group it names as remote; an address group in use by
+# a rule cannot go (no cascade).
+securitygrouprules = Table(
+    "securitygrouprules", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("security_group_id", String(36), _fk("securitygroups"), nullable=False,
+           index=True),
+    Column("remote_group_id", String(36), _fk("securitygroups"), index=True),
+    Column("remote_address_group_id", String(36), _fk("address_groups", None), index=True),
+    Column("direction", String(16), nullable=False),
+    Column("ethertype", String(40), nullable=False),
+    Column("protocol", String(40)),
+    Column("port_range_min", Integer),
+    Column("port_range_max", Integer),
+    Column("remote_ip_prefix", String(255)),
+    Column("normalized_cidr", String(255)),
+    Column("description", String(255)),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    Column("revision_number", Integer, nullable=False, default=0),
+)
+
+# Which groups filter a port; a group in use by a port cannot be deleted.
+securitygroupportbindings = Table(
+    "securitygroupportbindings", metadata,
+    Column("port_id", String(36), _fk("ports"), nullable=False),
+    Column("security_group_id", String(36), _fk("securitygroups", None), nullable=False,
+           index=True),
+    PrimaryKeyConstraint("port_id", "security_group_id"),
+)

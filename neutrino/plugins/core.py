@@ -16,20 +16,24 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import events as ev
-from neutrino.plugins.agents import Agents, AvailabilityZones
 from neutrino.plugins import store
-from neutrino.resources import validators as v
+from neutrino.plugins.address_groups import AddressGroups
+from neutrino.plugins.address_scopes import AddressScopes
+from neutrino.plugins.agents import Agents, AvailabilityZones
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
-from neutrino.plugins.address_scopes import AddressScopes
+from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
 from neutrino.plugins.ports import Ports
+from neutrino.plugins.security_groups import SecurityGroups
+from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
+from neutrino.resources import validators as v
 
 T = TypeVar("T")
 LOG = logging.getLogger(__name__)
@@ -43,9 +47,11 @@ CORE_ALIASES = (
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",
     "agent", "agent-resources-synced", "agent_sort_key", "availability_zone",
-    "availability_zone_filter",
-    "rbac-subnetpool", "external-net", "subnet-external-network", "address-scope",
-    "rbac-address-scope",
+    "availability_zone_filter", "address-scope", "rbac-address-scope",
+    # Security groups are part of the ML2 core, as upstream.
+    "security-group", "address-group", "security-groups-remote-address-group",
+    "security-groups-normalized-cidr", "stateful-security-group",
+    "port-security-groups-filtering", "security-groups-rules-belongs-to-default-sg",
 )
 
 
@@ -62,6 +68,9 @@ class CorePlugin:
         self.type_manager = TypeManager(conf)  # refuses bad ML2 options
         self.extensions = ExtensionManager(conf)
         self.mechanisms = MechanismManager(conf)  # refuses unknown driver names
+        self.security_groups = SecurityGroups(db, self._write)
+        # Ports' groups after port security (whose answer they need), before binding.
+        self.extensions.drivers.append(PortSecurityGroupsDriver(conf, self.security_groups))
         # Binding runs last among the extension drivers: it sees the port complete.
         binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one)
         self.extensions.drivers.append(binding)
@@ -77,6 +86,9 @@ class CorePlugin:
             "agents": Agents(conf),
             "availability_zones": AvailabilityZones(),
             "address_scopes": AddressScopes(),
+            "security_groups": self.security_groups,
+            "security_group_rules": SecurityGroupRules(self.security_groups),
+            "address_groups": AddressGroups(),
         }
 
     def initialize(self) -> None:
@@ -93,16 +105,26 @@ class CorePlugin:
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
 
+    def use_policy(self, policy: Any) -> None:
+        """The API's policy engine: who may cause a default security group."""
+        self.security_groups.policy = policy
+
+    def security_group_owners(self, group_ids: list[str]) -> dict[str, str]:
+        """Owner of each security group (policy targets of rules), in bulk."""
+        return self.security_groups.owners(group_ids)
+
     def extend_resources(self, resources: dict[str, Any]) -> None:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
-        from neutrino.resources import agents
+        from neutrino.resources import agents, security_groups
         from neutrino.resources.address_scope import address_scope
         from neutrino.resources.rbac import rbac_policy
         resources.setdefault("rbac_policies", rbac_policy())
         resources.setdefault("agents", agents.agent())
         resources.setdefault("availability_zones", agents.availability_zone())
         resources.setdefault("address_scopes", address_scope())
+        for rdef in security_groups.resources():
+            resources.setdefault(rdef.plural, rdef)
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
 
@@ -136,6 +158,9 @@ class CorePlugin:
 
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
             self._enforce_quota(conn, ctx)
+            check = getattr(handler, "before_create", None)
+            if check is not None:  # checks across a bulk request's items
+                check(conn, ctx, items)
             ids = []
             for item in items:
                 rid = handler.create(conn, ctx, item)
@@ -174,6 +199,9 @@ class CorePlugin:
     def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         handler = self._handler(plural)
         query.extra.extend(self.extensions.filter_clauses(plural, handler.table, query.filters))
+        prepare = getattr(handler, "before_list", None)
+        if prepare is not None:  # e.g. making the project's default security group
+            prepare(ctx, query)
         with self.db.reader() as conn:
             items, more = handler.list(conn, ctx, query)
             return self._loaded(conn, plural, items), more
@@ -207,7 +235,11 @@ class CorePlugin:
         handler = self._handler(plural)
         notify = self.events.wants(plural, ev.PRECOMMIT_DELETE)
         if not self.ml2.applies(plural):
+            check = getattr(handler, "before_delete", None)  # rules that need the caller
+
             def plain(conn: Any) -> None:
+                if check is not None:
+                    check(conn, ctx, rid)
                 if notify:
                     self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx,
                                        self._load_one(conn, plural, rid))
@@ -232,6 +264,9 @@ class CorePlugin:
     def action(self, ctx: Context, plural: str, rid: str, name: str,
                body: dict[str, Any]) -> dict[str, Any]:
         handler = self._handler(plural)
+        run = getattr(handler, "action", None)
+        if run is not None:  # the handler parses its actions' bodies itself
+            return self._write(lambda conn: run(conn, ctx, rid, name, body))
         method = getattr(handler, name, None)
         if method is None:
             raise errors.ResourceNotFound()

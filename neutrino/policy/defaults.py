@@ -33,6 +33,12 @@ BASE = {
     'manila_device': 'field:port:device_owner=~^manila:',
     'default': 'rule:admin_or_owner',
     'restrict_wildcard': '(not field:rbac_policy:target_tenant=* and not field:rbac_policy:target_project=*) or rule:admin_only',
+    'sg_owner': 'project_id:%(security_group:project_id)s',
+    'admin_or_sg_owner': 'rule:context_is_admin or project_id:%(security_group:project_id)s',
+    'admin_owner_or_sg_owner': 'rule:owner or rule:admin_or_sg_owner',
+    'shared_security_group': 'field:security_groups:shared=True',
+    'rule_default_sg': 'field:security_group_rules:belongs_to_default_sg=True',
+    'shared_address_groups': 'field:address_groups:shared=True',
 }
 
 _NETWORK = {
@@ -159,6 +165,30 @@ _ADDRESS_SCOPE = {
     'delete_address_scope': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
 }
 
+_SECURITY_GROUP = {
+    'create_default_security_group': '(rule:admin_only) or (rule:service_api) or role:reader and project_id:%(project_id)s',
+    'create_security_group': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'create_security_group:tags': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'get_security_group': '(rule:admin_only) or (role:reader and project_id:%(project_id)s) or rule:shared_security_group',
+    'get_security_group:tags': '(rule:admin_only) or (role:reader and project_id:%(project_id)s) or rule:shared_security_group',
+    'update_security_group': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'update_security_group:tags': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'delete_security_group': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'delete_security_group:tags': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'create_security_group_rule': '(rule:admin_only) or (role:member and rule:sg_owner)',
+    'get_security_group_rule': '(rule:admin_only) or (role:reader and rule:sg_owner)',
+    'delete_security_group_rule': '(rule:admin_only) or (role:member and rule:sg_owner)',
+}
+
+_ADDRESS_GROUP = {
+    'create_address_group': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'get_address_group': '(rule:admin_only) or (role:reader and project_id:%(project_id)s) or rule:shared_address_groups',
+    'update_address_group': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'delete_address_group': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'add_addresses': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'remove_addresses': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+}
+
 _QUOTA = {
     'get_quota': '(rule:admin_only) or (role:manager and project_id:%(project_id)s)',
     'update_quota': 'rule:admin_only',
@@ -178,8 +208,8 @@ _BASE_NAMES = set(BASE)
 
 def rules() -> list[policy.RuleDefault]:
     out = []
-    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _ADDRESS_SCOPE, _QUOTA,
-                  _AGENT):
+    for group in (BASE, _NETWORK, _SUBNET, _SUBNETPOOL, _PORT, _RBAC, _ADDRESS_SCOPE,
+                  _SECURITY_GROUP, _ADDRESS_GROUP, _QUOTA, _AGENT):
         for name, check in group.items():
             scope = None if name in _BASE_NAMES else ["project"]
             out.append(policy.RuleDefault(name, check, scope_types=scope))

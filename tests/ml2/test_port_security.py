@@ -72,8 +72,9 @@ def test_port_with_address_pairs_cannot_disable_port_security(member: Client) ->
     assert status == 409
     shown = member.get(f"/v2.0/ports/{port['id']}")[1]["port"]
     assert shown["port_security_enabled"] is True
+    # Its security groups (the default one) go too: they need port security.
     status, body = member.put(f"/v2.0/ports/{port['id']}", {"port": {
-        "port_security_enabled": False, "allowed_address_pairs": []}})
+        "port_security_enabled": False, "allowed_address_pairs": [], "security_groups": []}})
     assert status == 200 and body["port"]["port_security_enabled"] is False
 
 

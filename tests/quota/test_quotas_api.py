@@ -27,7 +27,8 @@ def test_defaults_come_from_the_quotas_section(quota_server: Server) -> None:
     status, body = admin.get(f"/v2.0/quotas/{project}/default")
     assert status == 200
     assert body["quota"] == {"network": 3, "subnet": 100, "port": 4, "subnetpool": -1,
-                             "rbac_policy": 10}
+                             "rbac_policy": 10, "security_group": 10,
+                             "security_group_rule": 100}
 
 
 def test_over_quota_is_409_naming_the_resource_and_creates_nothing(quota_server: Server) -> None:

@@ -104,3 +104,23 @@ def test_a_failed_create_sends_start_but_no_end(notifying_server: Server, bus: B
     messages = bus.drain(3)
     assert not _events(messages, "port.create.end")
     assert _events(messages, "network.create.end")
+
+
+def test_security_groups_and_rules_emit_their_events(notifying_server: Server, bus: Bus) -> None:
+    client = Client(notifying_server.url, uuid.uuid4().hex, "member")
+    sg = client.post("/v2.0/security-groups", {"security_group": {"name": "bus"}})[1]
+    sg = sg["security_group"]
+    rule = client.post("/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": sg["id"], "direction": "ingress", "protocol": "tcp"}})[1]
+    rule = rule["security_group_rule"]
+    client.delete(f"/v2.0/security-group-rules/{rule['id']}")
+    client.delete(f"/v2.0/security-groups/{sg['id']}")
+    messages = bus.drain(8)
+    created = _events(messages, "security_group.create.end")[0]["payload"]["security_group"]
+    assert created["id"] == sg["id"] and len(created["security_group_rules"]) == 2
+    assert _events(messages, "security_group_rule.create.end")[0]["payload"][
+        "security_group_rule"]["id"] == rule["id"]
+    assert _events(messages, "security_group_rule.delete.end")[0]["payload"][
+        "security_group_rule_id"] == rule["id"]
+    assert _events(messages, "security_group.delete.end")[0]["payload"][
+        "security_group_id"] == sg["id"]

@@ -27,6 +27,7 @@ class Targets:
         self.ctx = ctx
         self._networks: dict[str, dict[str, Any] | None] = {}
         self.parent: dict[str, Any] | None = None  # of a sub-resource request
+        self._group_owners: dict[str, str | None] = {}
 
     def network(self, net_id: str) -> dict[str, Any] | None:
         """Owner and sharing of a network, fetched once per request."""
@@ -34,8 +35,23 @@ class Targets:
             self._networks[net_id] = self.plugin.network_of(net_id, self.ctx)
         return self._networks[net_id]
 
+    def group_owner(self, group_id: str) -> str | None:
+        """Owner of a security group (``rule:sg_owner`` of its rules); a group
+        that does not exist is upstream's 404, whoever asks."""
+        if group_id not in self._group_owners:
+            self._group_owners.update(self.plugin.security_group_owners([group_id]))
+        owner = self._group_owners.get(group_id)
+        if owner is None:
+            raise errors.SecurityGroupNotFound(id=group_id)
+        return owner
+
     def prefetch(self, items: list[dict[str, Any]]) -> None:
-        """Load the networks of a whole list in one query, not one per row."""
+        """Load the networks (and security groups) of a whole list in one
+        query each, not one per row."""
+        groups = [i["security_group_id"] for i in items
+                  if i.get("security_group_id") and i["security_group_id"] not in self._group_owners]
+        if groups:
+            self._group_owners.update(self.plugin.security_group_owners(groups))
         wanted = [i["network_id"] for i in items
                   if i.get("network_id") and i["network_id"] not in self._networks]
         if wanted:
@@ -47,6 +63,11 @@ class Targets:
         if self.parent is not None and item.get("project_id") is None:
             owner = self.parent.get("project_id")
             item = {**item, "project_id": owner, "tenant_id": owner}
+        group_id = item.get("security_group_id")
+        if group_id and isinstance(group_id, str):
+            owner = self.group_owner(group_id)
+            item = {**item, "security_group:project_id": owner,
+                    "security_group:tenant_id": owner}
         net_id = item.get("network_id")
         if not net_id:
             return item

@@ -1,0 +1,131 @@
+"""The ``security_groups`` of ports: an extension driver the core always runs.
+
+It runs after the ``port_security`` driver (when that is loaded) and
+before binding, inside the port's transaction, and follows upstream:
+
+- a port with port security gets the project's default group unless the
+  request names groups (``[]`` or null: none); ports owned by the network
+  itself (``network:*``: routers, DHCP) get none;
+- a port without port security may not have groups, and port security
+  cannot be turned off while a port keeps its groups;
+- named groups must exist and belong to the port's project (admins: any
+  project); stateful and stateless groups do not mix on one port.
+
+Creating a network also makes its project's default group, as upstream.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import store
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.resources import security_groups as res
+from neutrino.resources.attributes import AUTO, Attribute
+
+ATTR = "security_groups"
+B = t.securitygroupportbindings
+
+
+def _trusted(device_owner: str | None) -> bool:
+    return bool(device_owner) and str(device_owner).startswith("network:")
+
+
+def _port_security(conn: Connection, port_id: str) -> bool:
+    value = conn.execute(sa.select(t.port_port_security.c.port_security_enabled)
+                         .where(t.port_port_security.c.port_id == port_id)).scalar()
+    return True if value is None else bool(value)
+
+
+class PortSecurityGroupsDriver(ExtensionDriver):
+    extension_alias = ""  # ``security-group`` is listed by the core plugin itself
+
+    def __init__(self, conf: Any, groups: Any) -> None:
+        super().__init__(conf)
+        self.groups = groups  # the SecurityGroups handler
+
+    def attributes(self) -> dict[str, list[Attribute]]:
+        return {"ports": res.port_security_groups()}
+
+    def process_create(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        if plural == "networks":
+            self.groups.ensure_default(conn, ctx, data.get("project_id"))
+        if plural != "ports":
+            return
+        requested = data.get(ATTR, AUTO)
+        if not _port_security(conn, resource_id):
+            if requested is not AUTO and requested:
+                raise errors.PortSecurityAndIPRequiredForSecurityGroups()
+            return
+        if _trusted(data.get("device_owner")):
+            return
+        if requested is AUTO:
+            default = self.groups.ensure_default(conn, ctx, data.get("project_id"))
+            requested = [default] if default else []
+        self._bind(conn, ctx, resource_id, data.get("project_id"), requested)
+
+    def process_update(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        if plural != "ports":
+            return
+        requested = data.get(ATTR, AUTO)
+        if not _port_security(conn, resource_id):
+            if requested is not AUTO and requested:
+                raise errors.PortSecurityAndIPRequiredForSecurityGroups()
+            if requested is AUTO and self._bound(conn, resource_id):
+                raise errors.PortSecurityPortHasSecurityGroup()
+        if requested is AUTO:
+            return
+        port = conn.execute(sa.select(t.ports.c.project_id, t.ports.c.device_owner)
+                            .where(t.ports.c.id == resource_id)).first()
+        if sorted(requested) == sorted(self._bound(conn, resource_id)):
+            return
+        conn.execute(sa.delete(B).where(B.c.port_id == resource_id))
+        if not _trusted(data.get("device_owner", port.device_owner)):
+            self._bind(conn, ctx, resource_id, port.project_id, requested)
+
+    def _bound(self, conn: Connection, port_id: str) -> list[str]:
+        return [r[0] for r in conn.execute(sa.select(B.c.security_group_id)
+                                           .where(B.c.port_id == port_id))]
+
+    def _bind(self, conn: Connection, ctx: Context, port_id: str, project_id: str | None,
+              group_ids: list[str]) -> None:
+        if not group_ids:
+            return
+        rows = {r.id: r for r in conn.execute(
+            sa.select(t.securitygroups.c.id, t.securitygroups.c.project_id,
+                      t.securitygroups.c.stateful)
+            .where(t.securitygroups.c.id.in_(group_ids)))}
+        usable = {gid for gid, r in rows.items()
+                  if ctx.is_admin or not project_id or r.project_id == project_id}
+        missing = [gid for gid in group_ids if gid not in usable]
+        if missing:
+            raise errors.SecurityGroupNotFound(id=", ".join(missing))
+        if len({rows[g].stateful for g in group_ids}) > 1:
+            raise errors.SecurityGroupConflict(
+                reason="Cannot apply both stateful and stateless security groups on the "
+                       "same port at the same time")
+        conn.execute(sa.insert(B), [{"port_id": port_id, "security_group_id": g}
+                                    for g in group_ids])
+
+    def filter_clauses(self, plural: str, table: Any,
+                       filters: dict[str, list[Any]]) -> list[Any]:
+        """``port-security-groups-filtering``: ports in any of the groups."""
+        if plural != "ports" or not filters.get(ATTR):
+            return []
+        return [table.c.id.in_(sa.select(B.c.port_id)
+                               .where(B.c.security_group_id.in_(filters[ATTR])))]
+
+    def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
+        if plural != "ports":
+            return
+        found = store.children(conn, B, "port_id", [i["id"] for i in items],
+                               (B.c.security_group_id,))
+        for item in items:
+            item[ATTR] = [r.security_group_id for r in found.get(item["id"], [])]
