@@ -80,10 +80,14 @@ class Server:
                 self.proc.wait()
 
 
+# The session server's extra configuration: the service plugins it offers.
+SESSION_EXTRA = "service_plugins = router\n"
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One noauth server on SQLite shared by the API tests of a session."""
-    srv = Server(tmp_path_factory.mktemp("server")).start()
+    srv = Server(tmp_path_factory.mktemp("server"), extra=SESSION_EXTRA).start()
     yield srv
     srv.stop()
 

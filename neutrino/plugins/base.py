@@ -84,6 +84,10 @@ class ServicePlugin(abc.ABC):
     def initialize(self) -> None:
         """Start-up work, once per server before the workers fork."""
 
+    def quota_countables(self) -> list[Any]:
+        """Resources with quotas this plugin brings (``quota.engine.Countable``)."""
+        return []
+
     @classmethod
     def describe(cls) -> str:
         return (cls.__doc__ or cls.__name__).strip().splitlines()[0]

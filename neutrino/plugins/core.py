@@ -229,24 +229,8 @@ class CorePlugin:
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
                  remove: list[str] | None = None, replace: list[str] | None = None) -> list[str]:
         table = self._handler(plural).table
-        not_found = self._not_found(plural, rid)
-
-        def op(conn: Any) -> list[str]:
-            # Lock the resource: tag edits read, then rewrite, the whole set.
-            store.get_row(conn, table, rid, not_found, for_update=True)
-            current = set(store.load_tags(conn, [rid])[rid])
-            if replace is not None:
-                new = set(replace)
-            else:
-                new = (current | set(add or [])) - set(remove or [])
-            if remove and not set(remove) <= current:
-                missing = sorted(set(remove) - current)[0]
-                raise errors.TagNotFound(tag=missing, resource=plural[:-1], resource_id=rid)
-            if new != current:
-                store.set_tags(conn, rid, new)
-                store.bump(conn, table, rid)
-            return sorted(new)
-        return self._write(op)
+        return self._write(lambda conn: store.edit_tags(
+            conn, table, rid, plural[:-1], self._not_found(plural, rid), add, remove, replace))
 
     def _not_found(self, plural: str, rid: str) -> Callable[[], Exception]:
         return lambda: errors.not_found(plural[:-1], rid)

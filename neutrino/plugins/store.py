@@ -56,8 +56,13 @@ def standard_row(ctx_project: str | None, data: dict[str, Any],
     create (1 for networks and ports, which upstream bumps once while
     binding them; 0 for subnets and subnet pools)."""
     ts = now()
+    # An explicit '' is kept: the ports of routers and floating IPs belong
+    # to no project, as upstream shows them.
+    project = data.get("project_id")
+    if project is None:
+        project = data.get("tenant_id") or ctx_project
     return {"id": data.get("id") or new_id(),
-            "project_id": data.get("project_id") or data.get("tenant_id") or ctx_project,
+            "project_id": project,
             "name": data.get("name") or "", "description": data.get("description") or "",
             "created_at": ts, "updated_at": ts, "revision_number": revision}
 
@@ -130,6 +135,28 @@ def set_tags(conn: Connection, rid: str, tags: Iterable[str]) -> None:
     rows = [{"resource_id": rid, "tag": tag} for tag in sorted(set(tags))]
     if rows:
         conn.execute(sa.insert(t.tags), rows)
+
+
+def edit_tags(conn: Connection, table: Table, rid: str, singular: str,
+              not_found: Callable[[], Exception], add: Iterable[str] | None = None,
+              remove: Iterable[str] | None = None,
+              replace: Iterable[str] | None = None) -> list[str]:
+    """The tag API's edits on one resource; the revision moves on a change."""
+    # Lock the resource: tag edits read, then rewrite, the whole set.
+    get_row(conn, table, rid, not_found, for_update=True)
+    current = set(load_tags(conn, [rid])[rid])
+    remove = set(remove or [])
+    if replace is not None:
+        new = set(replace)
+    else:
+        new = (current | set(add or [])) - remove
+    if remove and not remove <= current:
+        missing = sorted(remove - current)[0]
+        raise errors.TagNotFound(tag=missing, resource=singular, resource_id=rid)
+    if new != current:
+        set_tags(conn, rid, new)
+        bump(conn, table, rid)
+    return sorted(new)
 
 
 def delete_tags(conn: Connection, rid: str) -> None:
