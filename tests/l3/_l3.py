@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 from typing import Any
 
 from tests.api import _helpers as h
@@ -10,14 +11,11 @@ EXT = "router:external"
 _octets = itertools.count(10)
 
 
-def next_cidr(prefix: str = "10.{}.0.0/24") -> str:
-    """A fresh /24 per call, so tests sharing the session server never overlap."""
-    n = next(_octets)
-    return prefix.format(f"{n // 250}.{n % 250}" if "{}.0" not in prefix else n % 250)
-
-
 def external_network(admin: Any, v6: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
-    net = h.network(admin, **{EXT: True})
+    """Owned by a project of its own: its ``*`` external RBAC entry then
+    counts against that project's rbac_policy quota, not the admin's
+    (the session server is shared with the other suites)."""
+    net = h.network(admin, project_id=uuid.uuid4().hex, **{EXT: True})
     sub = h.subnet(admin, net["id"], f"172.{16 + next(_octets) % 15}.{next(_octets) % 250}.0/24")
     if v6:
         h.subnet(admin, net["id"], f"2001:db8:{next(_octets):x}::/64")

@@ -87,8 +87,9 @@ def test_gateway_port_is_made_for_the_router_without_a_project(admin, member):
     r = l3.router(member, external_gateway_info={"network_id": net["id"]})
     info = r["external_gateway_info"]
     assert info["network_id"] == net["id"] and info["enable_snat"] is True
-    assert [ip["subnet_id"] for ip in info["external_fixed_ips"]] == net["subnets"][:1] + \
-        [s for s in net["subnets"] if s != sub["id"]]
+    # an address of each IP version, IPv4 first
+    assert [ip["subnet_id"] for ip in info["external_fixed_ips"]] == \
+        [sub["id"]] + [s for s in net["subnets"] if s != sub["id"]]
     assert r["revision_number"] == 2
     ports = admin.get(f"/v2.0/ports?device_id={r['id']}")[1]["ports"]
     assert [(p["device_owner"], p["project_id"], p["network_id"]) for p in ports] == \
