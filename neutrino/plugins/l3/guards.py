@@ -21,7 +21,6 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
-from neutrino.plugins.l3 import common as c
 
 
 def subscribe(core: Any) -> None:

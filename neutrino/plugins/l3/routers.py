@@ -76,8 +76,7 @@ class Routers:
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(t.routers, query.filters, {
-            "external_gateway_info": lambda vals: None, "routes": lambda vals: None})
+        clauses = store.column_clauses(t.routers, query.filters, {})
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
