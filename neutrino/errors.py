@@ -464,6 +464,7 @@ class FixedIpsSubnetsNotOnSameSegment(BadRequest):
 
 
 # -- trunks --------------------------------------------------------------------------
+# -- L3: routers and floating IPs ---------------------------------------------------
 
 class PortInUse(InUse):
     message = ("Unable to complete operation on port %(port_id)s for network "
@@ -640,6 +641,71 @@ class PortSecurityPortHasSecurityGroup(InUse):
 class AddressGroupInUse(InUse):
     message = ("Address group %(address_group_id)s is in use on one or more security "
                "group rules.")
+class ServicePortInUse(InUse):
+    message = "Port %(port_id)s cannot be deleted directly via the port API: %(reason)s."
+
+
+class SubnetMismatchForPort(BadRequest):
+    message = "Subnet on port %(port_id)s does not match the requested subnet %(subnet_id)s."
+
+
+class ExternalIpAddressExhausted(BadRequest):
+    message = "Unable to find any IP address on external network %(net_id)s."
+
+
+class RouterNotFound(NotFound):
+    message = "Router %(router_id)s could not be found"
+
+
+class RouterInUse(InUse):
+    message = "Router %(router_id)s %(reason)s"
+
+    def __init__(self, message: str | None = None, **kwargs: object) -> None:
+        kwargs.setdefault("reason", "still has ports")
+        super().__init__(message, **kwargs)
+
+
+class RouterInterfaceNotFound(NotFound):
+    message = "Router %(router_id)s does not have an interface with id %(port_id)s"
+
+
+class RouterInterfaceNotFoundForSubnet(NotFound):
+    message = "Router %(router_id)s has no interface on subnet %(subnet_id)s"
+
+
+class RouterInterfaceInUseByFloatingIP(InUse):
+    message = ("Router interface for subnet %(subnet_id)s on router %(router_id)s "
+               "cannot be deleted, as it is required by one or more floating IPs.")
+
+
+class RouterExternalGatewayInUseByFloatingIp(InUse):
+    message = ("Gateway cannot be updated for router %(router_id)s, since a gateway to "
+               "external network %(net_id)s is required by one or more floating IPs.")
+
+
+class FloatingIPNotFound(NotFound):
+    message = "Floating IP %(floatingip_id)s could not be found"
+
+
+class ExternalGatewayForFloatingIPNotFound(NotFound):
+    message = ("External network %(external_network_id)s is not reachable from subnet "
+               "%(subnet_id)s.  Therefore, cannot associate Port %(port_id)s with a "
+               "Floating IP.")
+
+
+class FloatingIPPortAlreadyAssociated(InUse):
+    message = ("Cannot associate floating IP %(floating_ip_address)s (%(fip_id)s) with "
+               "port %(port_id)s using fixed IP %(fixed_ip)s, as that fixed IP already "
+               "has a floating IP on external network %(net_id)s.")
+
+
+class InvalidRoutes(InvalidInput):
+    message = "Invalid format for routes: %(routes)s, %(reason)s"
+
+
+class RouterInterfaceInUseByRoute(InUse):
+    message = ("Router interface for subnet %(subnet_id)s on router %(router_id)s "
+               "cannot be deleted, as it is required by one or more routes.")
 
 
 _NOT_FOUND = {
@@ -658,6 +724,8 @@ _NOT_FOUND = {
     "segment": lambda rid: HTTPNotFound(),
     "security_group": lambda rid: SecurityGroupNotFound(id=rid),
     "address_group": lambda rid: AddressGroupNotFound(address_group_id=rid),
+    "router": lambda rid: RouterNotFound(router_id=rid),
+    "floatingip": lambda rid: FloatingIPNotFound(floatingip_id=rid),
 }
 
 

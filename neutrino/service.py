@@ -64,6 +64,8 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
     plugin = loader.load_core_plugin(conf, db)
     plugin.quota = QuotaEngine(conf, quota_countables())
     plugins = directory.load(conf, db, plugin)
+    for service in plugins.all_plugins()[1:]:
+        plugin.quota.add(service.quota_countables())
     resources = core.core_resources()
     extend = getattr(plugin, "extend_resources", None)
     if extend is not None:

@@ -82,7 +82,7 @@ class Server:
 
 # What the session server adds to the defaults: the service plugins whose
 # API the tests drive (as ``make run`` offers them, etc/neutrino-aio.conf).
-SESSION_EXTRA = "service_plugins = metering,segments,trunk\n"
+SESSION_EXTRA = "service_plugins = metering,segments,trunk,router\n"
 
 
 @pytest.fixture(scope="session")

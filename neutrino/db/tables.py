@@ -471,3 +471,57 @@ securitygroupportbindings = Table(
            index=True),
     PrimaryKeyConstraint("port_id", "security_group_id"),
 )
+
+
+# -- L3 (service plugin ``router``) ---------------------------------------------
+
+# Routers. ``gw_port_id`` is the port on the external network (project '');
+# ``enable_snat`` belongs to the gateway (``ext-gw-mode``).
+routers = Table(
+    "routers", metadata,
+    *_standard(),
+    Column("admin_state_up", Boolean, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("gw_port_id", String(36), _fk("ports", "SET NULL"), index=True),
+    Column("enable_snat", Boolean, nullable=False, default=True),
+)
+
+# The ports a router owns: its gateway and its interfaces. A port is
+# attached to at most one router; while the row exists the port cannot be
+# deleted through the ports API.
+routerports = Table(
+    "routerports", metadata,
+    Column("router_id", String(36), _fk("routers"), nullable=False),
+    Column("port_id", String(36), _fk("ports"), nullable=False),
+    Column("port_type", String(255), nullable=False),
+    PrimaryKeyConstraint("router_id", "port_id"),
+    UniqueConstraint("port_id"),
+)
+
+# ``extraroute``: static routes of a router.
+routerroutes = Table(
+    "routerroutes", metadata,
+    Column("router_id", String(36), _fk("routers"), nullable=False),
+    Column("destination", String(64), nullable=False),
+    Column("nexthop", String(64), nullable=False),
+    PrimaryKeyConstraint("router_id", "destination", "nexthop"),
+)
+
+# Floating IPs: an address of an external network (held by the port
+# ``floating_port_id``), optionally mapped to a fixed IP of an internal port
+# through ``router_id``. One floating IP per fixed IP and external network
+# (the unique key; NULLs, i.e. unassociated ones, never collide).
+floatingips = Table(
+    "floatingips", metadata,
+    *_standard(),
+    Column("floating_ip_address", String(64), nullable=False),
+    Column("floating_network_id", String(36), _fk("networks", None), nullable=False,
+           index=True),
+    Column("floating_port_id", String(36), _fk("ports"), nullable=False, index=True),
+    Column("fixed_port_id", String(36), _fk("ports", "SET NULL"), index=True),
+    Column("fixed_ip_address", String(64)),
+    Column("router_id", String(36), _fk("routers", "SET NULL"), index=True),
+    Column("status", String(16), nullable=False),
+    UniqueConstraint("floating_network_id", "fixed_port_id", "fixed_ip_address",
+                     name="uq_floatingips_fixed_ip_per_network"),
+)

@@ -90,6 +90,10 @@ class ServicePlugin(abc.ABC):
     def bind(self, plugins: Any) -> None:
         """Called once every plugin is loaded, with the plugin directory."""
 
+    def quota_countables(self) -> list[Any]:
+        """Resources with quotas this plugin brings (``quota.engine.Countable``)."""
+        return []
+
     @classmethod
     def describe(cls) -> str:
         return (cls.__doc__ or cls.__name__).strip().splitlines()[0]

@@ -17,8 +17,8 @@ External networks (``external-net``) are stored the same way: a network is
 external while it has ``access_as_external`` entries, and is visible to
 every project one of them targets. ``router:external: true`` creates a
 ``*`` entry; ``false`` removes them all (refused while gateway ports are
-on the network). Only router gateways of other projects depend on an
-entry, as upstream.
+on the network). Only routers of other projects with their gateway on the
+network depend on an entry, as upstream.
 
 Served by the core plugin (as upstream, where RBAC is part of the core and
 not a service plugin): networks, subnets and ports all read these rows in
@@ -288,17 +288,18 @@ def dependent_port(conn: Connection, network_id: str, owner: str, target: str,
 
 def dependent_gateway(conn: Connection, network_id: str, owner: str, target: str,
                       removing: Sequence[str] | None) -> str | None:
-    """A router gateway port of another project that needs the ``removing``
-    external entries (all of them when None). Upstream counts routers of
-    other projects with their gateway on the network; with no routers here
-    their gateway ports stand for them. Ordinary ports never depend on
-    external-ness (upstream lets the entries go under them)."""
+    """A router of another project, with its gateway on the network, that
+    needs the ``removing`` external entries (all of them when None), as
+    upstream counts them. Ordinary ports never depend on external-ness
+    (upstream lets the entries go under them)."""
     remaining = _remaining(conn, t.networkrbacs, network_id, removing, ACCESS_AS_EXTERNAL)
     if remaining is None:
         return None
-    p = t.ports.c
-    return _dependent(conn, t.ports, [p.network_id == network_id, p.project_id != owner,
-                                      p.device_owner == GATEWAY_OWNER], target, remaining)
+    p, r = t.ports.c, t.routers.c
+    gateways = sa.select(p.id).where(p.network_id == network_id,
+                                     p.device_owner == GATEWAY_OWNER)
+    return _dependent(conn, t.routers, [r.gw_port_id.in_(gateways), r.project_id != owner],
+                      target, remaining)
 
 
 def dependent_subnet(conn: Connection, pool_id: str, owner: str, target: str,

@@ -56,8 +56,13 @@ def standard_row(ctx_project: str | None, data: dict[str, Any],
     create (1 for networks and ports, which upstream bumps once while
     binding them; 0 for subnets and subnet pools)."""
     ts = now()
+    # An explicit '' is kept: the ports of routers and floating IPs belong
+    # to no project, as upstream shows them.
+    project = data.get("project_id")
+    if project is None:
+        project = data.get("tenant_id") or ctx_project
     return {"id": data.get("id") or new_id(),
-            "project_id": data.get("project_id") or data.get("tenant_id") or ctx_project,
+            "project_id": project,
             "name": data.get("name") or "", "description": data.get("description") or "",
             "created_at": ts, "updated_at": ts, "revision_number": revision}
 

@@ -133,14 +133,21 @@ class Policy:
 
     def enforce_attributes(self, ctx: Any, verb: str, singular: str,
                            body: dict[str, Any], target: dict[str, Any]) -> None:
-        """Check ``<verb>_<resource>:<attr>`` (and ``:<attr>:<key>``) rules."""
+        """Check ``<verb>_<resource>:<attr>`` rules, and ``:<attr>:<key>`` ones for
+        the keys of a dict value or of the dicts in a list value."""
         action = f"{verb}_{singular}"
         for key, value in body.items():
             rule = f"{action}:{key}"
             names = [rule] if rule in self._names else []
             if isinstance(value, list):
                 subs = sorted({k for item in value if isinstance(item, dict) for k in item})
-                names += [f"{rule}:{sub}" for sub in subs if f"{rule}:{sub}" in self._names]
+            elif isinstance(value, dict):
+                # ``update_router:external_gateway_info:enable_snat``: every
+                # key given is checked, whatever its value, as upstream.
+                subs = sorted(value)
+            else:
+                subs = []
+            names += [f"{rule}:{sub}" for sub in subs if f"{rule}:{sub}" in self._names]
             for name in names:
                 if not self.check(ctx, name, target):
                     # Upstream names the action and the attribute rule together.

@@ -25,13 +25,17 @@ class Countable:
     """A resource with a quota: its name, tables and ``[quotas]`` option.
 
     Most resources live in one table; RBAC policies, for instance, are
-    counted across the tables of every object type they apply to.
+    counted across the tables of every object type they apply to. A
+    ``per_object`` limit (``router_route``: routes per router) is not a
+    count of the project's rows: its usage is always 0, as upstream shows
+    it, and the plugin checks it with ``check_limit``.
     """
 
     name: str
-    table: Table
+    table: Table | None
     option: str
     more_tables: tuple[Table, ...] = ()
+    per_object: bool = False
 
 
 class QuotaEngine:
@@ -61,6 +65,8 @@ class QuotaEngine:
 
     def usage(self, conn: Connection, project_id: str, name: str) -> int:
         countable = self.countables[name]
+        if countable.per_object or countable.table is None:
+            return 0
         return sum(conn.execute(sa.select(sa.func.count()).select_from(table)
                                 .where(table.c.project_id == project_id)).scalar() or 0
                    for table in (countable.table, *countable.more_tables))
@@ -103,6 +109,17 @@ class QuotaEngine:
                 over.append(name)
         if over:
             raise errors.OverQuota(overs=sorted(over))
+
+    def add(self, countables: Iterable[Countable]) -> None:
+        """Resources of a service plugin (``router``, ``floatingip``)."""
+        for countable in countables:
+            self.countables[countable.name] = countable
+
+    def check_limit(self, conn: Connection, project_id: str, name: str, value: int) -> None:
+        """A ``per_object`` limit: refuse ``value`` above the project's limit."""
+        limit = self._limit(conn, project_id, name)
+        if 0 <= limit < value:
+            raise errors.OverQuota(overs=[name])
 
     def _limit(self, conn: Connection, project_id: str, name: str) -> int:
         row = conn.execute(sa.select(t.quotas.c.hard_limit).where(

@@ -103,3 +103,23 @@ def test_policy_file_override_applies_without_restart(tmp_path: Path) -> None:
     os.utime(policy_file, (later, later))
     pol.refresh()
     assert not pol.check(ctx, "create_network", {"project_id": "p1"})
+
+
+def test_dict_attribute_keys_are_checked_by_their_own_rules(tmp_path: Path) -> None:
+    """``update_router:external_gateway_info:enable_snat``: each key given in
+    a dict attribute has its rule, whatever the value (upstream's
+    sub-attribute checks)."""
+    from oslo_policy import policy as oslo_policy
+    pol, _ = _policy(tmp_path)
+    pol.register([oslo_policy.RuleDefault("update_thing:info", "rule:admin_or_owner"),
+                  oslo_policy.RuleDefault("update_thing:info:snat", "rule:admin_only")])
+    ctx = _ctx("p1", "member")
+    target = {"project_id": "p1"}
+    pol.enforce_attributes(ctx, "update", "thing", {"info": {"net": "x"}}, target)
+    with pytest.raises(errors.PolicyNotAuthorized) as exc:
+        pol.enforce_attributes(ctx, "update", "thing", {"info": {"net": "x", "snat": True}},
+                               target)
+    assert "rule:update_thing:info:snat" in exc.value.msg
+    admin = _ctx("p1", "admin")
+    admin.is_admin = True
+    pol.enforce_attributes(admin, "update", "thing", {"info": {"snat": False}}, target)

@@ -112,23 +112,26 @@ def test_admin_entries_and_unset(admin, other):
     assert entries(admin, net["id"]) == []
 
 
-def test_gateway_ports_keep_it_external(admin, other):
+def test_routers_with_gateways_keep_it_external(admin, other):
     net = h.network(admin, **{EXT: True})
     h.subnet(admin, net["id"], "10.78.0.0/24")
     # ordinary ports do not depend on external-ness (upstream)
     plain = h.port(admin, net["id"], project_id=project_of(other))
-    gw = h.port(admin, net["id"], project_id=project_of(other),
-                device_owner="network:router_gateway")
+    router = h.created(other.post("/v2.0/routers", {"router": {
+        "name": "gw", "external_gateway_info": {"network_id": net["id"]}}}), "router")
     pol = admin.get(f"/v2.0/rbac-policies?object_id={net['id']}")[1]["rbac_policies"][0]
     h.error(admin.delete(f"/v2.0/rbac-policies/{pol['id']}"), 409, "RbacPolicyInUse")
     h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
             "ExternalNetworkInUse")
-    assert admin.delete(f"/v2.0/ports/{gw['id']}")[0] == 204
-    # unsetting is refused for any gateway port, the owner's too
-    own_gw = h.port(admin, net["id"], device_owner="network:router_gateway")
+    assert other.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    # unsetting is refused for any gateway, the owner's too
+    own = h.created(admin.post("/v2.0/routers", {"router": {
+        "name": "own", "external_gateway_info": {"network_id": net["id"]}}}), "router")
+    assert admin.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
+    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: True}})[0] == 200
     h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
             "ExternalNetworkInUse")
-    assert admin.delete(f"/v2.0/ports/{own_gw['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/routers/{own['id']}")[0] == 204
     assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}})[0] == 200
     assert admin.delete(f"/v2.0/ports/{plain['id']}")[0] == 204
 

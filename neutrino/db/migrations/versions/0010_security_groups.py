@@ -1,7 +1,7 @@
 """security groups, their rules, port bindings and address groups
 
 Revision ID: 0010_security_groups
-Revises: 0008
+Revises: 0009_l3
 
 Each project's ``default`` group is recorded in ``default_security_group``,
 keyed by project, so that concurrent servers create it exactly once.
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0010_security_groups'
-down_revision = '0008'
+down_revision = '0009_l3'
 branch_labels = None
 depends_on = None
 

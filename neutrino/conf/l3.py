@@ -1,0 +1,38 @@
+"""Options of the L3 service plugin, with upstream's names and defaults.
+
+Registered with the other options (not when the plugin loads) so that a
+bad value stops start-up like any other, and so that quota defaults are
+readable before plugins are loaded.
+"""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+L3_OPTS = [
+    cfg.BoolOpt("enable_snat_by_default", default=True,
+                help="Define the default value of enable_snat if not provided in "
+                     "external_gateway_info."),
+    cfg.IntOpt("max_routes", default=30, min=1,
+               deprecated_for_removal=True,
+               deprecated_reason='Replaced by the "quota_router_route" quota in '
+                                 'the [quotas] section, as upstream.',
+               help="Accepted for compatibility; the per-router limit is "
+                    "[quotas] quota_router_route."),
+]
+
+L3_QUOTA_OPTS = [
+    cfg.IntOpt("quota_router", default=10,
+               help="Number of routers allowed per project. A negative value means "
+                    "unlimited."),
+    cfg.IntOpt("quota_floatingip", default=50,
+               help="Number of floating IPs allowed per project. A negative value "
+                    "means unlimited."),
+    cfg.IntOpt("quota_router_route", default=30,
+               help="Number of routes allowed per router. A negative value means "
+                    "unlimited."),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(L3_OPTS)
+    conf.register_opts(L3_QUOTA_OPTS, "quotas")

@@ -1,0 +1,1 @@
+"""The L3 service plugin (``router``): routers and floating IPs."""

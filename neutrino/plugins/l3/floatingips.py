@@ -1,0 +1,283 @@
+"""The ``floatingips`` collection: addresses of external networks mapped to
+fixed IPs of internal ports through a router.
+
+A floating IP holds a port of its external network (``network:floatingip``,
+no project, as upstream). Associating it needs a router with a gateway on
+that network and an interface on the fixed IP's subnet; a fixed IP has at
+most one floating IP per external network (a unique key decides races).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import netaddr
+import sqlalchemy as sa
+from sqlalchemy import Connection
+from sqlalchemy import exc as sa_exc
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import store
+from neutrino.plugins.l3 import common as c
+
+DOWN = "DOWN"
+NOT_APPLICABLE = "N/A"
+
+
+def not_found(fip_id: str) -> errors.FloatingIPNotFound:
+    return errors.FloatingIPNotFound(floatingip_id=fip_id)
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    tags = store.load_tags(conn, [r.id for r in rows])
+    out = []
+    for row in rows:
+        d = store.standard_dict(row)
+        del d["name"]
+        d.update(floating_ip_address=row.floating_ip_address,
+                 floating_network_id=row.floating_network_id, router_id=row.router_id,
+                 port_id=row.fixed_port_id, fixed_ip_address=row.fixed_ip_address,
+                 status=row.status, tags=tags.get(row.id, []))
+        out.append(d)
+    return out
+
+
+def _not_external(network_id: str) -> errors.BadRequest:
+    return c.bad_fip(f"Network {network_id} is not a valid external network")
+
+
+class FloatingIps:
+    """Serves ``floatingips`` with the core collections' interface."""
+
+    table = t.floatingips
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+
+    @property
+    def core(self) -> Any:
+        return self.plugin.core
+
+    # -- reading -----------------------------------------------------------------
+
+    def get(self, ctx: Context, plural: str, fip_id: str) -> dict[str, Any]:
+        with self.plugin.db.reader() as conn:
+            row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id))
+            return to_dicts(conn, [row])[0]
+
+    def list(self, ctx: Context, plural: str,
+             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        f = t.floatingips.c
+        clauses = store.column_clauses(t.floatingips, query.filters, {
+            "port_id": lambda vals: f.fixed_port_id.in_(vals)})
+        if not ctx.is_admin:
+            clauses.append(f.project_id == ctx.project_id)
+        with self.plugin.db.reader() as conn:
+            rows, more = store.paged_select(conn, t.floatingips, clauses, query)
+            return to_dicts(conn, rows), more
+
+    # -- association ---------------------------------------------------------------
+
+    def _association(self, conn: Connection, ctx: Context, fip_id: str, project_id: str,
+                     network_id: str, port_id: str | None, fixed_ip: str | None,
+                     current_port: str | None = None) -> tuple[Any, Any, Any]:
+        """(port_id, fixed_ip_address, router_id) for the request, or Nones."""
+        if fixed_ip and not port_id:
+            raise c.bad_fip("fixed_ip_address cannot be specified without a port_id")
+        if not port_id:
+            return None, None, None
+        port = c.visible_port(conn, ctx, port_id)
+        if port.project_id != project_id and not ctx.is_admin:
+            raise c.bad_fip(f"Cannot process floating IP association with Port {port_id}, "
+                            f"since that port is owned by a different project")
+        if port.device_owner.startswith("network:"):
+            raise c.bad_fip(f"Port {port_id} is unable to be assigned a floating IP")
+        allocs = c.port_ips(conn, [port_id])[port_id]
+        if fixed_ip:
+            if netaddr.IPAddress(fixed_ip).version != 4:
+                raise c.bad_fip(f"Cannot process floating IP association with {fixed_ip}, "
+                                f"since that is not an IPv4 address")
+            chosen = [a for a in allocs if a.ip_address == fixed_ip]
+            if not chosen:
+                raise c.bad_fip(f"Port {port_id} does not have fixed ip {fixed_ip}")
+        else:
+            chosen = [a for a in allocs if netaddr.IPAddress(a.ip_address).version == 4]
+            if not chosen:
+                raise c.bad_fip(f"Cannot add floating IP to port {port_id} that has no "
+                                f"fixed IPv4 addresses")
+            if len(chosen) > 1:
+                raise c.bad_fip(f"Port {port_id} has multiple fixed IPv4 addresses.  Must "
+                                f"provide a specific IPv4 address when assigning a "
+                                f"floating IP")
+        alloc = chosen[0]
+        router_id = self._router_for(conn, port, alloc.subnet_id, network_id)
+        return port_id, alloc.ip_address, router_id
+
+    def _router_for(self, conn: Connection, port: Any, subnet_id: str,
+                    network_id: str) -> str:
+        """A router with an interface on the subnet and a gateway on the
+        external network; the one holding the subnet's gateway IP first."""
+        rp, p, ip = t.routerports.c, t.ports.c, t.ipallocations.c
+        gw_port = t.ports.alias("gw_port")
+        stmt = (sa.select(rp.router_id, ip.ip_address).distinct()
+                .join(t.ports, p.id == rp.port_id)
+                .join(t.ipallocations, ip.port_id == p.id)
+                .join(t.routers, t.routers.c.id == rp.router_id)
+                .join(gw_port, gw_port.c.id == t.routers.c.gw_port_id)
+                .where(rp.port_type.in_(c.INTERFACE_OWNERS), p.network_id == port.network_id,
+                       ip.subnet_id == subnet_id, gw_port.c.network_id == network_id)
+                .order_by(rp.router_id))
+        found = list(conn.execute(stmt))
+        if not found:
+            raise errors.ExternalGatewayForFloatingIPNotFound(
+                subnet_id=subnet_id, external_network_id=network_id, port_id=port.id)
+        gateway_ip = conn.execute(sa.select(t.subnets.c.gateway_ip)
+                                  .where(t.subnets.c.id == subnet_id)).scalar()
+        for row in found:
+            if row.ip_address == gateway_ip:
+                return row.router_id
+        return found[0].router_id
+
+    def _already(self, conn: Connection, fip: dict[str, Any], port_id: str,
+                 fixed_ip: str) -> errors.FloatingIPPortAlreadyAssociated:
+        return errors.FloatingIPPortAlreadyAssociated(
+            port_id=port_id, fip_id=fip["id"], floating_ip_address=fip["address"],
+            fixed_ip=fixed_ip, net_id=fip["network_id"])
+
+    def _check_free(self, conn: Connection, fip: dict[str, Any], port_id: str | None,
+                    fixed_ip: str | None) -> None:
+        if port_id is None:
+            return
+        f = t.floatingips.c
+        taken = conn.execute(sa.select(f.id).where(
+            f.floating_network_id == fip["network_id"], f.fixed_port_id == port_id,
+            f.fixed_ip_address == fixed_ip, f.id != fip["id"]).limit(1)).first()
+        if taken is not None:
+            raise self._already(conn, fip, port_id, fixed_ip or "")
+
+    # -- writing -------------------------------------------------------------------
+
+    def create(self, ctx: Context, plural: str,
+               items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        done: list[dict[str, Any]] = []
+        try:
+            for i, item in enumerate(items):
+                # The reservation covers the whole bulk: checked with the first.
+                done.append(self._create_one(ctx, item, quota=i == 0))
+        except Exception:
+            for fip in done:
+                self.delete(c.internal(), plural, fip["id"])
+            raise
+        return done
+
+    def _create_one(self, ctx: Context, data: dict[str, Any],
+                    quota: bool = True) -> dict[str, Any]:
+        network_id = data["floating_network_id"]
+        project = data["project_id"]
+        fip_id = store.new_id()
+        with self.plugin.db.reader() as conn:
+            c.external_network(conn, network_id, _not_external)
+            v4 = conn.execute(sa.select(t.subnets.c.id).where(
+                t.subnets.c.network_id == network_id, t.subnets.c.ip_version == 4)
+                .limit(1)).first()
+            if v4 is None:
+                raise c.bad_fip(f"Network {network_id} does not contain any IPv4 subnet")
+            # Refuse a bad association before an address is taken for it.
+            self._association(conn, ctx, fip_id, project, network_id, data.get("port_id"),
+                              data.get("fixed_ip_address"))
+        fixed: dict[str, Any] = {}
+        if data.get("subnet_id"):
+            fixed["subnet_id"] = data["subnet_id"]
+        if data.get("floating_ip_address"):
+            fixed["ip_address"] = data["floating_ip_address"]
+        port = self.core.create(c.internal(), "ports", [{
+            "project_id": "", "network_id": network_id, "name": "", "admin_state_up": True,
+            "device_id": fip_id, "device_owner": c.FLOATINGIP,
+            "fixed_ips": [fixed] if fixed else None, "port_security_enabled": False}])[0]
+        try:
+            self.core.write(lambda conn: self._insert(conn, ctx, fip_id, data, port, quota))
+        except Exception:
+            self.core.delete(c.internal(), "ports", port["id"])
+            raise
+        return self.get(ctx, "floatingips", fip_id)
+
+    def _insert(self, conn: Connection, ctx: Context, fip_id: str, data: dict[str, Any],
+                port: dict[str, Any], quota: bool) -> None:
+        if quota:
+            self.plugin.enforce_quota(conn, ctx)
+        network_id = data["floating_network_id"]
+        v4 = [i for i in port["fixed_ips"] if netaddr.IPAddress(i["ip_address"]).version == 4]
+        if not v4:
+            raise errors.ExternalIpAddressExhausted(net_id=network_id)
+        fip = {"id": fip_id, "address": v4[0]["ip_address"], "network_id": network_id}
+        port_id, fixed_ip, router_id = self._association(
+            conn, ctx, fip_id, data["project_id"], network_id, data.get("port_id"),
+            data.get("fixed_ip_address"))
+        self._check_free(conn, fip, port_id, fixed_ip)
+        row = store.standard_row(ctx.project_id, {**data, "id": fip_id}, revision=0)
+        row.update(floating_ip_address=fip["address"], floating_network_id=network_id,
+                   floating_port_id=port["id"], fixed_port_id=port_id,
+                   fixed_ip_address=fixed_ip, router_id=router_id, status=DOWN)
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(t.floatingips).values(**row))
+        except sa_exc.IntegrityError:
+            if port_id is not None:
+                raise self._already(conn, fip, port_id, fixed_ip) from None
+            raise
+        if data.get("tags"):
+            store.set_tags(conn, fip_id, data["tags"])
+        store.bump(conn, t.ports, port["id"], {"status": NOT_APPLICABLE})
+
+    def update(self, ctx: Context, plural: str, fip_id: str, data: dict[str, Any],
+               revision: int | None = None) -> dict[str, Any]:
+        def op(conn: Connection) -> None:
+            row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
+                                for_update=True)
+            store.check_revision(conn, t.floatingips, fip_id, revision)
+            values = {k: data[k] for k in ("description",) if k in data}
+            if "port_id" in data or "fixed_ip_address" in data:
+                port_id = data.get("port_id", row.fixed_port_id)
+                fixed = data.get("fixed_ip_address")
+                if "port_id" not in data and fixed is None:
+                    fixed = row.fixed_ip_address
+                fip = {"id": fip_id, "address": row.floating_ip_address,
+                       "network_id": row.floating_network_id}
+                port_id, fixed, router_id = self._association(
+                    conn, ctx, fip_id, row.project_id, row.floating_network_id, port_id, fixed)
+                self._check_free(conn, fip, port_id, fixed)
+                values.update(fixed_port_id=port_id, fixed_ip_address=fixed,
+                              router_id=router_id)
+            try:
+                with conn.begin_nested():
+                    store.bump(conn, t.floatingips, fip_id, values)
+            except sa_exc.IntegrityError:
+                raise self._already(conn, {"id": fip_id, "address": row.floating_ip_address,
+                                           "network_id": row.floating_network_id},
+                                    values.get("fixed_port_id") or "",
+                                    values.get("fixed_ip_address") or "") from None
+        self.core.write(op)
+        return self.get(ctx, plural, fip_id)
+
+    def delete(self, ctx: Context, plural: str, fip_id: str,
+               revision: int | None = None) -> None:
+        def op(conn: Connection) -> str:
+            row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
+                                for_update=True)
+            store.check_revision(conn, t.floatingips, fip_id, revision)
+            store.delete_tags(conn, fip_id)
+            conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
+            return row.floating_port_id
+        port_id = self.core.write(op)
+        try:
+            self.core.delete(c.internal(), "ports", port_id)
+        except errors.PortNotFound:
+            pass
+
+    def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
+                 remove: list[str] | None = None,
+                 replace: list[str] | None = None) -> list[str]:
+        return self.core.write(lambda conn: store.edit_tags(
+            conn, t.floatingips, "floatingip", rid, lambda: not_found(rid),
+            add, remove, replace))

@@ -1,0 +1,81 @@
+"""What the L3 plugin has to say about core resources (``plugins.events``).
+
+Run inside the core plugin's transactions:
+
+- a port a router owns (gateway, interface) or a floating IP owns cannot
+  be deleted through the ports API (409 ``ServicePortInUse``);
+- a port being deleted loses its floating IPs' associations, atomically;
+- a port whose associated fixed IP is being removed keeps it (400);
+- an external network being deleted takes its unassociated floating IPs
+  with it (upstream's behaviour; associated ones keep it in use).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import events as ev
+from neutrino.plugins import store
+
+
+def subscribe(core: Any) -> None:
+    core.events.subscribe("ports", ev.PRECOMMIT_DELETE, port_deleting)
+    core.events.subscribe("ports", ev.PRECOMMIT_UPDATE, port_updating)
+    core.events.subscribe("networks", ev.PRECOMMIT_DELETE,
+                          lambda conn, ctx, net: network_deleting(core, conn, ctx, net))
+
+
+def _service_port_in_use(port: dict[str, Any]) -> errors.ServicePortInUse:
+    return errors.ServicePortInUse(port_id=port["id"],
+                                   reason=f"has device owner {port['device_owner']}")
+
+
+def port_deleting(conn: Connection, ctx: Context, port: dict[str, Any]) -> None:
+    if conn.execute(sa.select(t.routerports.c.port_id)
+                    .where(t.routerports.c.port_id == port["id"])).first() is not None:
+        raise _service_port_in_use(port)
+    f = t.floatingips.c
+    if conn.execute(sa.select(f.id).where(f.floating_port_id == port["id"])).first():
+        raise _service_port_in_use(port)
+    disassociate(conn, port["id"])
+
+
+def disassociate(conn: Connection, port_id: str) -> None:
+    """Floating IPs of the port let go of it (their revision moves on)."""
+    f = t.floatingips.c
+    for row in conn.execute(sa.select(f.id).where(f.fixed_port_id == port_id)).all():
+        store.bump(conn, t.floatingips, row.id, {"fixed_port_id": None,
+                                                  "fixed_ip_address": None,
+                                                  "router_id": None})
+
+
+def port_updating(conn: Connection, ctx: Context, port: dict[str, Any],
+                  changes: dict[str, Any]) -> None:
+    if "fixed_ips" not in changes:
+        return
+    f = t.floatingips.c
+    held = {r.fixed_ip_address for r in conn.execute(
+        sa.select(f.fixed_ip_address).where(f.fixed_port_id == port["id"]))}
+    if not held:
+        return
+    kept = {i.get("ip_address") for i in changes["fixed_ips"] or []}
+    if not held & kept:
+        raise errors.BadRequest(resource="port", msg=(
+            f"Cannot update the fixed_ips of the port {port['id']}, because its original "
+            f"fixed_ip has been associated to a floating ip"))
+
+
+def network_deleting(core: Any, conn: Connection, ctx: Context,
+                     network: dict[str, Any]) -> None:
+    f = t.floatingips.c
+    rows = conn.execute(sa.select(f.id, f.floating_port_id).where(
+        f.floating_network_id == network["id"], f.fixed_port_id.is_(None))).all()
+    for row in rows:
+        store.delete_tags(conn, row.id)
+        conn.execute(sa.delete(t.floatingips).where(f.id == row.id))
+        core.handlers["ports"].delete(conn, row.floating_port_id, None)

@@ -1,0 +1,130 @@
+"""The L3 service plugin (``service_plugins = router``, L3_ROUTER_NAT).
+
+Routers with an external gateway (``ext-gw-mode``'s SNAT switch), interfaces
+and static routes (``extraroute``, ``extraroute-atomic``), and floating IPs.
+Distributed, HA, flavors and availability zones are not implemented, so
+their attributes and aliases are absent, as upstream shows them when those
+extensions are off.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_policy import policy
+from sqlalchemy import Connection
+
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins.base import ApiExtension, ServicePlugin
+from neutrino.plugins.l3 import guards, resources
+from neutrino.plugins.l3.floatingips import FloatingIps
+from neutrino.plugins.l3.interfaces import Interfaces
+from neutrino.plugins.l3.routers import Routers
+from neutrino.plugins.l3.routes import RouteActions
+from neutrino.quota.engine import Countable
+from neutrino.resources.extensions import ExtensionDescriptor
+
+ROUTER = ExtensionDescriptor(
+    "router", "Neutron L3 Router",
+    "Router abstraction for basic L3 forwarding between L2 Neutron networks and access "
+    "to external networks via a NAT gateway.", "2012-07-20T10:00:00-00:00")
+EXT_GW_MODE = ExtensionDescriptor(
+    "ext-gw-mode", "Neutron L3 Configurable external gateway mode",
+    "Extension of the router abstraction for specifying whether SNAT should occur on "
+    "the external gateway", "2013-03-28T10:00:00-00:00")
+EXTRAROUTE = ExtensionDescriptor(
+    "extraroute", "Neutron Extra Route", "Extra routes configuration for L3 router",
+    "2013-02-01T10:00:00-00:00")
+EXTRAROUTE_ATOMIC = ExtensionDescriptor(
+    "extraroute-atomic", "Atomically add/remove extra routes",
+    "Edit extra routes of a router on server side by atomically adding/removing extra "
+    "routes", "2019-07-10T00:00:00+00:00")
+
+_MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
+_READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
+
+POLICIES = {
+    "create_router": _MEMBER,
+    "create_router:external_gateway_info": _MEMBER,
+    "create_router:external_gateway_info:network_id": _MEMBER,
+    "create_router:external_gateway_info:enable_snat": "rule:admin_only",
+    "create_router:external_gateway_info:external_fixed_ips": "rule:admin_only",
+    "create_router:tags": _MEMBER,
+    "get_router": _READER,
+    "get_router:tags": _READER,
+    "update_router": _MEMBER,
+    "update_router:external_gateway_info": _MEMBER,
+    "update_router:external_gateway_info:network_id": _MEMBER,
+    "update_router:external_gateway_info:enable_snat": "rule:admin_only",
+    "update_router:external_gateway_info:external_fixed_ips": "rule:admin_only",
+    "update_router:tags": _MEMBER,
+    "delete_router": _MEMBER,
+    "delete_router:tags": _MEMBER,
+    "add_router_interface": _MEMBER,
+    "remove_router_interface": _MEMBER,
+    "add_extraroutes": _MEMBER,
+    "remove_extraroutes": _MEMBER,
+    "create_floatingip": _MEMBER,
+    "create_floatingip:floating_ip_address":
+        "(rule:admin_only) or (role:manager and project_id:%(project_id)s)",
+    "create_floatingip:tags": _MEMBER,
+    "get_floatingip": _READER,
+    "get_floatingip:tags": _READER,
+    "update_floatingip": _MEMBER,
+    "update_floatingip:tags": _MEMBER,
+    "delete_floatingip": _MEMBER,
+    "delete_floatingip:tags": _MEMBER,
+}
+
+
+class L3Plugin(ServicePlugin):
+    """Routers and floating IPs (L3_ROUTER_NAT)."""
+
+    service_type = "L3_ROUTER_NAT"
+    supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic")
+
+    def __init__(self, conf: Any, db: Any) -> None:
+        super().__init__(conf, db)
+        self.routers = Routers(self)
+        self.floatingips = FloatingIps(self)
+        self.interfaces = Interfaces(self)
+        self.route_actions = RouteActions(self)
+
+    def connect(self, core: Any) -> None:
+        super().connect(core)
+        guards.subscribe(core)
+
+    def collections(self) -> dict[str, Any]:
+        return {"routers": self.routers, "floatingips": self.floatingips}
+
+    def quota_countables(self) -> list[Countable]:
+        return [Countable("router", t.routers, "quota_router"),
+                Countable("floatingip", t.floatingips, "quota_floatingip"),
+                Countable("router_route", None, "quota_router_route", per_object=True)]
+
+    def extensions(self) -> list[ApiExtension]:
+        router = ApiExtension(
+            descriptor=ROUTER,
+            resources=[resources.router(), resources.floatingip()],
+            actions={"routers": {"add_router_interface": self.interfaces.add,
+                                 "remove_router_interface": self.interfaces.remove,
+                                 "add_extraroutes": self.route_actions.add,
+                                 "remove_extraroutes": self.route_actions.remove}},
+            policies=[policy.RuleDefault(name, check, scope_types=["project"])
+                      for name, check in POLICIES.items()])
+        return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
+                ApiExtension(EXTRAROUTE_ATOMIC)]
+
+    # -- quotas, inside the plugin's own transactions ---------------------------------
+
+    def enforce_quota(self, conn: Connection, ctx: Context) -> None:
+        quota = getattr(self.core, "quota", None)
+        if quota is None:
+            return
+        for project, deltas in sorted(ctx.quota_request.items()):
+            quota.enforce(conn, project, deltas)
+
+    def check_route_limit(self, conn: Connection, project_id: str | None, count: int) -> None:
+        quota = getattr(self.core, "quota", None)
+        if quota is not None and project_id:
+            quota.check_limit(conn, project_id, "router_route", count)

@@ -1,0 +1,170 @@
+"""The ``routers`` collection: rows, how they are shown, and their lifecycle.
+
+A router is its row plus what hangs off it: the gateway port
+(``gateway``), interface ports (``interfaces``) and static routes
+(``routes``). Lists load all of that in a few queries per page, never per
+router.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import store
+from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import gateway as gw
+from neutrino.plugins.l3 import routes as routes_mod
+
+
+def visible_clause(ctx: Context) -> Any:
+    return None if ctx.is_admin else t.routers.c.project_id == ctx.project_id
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    ids = [r.id for r in rows]
+    tags = store.load_tags(conn, ids)
+    routes = store.children(conn, t.routerroutes, "router_id", ids,
+                            (t.routerroutes.c.destination, t.routerroutes.c.nexthop))
+    gw_ids = [r.gw_port_id for r in rows if r.gw_port_id]
+    nets: dict[str, str] = {}
+    for part in store.chunks(gw_ids):
+        nets.update(conn.execute(sa.select(t.ports.c.id, t.ports.c.network_id)
+                                 .where(t.ports.c.id.in_(part))).tuples().all())
+    ips = c.port_ips(conn, gw_ids) if gw_ids else {}
+    out = []
+    for row in rows:
+        d = store.standard_dict(row)
+        info = None
+        if row.gw_port_id and row.gw_port_id in nets:
+            info = {"network_id": nets[row.gw_port_id], "enable_snat": row.enable_snat,
+                    "external_fixed_ips": [{"subnet_id": a.subnet_id,
+                                            "ip_address": a.ip_address}
+                                           for a in ips.get(row.gw_port_id, [])]}
+        d.update(admin_state_up=row.admin_state_up, status=row.status,
+                 external_gateway_info=info,
+                 routes=[{"destination": r.destination, "nexthop": r.nexthop}
+                         for r in routes.get(row.id, [])],
+                 tags=tags.get(row.id, []))
+        out.append(d)
+    return out
+
+
+class Routers:
+    """Serves ``routers`` with the core collections' interface."""
+
+    table = t.routers
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self.gateway = gw.Gateway(plugin)
+
+    @property
+    def core(self) -> Any:
+        return self.plugin.core
+
+    # -- reading -----------------------------------------------------------------
+
+    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
+        with self.plugin.db.reader() as conn:
+            row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
+            return to_dicts(conn, [row])[0]
+
+    def list(self, ctx: Context, plural: str,
+             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        clauses = store.column_clauses(t.routers, query.filters, {})
+        scope = visible_clause(ctx)
+        if scope is not None:
+            clauses.append(scope)
+        with self.plugin.db.reader() as conn:
+            rows, more = store.paged_select(conn, t.routers, clauses, query)
+            return to_dicts(conn, rows), more
+
+    # -- writing -------------------------------------------------------------------
+
+    def create(self, ctx: Context, plural: str,
+               items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        done: list[dict[str, Any]] = []
+        try:
+            for i, item in enumerate(items):
+                # The reservation covers the whole bulk: checked with the first.
+                done.append(self._create_one(ctx, item, quota=i == 0))
+        except Exception:
+            for router in done:  # a bulk create leaves nothing behind
+                self.delete(c.internal(), plural, router["id"])
+            raise
+        return done
+
+    def _create_one(self, ctx: Context, data: dict[str, Any],
+                    quota: bool = True) -> dict[str, Any]:
+        info = data.get("external_gateway_info")
+        if info is not None:
+            with self.plugin.db.reader() as conn:
+                gw.validate(conn, info)
+
+        def insert(conn: Connection) -> str:
+            if quota:
+                self.plugin.enforce_quota(conn, ctx)
+            row = store.standard_row(ctx.project_id, data)
+            row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
+                       gw_port_id=None, enable_snat=self.plugin.conf.enable_snat_by_default)
+            conn.execute(sa.insert(t.routers).values(**row))
+            if data.get("tags"):
+                store.set_tags(conn, row["id"], data["tags"])
+            return row["id"]
+        rid = self.core.write(insert)
+        if info is not None:
+            try:
+                snat = info.get("enable_snat", self.plugin.conf.enable_snat_by_default)
+                self.gateway.attach(rid, info, snat)
+            except Exception:
+                self.delete(c.internal(), "routers", rid)
+                raise
+        return self.get(ctx, "routers", rid)
+
+    def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
+               revision: int | None = None) -> dict[str, Any]:
+        if revision is not None:
+            with self.plugin.db.reader() as conn:
+                store.check_revision(conn, t.routers, rid, revision)
+        if "external_gateway_info" in data:
+            self.gateway.set(ctx, rid, data["external_gateway_info"])
+        values = {k: data[k] for k in ("name", "description", "admin_state_up") if k in data}
+        if values or "routes" in data:
+            def op(conn: Connection) -> None:
+                c.lock_router(conn, rid)
+                if "routes" in data:
+                    routes_mod.replace(self.plugin, conn, rid, data["routes"])
+                store.bump(conn, t.routers, rid, values)
+            self.core.write(op)
+        return self.get(ctx, plural, rid)
+
+    def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
+        """Refused while interfaces are attached; the gateway port goes too."""
+        def op(conn: Connection) -> str | None:
+            row = c.lock_router(conn, rid)
+            store.check_revision(conn, t.routers, rid, revision)
+            attached = [p.id for p in c.router_ports(conn, rid) if p.port_type != c.GATEWAY]
+            if attached:
+                raise errors.RouterInUse(router_id=rid,
+                                         reason="has ports still attached: "
+                                                + ", ".join(attached))
+            conn.execute(sa.delete(t.routerports).where(t.routerports.c.router_id == rid))
+            conn.execute(sa.delete(t.routerroutes).where(t.routerroutes.c.router_id == rid))
+            store.delete_tags(conn, rid)
+            conn.execute(sa.delete(t.routers).where(t.routers.c.id == rid))
+            return row.gw_port_id
+        gw_port = self.core.write(op)
+        if gw_port is not None:
+            self.gateway._delete_port(gw_port)
+
+    def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
+                 remove: list[str] | None = None,
+                 replace: list[str] | None = None) -> list[str]:
+        return self.core.write(lambda conn: store.edit_tags(
+            conn, t.routers, "router", rid, lambda: c.router_not_found(rid),
+            add, remove, replace))
