@@ -53,7 +53,7 @@ def quota_countables() -> list[Countable]:
             Countable("port", t.ports, "quota_port"),
             Countable("subnetpool", t.subnetpools, "quota_subnetpool"),
             Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy",
-                      more_tables=(t.subnetpoolrbacs,))]
+                      more_tables=(t.subnetpoolrbacs, t.qospolicyrbacs))]
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:
