@@ -80,10 +80,15 @@ class Server:
                 self.proc.wait()
 
 
+# What the session server loads besides the core: as etc/neutrino-aio.conf.
+SESSION_EXTRA = ("service_plugins = qos\n"
+                 "[ml2]\nextension_drivers = port_security,qos\nmechanism_drivers = openvswitch\n")
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One noauth server on SQLite shared by the API tests of a session."""
-    srv = Server(tmp_path_factory.mktemp("server")).start()
+    srv = Server(tmp_path_factory.mktemp("server"), extra=SESSION_EXTRA).start()
     yield srv
     srv.stop()
 
