@@ -203,3 +203,16 @@ def test_a_policy_in_use_cannot_be_deleted(server: Server) -> None:
     assert message == f"QoS Policy {pid} is used by port {port}."
     owner.delete(f"/v2.0/ports/{port}")
     assert owner.delete(f"/v2.0/qos/policies/{pid}")[0] == 204
+
+
+def test_without_the_plugin_qos_policies_are_no_rbac_object_type(tmp_path) -> None:
+    from tests.inprocess import CountingApp
+    app = CountingApp(tmp_path)
+    result = app.client.simulate_post("/v2.0/rbac-policies", json={"rbac_policy": {
+        "object_type": "qos_policy", "object_id": ZERO, "action": "access_as_shared",
+        "target_tenant": "*"}})
+    assert result.status_code == 400, result.text
+    assert result.json["NeutronError"]["type"] == "InvalidInput"
+    assert app.client.simulate_get("/v2.0/qos/policies").status_code == 404
+    aliases = [e["alias"] for e in app.client.simulate_get("/v2.0/extensions").json["extensions"]]
+    assert not [a for a in aliases if a.startswith("qos")]

@@ -68,9 +68,9 @@ def test_values_are_validated_as_upstream(owner: Client, pid: str) -> None:
     ]
     for body, kind, message in cases:
         assert error(owner.post(path, {"bandwidth_limit_rule": body}), 400, kind) == message
-    assert error(owner.post(RULES.format(pid, "dscp_marking"),
-                            {"dscp_marking_rule": {"dscp_mark": 17}}), 400,
-                 "HTTPBadRequest") == "Invalid input for dscp_mark. Reason: 17 is not in valid_values."
+    message = error(owner.post(RULES.format(pid, "dscp_marking"),
+                               {"dscp_marking_rule": {"dscp_mark": 17}}), 400, "HTTPBadRequest")
+    assert message == "Invalid input for dscp_mark. Reason: 17 is not in valid_values."
     error(owner.post(RULES.format(pid, "minimum_bandwidth"),
                      {"minimum_bandwidth_rule": {"min_kbps": 1, "direction": "any"}}), 400,
           "HTTPBadRequest")

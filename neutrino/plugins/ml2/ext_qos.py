@@ -21,6 +21,7 @@ from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import default_of, usable
 from neutrino.plugins.qos.support import QosSupport
+from neutrino.resources import extensions, qos
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import Attribute, attr
 
@@ -35,6 +36,7 @@ class QosDriver(ExtensionDriver):
     def __init__(self, conf: Any) -> None:
         super().__init__(conf)
         self.support = QosSupport.from_conf(conf)
+        extensions.register(qos.DESCRIPTORS[0])  # listed even without the plugin
 
     def attributes(self) -> dict[str, list[Attribute]]:
         def policy_attr() -> Attribute:

@@ -25,41 +25,9 @@ from neutrino.resources import qos
 from neutrino.resources import rbac as rbac_res
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import attr
-from neutrino.resources.extensions import ExtensionDescriptor
 
 T = TypeVar("T")
 
-_DESCRIPTORS = [
-    ("qos", "Quality of Service", "The Quality of Service extension.",
-     "2015-06-08T10:00:00-00:00"),
-    ("qos-bw-limit-direction", "Direction for QoS bandwidth limit rule",
-     "Allow to configure QoS bandwidth limit rule with specific direction: ingress or egress",
-     "2017-04-10T10:00:00-00:00"),
-    ("qos-bw-minimum-ingress", "Ingress direction for QoS minimum bandwidth rule",
-     "Allow to configure QoS minumum bandwidth rule with ingress direction.",
-     "2018-07-09T10:00:00-00:00"),
-    ("qos-default", "QoS default policy", "Expose the QoS default policy per project",
-     "2017-041-06T10:00:00-00:00"),
-    ("qos-port-network-policy", "QoS port network policy ID",
-     "Adds a the QoS network ID to the port definition", "2019-11-01T10:00:00-00:00"),
-    ("qos-pps-minimum", "QoS minimum packet rate rule",
-     "Allow to configure QoS minimum packet rate rule.", "2021-07-14T10:00:00-00:00"),
-    ("qos-pps-minimum-rule-alias", "QoS minimum packet rate rule alias",
-     "API to enable GET, PUT and DELETE operations on QoS minimum packet rate rule without "
-     "specifying policy ID", "2021-10-22T10:00:00-00:00"),
-    ("qos-pps", "QoS Rule Type Packet per Second Extension",
-     "Add QoS Rule Type Packet per Second", "2021-05-12T10:00:00-00:00"),
-    ("qos-rule-type-details", "Details of QoS rule types",
-     "Expose details about QoS rule types supported by loaded backend drivers",
-     "2017-06-22T10:00:00-00:00"),
-    ("qos-rule-type-filter", "Allow to filter the list of QoS rule types",
-     "Allows to filter the QoS rule type list adding two new flags. \"all_rules\" prints all "
-     "implemented QoS rule types.\"all_supported\" prints all supported QoS rule types by "
-     "the loaded mechanism drivers", "2022-02-02T10:00:00-00:00"),
-    ("qos-rules-alias", "Quality of Service rules alias API",
-     "API to enable GET, PUT and DELETE operations on QoS policy rules without specifying "
-     "policy ID", "2018-10-07T10:00:00-00:00"),
-]
 
 _MANAGER = "(rule:admin_only) or (role:manager and project_id:%(project_id)s)"
 _PARENT_READER = "(rule:admin_only) or (role:reader and rule:ext_parent_owner)"
@@ -103,7 +71,7 @@ class QosPlugin(ServicePlugin):
     """Quality of Service: policies of bandwidth, DSCP and packet rate rules."""
 
     service_type = "QOS"
-    supported_extension_aliases = tuple(alias for alias, *_ in _DESCRIPTORS)
+    supported_extension_aliases = tuple(d.alias for d in qos.DESCRIPTORS)
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -126,12 +94,12 @@ class QosPlugin(ServicePlugin):
         resources = [qos.policy(), qos.rule_type_resource()]
         resources += [qos.rule(r) for r in qos.RULE_TYPES.values()]
         resources += [qos.alias_rule(qos.RULE_TYPES[n]) for n in qos.ALIASED]
-        out = [ApiExtension(descriptor=ExtensionDescriptor(*_DESCRIPTORS[0]),
+        out = [ApiExtension(descriptor=qos.DESCRIPTORS[0],
                             resources=resources, policies=_policies(),
                             attributes={"rbac_policies": [attr(
                                 "object_type", _object_type, allow_post=True,
                                 enforce_policy=True, is_filter=True, is_sort_key=True)]})]
-        out += [ApiExtension(descriptor=ExtensionDescriptor(*d)) for d in _DESCRIPTORS[1:]]
+        out += [ApiExtension(descriptor=d) for d in qos.DESCRIPTORS[1:]]
         return out
 
     def collections(self) -> dict[str, Any]:
@@ -152,7 +120,8 @@ class QosPlugin(ServicePlugin):
 
     # -- the collection interface ----------------------------------------------------
 
-    def create(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def create(self, ctx: Context, plural: str,
+               items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if plural == qos.POLICIES:
             def make(conn: Any) -> list[dict[str, Any]]:
                 ids = [self.policies.create(conn, ctx, item) for item in items]
