@@ -182,7 +182,17 @@ def test_shared_true_shares_with_everyone(server: Server) -> None:
     status, body = owner.get(f"/v2.0/rbac-policies?object_id={pid}")
     assert [(e["object_type"], e["target_tenant"]) for e in body["rbac_policies"]] == [
         ("qos_policy", "*")]
-    owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}})
+    # Unsharing is refused while another project's port uses the policy.
+    user = Client(server.url, uuid.uuid4().hex, "member")
+    status, net = user.post("/v2.0/networks", {"network": {"name": "n"}})
+    status, port = user.post("/v2.0/ports", {"port": {"network_id": net["network"]["id"],
+                                                      "qos_policy_id": pid}})
+    assert status == 201, port
+    error(owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}}), 409,
+          "RbacPolicyInUse")
+    user.delete(f"/v2.0/ports/{port['port']['id']}")
+    status, body = owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}})
+    assert status == 200 and body["policy"]["shared"] is False
     error(other.get(f"/v2.0/qos/policies/{pid}"), 404, "QosPolicyNotFound")
 
 
