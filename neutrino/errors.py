@@ -7,6 +7,8 @@ Every layer raises these; only the API layer turns them into responses.
 """
 from __future__ import annotations
 
+from typing import Any
+
 
 class NeutronException(Exception):
     """Base of every user-visible error; ``message`` is a format string."""
@@ -708,6 +710,48 @@ class RouterInterfaceInUseByRoute(InUse):
                "cannot be deleted, as it is required by one or more routes.")
 
 
+# -- QoS (``qos``) -------------------------------------------------------------------
+
+class QosPolicyNotFound(NotFound):
+    message = "QoS policy %(policy_id)s could not be found."
+
+
+class QosRuleNotFound(NotFound):
+    message = "QoS rule %(rule_id)s for policy %(policy_id)s could not be found."
+
+
+class QoSPolicyDefaultAlreadyExists(Conflict):
+    message = "A default QoS policy exists for project %(project_id)s."
+
+
+class QosPolicyInUse(InUse):
+    message = "QoS Policy %(policy_id)s is used by %(object_type)s %(object_id)s."
+
+
+class QosRuleNotSupported(Conflict):
+    message = "Rule %(rule_type)s is not supported by port %(port_id)s"
+
+
+class QosRuleNotSupportedByNetwork(Conflict):
+    message = "Rule %(rule_type)s is not supported by network %(network_id)s"
+
+
+class QoSRuleParameterConflict(Conflict):
+    message = ("Unable to add the rule with value %(rule_value)s to the policy "
+               "%(policy_id)s as the existing rule of type %(existing_rule)s has value "
+               "%(existing_value)s.")
+
+
+class QoSRulesConflict(Conflict):
+    message = ("Rule %(new_rule_type)s conflicts with rule %(rule_id)s which already "
+               "exists in QoS Policy %(policy_id)s.")
+
+
+class PolicyRemoveAuthorizationError(NotAuthorized):
+    message = ("Failed to remove provided policy %(policy_id)s because you are not "
+               "authorized.")
+
+
 _NOT_FOUND = {
     "agent": lambda rid: AgentNotFound(id=rid),
     "network": lambda rid: NetworkNotFound(net_id=rid),
@@ -729,7 +773,21 @@ _NOT_FOUND = {
 }
 
 
-def not_found(singular: str, rid: str) -> NeutronException:
-    """The 404 upstream answers for resource ``singular`` with id ``rid``."""
+# Sub-resources name their parent in the message (a QoS rule its policy).
+_CHILD_NOT_FOUND: dict[str, Any] = {}
+
+
+def register_not_found(singular: str, factory: Any, child: bool = False) -> None:
+    """Let a plugin name the 404 of its resource: ``factory(rid)``, or
+    ``factory(rid, parent_id)`` for a sub-resource (``child``)."""
+    (_CHILD_NOT_FOUND if child else _NOT_FOUND)[singular] = factory
+
+
+def not_found(singular: str, rid: str, parent_id: str | None = None) -> NeutronException:
+    """The 404 upstream answers for resource ``singular`` with id ``rid``
+    (reached under ``parent_id`` for a sub-resource)."""
+    child = _CHILD_NOT_FOUND.get(singular)
+    if child is not None:
+        return child(rid, parent_id or "")
     factory = _NOT_FOUND.get(singular)
     return factory(rid) if factory else ResourceNotFound()

@@ -53,7 +53,8 @@ def quota_countables() -> list[Countable]:
             Countable("port", t.ports, "quota_port"),
             Countable("subnetpool", t.subnetpools, "quota_subnetpool"),
             Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy",
-                      more_tables=(t.subnetpoolrbacs, t.addressscoperbacs)),
+                      more_tables=(t.subnetpoolrbacs, t.addressscoperbacs,
+                                   t.qospolicyrbacs)),
             Countable("security_group", t.securitygroups, "quota_security_group"),
             Countable("security_group_rule", t.securitygrouprules,
                       "quota_security_group_rule")]

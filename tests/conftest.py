@@ -80,9 +80,9 @@ class Server:
                 self.proc.wait()
 
 
-# What the session server adds to the defaults: the service plugins whose
-# API the tests drive (as ``make run`` offers them, etc/neutrino-aio.conf).
-SESSION_EXTRA = "service_plugins = metering,segments,trunk,router\n"
+# What the session server loads besides the core: as etc/neutrino-aio.conf.
+SESSION_EXTRA = ("service_plugins = router,qos,metering,segments,trunk\n"
+                 "[ml2]\nextension_drivers = port_security,qos\nmechanism_drivers = openvswitch\n")
 
 
 @pytest.fixture(scope="session")

@@ -197,11 +197,16 @@ class Member:
     def _visible(self, ctx: Context, rid: str, targets: Targets,
                  pid: str | None = None) -> dict[str, Any]:
         under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
-        item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
+        try:
+            item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
+        except errors.NotFound:
+            if not under_parent:
+                raise
+            raise not_found_for(self.rdef, rid, pid) from None
         if under_parent and item.get(self.rdef.parent_key) != pid:
-            raise not_found_for(self.rdef, rid)
+            raise not_found_for(self.rdef, rid, pid)
         if not self.api.policy.check(ctx, f"get_{self.rdef.policy_singular}", targets.of(item)):
-            raise not_found_for(self.rdef, rid)
+            raise not_found_for(self.rdef, rid, pid)
         self.api.extend(ctx, self.rdef.plural, [item])
         return item
 

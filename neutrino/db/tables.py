@@ -363,6 +363,65 @@ addressscoperbacs = Table(
     UniqueConstraint("target_tenant", "object_id", "action"),
 )
 
+
+# -- QoS (``qos`` service plugin and ML2 extension driver) ------------------------
+
+qos_policies = Table(
+    "qos_policies", metadata,
+    *_standard(),
+)
+
+# A project's default policy (``qos-default``): given to its new networks
+# that name none. One row per project, so "one default" is the primary key.
+qos_policy_defaults = Table(
+    "qos_policy_defaults", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("qos_policy_id", String(36), _fk("qos_policies"), nullable=False, index=True),
+)
+
+# Every rule type in one table: the columns a type does not use stay NULL.
+# ``direction`` is '' for types without one (DSCP marking), so the unique
+# key also allows one rule per type and direction for those.
+qos_rules = Table(
+    "qos_rules", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("qos_policy_id", String(36), _fk("qos_policies"), nullable=False),
+    Column("rule_type", String(32), nullable=False),
+    Column("direction", String(16), nullable=False, default=""),
+    Column("max_kbps", BigInteger),
+    Column("max_burst_kbps", BigInteger),
+    Column("min_kbps", BigInteger),
+    Column("dscp_mark", Integer),
+    Column("max_kpps", BigInteger),
+    Column("max_burst_kpps", BigInteger),
+    Column("min_kpps", BigInteger),
+    Column("created_at", DateTime, nullable=False),
+    UniqueConstraint("qos_policy_id", "rule_type", "direction"),
+)
+
+qos_network_policy_bindings = Table(
+    "qos_network_policy_bindings", metadata,
+    Column("network_id", String(36), _fk("networks"), primary_key=True),
+    Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
+)
+
+qos_port_policy_bindings = Table(
+    "qos_port_policy_bindings", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
+)
+
+# RBAC entries on QoS policies (object type ``qos_policy``), as for networks.
+qospolicyrbacs = Table(
+    "qospolicyrbacs", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("object_id", String(36), _fk("qos_policies"), nullable=False, index=True),
+    Column("action", String(255), nullable=False),
+    Column("target_tenant", String(255), nullable=False),
+    UniqueConstraint("target_tenant", "object_id", "action"),
+)
+
 # ``metering``: labels and the traffic rules counted under them; a label's
 # rules go with it.
 meteringlabels = Table(

@@ -69,14 +69,19 @@ class Kind:
             return dependent_port(conn, obj.id, obj.project_id, target, removing)
         if self.object_type == "address_scope":
             return dependent_pool(conn, obj.id, obj.project_id, target, removing)
+        if self.object_type == "qos_policy":
+            return dependent_qos_binding(conn, obj.id, obj.project_id, target, removing)
         return dependent_subnet(conn, obj.id, obj.project_id, target, removing)
 
 
+# ``qos_policy`` entries are accepted only while the QoS plugin is loaded
+# (it adds the type to the RBAC collection); the table is always there.
 KINDS: dict[str, Kind] = {
     "network": Kind("network", t.networks, t.networkrbacs, "networks"),
     "subnetpool": Kind("subnetpool", t.subnetpools, t.subnetpoolrbacs, "objects"),
     "address_scope": Kind("address_scope", t.address_scopes, t.addressscoperbacs, "objects",
                           revisioned=False),
+    "qos_policy": Kind("qos_policy", t.qos_policies, t.qospolicyrbacs, "objects"),
 }
 
 
@@ -322,6 +327,22 @@ def dependent_pool(conn: Connection, scope_id: str, owner: str, target: str,
     p = t.subnetpools.c
     return _dependent(conn, t.subnetpools, [p.address_scope_id == scope_id,
                                             p.project_id != owner], target, remaining)
+
+
+def dependent_qos_binding(conn: Connection, policy_id: str, owner: str, target: str,
+                          removing: Sequence[str]) -> str | None:
+    """A network or port of another project using the QoS policy through ``removing``."""
+    remaining = _remaining(conn, t.qospolicyrbacs, policy_id, removing)
+    if remaining is None:
+        return None
+    for objects, bindings, key in ((t.networks, t.qos_network_policy_bindings, "network_id"),
+                                   (t.ports, t.qos_port_policy_bindings, "port_id")):
+        bound = sa.select(bindings.c[key]).where(bindings.c.policy_id == policy_id)
+        found = _dependent(conn, objects, [objects.c.id.in_(bound),
+                                           objects.c.project_id != owner], target, remaining)
+        if found is not None:
+            return found
+    return None
 
 
 # -- the rbac_policies collection ----------------------------------------------------

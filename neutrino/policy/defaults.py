@@ -32,6 +32,8 @@ BASE = {
     'baremetal_device': 'field:port:device_owner=~^baremetal:',
     'manila_device': 'field:port:device_owner=~^manila:',
     'default': 'rule:admin_or_owner',
+    'admin_or_ext_parent_owner': 'rule:context_is_admin or project_id:%(ext_parent:project_id)s',
+    'ext_parent_owner': 'project_id:%(ext_parent:project_id)s',
     'restrict_wildcard': '(not field:rbac_policy:target_tenant=* and not field:rbac_policy:target_project=*) or rule:admin_only',
     'sg_owner': 'project_id:%(security_group:project_id)s',
     'admin_or_sg_owner': 'rule:context_is_admin or project_id:%(security_group:project_id)s',

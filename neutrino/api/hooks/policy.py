@@ -60,9 +60,13 @@ class Targets:
                 self._networks[net_id] = found.get(net_id)
 
     def of(self, item: dict[str, Any]) -> dict[str, Any]:
-        if self.parent is not None and item.get("project_id") is None:
+        if self.parent is not None:
+            # Upstream's rules on sub-resources read the parent's owner as
+            # ``ext_parent:project_id`` (``rule:ext_parent_owner``).
             owner = self.parent.get("project_id")
-            item = {**item, "project_id": owner, "tenant_id": owner}
+            item = {**item, "ext_parent:project_id": owner, "ext_parent:tenant_id": owner}
+            if item.get("project_id") is None:
+                item.update(project_id=owner, tenant_id=owner)
         group_id = item.get("security_group_id")
         if group_id and isinstance(group_id, str):
             owner = self.group_owner(group_id)
@@ -81,8 +85,9 @@ class Targets:
         return target
 
 
-def not_found_for(rdef: ResourceDef, rid: str) -> errors.NeutronException:
-    return errors.not_found(rdef.singular, rid)
+def not_found_for(rdef: ResourceDef, rid: str,
+                  parent_id: str | None = None) -> errors.NeutronException:
+    return errors.not_found(rdef.singular, rid, parent_id)
 
 
 class Shaper:

@@ -158,6 +158,14 @@ class MechanismDriver(abc.ABC):
     ignore the CRUD hooks.
     """
 
+    # QoS: the rule types this driver can enforce, each with the parameter
+    # ranges or values it supports (``neutrino.resources.qos.Param``), and
+    # the ports it enforces them on: by ``vif_type`` once bound, by
+    # ``vnic_type`` before. No rule types: the driver does not handle QoS.
+    qos_rules: dict[str, dict[str, Any]] = {}
+    qos_vif_types: tuple[str, ...] = ()
+    qos_vnic_types: tuple[str, ...] = ()
+
     def __init__(self, conf: Any) -> None:
         self.conf = conf
         self.name = type(self).__name__  # the manager sets the configured name

@@ -10,6 +10,7 @@ from __future__ import annotations
 from neutrino.plugins.ml2 import agents_db
 from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
 from neutrino.plugins.ml2.mech_api import VIF_TYPE_BRIDGE, VNIC_NORMAL
+from neutrino.resources import qos
 
 
 class LinuxbridgeMechanismDriver(AgentMechanismDriver):
@@ -17,3 +18,11 @@ class LinuxbridgeMechanismDriver(AgentMechanismDriver):
     vif_type = VIF_TYPE_BRIDGE
     supported_vnic_types = (VNIC_NORMAL,)
     mapping_keys = ("interface_mappings", "bridge_mappings")
+    # tc on the tap device: bandwidth limits both ways, and DSCP marking.
+    qos_rules = {
+        qos.BANDWIDTH_LIMIT: {"max_kbps": qos.value_range(), "max_burst_kbps": qos.value_range(),
+                              "direction": qos.choices(*qos.DIRECTIONS)},
+        qos.DSCP_MARKING: {"dscp_mark": qos.choices(*qos.DSCP_MARKS)},
+    }
+    qos_vif_types = (VIF_TYPE_BRIDGE, "tap")
+    qos_vnic_types = (VNIC_NORMAL,)

@@ -13,6 +13,7 @@ from neutrino.plugins.ml2 import agents_db
 from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
 from neutrino.plugins.ml2.mech_api import (VIF_TYPE_OVS, VNIC_DIRECT, VNIC_NORMAL, PortContext,
                                            SegmentDict)
+from neutrino.resources import qos
 
 
 class OpenvswitchMechanismDriver(AgentMechanismDriver):
@@ -20,6 +21,21 @@ class OpenvswitchMechanismDriver(AgentMechanismDriver):
     vif_type = VIF_TYPE_OVS
     supported_vnic_types = (VNIC_NORMAL, VNIC_DIRECT)
     mapping_keys = ("bridge_mappings",)
+    # Every rule type, in both directions (minimum packet rate also "any").
+    qos_rules = {
+        qos.BANDWIDTH_LIMIT: {"max_kbps": qos.value_range(), "max_burst_kbps": qos.value_range(),
+                              "direction": qos.choices(*qos.DIRECTIONS)},
+        qos.PACKET_RATE_LIMIT: {"max_kpps": qos.value_range(),
+                                "max_burst_kpps": qos.value_range(),
+                                "direction": qos.choices(*qos.DIRECTIONS)},
+        qos.DSCP_MARKING: {"dscp_mark": qos.choices(*qos.DSCP_MARKS)},
+        qos.MINIMUM_BANDWIDTH: {"min_kbps": qos.value_range(),
+                                "direction": qos.choices(*qos.DIRECTIONS)},
+        qos.MINIMUM_PACKET_RATE: {"min_kpps": qos.value_range(),
+                                  "direction": qos.choices(qos.ANY, *qos.DIRECTIONS)},
+    }
+    qos_vif_types = (VIF_TYPE_OVS, "vhostuser")
+    qos_vnic_types = (VNIC_NORMAL, VNIC_DIRECT)
 
     def accepts_vnic(self, context: PortContext) -> bool:
         # A direct (SR-IOV) port is OVS's only with hardware offload.

@@ -14,6 +14,7 @@ from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
 from neutrino.plugins.ml2.mech_api import (VIF_TYPE_HOSTDEV_PHY, VIF_TYPE_HW_VEB, VNIC_DIRECT,
                                            VNIC_DIRECT_PHYSICAL, VNIC_MACVTAP, PortContext,
                                            SegmentDict)
+from neutrino.resources import qos
 
 
 class SriovNicSwitchMechanismDriver(AgentMechanismDriver):
@@ -22,6 +23,15 @@ class SriovNicSwitchMechanismDriver(AgentMechanismDriver):
     supported_vnic_types = (VNIC_DIRECT, VNIC_MACVTAP, VNIC_DIRECT_PHYSICAL)
     base_network_types = ("flat", "vlan")
     mapping_keys = ("device_mappings",)
+    # The NIC limits what leaves a virtual function and guarantees a minimum.
+    qos_rules = {
+        qos.BANDWIDTH_LIMIT: {"max_kbps": qos.value_range(), "max_burst_kbps": qos.value_range(),
+                              "direction": qos.choices(qos.EGRESS)},
+        qos.MINIMUM_BANDWIDTH: {"min_kbps": qos.value_range(),
+                                "direction": qos.choices(*qos.DIRECTIONS)},
+    }
+    qos_vif_types = (VIF_TYPE_HW_VEB,)
+    qos_vnic_types = (VNIC_DIRECT, VNIC_MACVTAP, VNIC_DIRECT_PHYSICAL)
 
     def network_types(self, agent: dict[str, Any]) -> set[str]:
         return set(self.base_network_types)  # no tunnels on a virtual function

@@ -1,7 +1,7 @@
 """address scopes (with RBAC) and metering labels and rules
 
 Revision ID: 0012_scopes_metering
-Revises: 0010_security_groups
+Revises: 0011_qos
 
 Subnet pools already carry ``address_scope_id``; it gains an index, since
 a scope's pools are looked up by it (overlap checks, deletion).
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0012_scopes_metering'
-down_revision = '0010_security_groups'
+down_revision = '0011_qos'
 branch_labels = None
 depends_on = None
 

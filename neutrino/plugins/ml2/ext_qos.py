@@ -1,0 +1,126 @@
+"""``qos``: the QoS policy of a network or a port (``qos_policy_id``).
+
+A caller may attach a policy it can use (its own, or one shared with its
+project; admins any), else the policy "does not exist" (404). A new network
+without one gets its project's default policy (``qos-default``). Ports also
+show their network's policy (``qos_network_policy_id``, read-only). The
+policy must be enforceable where it is attached (``QosRuleNotSupported``);
+replacing a policy the caller could not use itself is refused, as upstream.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.plugins import store
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.plugins.qos import bindings
+from neutrino.plugins.qos.policies import default_of, usable
+from neutrino.plugins.qos.support import QosSupport
+from neutrino.resources import extensions, qos
+from neutrino.resources import validators as v
+from neutrino.resources.attributes import Attribute, attr
+
+ATTR = "qos_policy_id"
+NETWORK_ATTR = "qos_network_policy_id"
+NB, PB = bindings.NB, bindings.PB
+
+
+class QosDriver(ExtensionDriver):
+    extension_alias = "qos"
+
+    def __init__(self, conf: Any) -> None:
+        super().__init__(conf)
+        self.support = QosSupport.from_conf(conf)
+        extensions.register(qos.DESCRIPTORS[0])  # listed even without the plugin
+
+    def attributes(self) -> dict[str, list[Attribute]]:
+        def policy_attr() -> Attribute:
+            return attr(ATTR, v.or_none(v.uuid), default=None, allow_post=True, allow_put=True,
+                        enforce_policy=True)
+        return {"networks": [policy_attr()],
+                "ports": [policy_attr(), attr(NETWORK_ATTR)]}
+
+    # -- writes -----------------------------------------------------------------------
+
+    def _policy_rules(self, conn: Connection, ctx: Context, policy_id: str) -> list[dict[str, Any]]:
+        if usable(conn, ctx, policy_id) is None:
+            raise errors.QosPolicyNotFound(policy_id=policy_id)
+        return bindings.rules_of(conn, policy_id)
+
+    def process_create(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        policy_id = data.get(ATTR)
+        if plural == "networks":
+            if policy_id is None:
+                policy_id = default_of(conn, data.get("project_id") or ctx.project_id or "")
+                if policy_id is None:
+                    return
+                rules = bindings.rules_of(conn, policy_id)
+            else:
+                rules = self._policy_rules(conn, ctx, policy_id)
+            bindings.check_network(self.support, rules, resource_id)
+            conn.execute(sa.insert(NB).values(network_id=resource_id, policy_id=policy_id))
+        elif plural == "ports":
+            if policy_id is not None:
+                rules = self._policy_rules(conn, ctx, policy_id)
+                conn.execute(sa.insert(PB).values(port_id=resource_id, policy_id=policy_id))
+            elif bindings.inherits_network_policy(data.get("device_owner")):
+                inherited = bindings.network_policy(conn, data["network_id"])
+                rules = bindings.rules_of(conn, inherited) if inherited else []
+            else:
+                rules = []
+            vnic = data.get("binding:vnic_type") or "normal"
+            bindings.check_ports(self.support, rules, [(resource_id, "unbound", vnic)])
+
+    def process_update(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        if ATTR not in data or plural not in ("networks", "ports"):
+            return
+        table, key = (NB, "network_id") if plural == "networks" else (PB, "port_id")
+        old = conn.execute(sa.select(table.c.policy_id)
+                           .where(table.c[key] == resource_id)).scalar()
+        new = data[ATTR]
+        if old == new:
+            return
+        if old is not None and usable(conn, ctx, old) is None:
+            raise errors.PolicyRemoveAuthorizationError(policy_id=old)
+        conn.execute(sa.delete(table).where(table.c[key] == resource_id))
+        if new is None:
+            return
+        rules = self._policy_rules(conn, ctx, new)
+        if plural == "networks":
+            bindings.check_network(self.support, rules, resource_id)
+            bindings.check_ports(self.support, rules,
+                                 bindings.network_ports_inheriting(conn, resource_id))
+        else:
+            vif, vnic = bindings.port_binding(conn, resource_id)
+            bindings.check_ports(self.support, rules, [(resource_id, vif, vnic)])
+        conn.execute(sa.insert(table).values(**{key: resource_id, "policy_id": new}))
+
+    # -- reads ------------------------------------------------------------------------
+
+    def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
+        if plural == "networks":
+            found = self._bound(conn, NB, "network_id", [i["id"] for i in items])
+            for item in items:
+                item[ATTR] = found.get(item["id"])
+        elif plural == "ports":
+            own = self._bound(conn, PB, "port_id", [i["id"] for i in items])
+            nets = self._bound(conn, NB, "network_id", [i["network_id"] for i in items])
+            for item in items:
+                item[ATTR] = own.get(item["id"])
+                item[NETWORK_ATTR] = nets.get(item["network_id"])
+
+    @staticmethod
+    def _bound(conn: Connection, table: Any, key: str, ids: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for part in store.chunks(list(dict.fromkeys(ids))):
+            out.update((r[0], r[1]) for r in conn.execute(
+                sa.select(table.c[key], table.c.policy_id).where(table.c[key].in_(part))))
+        return out
+
