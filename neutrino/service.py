@@ -73,7 +73,7 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
         extend(resources)
     api = Api(conf=conf, plugin=plugin, policy=Policy(conf), resources=resources,
               aliases=sorted(set(plugins.aliases) | set(QUOTA_ALIASES)),
-              owners=dict(plugins.owners))
+              owners=dict(plugins.owners), directory=plugins)
     use_policy = getattr(plugin, "use_policy", None)
     if use_policy is not None:
         use_policy(api.policy)

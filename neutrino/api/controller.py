@@ -46,6 +46,7 @@ class Api:
     actions: dict[tuple[str, str], Any] = field(default_factory=dict)
     request_hooks: list[Any] = field(default_factory=list)
     notifier: NotifierHook = field(default_factory=NotifierHook)
+    directory: Any = None  # the loaded plugins (``plugins.directory.Directory``)
 
     def plugin_for(self, plural: str) -> Any:
         return self.owners.get(plural, self.plugin)

@@ -69,9 +69,14 @@ class Server(BaseApplication):
 
 
 def _plugin_endpoints(conf: cfg.ConfigOpts) -> dict[str, list[Any]]:
+    """Every loaded plugin's RPC endpoints, by topic (built in the RPC process)."""
     from neutrino.service import build_api
-    plugin = build_api(conf).plugin
-    return plugin.rpc_endpoints() if hasattr(plugin, "rpc_endpoints") else {}
+    out: dict[str, list[Any]] = {}
+    for plugin in build_api(conf).directory.all_plugins():
+        endpoints = getattr(plugin, "rpc_endpoints", None)
+        for topic, found in (endpoints() if endpoints else {}).items():
+            out.setdefault(topic, []).extend(found)
+    return out
 
 
 def run(conf: cfg.ConfigOpts) -> None:

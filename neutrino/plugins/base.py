@@ -80,6 +80,10 @@ class ServicePlugin(abc.ABC):
         subscribe to its ``events`` (``neutrino.plugins.events``)."""
         self.core = core
 
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        """What agents call on this plugin, by topic (served by the RPC process)."""
+        return {}
+
     def extensions(self) -> list[ApiExtension]:
         """The API extensions this plugin brings."""
         return []

@@ -183,6 +183,8 @@ class CorePlugin:
                 except Exception:  # noqa: BLE001 - report the driver's error, not this
                     LOG.exception("could not undo create of %s %s", plural, item["id"])
             raise
+        for item in created:
+            self.events.notify(plural, ev.AFTER_CREATE, ctx, item)
         return created
 
     def _enforce_quota(self, conn: Any, ctx: Context) -> None:
@@ -213,38 +215,45 @@ class CorePlugin:
         ml2 = self.ml2.applies(plural)
 
         notify = self.events.wants(plural, ev.PRECOMMIT_UPDATE)
+        after = self.events.wants(plural, ev.AFTER_UPDATE)
 
-        def op(conn: Any) -> tuple[dict[str, Any], Any]:
-            original = self._load_one(conn, plural, rid) if ml2 or notify else None
+        def op(conn: Any) -> tuple[dict[str, Any], Any, Any]:
+            original = self._load_one(conn, plural, rid) if ml2 or notify or after else None
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
             handler.update(conn, ctx, rid, data, revision)
             self.extensions.process_update(conn, ctx, plural, data, rid)
             current = self._load_one(conn, plural, rid)
             if not ml2:
-                return current, None
+                return current, None, original
             context = self.ml2.context(conn, plural, current, original)
             self.ml2.precommit("update", plural, context)
-            return current, context
-        current, context = self._write(op)
+            return current, context, original
+        current, context, original = self._write(op)
         if context is not None:
             self.ml2.postcommit("update", plural, context)
+        if after:
+            self.events.notify(plural, ev.AFTER_UPDATE, ctx, original, current)
         return current
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         handler = self._handler(plural)
         notify = self.events.wants(plural, ev.PRECOMMIT_DELETE)
+        after = self.events.wants(plural, ev.AFTER_DELETE)
         if not self.ml2.applies(plural):
             check = getattr(handler, "before_delete", None)  # rules that need the caller
 
-            def plain(conn: Any) -> None:
+            def plain(conn: Any) -> Any:
                 if check is not None:
                     check(conn, ctx, rid)
+                current = self._load_one(conn, plural, rid) if notify or after else None
                 if notify:
-                    self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx,
-                                       self._load_one(conn, plural, rid))
+                    self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
                 handler.delete(conn, rid, revision)
-            self._write(plain)
+                return current
+            gone = self._write(plain)
+            if after:
+                self.events.notify(plural, ev.AFTER_DELETE, ctx, gone)
             return
 
         def op(conn: Any) -> Any:
@@ -260,6 +269,8 @@ class CorePlugin:
         context = self._write(op)
         # The resource is gone: a driver failing now can only be logged.
         self.ml2.postcommit("delete", plural, context, raise_on_error=False)
+        if after:
+            self.events.notify(plural, ev.AFTER_DELETE, ctx, context.current)
 
     def action(self, ctx: Context, plural: str, rid: str, name: str,
                body: dict[str, Any]) -> dict[str, Any]:

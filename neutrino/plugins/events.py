@@ -7,21 +7,30 @@ trunk's parent port cannot go away. The core plugin must not import those
 plugins (the layers flow one way), so it announces its transactions here
 and the plugins subscribe when they are loaded.
 
-Callbacks run inside the core plugin's transaction (``conn``): raising
-refuses the operation and rolls everything back; writing makes the
-plugin's change atomic with the core's.
+Precommit callbacks run inside the core plugin's transaction (``conn``):
+raising refuses the operation and rolls everything back; writing makes the
+plugin's change atomic with the core's. After-commit callbacks run once the
+change is durable (to tell agents or the compute service); they cannot undo
+it, so their failures are logged and the API call still succeeds.
 """
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from typing import Any, Callable
+
+LOG = logging.getLogger(__name__)
 
 # (conn, ctx, resource) for deletes; (conn, ctx, original, changes) for updates
 Callback = Callable[..., None]
 
 PRECOMMIT_DELETE = "precommit_delete"  # the resource as loaded, before its rows go
 PRECOMMIT_UPDATE = "precommit_update"  # the resource before the change, and the change
-EVENTS = (PRECOMMIT_DELETE, PRECOMMIT_UPDATE)
+AFTER_CREATE = "after_create"  # (ctx, resource) once committed
+AFTER_UPDATE = "after_update"  # (ctx, original, current) once committed
+AFTER_DELETE = "after_delete"  # (ctx, resource as it was) once committed
+AFTER = (AFTER_CREATE, AFTER_UPDATE, AFTER_DELETE)
+EVENTS = (PRECOMMIT_DELETE, PRECOMMIT_UPDATE, *AFTER)
 
 
 class Events:
@@ -39,5 +48,15 @@ class Events:
         return bool(self._subscribers.get((plural, event)))
 
     def notify(self, plural: str, event: str, *args: Any) -> None:
+        if event in AFTER:
+            self._notify_after(plural, event, *args)
+            return
         for callback in self._subscribers.get((plural, event), ()):
             callback(*args)
+
+    def _notify_after(self, plural: str, event: str, *args: Any) -> None:
+        for callback in self._subscribers.get((plural, event), ()):
+            try:
+                callback(*args)
+            except Exception:  # noqa: BLE001 - the change is committed; tell, never undo
+                LOG.exception("%s %s subscriber %r failed", plural, event, callback)

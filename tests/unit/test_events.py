@@ -43,6 +43,17 @@ class GuardPlugin(ServicePlugin):
         self.renames: list[tuple[str, str]] = []
         core.events.subscribe("ports", ev.PRECOMMIT_DELETE, self._refuse_guarded)
         core.events.subscribe("networks", ev.PRECOMMIT_UPDATE, self._record)
+        self.after: list[tuple[str, Any]] = []
+        core.events.subscribe("ports", ev.AFTER_CREATE,
+                              lambda ctx, port: self.after.append(("create", port["name"])))
+        core.events.subscribe("ports", ev.AFTER_UPDATE, lambda ctx, old, new: self.after.append(
+            ("update", (old["name"], new["name"]))))
+        core.events.subscribe("ports", ev.AFTER_DELETE,
+                              lambda ctx, port: self.after.append(("delete", port["name"])))
+        core.events.subscribe("networks", ev.AFTER_CREATE, self._fail)
+
+    def _fail(self, ctx: Any, network: dict[str, Any]) -> None:
+        raise RuntimeError("a broken subscriber")
 
     def _refuse_guarded(self, conn: Any, ctx: Any, port: dict[str, Any]) -> None:
         if port["name"] == "guarded":
@@ -86,5 +97,22 @@ def test_update_subscribers_see_the_original_and_the_change(app: CountingApp) ->
 
 
 def _guard_of(app: CountingApp) -> GuardPlugin:
-    owners = [cb.__self__ for cbs in app.api.plugin.events._subscribers.values() for cb in cbs]
+    owners = [getattr(cb, "__self__", None)
+              for cbs in app.api.plugin.events._subscribers.values() for cb in cbs]
     return next(o for o in owners if isinstance(o, GuardPlugin))
+
+
+def test_after_commit_subscribers_see_each_change_once_it_is_made(app: CountingApp) -> None:
+    net = _post(app, "/v2.0/networks", {"network": {"name": "n"}})["network"]  # one fails
+    port = _post(app, "/v2.0/ports", {"port": {"network_id": net["id"], "name": "a"}})["port"]
+    app.client.simulate_put(f"/v2.0/ports/{port['id']}", json={"port": {"name": "b"}})
+    assert app.client.simulate_delete(f"/v2.0/ports/{port['id']}").status_code == 204
+    assert _guard_of(app).after == [("create", "a"), ("update", ("a", "b")), ("delete", "b")]
+
+
+def test_a_failing_after_commit_subscriber_does_not_fail_the_committed_change(
+        app: CountingApp) -> None:
+    created = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "kept"}})
+    assert created.status_code == 201
+    shown = app.client.simulate_get(f"/v2.0/networks/{created.json['network']['id']}")
+    assert shown.json["network"]["name"] == "kept"
