@@ -11,7 +11,7 @@ import pytest
 
 from neutrino.rpc.casts import Casts
 from neutrino.rpc.transport import rpc_transport
-from neutrino.service import make_conf
+from tests.rpc.bus import agent_conf
 
 
 class Recorder:
@@ -26,13 +26,6 @@ class Recorder:
         self.seen.set()
 
 
-def conf_for(tmp: Path, vhost: str | None, host: str = "h") -> Any:
-    path = tmp / f"{host}.conf"
-    bus = f"transport_url = rabbit://guest:guest@127.0.0.1:5672/{vhost}\n" if vhost else ""
-    path.write_text(f"[DEFAULT]\nhost = {host}\n{bus}")
-    return make_conf(["--config-file", str(path)])
-
-
 @pytest.fixture
 def agents(tmp_path: Path, vhost: str) -> Iterator[dict[str, Recorder]]:
     """Two hosts' agents listening on topic ``t``."""
@@ -40,7 +33,7 @@ def agents(tmp_path: Path, vhost: str) -> Iterator[dict[str, Recorder]]:
     for host in ("h1", "h2"):
         recorder = Recorder(host)
         server = oslo_messaging.get_rpc_server(
-            rpc_transport(conf_for(tmp_path, vhost, host)),
+            rpc_transport(agent_conf(tmp_path, vhost, host)),
             oslo_messaging.Target(topic="t", server=host), [recorder], executor="threading")
         server.start()
         recorders[host], servers = recorder, servers + [server]
@@ -54,7 +47,7 @@ def agents(tmp_path: Path, vhost: str) -> Iterator[dict[str, Recorder]]:
 
 def test_a_cast_to_one_host_reaches_only_that_hosts_agent(
         tmp_path: Path, vhost: str, agents: dict[str, Recorder]) -> None:
-    casts = Casts(conf_for(tmp_path, vhost, "server"))
+    casts = Casts(agent_conf(tmp_path, vhost, "server"))
     assert casts.cast("t", "port_update", server="h2", port={"id": "p"})
     assert agents["h2"].seen.wait(20)
     assert agents["h2"].calls == [("port_update", {"port": {"id": "p"}})]
@@ -64,13 +57,13 @@ def test_a_cast_to_one_host_reaches_only_that_hosts_agent(
 
 def test_a_fanout_reaches_every_agent(tmp_path: Path, vhost: str,
                                       agents: dict[str, Recorder]) -> None:
-    casts = Casts(conf_for(tmp_path, vhost, "server"))
+    casts = Casts(agent_conf(tmp_path, vhost, "server"))
     assert casts.cast("t", "port_update", fanout=True, port={"id": "q"})
     assert all(r.seen.wait(20) for r in agents.values())
     assert [r.calls for r in agents.values()] == [[("port_update", {"port": {"id": "q"}})]] * 2
 
 
 def test_without_a_bus_nothing_is_sent(tmp_path: Path) -> None:
-    casts = Casts(conf_for(tmp_path, None))
+    casts = Casts(agent_conf(tmp_path, None, "h"))
     assert casts.enabled is False
     assert casts.cast("t", "port_update", fanout=True) is False

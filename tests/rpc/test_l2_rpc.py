@@ -12,8 +12,8 @@ import pytest
 
 from neutrino.agents.base import Agent
 from neutrino.agents.rpc import PluginApi
-from neutrino.service import make_conf
 from tests.conftest import Client, Server
+from tests.rpc.bus import agent_conf, bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 500:600\n")
@@ -26,10 +26,6 @@ class OvsAgent(Agent):
 
     def configurations(self) -> dict[str, Any]:
         return {"bridge_mappings": {}, "tunnel_types": ["vxlan"]}
-
-
-def bus(vhost: str) -> str:
-    return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +46,7 @@ def admin(srv: Server) -> Client:
 def host(srv: Server, vhost: str, tmp_path: Path) -> Iterator[tuple[str, PluginApi]]:
     """A host whose OVS agent has reported in, and that agent's RPC client."""
     name = f"host-{uuid.uuid4().hex[:6]}"
-    conf_file = tmp_path / "agent.conf"
-    conf_file.write_text(f"[DEFAULT]\nhost = {name}\ntransport_url = {bus(vhost)}\n")
-    conf = make_conf(["--config-file", str(conf_file)])
+    conf = agent_conf(tmp_path, vhost, name)
     agent = OvsAgent(conf)
     deadline = time.monotonic() + 30
     while agent.report_state() is None and time.monotonic() < deadline:

@@ -8,8 +8,8 @@ from typing import Any, Iterator
 import pytest
 
 from neutrino.agents.base import Agent
-from neutrino.service import make_conf
 from tests.conftest import Client, Server
+from tests.rpc.bus import agent_conf, bus
 
 DOWN_TIME = 3
 
@@ -24,10 +24,6 @@ class RecordingAgent(Agent):
 
     def availability_zone(self) -> str | None:
         return "az-test"
-
-
-def bus(vhost: str) -> str:
-    return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +41,7 @@ def admin(srv: Server) -> Client:
 
 
 def agent_for(tmp: Path, vhost: str, host: str) -> RecordingAgent:
-    conf_file = tmp / f"agent-{host}.conf"
-    conf_file.write_text(f"[DEFAULT]\nhost = {host}\ntransport_url = {bus(vhost)}\n"
-                         "[AGENT]\nreport_interval = 0.5\n")
-    return RecordingAgent(make_conf(["--config-file", str(conf_file)]))
+    return RecordingAgent(agent_conf(tmp, vhost, host, "[AGENT]\nreport_interval = 0.5\n"))
 
 
 def shown(admin: Client, host: str) -> dict[str, Any] | None:
