@@ -257,9 +257,9 @@ def default_statefulness() -> ResourceDef:
                     has_tags=False, null_project=True)
     r.add(
         attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
-        attr("project_id", v.string(255), default=None, allow_post=True,
+        attr("project_id", v.or_none(v.string(255)), default=None, allow_post=True,
              required_by_policy=True, is_filter=True, is_sort_key=True),
-        attr("tenant_id", v.string(255), default=None, allow_post=True,
+        attr("tenant_id", v.or_none(v.string(255)), default=None, allow_post=True,
              required_by_policy=True, is_visible=False),
         attr("stateful", v.boolean, default=True, allow_post=True, allow_put=True,
              is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
