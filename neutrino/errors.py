@@ -631,6 +631,27 @@ class SecurityGroupRuleExists(InUse):
     message = "Security group rule already exists. Rule id is %(rule_id)s."
 
 
+class DefaultSecurityGroupRuleNotFound(NotFound):
+    message = "Default Security Group rule %(id)s does not exist"
+
+
+class DefaultSecurityGroupRuleExists(InUse):
+    message = "Default Security group rule already exists. Rule id is %(rule_id)s."
+
+
+class DuplicateDefaultSgRuleInPost(InUse):
+    message = "Duplicate Default Security Group Rule in POST."
+
+
+class SecurityGroupDefaultStatefulnessNotFound(NotFound):
+    message = "Security group default statefulness %(id)s could not be found."
+
+
+class SecurityGroupDefaultStatefulnessAlreadyExists(Conflict):
+    message = ("A security group default statefulness setting already exists for "
+               "project '%(project_id)s'.")
+
+
 class SecurityGroupConflict(Conflict):
     message = "Error %(reason)s while attempting the operation."
 
@@ -767,6 +788,9 @@ _NOT_FOUND = {
     # Segments have no owner: a hidden one is the web layer's 404.
     "segment": lambda rid: HTTPNotFound(),
     "security_group": lambda rid: SecurityGroupNotFound(id=rid),
+    "default_security_group_rule": lambda rid: DefaultSecurityGroupRuleNotFound(id=rid),
+    "security_groups_default_statefulness":
+        lambda rid: SecurityGroupDefaultStatefulnessNotFound(id=rid),
     "address_group": lambda rid: AddressGroupNotFound(address_group_id=rid),
     "router": lambda rid: RouterNotFound(router_id=rid),
     "floatingip": lambda rid: FloatingIPNotFound(floatingip_id=rid),

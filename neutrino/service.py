@@ -54,7 +54,8 @@ def quota_countables() -> list[Countable]:
             Countable("subnetpool", t.subnetpools, "quota_subnetpool"),
             Countable("rbac_policy", t.networkrbacs, "quota_rbac_policy",
                       more_tables=(t.subnetpoolrbacs, t.addressscoperbacs,
-                                   t.qospolicyrbacs)),
+                                   t.qospolicyrbacs, t.securitygrouprbacs,
+                                   t.addressgrouprbacs)),
             Countable("security_group", t.securitygroups, "quota_security_group"),
             Countable("security_group_rule", t.securitygrouprules,
                       "quota_security_group_rule")]

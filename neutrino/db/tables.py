@@ -532,6 +532,58 @@ securitygroupportbindings = Table(
 )
 
 
+# ``rbac-security-groups`` / ``rbac-address-group``: groups shared by RBAC
+# entries, as networks are.
+securitygrouprbacs = Table(
+    "securitygrouprbacs", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("object_id", String(36), _fk("securitygroups"), nullable=False, index=True),
+    Column("action", String(255), nullable=False),
+    Column("target_tenant", String(255), nullable=False),
+    UniqueConstraint("target_tenant", "object_id", "action"),
+)
+
+addressgrouprbacs = Table(
+    "addressgrouprbacs", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("object_id", String(36), _fk("address_groups"), nullable=False, index=True),
+    Column("action", String(255), nullable=False),
+    Column("target_tenant", String(255), nullable=False),
+    UniqueConstraint("target_tenant", "object_id", "action"),
+)
+
+# ``security-groups-default-rules``: the templates new groups get their rules
+# from. ``remote_group_id`` is free text: ``PARENT`` means "the new group".
+securitygroupdefaultrules = Table(
+    "securitygroupdefaultrules", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("description", String(255)),
+    Column("remote_group_id", String(36)),
+    Column("remote_address_group_id", String(36)),
+    Column("direction", String(16), nullable=False),
+    Column("ethertype", String(40)),
+    Column("protocol", String(40)),
+    Column("port_range_min", Integer),
+    Column("port_range_max", Integer),
+    Column("remote_ip_prefix", String(255)),
+    Column("used_in_default_sg", Boolean, nullable=False, default=False),
+    Column("used_in_non_default_sg", Boolean, nullable=False, default=True),
+)
+
+# ``security-groups-default-statefulness``: the ``stateful`` a new group gets
+# when it names none; one row per project, and at most one with no project
+# (the system-wide setting; NULLs do not collide in a unique key, so the
+# plugin checks that one itself).
+security_groups_default_statefulness = Table(
+    "security_groups_default_statefulness", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), unique=True),
+    Column("stateful", Boolean, nullable=False, default=True),
+)
+
+
 # -- L3 (service plugin ``router``) ---------------------------------------------
 
 # Routers. ``gw_port_id`` is the port on the external network (project '');

@@ -4,7 +4,9 @@ Addresses are normalised to their network (``10.0.0.1/24`` is
 ``10.0.0.0/24``) and change only through the ``add_addresses`` and
 ``remove_addresses`` actions: adding one already there, or removing one
 that is not, changes nothing and says which. A group that a rule names
-cannot be deleted.
+cannot be deleted. Groups are shared by RBAC entries (``rbac-address-group``):
+``shared`` is per caller and hidden, read by policy only; a project may name
+a group shared with it as a rule's remote.
 """
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import rbac, store
 
 AG = t.address_groups
+KIND = "address_group"
 ADDR = t.address_associations
 
 
@@ -31,14 +34,15 @@ def _ordered(addresses: list[str]) -> list[str]:
     return sorted(addresses, key=lambda a: (netaddr.IPNetwork(a).version, netaddr.IPNetwork(a)))
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any],
+             ctx: Context | None = None) -> list[dict[str, Any]]:
     addrs = store.children(conn, ADDR, "address_group_id", [r.id for r in rows])
     out = []
     for row in rows:
         d = store.standard_dict(row)
         d["addresses"] = _ordered([a.address for a in addrs.get(row.id, [])])
         out.append(d)
-    return out
+    return rbac.present(conn, ctx, out, KIND)
 
 
 class AddressGroups:
@@ -58,10 +62,15 @@ class AddressGroups:
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         clauses = store.column_clauses(AG, query.filters, {})
-        if not ctx.is_admin:
-            clauses.append(AG.c.project_id == ctx.project_id)
+        scope = rbac.visible_clause(ctx, KIND)
+        if scope is not None:
+            clauses.append(scope)
         rows, more = store.paged_select(conn, AG, clauses, query)
-        return to_dicts(conn, rows), more
+        return to_dicts(conn, rows, ctx), more
+
+    def present(self, conn: Connection, ctx: Context | None,
+                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return rbac.present(conn, ctx, dicts, KIND)
 
     def update(self, conn: Connection, ctx: Context, ag_id: str, data: dict[str, Any],
                revision: int | None) -> None:
@@ -97,9 +106,8 @@ class AddressGroups:
             self._add(conn, ag_id, cidrs)
         else:
             self._remove(conn, ag_id, cidrs)
-        out = self.get(conn, ag_id)
-        out["shared"] = False
-        return {"address_group": out}
+        row = store.get_row(conn, AG, ag_id, lambda: not_found(ag_id))
+        return {"address_group": to_dicts(conn, [row], ctx)[0]}
 
     def _current(self, conn: Connection, ag_id: str) -> set[str]:
         return {r.address for r in conn.execute(

@@ -30,6 +30,8 @@ from neutrino.plugins.networks import Networks
 from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
 from neutrino.plugins.ports import Ports
 from neutrino.plugins.security_groups import SecurityGroups
+from neutrino.plugins.sg_default_rules import DefaultSecurityGroupRules
+from neutrino.plugins.sg_statefulness import DefaultStatefulness
 from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
@@ -52,6 +54,8 @@ CORE_ALIASES = (
     "security-group", "address-group", "security-groups-remote-address-group",
     "security-groups-normalized-cidr", "stateful-security-group",
     "port-security-groups-filtering", "security-groups-rules-belongs-to-default-sg",
+    "security-groups-default-rules", "security-groups-default-statefulness",
+    "rbac-security-groups", "rbac-address-group", "security-groups-shared-filtering",
 )
 
 
@@ -63,7 +67,7 @@ class CorePlugin:
     def __init__(self, conf: Any, db: Database) -> None:
         self.conf = conf
         self.db = db
-        self.quota: Any = None  # a QuotaEngine, set by the service assembly
+        self._quota: Any = None  # a QuotaEngine, set by the service assembly
         self.events = ev.Events()  # service plugins' say in core transactions
         self.type_manager = TypeManager(conf)  # refuses bad ML2 options
         self.extensions = ExtensionManager(conf)
@@ -89,7 +93,19 @@ class CorePlugin:
             "security_groups": self.security_groups,
             "security_group_rules": SecurityGroupRules(self.security_groups),
             "address_groups": AddressGroups(),
+            "default_security_group_rules": DefaultSecurityGroupRules(),
+            "security_groups_default_statefulness": DefaultStatefulness(),
         }
+
+    @property
+    def quota(self) -> Any:
+        return self._quota
+
+    @quota.setter
+    def quota(self, engine: Any) -> None:
+        """Security groups need it too: a new group's rules must fit the quota."""
+        self._quota = engine
+        self.security_groups.quota = engine
 
     def initialize(self) -> None:
         """Start-up work on the database, once per server before workers fork:

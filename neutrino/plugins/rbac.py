@@ -71,6 +71,10 @@ class Kind:
             return dependent_pool(conn, obj.id, obj.project_id, target, removing)
         if self.object_type == "qos_policy":
             return dependent_qos_binding(conn, obj.id, obj.project_id, target, removing)
+        if self.object_type == "security_group":
+            return dependent_group_port(conn, obj.id, obj.project_id, target, removing)
+        if self.object_type == "address_group":
+            return dependent_group_rule(conn, obj.id, obj.project_id, target, removing)
         return dependent_subnet(conn, obj.id, obj.project_id, target, removing)
 
 
@@ -82,6 +86,9 @@ KINDS: dict[str, Kind] = {
     "address_scope": Kind("address_scope", t.address_scopes, t.addressscoperbacs, "objects",
                           revisioned=False),
     "qos_policy": Kind("qos_policy", t.qos_policies, t.qospolicyrbacs, "objects"),
+    "security_group": Kind("security_group", t.securitygroups, t.securitygrouprbacs,
+                           "objects"),
+    "address_group": Kind("address_group", t.address_groups, t.addressgrouprbacs, "objects"),
 }
 
 
@@ -343,6 +350,30 @@ def dependent_qos_binding(conn: Connection, policy_id: str, owner: str, target: 
         if found is not None:
             return found
     return None
+
+
+def dependent_group_port(conn: Connection, group_id: str, owner: str, target: str,
+                         removing: Sequence[str]) -> str | None:
+    """A port of another project filtered by the security group through ``removing``."""
+    remaining = _remaining(conn, t.securitygrouprbacs, group_id, removing)
+    if remaining is None:
+        return None
+    b = t.securitygroupportbindings.c
+    bound = sa.select(b.port_id).where(b.security_group_id == group_id)
+    return _dependent(conn, t.ports, [t.ports.c.id.in_(bound), t.ports.c.project_id != owner],
+                      target, remaining)
+
+
+def dependent_group_rule(conn: Connection, ag_id: str, owner: str, target: str,
+                         removing: Sequence[str]) -> str | None:
+    """A security group rule of another project naming the address group as
+    its remote through ``removing``."""
+    remaining = _remaining(conn, t.addressgrouprbacs, ag_id, removing)
+    if remaining is None:
+        return None
+    r = t.securitygrouprules.c
+    return _dependent(conn, t.securitygrouprules, [r.remote_address_group_id == ag_id,
+                                                   r.project_id != owner], target, remaining)
 
 
 # -- the rbac_policies collection ----------------------------------------------------

@@ -10,8 +10,14 @@ whole operation reruns (``db.engine.retrying``) and then finds the
 winner's group. The ``create_default_security_group`` policy says who may
 cause it to be made.
 
-A group is shown with its rules; groups are never shared here (no RBAC
-for groups), so ``shared`` is always false.
+A new group's rules come from the templates of
+``/v2.0/default-security-group-rules`` (``sg_default_rules``), checked
+against the project's rule quota first, as upstream; its ``stateful``, when
+not given, from ``security-groups-default-statefulness``.
+
+A group is shown with its rules. Groups are shared by RBAC entries
+(``rbac-security-groups``): ``shared`` is per caller, as for networks, and
+a project may put a group shared with it on its ports.
 """
 from __future__ import annotations
 
@@ -23,38 +29,33 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import sg_rules, store
+from neutrino.plugins import rbac, sg_default_rules, sg_rules, sg_statefulness, store
+from neutrino.resources.attributes import AUTO
 
 G = t.securitygroups
 DEFAULT_SG = t.default_security_group
 BINDINGS = t.securitygroupportbindings
 DEFAULT_DESCRIPTION = "Default security group"
-SELF = object()  # a template's remote group: the group being created
-
-# What upstream gives new groups: every group lets all traffic out; the
-# default group also lets in traffic from its own members.
-NEW_GROUP_RULES = [{"direction": "egress", "ethertype": "IPv4"},
-                   {"direction": "egress", "ethertype": "IPv6"}]
-DEFAULT_GROUP_RULES = NEW_GROUP_RULES + [
-    {"direction": "ingress", "ethertype": "IPv4", "remote_group_id": SELF},
-    {"direction": "ingress", "ethertype": "IPv6", "remote_group_id": SELF}]
+KIND = "security_group"
 
 
 def not_found(group_id: str) -> errors.SecurityGroupNotFound:
     return errors.SecurityGroupNotFound(id=group_id)
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any],
+             ctx: Context | None = None) -> list[dict[str, Any]]:
+    """Groups with their rules; ``shared`` as ``ctx`` sees it (no caller: ``*`` only)."""
     ids = [r.id for r in rows]
     tags = store.load_tags(conn, ids)
     rules = sg_rules.of_groups(conn, ids)
     out = []
     for row in rows:
         d = store.standard_dict(row)
-        d.update(stateful=row.stateful, shared=False,
-                 security_group_rules=rules.get(row.id, []), tags=tags.get(row.id, []))
+        d.update(stateful=row.stateful, security_group_rules=rules.get(row.id, []),
+                 tags=tags.get(row.id, []))
         out.append(d)
-    return out
+    return rbac.present(conn, ctx, out, KIND)
 
 
 class SecurityGroups:
@@ -66,6 +67,7 @@ class SecurityGroups:
         self.db = db
         self.write = write  # runs fn(conn) in one writer transaction, rerun on lost races
         self.policy: Any = None  # the policy engine, once the API has one
+        self.quota: Any = None  # the quota engine: a new group's rules must fit
 
     # -- the default group ----------------------------------------------------------
 
@@ -89,7 +91,7 @@ class SecurityGroups:
             return found
         group_id = self._insert(conn, project_id, {"name": "default",
                                                    "description": DEFAULT_DESCRIPTION},
-                                DEFAULT_GROUP_RULES, rule_description=None)
+                                for_default=True)
         # The key on the project: a concurrent creator fails here and reruns.
         conn.execute(sa.insert(DEFAULT_SG).values(project_id=project_id,
                                                   security_group_id=group_id))
@@ -109,23 +111,28 @@ class SecurityGroups:
     # -- shared helpers -------------------------------------------------------------
 
     def _insert(self, conn: Connection, project_id: str, data: dict[str, Any],
-                rules: list[dict[str, Any]], rule_description: str | None) -> str:
+                for_default: bool) -> str:
+        """The group and its rules from the templates, if the rule quota allows."""
+        if self.quota is not None:
+            self.quota.enforce(conn, project_id, {
+                "security_group_rule": sg_default_rules.count(conn, for_default)})
         row = store.standard_row(project_id, data)
-        row["stateful"] = data.get("stateful", True)
+        stateful = data.get("stateful", AUTO)
+        row["stateful"] = (sg_statefulness.default_for(conn, project_id)
+                           if stateful is AUTO else stateful)
         conn.execute(sa.insert(G).values(**row))
-        for template in rules:
-            rule = {**template, "security_group_id": row["id"]}
-            if rule.get("remote_group_id") is SELF:
-                rule["remote_group_id"] = row["id"]
-            sg_rules.insert(conn, project_id, rule, rule_description)
+        sg_default_rules.instantiate(conn, project_id, row["id"], for_default,
+                                     sg_rules.insert)
         return row["id"]
 
     @staticmethod
     def check_usable(conn: Connection, ctx: Context, group_id: str, project_id: str | None,
                      for_update: bool = False) -> Any:
-        """The group, if it exists and ``project_id`` may use it (admins: any)."""
+        """The group, if it exists and ``project_id`` may use it: its own or
+        one shared with it (admins: any)."""
         row = store.get_row(conn, G, group_id, lambda: not_found(group_id), for_update)
-        if not (ctx.is_admin or row.project_id == project_id):
+        if not (ctx.is_admin or row.project_id == project_id
+                or rbac.shared_ids(conn, project_id, [group_id], KIND)):
             raise not_found(group_id)
         return row
 
@@ -149,7 +156,7 @@ class SecurityGroups:
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         project = data["project_id"]
         self.ensure_default(conn, ctx, project)
-        group_id = self._insert(conn, project, data, NEW_GROUP_RULES, rule_description=None)
+        group_id = self._insert(conn, project, data, for_default=False)
         if data.get("tags"):
             store.set_tags(conn, group_id, data["tags"])
         return group_id
@@ -158,13 +165,20 @@ class SecurityGroups:
         row = store.get_row(conn, G, group_id, lambda: not_found(group_id))
         return to_dicts(conn, [row])[0]
 
+    def present(self, conn: Connection, ctx: Context | None,
+                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``shared`` as this caller sees it."""
+        return rbac.present(conn, ctx, dicts, KIND)
+
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(G, query.filters, {})
-        if not ctx.is_admin:
-            clauses.append(G.c.project_id == ctx.project_id)
+        special = {"shared": lambda vals: rbac.bool_filter(ctx.project_id, G.c.id, vals, KIND)}
+        clauses = store.column_clauses(G, query.filters, special)
+        scope = rbac.visible_clause(ctx, KIND)
+        if scope is not None:
+            clauses.append(scope)
         rows, more = store.paged_select(conn, G, clauses, query)
-        return to_dicts(conn, rows), more
+        return to_dicts(conn, rows, ctx), more
 
     def update(self, conn: Connection, ctx: Context, group_id: str, data: dict[str, Any],
                revision: int | None) -> None:

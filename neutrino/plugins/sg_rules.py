@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import rbac, store
 from neutrino.resources import security_groups as res
 
 R = t.securitygrouprules
@@ -232,7 +232,8 @@ class SecurityGroupRules:
     def _check_address_group(conn: Connection, ctx: Context, ag_id: str, project: str) -> None:
         row = conn.execute(sa.select(t.address_groups.c.project_id)
                            .where(t.address_groups.c.id == ag_id)).first()
-        if row is None or not (ctx.is_admin or row.project_id == project):
+        if row is None or not (ctx.is_admin or row.project_id == project
+                               or rbac.shared_ids(conn, project, [ag_id], "address_group")):
             raise errors.AddressGroupNotFound(address_group_id=ag_id)
 
     def get(self, conn: Connection, rule_id: str) -> dict[str, Any]:

@@ -180,6 +180,15 @@ _SECURITY_GROUP = {
     'create_security_group_rule': '(rule:admin_only) or (role:member and rule:sg_owner)',
     'get_security_group_rule': '(rule:admin_only) or (role:reader and rule:sg_owner)',
     'delete_security_group_rule': '(rule:admin_only) or (role:member and rule:sg_owner)',
+    # security-groups-default-rules
+    'create_default_security_group_rule': 'rule:admin_only',
+    'get_default_security_group_rule': 'role:reader',
+    'delete_default_security_group_rule': 'rule:admin_only',
+    # security-groups-default-statefulness
+    'create_security_groups_default_statefulness': '(rule:admin_only) or (role:manager and project_id:%(project_id)s)',
+    'get_security_groups_default_statefulness': '(rule:admin_only) or (role:reader and project_id:%(project_id)s)',
+    'update_security_groups_default_statefulness': '(rule:admin_only) or (role:manager and project_id:%(project_id)s)',
+    'delete_security_groups_default_statefulness': '(rule:admin_only) or (role:manager and project_id:%(project_id)s)',
 }
 
 _ADDRESS_GROUP = {

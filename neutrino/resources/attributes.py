@@ -86,6 +86,9 @@ class ResourceDef:
     # sub-resources after parent and child (``get_policy_bandwidth_limit_rule``).
     policy_name: str = ""
     primary_key: str = "id"  # what markers name (``network_id`` for IP availabilities)
+    # ``project_id: null`` in a create body means "no project" (a system-wide
+    # setting), not "the caller's project"; only admins may say it.
+    null_project: bool = False
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:

@@ -21,7 +21,9 @@ ACCESS_AS_EXTERNAL = "access_as_external"
 # further types (qos_policy, security_group, ...) with their plugins.
 OBJECT_TYPES: dict[str, tuple[str, ...]] = {"network": (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL),
                                              "subnetpool": (ACCESS_AS_SHARED,),
-                                             "address_scope": (ACCESS_AS_SHARED,)}
+                                             "address_scope": (ACCESS_AS_SHARED,),
+                                             "security_group": (ACCESS_AS_SHARED,),
+                                             "address_group": (ACCESS_AS_SHARED,)}
 
 # A project id as Keystone writes it (32 hex digits) or as a dashed UUID.
 _PROJECT_ID = re.compile(r"^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")

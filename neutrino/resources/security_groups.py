@@ -147,10 +147,11 @@ def security_group() -> ResourceDef:
     r.add(
         attr("name", group_name, default="", allow_post=True, allow_put=True,
              is_filter=True, is_sort_key=True),
-        attr("stateful", v.boolean, default=True, allow_post=True, allow_put=True,
+        # Not given: the project's default statefulness (or true).
+        attr("stateful", v.boolean, default=AUTO, allow_post=True, allow_put=True,
              is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
-        # Without RBAC for groups (rbac-security-groups) nothing is shared.
-        attr("shared"),
+        # ``rbac-security-groups``: per caller; ``security-groups-shared-filtering``.
+        attr("shared", is_filter=True, convert_filter=v.filter_bool),
         attr("security_group_rules"),
         attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
     )
@@ -195,7 +196,9 @@ def address_group() -> ResourceDef:
     keep = ("id", "name", "description", "tenant_id", "project_id", "created_at",
             "updated_at", "revision_number")
     r.add(*[a for a in standard_attributes() if a.name in keep])
-    r.add(attr("addresses", addresses, default=AUTO, allow_post=True))
+    r.add(attr("addresses", addresses, default=AUTO, allow_post=True),
+          # ``rbac-address-group``: per caller, read by policy, never shown.
+          attr("shared", is_visible=False))
     r.actions = {"add_addresses": "PUT", "remove_addresses": "PUT"}
     return r
 
@@ -208,5 +211,62 @@ def port_security_groups() -> list[Any]:
                  allow_put=True, is_filter=True, convert_filter=str)]
 
 
+PARENT = "PARENT"  # a template's remote group: the group being created
+
+
+def default_security_group_rule() -> ResourceDef:
+    """``security-groups-default-rules``: the templates new groups' rules come
+    from. As upstream, which groups a template is for must always be said."""
+    r = ResourceDef("default_security_group_rule", "default_security_group_rules",
+                    url_name="default-security-group-rules", has_tags=False)
+    r.add(
+        attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
+        attr("tenant_id", v.string(255), default=None, allow_post=True,
+             required_by_policy=True, is_visible=False),
+        attr("description", v.string(255), default="", allow_post=True, is_filter=True),
+        # Free text, as upstream: ``PARENT`` or a group's id.
+        attr("remote_group_id", _plain_id, default=None, allow_post=True,
+             is_filter=True, is_sort_key=True),
+        attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
+             is_filter=True, is_sort_key=True),
+        attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
+        attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
+             is_sort_key=True),
+        attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
+             is_sort_key=True, convert_filter=v.filter_int),
+        attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
+             is_sort_key=True, convert_filter=v.filter_int),
+        attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
+             is_sort_key=True),
+        attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
+             is_filter=True, is_sort_key=True),
+        attr("used_in_default_sg", v.boolean, allow_post=True, is_filter=True,
+             convert_filter=v.filter_bool),
+        attr("used_in_non_default_sg", v.boolean, allow_post=True, is_filter=True,
+             convert_filter=v.filter_bool),
+    )
+    return r
+
+
+def default_statefulness() -> ResourceDef:
+    """``security-groups-default-statefulness``: the ``stateful`` new groups
+    get when they name none, per project or (``project_id: null``, admins
+    only) for everyone. Upstream names resource and collection alike."""
+    name = "security_groups_default_statefulness"
+    r = ResourceDef(name, name, url_name="security-groups-default-statefulness",
+                    has_tags=False, null_project=True)
+    r.add(
+        attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
+        attr("project_id", v.or_none(v.string(255)), default=None, allow_post=True,
+             required_by_policy=True, is_filter=True, is_sort_key=True),
+        attr("tenant_id", v.or_none(v.string(255)), default=None, allow_post=True,
+             required_by_policy=True, is_visible=False),
+        attr("stateful", v.boolean, default=True, allow_post=True, allow_put=True,
+             is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
+    )
+    return r
+
+
 def resources() -> list[ResourceDef]:
-    return [security_group(), security_group_rule(), address_group()]
+    return [security_group(), security_group_rule(), address_group(),
+            default_security_group_rule(), default_statefulness()]

@@ -90,7 +90,14 @@ def for_create(rdef: ResourceDef, ctx: Context, item: dict[str, Any],
             raise errors.HTTPBadRequest(msg=f"Failed to parse request. Required attribute "
                                             f"'{name}' not specified")
         out[name] = attr.default
-    if "project_id" in rdef.attributes:
+    if rdef.null_project and "project_id" in item and item["project_id"] is None \
+            and "tenant_id" not in item:
+        if not ctx.is_admin:
+            raise errors.HTTPBadRequest(
+                msg="Specifying 'project_id' other than the authenticated project in "
+                    "request is not allowed for the current user.")
+        out["project_id"] = out["tenant_id"] = None
+    elif "project_id" in rdef.attributes:
         project = _project(ctx, out, default_project)
         out["project_id"] = out["tenant_id"] = project
     return out

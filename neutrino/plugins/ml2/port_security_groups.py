@@ -8,10 +8,12 @@ before binding, inside the port's transaction, and follows upstream:
   itself (``network:*``: routers, DHCP) get none;
 - a port without port security may not have groups, and port security
   cannot be turned off while a port keeps its groups;
-- named groups must exist and belong to the port's project (admins: any
-  project); stateful and stateless groups do not mix on one port.
+- named groups must exist and belong to the port's project or be shared
+  with it by RBAC (admins: any group); stateful and stateless groups do not
+  mix on one port.
 
-Creating a network also makes its project's default group, as upstream.
+Creating a network, and creating or updating a port, also makes the
+project's default group, as upstream.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import rbac, store
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.resources import security_groups as res
 from neutrino.resources.attributes import AUTO, Attribute
@@ -74,6 +76,9 @@ class PortSecurityGroupsDriver(ExtensionDriver):
                        data: dict[str, Any], resource_id: str) -> None:
         if plural != "ports":
             return
+        port = conn.execute(sa.select(t.ports.c.project_id, t.ports.c.device_owner)
+                            .where(t.ports.c.id == resource_id)).first()
+        self.groups.ensure_default(conn, ctx, port.project_id)
         requested = data.get(ATTR, AUTO)
         if not _port_security(conn, resource_id):
             if requested is not AUTO and requested:
@@ -82,8 +87,6 @@ class PortSecurityGroupsDriver(ExtensionDriver):
                 raise errors.PortSecurityPortHasSecurityGroup()
         if requested is AUTO:
             return
-        port = conn.execute(sa.select(t.ports.c.project_id, t.ports.c.device_owner)
-                            .where(t.ports.c.id == resource_id)).first()
         if sorted(requested) == sorted(self._bound(conn, resource_id)):
             return
         conn.execute(sa.delete(B).where(B.c.port_id == resource_id))
@@ -102,8 +105,12 @@ class PortSecurityGroupsDriver(ExtensionDriver):
             sa.select(t.securitygroups.c.id, t.securitygroups.c.project_id,
                       t.securitygroups.c.stateful)
             .where(t.securitygroups.c.id.in_(group_ids)))}
+        shared = rbac.shared_ids(conn, project_id, [g for g, r in rows.items()
+                                                    if r.project_id != project_id],
+                                 "security_group") if project_id else set()
         usable = {gid for gid, r in rows.items()
-                  if ctx.is_admin or not project_id or r.project_id == project_id}
+                  if ctx.is_admin or not project_id or r.project_id == project_id
+                  or gid in shared}
         missing = [gid for gid in group_ids if gid not in usable]
         if missing:
             raise errors.SecurityGroupNotFound(id=", ".join(missing))
