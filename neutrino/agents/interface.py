@@ -1,0 +1,34 @@
+"""Interface drivers: how an agent plugs a device it owns into the L2 fabric.
+
+The DHCP agent's ``tap`` in ``qdhcp-<net>``, the L3 agent's ``qr-``/``qg-``
+devices in ``qrouter-<router>``: each is a Neutron port, created through the
+server, that must appear as a Linux device inside a namespace and be
+attached to the host's integration point (an Open vSwitch ``br-int`` port
+tagged with ``external_ids:iface-id=<port_id>`` so the L2 agent wires it,
+or a Linux bridge). Agents depend on this interface only; which driver a
+host uses is configuration (``[DEFAULT] interface_driver``, upstream's
+option), so the same DHCP and L3 agents run on either L2 design.
+"""
+from __future__ import annotations
+
+import abc
+
+
+class InterfaceDriver(abc.ABC):
+    """Plugs and unplugs one port's device; idempotent both ways."""
+
+    @abc.abstractmethod
+    def plug(self, network_id: str, port_id: str, device_name: str, mac_address: str,
+             namespace: str | None = None, mtu: int | None = None) -> None:
+        """Create ``device_name`` with ``mac_address`` in ``namespace`` (created
+        when missing), attached for ``port_id``; a device already there is kept."""
+
+    @abc.abstractmethod
+    def unplug(self, device_name: str, namespace: str | None = None) -> None:
+        """Remove the device; absent is fine."""
+
+    @staticmethod
+    def device_name(prefix: str, port_id: str) -> str:
+        """Upstream's device names: a prefix and the port id, 14 characters
+        (``tap1234abcd-ef``, ``qr-1234abcd-ef``), within Linux's 15."""
+        return (prefix + port_id)[:14]
