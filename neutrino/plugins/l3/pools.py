@@ -42,6 +42,11 @@ class FloatingIpPools:
         raise errors.HTTPNotFound()
 
     def create(self, *args: Any, **kwargs: Any) -> Any:
+        # Upstream's web layer adds the caller's project to the body and
+        # then refuses it: pools cannot be created.
+        raise errors.HTTPBadRequest(msg="Attribute 'project_id' not allowed in POST")
+
+    def update(self, *args: Any, **kwargs: Any) -> Any:
         raise errors.MethodNotAllowed()
 
-    update = delete = create
+    delete = update
