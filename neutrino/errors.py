@@ -717,6 +717,16 @@ class PortHasBindingFloatingIP(InUse):
                "port already has a binding floating IP.")
 
 
+# -- auto-allocated topologies (``auto-allocated-topology``) ---------------------------
+
+class AutoAllocationFailure(Conflict):
+    message = "Deployment error: %(reason)s."
+
+
+class DefaultExternalNetworkExists(Conflict):
+    message = "A default external network already exists: %(net_id)s."
+
+
 class InvalidRoutes(InvalidInput):
     message = "Invalid format for routes: %(routes)s, %(reason)s"
 

@@ -607,3 +607,20 @@ portforwardings = Table(
                      "internal_port_start", "internal_port_end",
                      name="uq_portforwardings_internal"),
 )
+
+
+# ``auto-allocated-topology``: the one default external network (``is_default``;
+# the constant key makes a second one a conflict, even in a race) and each
+# project's allocated network and router.
+default_external_network = Table(
+    "default_external_network", metadata,
+    Column("singleton", Integer, primary_key=True, autoincrement=False),
+    Column("network_id", String(36), _fk("networks"), nullable=False, unique=True),
+)
+
+auto_allocated_topologies = Table(
+    "auto_allocated_topologies", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("network_id", String(36), _fk("networks"), nullable=False, unique=True),
+    Column("router_id", String(36), _fk("routers", "SET NULL")),
+)

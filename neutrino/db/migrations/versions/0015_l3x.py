@@ -1,4 +1,4 @@
-"""L3 extras: floating IP port forwardings
+"""L3 extras: floating IP port forwardings, auto-allocated topologies
 
 Revision ID: 0015_l3x
 Revises: 0014_provisioning
@@ -35,7 +35,25 @@ def upgrade() -> None:
     with op.batch_alter_table('portforwardings', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_portforwardings_floatingip_id'), ['floatingip_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_portforwardings_internal_port_id'), ['internal_port_id'], unique=False)
+    op.create_table('default_external_network',
+    sa.Column('singleton', sa.Integer(), autoincrement=False, nullable=False),
+    sa.Column('network_id', sa.String(length=36), nullable=False),
+    sa.ForeignKeyConstraint(['network_id'], ['networks.id'], name=op.f('fk_default_external_network_network_id_networks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('singleton', name=op.f('pk_default_external_network')),
+    sa.UniqueConstraint('network_id', name=op.f('uq_default_external_network_network_id'))
+    )
+    op.create_table('auto_allocated_topologies',
+    sa.Column('project_id', sa.String(length=255), nullable=False),
+    sa.Column('network_id', sa.String(length=36), nullable=False),
+    sa.Column('router_id', sa.String(length=36), nullable=True),
+    sa.ForeignKeyConstraint(['network_id'], ['networks.id'], name=op.f('fk_auto_allocated_topologies_network_id_networks'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['router_id'], ['routers.id'], name=op.f('fk_auto_allocated_topologies_router_id_routers'), ondelete='SET NULL'),
+    sa.PrimaryKeyConstraint('project_id', name=op.f('pk_auto_allocated_topologies')),
+    sa.UniqueConstraint('network_id', name=op.f('uq_auto_allocated_topologies_network_id'))
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('auto_allocated_topologies')
+    op.drop_table('default_external_network')
     op.drop_table('portforwardings')
