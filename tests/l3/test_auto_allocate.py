@@ -65,9 +65,16 @@ def test_requirements_missing_then_met(srv, root):
 
 
 def _defaults(root) -> str:
+    """The default external network (and v4 pool), made unless a test did already."""
     nets = [n for n in root.get("/v2.0/networks")[1]["networks"] if n.get("is_default")]
-    assert len(nets) == 1, "test_requirements_missing_then_met sets these up"
-    return nets[0]["id"]
+    if nets:
+        return nets[0]["id"]
+    ext = h.network(root, **{"router:external": True, "is_default": True})
+    h.subnet(root, ext["id"], "172.31.0.0/24")
+    h.created(root.post("/v2.0/subnetpools", {"subnetpool": {
+        "name": "default-v4", "prefixes": ["10.128.0.0/12"], "default_prefixlen": 26,
+        "is_default": True, "shared": True}}), "subnetpool")
+    return ext["id"]
 
 
 def test_is_default_is_shown_on_external_networks_only_and_admin_only(srv, root):
@@ -140,3 +147,35 @@ def test_concurrent_requests_build_one_topology(srv, root):
     assert len({body["auto_allocated_topology"]["id"] for _, body in answers}) == 1
     assert len(member.get(f"/v2.0/networks?project_id={project}")[1]["networks"]) == 1
     assert len(member.get("/v2.0/routers")[1]["routers"]) == 1
+
+
+def test_cli_and_sdk(srv, root, tmp_path):
+    _defaults(root)
+    from tests.clients.conftest import CLI
+    cli = CLI(srv.url, tmp_path / "home")
+    try:
+        project = uuid.uuid4().hex
+        checked = cli.json("network", "auto", "allocated", "topology", "create",
+                           "--check-resources", "--project", project)
+        # The CLI exits 0 on a pass; it renders the answer as ``dry_run`` unset
+        # (its own formatting, the same against upstream).
+        assert checked == {"dry_run": None}, checked
+        made = cli.json("network", "auto", "allocated", "topology", "create",
+                        "--project", project)
+        assert made["project_id"] == project and made["id"] != "dry-run=pass"
+        cli.run("network", "auto", "allocated", "topology", "delete", "--project", project)
+        assert root.get(f"/v2.0/networks?project_id={project}")[1]["networks"] == []
+    finally:
+        cli.close()
+    import openstack
+    conn = openstack.connection.Connection(
+        auth_type="none", endpoint=srv.url, network_endpoint_override=srv.url)
+    try:
+        project = uuid.uuid4().hex
+        conn.network.validate_auto_allocated_topology(project)
+        topo = conn.network.get_auto_allocated_topology(project)
+        assert topo.project_id == project
+        conn.network.delete_auto_allocated_topology(project)
+        assert root.get(f"/v2.0/networks?project_id={project}")[1]["networks"] == []
+    finally:
+        conn.close()
