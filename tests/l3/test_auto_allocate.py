@@ -86,6 +86,16 @@ def test_is_default_is_shown_on_external_networks_only_and_admin_only(srv, root)
     status, body = member.put(f"/v2.0/networks/{private['id']}", {"network": {
         "is_default": True}})
     assert status == 403 and body["NeutronError"]["type"] == "PolicyNotAuthorized"
+    # An external network that stops being external stops being the default.
+    ext = h.network(root, **{"router:external": True})
+    assert ext["is_default"] is False
+    assert root.put(f"/v2.0/networks/{ext_id}", {"network": {"is_default": False}})[0] == 200
+    assert root.put(f"/v2.0/networks/{ext['id']}", {"network": {"is_default": True}})[1][
+        "network"]["is_default"] is True
+    assert root.put(f"/v2.0/networks/{ext['id']}", {"network": {
+        "router:external": False}})[0] == 200
+    assert root.put(f"/v2.0/networks/{ext_id}", {"network": {"is_default": True}})[1][
+        "network"]["is_default"] is True
 
 
 def test_allocate_once_show_again_and_delete(srv, root):

@@ -68,15 +68,18 @@ class IsDefault(AttributeHandler):
 
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
                 result: dict[str, Any], creating: bool) -> None:
-        if result.get("router:external"):
-            if "is_default" in data:
-                try:
-                    self.plugin.core.write(
-                        lambda conn: self._set(conn, result["id"], bool(data["is_default"])))
-                except errors.DefaultExternalNetworkExists:
-                    if creating:  # nothing half-created
-                        self.plugin.core.delete(c.internal(), "networks", result["id"])
-                    raise
+        if not result.get("router:external"):
+            if not creating and "router:external" in data:
+                # No longer external: no longer the default either.
+                self.plugin.core.write(lambda conn: self._set(conn, result["id"], False))
+        elif "is_default" in data:
+            try:
+                self.plugin.core.write(
+                    lambda conn: self._set(conn, result["id"], bool(data["is_default"])))
+            except errors.DefaultExternalNetworkExists:
+                if creating:  # nothing half-created
+                    self.plugin.core.delete(c.internal(), "networks", result["id"])
+                raise
         self.extend(ctx, plural, [result])
 
     def _set(self, conn: Connection, network_id: str, value: bool) -> None:
