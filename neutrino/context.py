@@ -38,6 +38,10 @@ class Context:
     policy_cache: dict[Any, bool] = field(default_factory=dict, repr=False)
     # What a create would add, per project and resource (the quota hook).
     quota_request: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    # ``fields=`` of a show, for the plugins that read them (upstream hands
+    # them to ``get_<resource>``: auto-allocated-topology's ``dry-run``).
+    # A plugin that applied them itself sets this to None.
+    fields: list[str] | None = field(default=None, repr=False)
 
     @property
     def tenant_id(self) -> str | None:

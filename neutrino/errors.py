@@ -722,6 +722,32 @@ class FloatingIPPortAlreadyAssociated(InUse):
                "has a floating IP on external network %(net_id)s.")
 
 
+# -- floating IP port forwardings (``floating-ip-port-forwarding``) --------------------
+
+class PortForwardingNotFound(NotFound):
+    message = "Port Forwarding %(id)s could not be found."
+
+
+class FipInUseByPortForwarding(InUse):
+    message = "Floating IP %(id)s in use by Port Forwarding resources."
+
+
+class PortHasBindingFloatingIP(InUse):
+    message = ("Cannot create port forwarding to floating IP %(floating_ip_address)s "
+               "(%(fip_id)s) with port %(port_id)s using fixed IP %(fixed_ip)s, as that "
+               "port already has a binding floating IP.")
+
+
+# -- auto-allocated topologies (``auto-allocated-topology``) ---------------------------
+
+class AutoAllocationFailure(Conflict):
+    message = "Deployment error: %(reason)s."
+
+
+class DefaultExternalNetworkExists(Conflict):
+    message = "A default external network already exists: %(net_id)s."
+
+
 class InvalidRoutes(InvalidInput):
     message = "Invalid format for routes: %(routes)s, %(reason)s"
 
@@ -794,6 +820,7 @@ _NOT_FOUND = {
     "address_group": lambda rid: AddressGroupNotFound(address_group_id=rid),
     "router": lambda rid: RouterNotFound(router_id=rid),
     "floatingip": lambda rid: FloatingIPNotFound(floatingip_id=rid),
+    "port_forwarding": lambda rid: PortForwardingNotFound(id=rid),
 }
 
 

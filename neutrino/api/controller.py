@@ -215,8 +215,9 @@ class Member:
                pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         targets = Targets(self.api.plugin, ctx)
+        ctx.fields = [f for f in params_of(req).get("fields", []) if f] or None
         item = self._visible(ctx, rid, targets, pid)
-        fields = [f for f in params_of(req).get("fields", []) if f] or None
+        fields = ctx.fields
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         payload = {self.rdef.singular: shaper.shape(item, fields)}
         self.api.hooks_response(ctx, "GET", self.rdef.plural, payload)

@@ -636,3 +636,43 @@ floatingips = Table(
     UniqueConstraint("floating_network_id", "fixed_port_id", "fixed_ip_address",
                      name="uq_floatingips_fixed_ip_per_network"),
 )
+
+# ``floating-ip-port-forwarding``: a protocol and external port range of a
+# floating IP forwarded to an internal port's fixed IP and port range. A
+# single port is stored as a range of one (``external_port`` = start = end).
+portforwardings = Table(
+    "portforwardings", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("floatingip_id", String(36), _fk("floatingips"), nullable=False, index=True),
+    Column("internal_port_id", String(36), _fk("ports"), nullable=False, index=True),
+    Column("internal_ip_address", String(64), nullable=False),
+    Column("protocol", String(40), nullable=False),
+    Column("internal_port_start", Integer, nullable=False),
+    Column("internal_port_end", Integer, nullable=False),
+    Column("external_port_start", Integer, nullable=False),
+    Column("external_port_end", Integer, nullable=False),
+    Column("description", String(255), nullable=False, default=""),
+    Column("created_at", DateTime, nullable=False),
+    UniqueConstraint("floatingip_id", "protocol", "external_port_start",
+                     "external_port_end", name="uq_portforwardings_external"),
+    UniqueConstraint("internal_port_id", "internal_ip_address", "protocol",
+                     "internal_port_start", "internal_port_end",
+                     name="uq_portforwardings_internal"),
+)
+
+
+# ``auto-allocated-topology``: the one default external network (``is_default``;
+# the constant key makes a second one a conflict, even in a race) and each
+# project's allocated network and router.
+default_external_network = Table(
+    "default_external_network", metadata,
+    Column("singleton", Integer, primary_key=True, autoincrement=False),
+    Column("network_id", String(36), _fk("networks"), nullable=False, unique=True),
+)
+
+auto_allocated_topologies = Table(
+    "auto_allocated_topologies", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("network_id", String(36), _fk("networks"), nullable=False, unique=True),
+    Column("router_id", String(36), _fk("routers", "SET NULL")),
+)

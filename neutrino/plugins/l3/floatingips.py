@@ -29,8 +29,24 @@ def not_found(fip_id: str) -> errors.FloatingIPNotFound:
     return errors.FloatingIPNotFound(floatingip_id=fip_id)
 
 
+_PORT_DETAILS = ("name", "network_id", "mac_address", "admin_state_up", "status",
+                 "device_id", "device_owner")
+
+
+def port_details(conn: Connection, port_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``fip-port-details``: a summary of each associated port, in bulk."""
+    p = t.ports.c
+    out: dict[str, dict[str, Any]] = {}
+    for part in store.chunks(list(dict.fromkeys(port_ids))):
+        for row in conn.execute(sa.select(p.id, *[p[k] for k in _PORT_DETAILS])
+                                .where(p.id.in_(part))):
+            out[row.id] = {k: getattr(row, k) for k in _PORT_DETAILS}
+    return out
+
+
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     tags = store.load_tags(conn, [r.id for r in rows])
+    details = port_details(conn, [r.fixed_port_id for r in rows if r.fixed_port_id])
     out = []
     for row in rows:
         d = store.standard_dict(row)
@@ -38,9 +54,18 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
         d.update(floating_ip_address=row.floating_ip_address,
                  floating_network_id=row.floating_network_id, router_id=row.router_id,
                  port_id=row.fixed_port_id, fixed_ip_address=row.fixed_ip_address,
-                 status=row.status, tags=tags.get(row.id, []))
+                 status=row.status, tags=tags.get(row.id, []),
+                 port_details=details.get(row.fixed_port_id) if row.fixed_port_id else None)
         out.append(d)
     return out
+
+
+def _not_forwarded(conn: Connection, fip_id: str) -> None:
+    """A floating IP with port forwardings can neither be associated with a
+    port nor deleted (409, as upstream)."""
+    p = t.portforwardings.c
+    if conn.execute(sa.select(p.id).where(p.floatingip_id == fip_id).limit(1)).first():
+        raise errors.FipInUseByPortForwarding(id=fip_id)
 
 
 def _not_external(network_id: str) -> errors.BadRequest:
@@ -237,6 +262,8 @@ class FloatingIps:
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
             values = {k: data[k] for k in ("description",) if k in data}
+            if data.get("port_id"):
+                _not_forwarded(conn, fip_id)
             if "port_id" in data or "fixed_ip_address" in data:
                 port_id = data.get("port_id", row.fixed_port_id)
                 fixed = data.get("fixed_ip_address")
@@ -266,6 +293,7 @@ class FloatingIps:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
+            _not_forwarded(conn, fip_id)
             store.delete_tags(conn, fip_id)
             conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
             return row.floating_port_id

@@ -19,6 +19,7 @@ from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.plugins.l3 import guards, resources
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.interfaces import Interfaces
+from neutrino.plugins.l3.pools import FloatingIpPools
 from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
 from neutrino.quota.engine import Countable
@@ -39,6 +40,12 @@ EXTRAROUTE_ATOMIC = ExtensionDescriptor(
     "extraroute-atomic", "Atomically add/remove extra routes",
     "Edit extra routes of a router on server side by atomically adding/removing extra "
     "routes", "2019-07-10T00:00:00+00:00")
+FIP_PORT_DETAILS = ExtensionDescriptor(
+    "fip-port-details", "Floating IP Port Details Extension",
+    "Add port_details attribute to Floating IP resource", "2018-04-09T10:00:00-00:00")
+FLOATINGIP_POOLS = ExtensionDescriptor(
+    "floatingip-pools", "Floating IP Pools Extension", "Provides a floating IP pools API.",
+    "2018-03-21T10:00:00-00:00")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -74,6 +81,7 @@ POLICIES = {
     "update_floatingip:tags": _MEMBER,
     "delete_floatingip": _MEMBER,
     "delete_floatingip:tags": _MEMBER,
+    "get_floatingip_pool": _READER,
 }
 
 
@@ -81,7 +89,8 @@ class L3Plugin(ServicePlugin):
     """Routers and floating IPs (L3_ROUTER_NAT)."""
 
     service_type = "L3_ROUTER_NAT"
-    supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic")
+    supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
+                                   "fip-port-details", "floatingip-pools")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -89,13 +98,15 @@ class L3Plugin(ServicePlugin):
         self.floatingips = FloatingIps(self)
         self.interfaces = Interfaces(self)
         self.route_actions = RouteActions(self)
+        self.pools = FloatingIpPools(self)
 
     def connect(self, core: Any) -> None:
         super().connect(core)
         guards.subscribe(core)
 
     def collections(self) -> dict[str, Any]:
-        return {"routers": self.routers, "floatingips": self.floatingips}
+        return {"routers": self.routers, "floatingips": self.floatingips,
+                "floatingip_pools": self.pools}
 
     def quota_countables(self) -> list[Countable]:
         return [Countable("router", t.routers, "quota_router"),
@@ -112,8 +123,11 @@ class L3Plugin(ServicePlugin):
                                  "remove_extraroutes": self.route_actions.remove}},
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])
+        # ``port_details`` is filled by the floating IPs themselves (one query per list).
+        details = ApiExtension(FIP_PORT_DETAILS, attributes={"floatingips": []})
+        pools = ApiExtension(FLOATINGIP_POOLS, resources=[resources.floatingip_pool()])
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
-                ApiExtension(EXTRAROUTE_ATOMIC)]
+                ApiExtension(EXTRAROUTE_ATOMIC), details, pools]
 
     # -- quotas, inside the plugin's own transactions ---------------------------------
 

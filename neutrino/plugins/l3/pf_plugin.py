@@ -1,0 +1,133 @@
+"""The port forwarding service plugin (``service_plugins = port_forwarding``).
+
+Serves ``/v2.0/floatingips/{id}/port_forwardings`` and shows each floating
+IP's forwardings (``expose-port-forwarding-in-fip``); needs the router
+plugin, whose floating IPs and routers it uses. Forwardings of a port go
+with the port, and with a fixed IP the port loses, in the core's
+transaction.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_policy import policy
+from sqlalchemy import Connection
+
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import events as ev
+from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
+from neutrino.plugins.loader import PluginLoadError
+from neutrino.plugins.l3 import port_forwardings as pfs
+from neutrino.plugins.l3 import resources
+from neutrino.resources.attributes import attr
+from neutrino.resources.extensions import ExtensionDescriptor
+
+PORT_FORWARDING = ExtensionDescriptor(
+    "floating-ip-port-forwarding", "Floating IP Port Forwarding",
+    "Allow port forwarding from floating IP port to an internal port",
+    "2018-01-19T10:00:00-00:00")
+EXPOSE = ExtensionDescriptor(
+    "expose-port-forwarding-in-fip", "Expose Floating IP port forwardings",
+    "Expose port forwarding fields in floating IP response", "2018-06-28T16:00:00-00:00")
+DESCRIPTION = ExtensionDescriptor(
+    "floating-ip-port-forwarding-description",
+    "Floating IP Port Forwarding new attribute description",
+    "Add a description field to Port Forwarding rules", "2019-11-01T10:00:00-00:00")
+PORT_RANGES = ExtensionDescriptor(
+    "floating-ip-port-forwarding-port-ranges",
+    "Floating IP Port Forwarding support port ranges", "Add support to port ranges",
+    "2020-07-01T10:00:00-00:00")
+DETAIL = ExtensionDescriptor(
+    "floating-ip-port-forwarding-detail", "Floating IP port forwarding detail",
+    "Allow list floating ip return more port forwarding data, include'id' and "
+    "'internal_port_id'", "2022-05-06T10:00:00-00:00")
+
+_MEMBER = "(rule:admin_only) or (role:member and rule:ext_parent_owner)"
+_READER = "(rule:admin_only) or (role:reader and rule:ext_parent_owner)"
+POLICIES = {
+    "create_floatingip_port_forwarding": _MEMBER,
+    "get_floatingip_port_forwarding": _READER,
+    "update_floatingip_port_forwarding": _MEMBER,
+    "delete_floatingip_port_forwarding": _MEMBER,
+}
+
+
+class FipForwardings(AttributeHandler):
+    """``port_forwardings`` of floating IPs, loaded for a whole list at once."""
+
+    def __init__(self, plugin: "PortForwardingPlugin") -> None:
+        self.plugin = plugin
+
+    def process(self, ctx: Context, plural: str, data: dict[str, Any],
+                result: dict[str, Any], creating: bool) -> None:
+        if creating:
+            result["port_forwardings"] = []
+
+    def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
+        if not items:
+            return
+        with self.plugin.db.reader() as conn:
+            found = pfs.of_floatingips(conn, [i["id"] for i in items])
+        for item in items:
+            item["port_forwardings"] = [pfs.brief(r) for r in found.get(item["id"], [])]
+
+
+class PortForwardingPlugin(ServicePlugin):
+    """Floating IP port forwardings."""
+
+    service_type = "PORTFORWARDING"
+    supported_extension_aliases = (PORT_FORWARDING.alias, EXPOSE.alias, DESCRIPTION.alias,
+                                   PORT_RANGES.alias, DETAIL.alias)
+
+    def __init__(self, conf: Any, db: Any) -> None:
+        super().__init__(conf, db)
+        self.collection = pfs.PortForwardings(self)
+        self.l3: Any = None
+
+    def bind(self, plugins: Any) -> None:
+        self.l3 = plugins.services.get("L3_ROUTER_NAT")
+        if self.l3 is None:
+            raise PluginLoadError("[DEFAULT] service_plugins: 'port_forwarding' needs the "
+                                  "'router' service plugin")
+
+    def connect(self, core: Any) -> None:
+        super().connect(core)
+        core.events.subscribe("ports", ev.PRECOMMIT_DELETE, self._port_deleting)
+        core.events.subscribe("ports", ev.PRECOMMIT_UPDATE, self._port_updating)
+
+    def collections(self) -> dict[str, Any]:
+        return {"port_forwardings": self.collection}
+
+    def extensions(self) -> list[ApiExtension]:
+        main = ApiExtension(
+            descriptor=PORT_FORWARDING, resources=[resources.port_forwarding()],
+            policies=[policy.RuleDefault(name, check, scope_types=["project"])
+                      for name, check in POLICIES.items()])
+        expose = ApiExtension(descriptor=EXPOSE,
+                              attributes={"floatingips": [attr("port_forwardings")]},
+                              attribute_handler=FipForwardings(self))
+        return [main, expose, ApiExtension(DESCRIPTION), ApiExtension(PORT_RANGES),
+                ApiExtension(DETAIL)]
+
+    # -- core events ------------------------------------------------------------------
+
+    def _port_deleting(self, conn: Connection, ctx: Context, port: dict[str, Any]) -> None:
+        p = t.portforwardings.c
+        rows = conn.execute(sa.select(t.portforwardings)
+                            .where(p.internal_port_id == port["id"])).all()
+        if rows:
+            pfs.remove(conn, rows)
+
+    def _port_updating(self, conn: Connection, ctx: Context, port: dict[str, Any],
+                       changes: dict[str, Any]) -> None:
+        if "fixed_ips" not in changes:
+            return
+        kept = {i.get("ip_address") for i in changes["fixed_ips"] or []}
+        p = t.portforwardings.c
+        gone = [r for r in conn.execute(sa.select(t.portforwardings)
+                                        .where(p.internal_port_id == port["id"]))
+                if r.internal_ip_address not in kept]
+        if gone:
+            pfs.remove(conn, gone)
