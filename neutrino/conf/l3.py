@@ -12,6 +12,9 @@ L3_OPTS = [
     cfg.BoolOpt("enable_snat_by_default", default=True,
                 help="Define the default value of enable_snat if not provided in "
                      "external_gateway_info."),
+    cfg.BoolOpt("router_distributed", default=False,
+                help="System-wide flag to determine the type of router that projects "
+                     "can create. Only admin can override."),
     cfg.IntOpt("max_routes", default=30, min=1,
                deprecated_for_removal=True,
                deprecated_reason='Replaced by the "quota_router_route" quota in '

@@ -595,6 +595,7 @@ routers = Table(
     Column("status", String(16), nullable=False),
     Column("gw_port_id", String(36), _fk("ports", "SET NULL"), index=True),
     Column("enable_snat", Boolean, nullable=False, default=True),
+    Column("distributed", Boolean, nullable=False, default=False),  # ``dvr``
 )
 
 # The ports a router owns: its gateway and its interfaces. A port is

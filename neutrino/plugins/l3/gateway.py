@@ -122,6 +122,7 @@ class Gateway:
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
+        self.plugin.distributed.sync(router_id)
 
     def detach(self, router_id: str, current: dict[str, Any]) -> None:
         """Drop the gateway; refused while floating IPs are served through it."""
@@ -140,6 +141,7 @@ class Gateway:
             store.bump(conn, t.routers, router_id, {"gw_port_id": None})
         self.core.write(unlink)
         self._delete_port(current["id"])
+        self.plugin.distributed.sync(router_id)
 
     def _delete_port(self, port_id: str) -> None:
         try:

@@ -20,6 +20,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import dvr
 from neutrino.plugins.l3 import routes as routes_mod
 from neutrino.resources import validators as v
 
@@ -90,16 +91,19 @@ class Interfaces:
                         for i in port["fixed_ips"]), fixed]
             self.core.update(c.internal(), "ports", v6_port, {"fixed_ips": wanted})
             self.core.write(lambda conn: self._relink(conn, router_id, v6_port))
+            self.plugin.distributed.sync(router_id)
             return _info(router_id, port, [subnet.id])
         port = self.core.create(c.internal(), "ports", [{
             "project_id": router.project_id, "network_id": subnet.network_id, "name": "",
-            "admin_state_up": True, "device_id": router_id, "device_owner": c.INTERFACE,
+            "admin_state_up": True, "device_id": router_id,
+            "device_owner": dvr.interface_owner(router.distributed),
             "fixed_ips": [fixed], "port_security_enabled": False}])[0]
         try:
             self.core.write(lambda conn: self._link(conn, router_id, port["id"]))
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
+        self.plugin.distributed.sync(router_id)
         return _info(router_id, port, [subnet.id])
 
     def _v6_port(self, conn: Connection, router_id: str, subnet: Any) -> str | None:
@@ -113,17 +117,20 @@ class Interfaces:
 
     def _add_port(self, ctx: Context, router_id: str, port_id: str) -> dict[str, Any]:
         with self.plugin.db.reader() as conn:
-            store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
+            router = store.get_row(conn, t.routers, router_id,
+                                   lambda: c.router_not_found(router_id))
             port = c.visible_port(conn, ctx, port_id)
             subnets = self._check_port(conn, ctx, router_id, port)
         original = {"device_id": port.device_id, "device_owner": port.device_owner}
         self.core.update(c.internal(), "ports", port_id,
-                         {"device_id": router_id, "device_owner": c.INTERFACE})
+                         {"device_id": router_id,
+                          "device_owner": dvr.interface_owner(router.distributed)})
         try:
             self.core.write(lambda conn: self._link(conn, router_id, port_id))
         except Exception:
             self.core.update(c.internal(), "ports", port_id, original)
             raise
+        self.plugin.distributed.sync(router_id)
         info = {"id": port.id, "project_id": port.project_id, "network_id": port.network_id}
         return _info(router_id, info, [s.id for s in subnets])
 
@@ -214,6 +221,7 @@ class Interfaces:
                 self.core.delete(c.internal(), "ports", port["id"])
             except errors.PortNotFound:
                 pass
+        self.plugin.distributed.sync(router_id)
         return _info(router_id, port, [s.id for s in subnets])
 
     def _port_dict(self, conn: Connection, port_id: str) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 Routers with an external gateway (``ext-gw-mode``'s SNAT switch), interfaces
 and static routes (``extraroute``, ``extraroute-atomic``), and floating IPs.
-Distributed, HA, flavors and availability zones are not implemented, so
-their attributes and aliases are absent, as upstream shows them when those
-extensions are off.
+Distributed routers (``dvr``) as the API keeps them (``dvr`` module). HA,
+flavors and availability zones are not implemented, so their attributes
+and aliases are absent, as upstream shows them when those extensions are
+off.
 """
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.plugins.l3 import guards, resources
+from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.interfaces import Interfaces
 from neutrino.plugins.l3.pools import FloatingIpPools
 from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
 from neutrino.quota.engine import Countable
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import KNOWN, ExtensionDescriptor
 
 ROUTER = ExtensionDescriptor(
     "router", "Neutron L3 Router",
@@ -65,6 +67,9 @@ POLICIES = {
     "update_router:external_gateway_info:enable_snat": "rule:admin_only",
     "update_router:external_gateway_info:external_fixed_ips": "rule:admin_only",
     "update_router:tags": _MEMBER,
+    "create_router:distributed": "rule:admin_only",
+    "get_router:distributed": "rule:admin_only",
+    "update_router:distributed": "rule:admin_only",
     "delete_router": _MEMBER,
     "delete_router:tags": _MEMBER,
     "add_router_interface": _MEMBER,
@@ -90,7 +95,8 @@ class L3Plugin(ServicePlugin):
 
     service_type = "L3_ROUTER_NAT"
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
-                                   "fip-port-details", "floatingip-pools")
+                                   "fip-port-details", "floatingip-pools", "dvr",
+                                   "router-admin-state-down-before-update")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -99,6 +105,7 @@ class L3Plugin(ServicePlugin):
         self.interfaces = Interfaces(self)
         self.route_actions = RouteActions(self)
         self.pools = FloatingIpPools(self)
+        self.distributed = Distributed(self)
 
     def connect(self, core: Any) -> None:
         super().connect(core)
@@ -127,7 +134,8 @@ class L3Plugin(ServicePlugin):
         details = ApiExtension(FIP_PORT_DETAILS, attributes={"floatingips": []})
         pools = ApiExtension(FLOATINGIP_POOLS, resources=[resources.floatingip_pool()])
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
-                ApiExtension(EXTRAROUTE_ATOMIC), details, pools]
+                ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(KNOWN["dvr"]),
+                ApiExtension(KNOWN["router-admin-state-down-before-update"])]
 
     # -- quotas, inside the plugin's own transactions ---------------------------------
 

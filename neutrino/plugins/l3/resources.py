@@ -107,6 +107,9 @@ def router() -> ResourceDef:
              allow_put=True, enforce_policy=True),
         # ``extraroute``: set by update only, as upstream.
         attr("routes", routes, allow_put=True),
+        # ``dvr``: None means ``[DEFAULT] router_distributed``.
+        attr("distributed", v.or_none(v.boolean), default=None, allow_post=True,
+             allow_put=True, is_filter=True, enforce_policy=True, convert_filter=_B),
         _tags_on_create(),
     )
     r.actions = {"add_router_interface": "PUT", "remove_router_interface": "PUT",

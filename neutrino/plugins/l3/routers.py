@@ -17,6 +17,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import dvr
 from neutrino.plugins.l3 import gateway as gw
 from neutrino.plugins.l3 import routes as routes_mod
 
@@ -46,6 +47,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                                             "ip_address": a.ip_address}
                                            for a in ips.get(row.gw_port_id, [])]}
         d.update(admin_state_up=row.admin_state_up, status=row.status,
+                 distributed=row.distributed,
                  external_gateway_info=info,
                  routes=[{"destination": r.destination, "nexthop": r.nexthop}
                          for r in routes.get(row.id, [])],
@@ -110,8 +112,11 @@ class Routers:
             if quota:
                 self.plugin.enforce_quota(conn, ctx)
             row = store.standard_row(ctx.project_id, data)
+            distributed = data.get("distributed")
             row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
-                       gw_port_id=None, enable_snat=self.plugin.conf.enable_snat_by_default)
+                       gw_port_id=None, enable_snat=self.plugin.conf.enable_snat_by_default,
+                       distributed=self.plugin.conf.router_distributed
+                       if distributed is None else distributed)
             conn.execute(sa.insert(t.routers).values(**row))
             if data.get("tags"):
                 store.set_tags(conn, row["id"], data["tags"])
@@ -128,9 +133,13 @@ class Routers:
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
-        if revision is not None:
-            with self.plugin.db.reader() as conn:
+        with self.plugin.db.reader() as conn:
+            row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
+            if revision is not None:
                 store.check_revision(conn, t.routers, rid, revision)
+            migrating = dvr.check_migration(row, data.get("distributed"))
+        if migrating:
+            self.plugin.distributed.migrate(rid, data["distributed"])
         if "external_gateway_info" in data:
             self.gateway.set(ctx, rid, data["external_gateway_info"])
         values = {k: data[k] for k in ("name", "description", "admin_state_up") if k in data}

@@ -2,7 +2,7 @@
 rule templates (seeded with upstream's four), default statefulness
 
 Revision ID: 0016_sgx
-Revises: 0014_provisioning
+Revises: 0015_l3x
 """
 import uuid
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0016_sgx'
-down_revision = '0014_provisioning'
+down_revision = '0015_l3x'
 branch_labels = None
 depends_on = None
 

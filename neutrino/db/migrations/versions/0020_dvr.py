@@ -1,0 +1,29 @@
+"""dvr: routers' ``distributed`` flag
+
+Revision ID: 0020_dvr
+Revises: 0016_sgx
+"""
+from alembic import op
+import sqlalchemy as sa
+
+
+revision = '0020_dvr'
+down_revision = '0016_sgx'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    # Existing routers are centralized; the default then goes, as the
+    # tables module has none (the application always writes the value).
+    with op.batch_alter_table('routers') as batch:
+        batch.add_column(sa.Column('distributed', sa.Boolean(), nullable=False,
+                                   server_default=sa.false()))
+    with op.batch_alter_table('routers') as batch:
+        batch.alter_column('distributed', server_default=None, existing_type=sa.Boolean(),
+                           existing_nullable=False)
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('routers') as batch:
+        batch.drop_column('distributed')
