@@ -90,6 +90,14 @@ class CorePlugin:
             "security_group_rules": SecurityGroupRules(self.security_groups),
             "address_groups": AddressGroups(),
         }
+        self._subscribe_notifiers()
+
+    def _subscribe_notifiers(self) -> None:
+        """Agents (and l2population) hear about committed changes over the bus."""
+        from neutrino.plugins.ml2.agent_notifier import AgentNotifier
+        from neutrino.rpc.casts import Casts
+        self.casts = Casts(self.conf)
+        AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
 
     def initialize(self) -> None:
         """Start-up work on the database, once per server before workers fork:
@@ -99,8 +107,9 @@ class CorePlugin:
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on the server, by topic (served by the RPC process)."""
         from neutrino.plugins.ml2.rpc import L2Endpoint
+        from neutrino.plugins.ml2.sg_rpc import SecurityGroupEndpoint
         from neutrino.rpc import topics
-        return {topics.PLUGIN: [L2Endpoint(self)]}
+        return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self)]}
 
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]
