@@ -98,6 +98,9 @@ class CorePlugin:
         from neutrino.rpc.casts import Casts
         self.casts = Casts(self.conf)
         AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
+        if any(d.name == "l2population" for d in self.mechanisms.drivers):
+            from neutrino.plugins.ml2.l2pop import L2Population
+            L2Population(self.db, self.casts).subscribe(self.events)
 
     def initialize(self) -> None:
         """Start-up work on the database, once per server before workers fork:
