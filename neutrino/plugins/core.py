@@ -93,9 +93,12 @@ class CorePlugin:
         self._subscribe_notifiers()
 
     def _subscribe_notifiers(self) -> None:
-        """Agents (and l2population) hear about committed changes over the bus."""
+        """Agents (and l2population) hear about committed changes over the bus,
+        the compute service about its instances' ports over HTTP."""
+        from neutrino.notifiers.nova import NovaNotifier
         from neutrino.plugins.ml2.agent_notifier import AgentNotifier
         from neutrino.rpc.casts import Casts
+        NovaNotifier(self.conf, self.db).subscribe(self.events)
         self.casts = Casts(self.conf)
         AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
         if any(d.name == "l2population" for d in self.mechanisms.drivers):
