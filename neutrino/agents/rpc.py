@@ -36,5 +36,15 @@ class PluginApi:
         return self._call("update_device_list", "1.5", devices_up=devices_up,
                           devices_down=devices_down)
 
+    # security groups (upstream's SecurityGroupServerRpcApi, same topic)
+
+    def security_group_rules_for_devices(self, devices: list[str]) -> dict[str, Any]:
+        return self.client.prepare(version="1.1").call(
+            {}, "security_group_rules_for_devices", devices=devices)
+
+    def security_group_info_for_devices(self, devices: list[str]) -> dict[str, Any]:
+        return self.client.prepare(version="1.2").call(
+            {}, "security_group_info_for_devices", devices=devices)
+
     def close(self) -> None:
         self.transport.cleanup()

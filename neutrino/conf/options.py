@@ -88,6 +88,8 @@ def register(conf: cfg.ConfigOpts) -> None:
     from neutrino.conf import l3, ml2
     ml2.register(conf)
     l3.register(conf)
+    from neutrino.notifiers import nova
+    nova.register(conf)
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

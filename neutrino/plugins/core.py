@@ -96,6 +96,20 @@ class CorePlugin:
             "default_security_group_rules": DefaultSecurityGroupRules(),
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
+        self._subscribe_notifiers()
+
+    def _subscribe_notifiers(self) -> None:
+        """Agents (and l2population) hear about committed changes over the bus,
+        the compute service about its instances' ports over HTTP."""
+        from neutrino.notifiers.nova import NovaNotifier
+        from neutrino.plugins.ml2.agent_notifier import AgentNotifier
+        from neutrino.rpc.casts import Casts
+        NovaNotifier(self.conf, self.db).subscribe(self.events)
+        self.casts = Casts(self.conf)
+        AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
+        if any(d.name == "l2population" for d in self.mechanisms.drivers):
+            from neutrino.plugins.ml2.l2pop import L2Population
+            L2Population(self.db, self.casts).subscribe(self.events)
 
     @property
     def quota(self) -> Any:
@@ -115,8 +129,9 @@ class CorePlugin:
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on the server, by topic (served by the RPC process)."""
         from neutrino.plugins.ml2.rpc import L2Endpoint
+        from neutrino.plugins.ml2.sg_rpc import SecurityGroupEndpoint
         from neutrino.rpc import topics
-        return {topics.PLUGIN: [L2Endpoint(self)]}
+        return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self)]}
 
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]

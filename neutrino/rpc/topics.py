@@ -12,3 +12,15 @@ PLUGIN = "q-plugin"  # agents -> server: L2/DHCP/security group calls
 L3PLUGIN = "q-l3-plugin"  # L3 agents -> server
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
+
+# server -> agents: fanouts of upstream's ``<AGENT>-<resource>-<operation>``
+AGENT = "q-agent-notifier"
+PORT_UPDATE = f"{AGENT}-port-update"
+PORT_DELETE = f"{AGENT}-port-delete"
+NETWORK_UPDATE = f"{AGENT}-network-update"
+NETWORK_DELETE = f"{AGENT}-network-delete"
+SECURITY_GROUP_UPDATE = f"{AGENT}-security_group-update"
+L2POPULATION_UPDATE = f"{AGENT}-l2population-update"
+
+SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
+SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices

@@ -18,6 +18,7 @@ from sqlalchemy import exc as sa_exc
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 
@@ -194,6 +195,8 @@ class FloatingIps:
             for fip in done:
                 self.delete(c.internal(), plural, fip["id"])
             raise
+        for fip in done:
+            self.core.events.notify(plural, ev.AFTER_CREATE, ctx, fip)
         return done
 
     def _create_one(self, ctx: Context, data: dict[str, Any],
@@ -257,6 +260,9 @@ class FloatingIps:
 
     def update(self, ctx: Context, plural: str, fip_id: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
+        after = self.core.events.wants(plural, ev.AFTER_UPDATE)
+        original = self.get(c.internal(), plural, fip_id) if after else None
+
         def op(conn: Connection) -> None:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
                                 for_update=True)
@@ -285,7 +291,10 @@ class FloatingIps:
                                     values.get("fixed_port_id") or "",
                                     values.get("fixed_ip_address") or "") from None
         self.core.write(op)
-        return self.get(ctx, plural, fip_id)
+        current = self.get(ctx, plural, fip_id)
+        if after:
+            self.core.events.notify(plural, ev.AFTER_UPDATE, ctx, original, current)
+        return current
 
     def delete(self, ctx: Context, plural: str, fip_id: str,
                revision: int | None = None) -> None:
@@ -297,11 +306,15 @@ class FloatingIps:
             store.delete_tags(conn, fip_id)
             conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
             return row.floating_port_id
+        after = self.core.events.wants(plural, ev.AFTER_DELETE)
+        gone = self.get(c.internal(), plural, fip_id) if after else None
         port_id = self.core.write(op)
         try:
             self.core.delete(c.internal(), "ports", port_id)
         except errors.PortNotFound:
             pass
+        if gone is not None:
+            self.core.events.notify(plural, ev.AFTER_DELETE, ctx, gone)
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
                  remove: list[str] | None = None,

@@ -1,7 +1,9 @@
-"""``l2population``: never binds; it exists so that agents can be told which
-MACs live behind which tunnel endpoints (forwarding entries pushed over RPC
-when ports become active). Until the agent RPC lands it only accepts calls,
-so listing it next to ``openvswitch`` is valid, as upstream's configs do.
+"""``l2population``: never binds; listing it in ``[ml2] mechanism_drivers``
+(next to ``openvswitch``, as upstream's configs do) turns on the forwarding
+entries pushed to tunnelling agents when ports become active, move or go
+away. The work is done after commit by ``neutrino.plugins.ml2.l2pop``, which
+the core plugin subscribes to port events when this driver is configured:
+it needs the committed state of the whole network, not one port's context.
 """
 from __future__ import annotations
 
@@ -10,4 +12,4 @@ from neutrino.plugins.ml2.mech_api import MechanismDriver
 
 class L2populationMechanismDriver(MechanismDriver):
     def initialize(self) -> None:
-        """No state: forwarding entries will be computed from port bindings."""
+        """No state: forwarding entries are computed from committed bindings."""

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.db import tables as t
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.ml2 import provisioning, segments_db
 
@@ -53,11 +54,31 @@ class L2Endpoint:
             return None
         return row
 
+    def _set_status(self, conn: Connection, port_id: str, status: str,
+                    changes: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        """Write the port's status; with subscribers, keep (before, after) for
+        ``_announce`` once committed (l2population, the compute notifier)."""
+        if conn.execute(sa.select(P.status).where(P.id == port_id)).scalar() == status:
+            return  # as upstream: an unchanged status is not an update
+        if not self.plugin.events.wants("ports", ev.AFTER_UPDATE):
+            store.bump(conn, t.ports, port_id, {"status": status})
+            return
+        before = self.plugin._load_one(conn, "ports", port_id)
+        store.bump(conn, t.ports, port_id, {"status": status})
+        changes.append((before, self.plugin._load_one(conn, "ports", port_id)))
+
+    def _announce(self, changes: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        for before, after in changes:
+            self.plugin.events.notify("ports", ev.AFTER_UPDATE, None, before, after)
+
     # -- calls ----------------------------------------------------------------------
 
     def get_device_details(self, context: Any, device: str, agent_id: str | None = None,
                            host: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
         def op(conn: Connection) -> dict[str, Any]:
+            changes.clear()
             port_id = self._port_id(conn, device)
             if port_id is None:
                 LOG.debug("device %s requested by %s not found", device, agent_id)
@@ -74,7 +95,7 @@ class L2Endpoint:
             wanted = "BUILD" if port["admin_state_up"] else "DOWN"
             if port["status"] not in (wanted, "ACTIVE") or (
                     port["status"] == "ACTIVE" and not port["admin_state_up"]):
-                store.bump(conn, t.ports, port_id, {"status": wanted})
+                self._set_status(conn, port_id, wanted, changes)
                 port["status"] = wanted
             network = conn.execute(sa.select(t.networks.c.mtu).where(
                 t.networks.c.id == port["network_id"])).first()
@@ -93,7 +114,9 @@ class L2Endpoint:
                 "network_qos_policy_id": port.get("qos_network_policy_id"),
                 "profile": port.get("binding:profile", {}),
             }
-        return self.plugin.write(op)
+        details = self.plugin.write(op)
+        self._announce(changes)
+        return details
 
     def get_devices_details_list(self, context: Any, devices: list[str],
                                  agent_id: str | None = None, host: str | None = None,
@@ -115,25 +138,34 @@ class L2Endpoint:
     def update_device_up(self, context: Any, device: str, agent_id: str | None = None,
                          host: str | None = None, **kwargs: Any) -> None:
         """The L2 agent wired ``device``: its block goes; the last block makes it ACTIVE."""
+        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
         def op(conn: Connection) -> None:
+            changes.clear()
             port_id = self._port_id(conn, device)
             if port_id is None or self._bound_here(conn, port_id, host) is None:
                 LOG.debug("device %s up on %s: not a port bound there", device, host)
                 return
             if provisioning.complete(conn, port_id, provisioning.L2_AGENT_ENTITY):
-                store.bump(conn, t.ports, port_id, {"status": "ACTIVE"})
+                self._set_status(conn, port_id, "ACTIVE", changes)
         self.plugin.write(op)
+        self._announce(changes)
 
     def update_device_down(self, context: Any, device: str, agent_id: str | None = None,
                            host: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+
         def op(conn: Connection) -> dict[str, Any]:
+            changes.clear()
             port_id = self._port_id(conn, device)
             if port_id is None:
                 return {"device": device, "exists": False}
             if self._bound_here(conn, port_id, host) is not None:
-                store.bump(conn, t.ports, port_id, {"status": "DOWN"})
+                self._set_status(conn, port_id, "DOWN", changes)
             return {"device": device, "exists": True}
-        return self.plugin.write(op)
+        answer = self.plugin.write(op)
+        self._announce(changes)
+        return answer
 
     def update_device_list(self, context: Any, devices_up: list[str], devices_down: list[str],
                            agent_id: str | None = None, host: str | None = None,

@@ -1,0 +1,1 @@
+"""Notifiers to other services (the compute service)."""

@@ -1,0 +1,124 @@
+"""The server tells L2 agents what changed, over fanouts, once committed:
+port and network updates and deletes, and security group changes."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from tests.agent_notify.conftest import wait
+from tests.agent_notify.recorder import RecordingAgent
+from tests.conftest import Client
+
+
+def network(admin: Client, **extra: Any) -> dict[str, Any]:
+    status, body = admin.post("/v2.0/networks", {"network": {"name": "l2n", **extra}})
+    assert status == 201, body
+    net = body["network"]
+    status, body = admin.post("/v2.0/subnets", {"subnet": {
+        "network_id": net["id"], "ip_version": 4, "cidr": "10.9.0.0/24"}})
+    assert status == 201, body
+    return net
+
+
+def port(admin: Client, net: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    status, body = admin.post("/v2.0/ports", {"port": {"network_id": net["id"], **extra}})
+    assert status == 201, body
+    return body["port"]
+
+
+def test_updating_a_bound_port_fans_out_port_update_with_its_segment(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    agent = agents()
+    net = network(admin)
+    p = port(admin, net, **{"binding:host_id": agent.host})
+    status, body = admin.put(f"/v2.0/ports/{p['id']}", {"port": {"admin_state_up": False}})
+    assert status == 200, body
+    got = wait(lambda: [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]])
+    assert got, agent.calls
+    call = got[-1]
+    assert call["port"]["admin_state_up"] is False
+    assert call["network_type"] == "vxlan" and 500 <= call["segmentation_id"] <= 600
+    assert call["physical_network"] is None
+
+
+def test_an_unbound_port_gets_no_port_update_and_a_deleted_port_a_port_delete(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    agent = agents()
+    net = network(admin)
+    p = port(admin, net)
+    assert admin.put(f"/v2.0/ports/{p['id']}", {"port": {"admin_state_up": False}})[0] == 200
+    assert admin.delete(f"/v2.0/ports/{p['id']}")[0] == 204
+    assert wait(lambda: {"port_id": p["id"]} in agent.of("port_delete")), agent.calls
+    time.sleep(0.5)
+    assert not [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]]
+
+
+def test_a_name_change_is_not_news_for_agents(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    agent = agents()
+    net = network(admin)
+    p = port(admin, net, **{"binding:host_id": agent.host})
+    assert admin.put(f"/v2.0/ports/{p['id']}", {"port": {"name": "renamed"}})[0] == 200
+    assert admin.put(f"/v2.0/ports/{p['id']}", {"port": {"admin_state_up": False}})[0] == 200
+    got = wait(lambda: [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]])
+    time.sleep(0.5)
+    got = [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]]
+    assert [c["port"]["admin_state_up"] for c in got] == [False]
+
+
+def test_network_mtu_change_and_delete_reach_agents(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    agent = agents()
+    net = network(admin)
+    status, body = admin.put(f"/v2.0/networks/{net['id']}", {"network": {"mtu": 1400}})
+    assert status == 200, body
+    got = wait(lambda: [c for c in agent.of("network_update")
+                        if c["network"]["id"] == net["id"]])
+    assert got and got[0]["network"]["mtu"] == 1400
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+    assert wait(lambda: {"network_id": net["id"]} in agent.of("network_delete"))
+
+
+def test_rule_changes_fan_out_rule_updated_for_the_group(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    agent = agents()
+    status, body = admin.post("/v2.0/security-groups", {"security_group": {"name": "l2n"}})
+    assert status == 201, body
+    sg = body["security_group"]["id"]
+    status, body = admin.post("/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": sg, "direction": "ingress", "protocol": "tcp",
+        "port_range_min": 22, "port_range_max": 22}})
+    assert status == 201, body
+    assert wait(lambda: agent.of("security_groups_rule_updated").count(
+        {"security_groups": [sg]}) == 1), agent.calls
+    rule = body["security_group_rule"]["id"]
+    assert admin.delete(f"/v2.0/security-group-rules/{rule}")[0] == 204
+    assert wait(lambda: agent.of("security_groups_rule_updated").count(
+        {"security_groups": [sg]}) == 2), agent.calls
+
+
+def test_ports_joining_and_leaving_groups_fan_out_member_updated(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    agent = agents()
+    groups = []
+    for name in ("a", "b"):
+        status, body = admin.post("/v2.0/security-groups", {"security_group": {"name": name}})
+        assert status == 201, body
+        groups.append(body["security_group"]["id"])
+    net = network(admin)
+    p = port(admin, net, security_groups=[groups[0]])
+    member = agent.of  # shorthand
+    assert wait(lambda: {"security_groups": [groups[0]]} in member(
+        "security_groups_member_updated")), agent.calls
+    assert admin.put(f"/v2.0/ports/{p['id']}",
+                     {"port": {"security_groups": [groups[1]]}})[0] == 200
+    assert wait(lambda: {"security_groups": sorted(groups)} in member(
+        "security_groups_member_updated")), agent.calls
+    dhcp = port(admin, net, device_owner="network:dhcp")
+    assert admin.delete(f"/v2.0/ports/{dhcp['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/ports/{p['id']}")[0] == 204
+    assert wait(lambda: member("security_groups_member_updated").count(
+        {"security_groups": [groups[1]]}) == 1), agent.calls
+    assert wait(lambda: {"port_id": dhcp["id"]} in agent.of("port_delete"))
+    # the network's own ports are in no group: no member updates for them
+    assert {"security_groups": []} not in member("security_groups_member_updated")
