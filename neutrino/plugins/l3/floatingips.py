@@ -200,7 +200,9 @@ class FloatingIps:
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
-        return self.get(ctx, "floatingips", fip_id)
+        fip = self.get(ctx, "floatingips", fip_id)
+        self.plugin.l3_notifier.routers_updated([fip["router_id"]])
+        return fip
 
     def _insert(self, conn: Connection, ctx: Context, fip_id: str, data: dict[str, Any],
                 port: dict[str, Any], quota: bool) -> None:
@@ -232,7 +234,7 @@ class FloatingIps:
 
     def update(self, ctx: Context, plural: str, fip_id: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
-        def op(conn: Connection) -> None:
+        def op(conn: Connection) -> str | None:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
@@ -257,19 +259,23 @@ class FloatingIps:
                                            "network_id": row.floating_network_id},
                                     values.get("fixed_port_id") or "",
                                     values.get("fixed_ip_address") or "") from None
-        self.core.write(op)
-        return self.get(ctx, plural, fip_id)
+            return row.router_id
+        before = self.core.write(op)
+        fip = self.get(ctx, plural, fip_id)
+        self.plugin.l3_notifier.routers_updated([before, fip["router_id"]])
+        return fip
 
     def delete(self, ctx: Context, plural: str, fip_id: str,
                revision: int | None = None) -> None:
-        def op(conn: Connection) -> str:
+        def op(conn: Connection) -> tuple[str, str | None]:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
             store.delete_tags(conn, fip_id)
             conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
-            return row.floating_port_id
-        port_id = self.core.write(op)
+            return row.floating_port_id, row.router_id
+        port_id, router_id = self.core.write(op)
+        self.plugin.l3_notifier.routers_updated([router_id])
         try:
             self.core.delete(c.internal(), "ports", port_id)
         except errors.PortNotFound:

@@ -16,11 +16,13 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, ServicePlugin
-from neutrino.plugins.l3 import guards, resources
+from neutrino.plugins.l3 import agent_scheduling, guards, resources
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.interfaces import Interfaces
+from neutrino.plugins.l3.notifier import L3AgentNotifier
 from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
+from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
 from neutrino.resources.extensions import ExtensionDescriptor
 
@@ -81,7 +83,8 @@ class L3Plugin(ServicePlugin):
     """Routers and floating IPs (L3_ROUTER_NAT)."""
 
     service_type = "L3_ROUTER_NAT"
-    supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic")
+    supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
+                                   "l3_agent_scheduler")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -89,10 +92,27 @@ class L3Plugin(ServicePlugin):
         self.floatingips = FloatingIps(self)
         self.interfaces = Interfaces(self)
         self.route_actions = RouteActions(self)
+        self.scheduler = Scheduler(self)
+        self.l3_notifier = L3AgentNotifier(self)
+        self.agent_notifiers["L3 agent"] = self.l3_notifier
+        self.directory: Any = None
 
     def connect(self, core: Any) -> None:
         super().connect(core)
         guards.subscribe(core)
+        agent_scheduling.subscribe(self, core)
+
+    def bind(self, plugins: Any) -> None:
+        self.directory = plugins
+
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        """``q-l3-plugin`` for L3 agents; with ``allow_automatic_l3agent_failover``
+        this (RPC) process also moves routers off dead agents."""
+        from neutrino.plugins.l3.rpc import L3RpcEndpoint
+        from neutrino.rpc import topics
+        if self.conf.allow_automatic_l3agent_failover:
+            agent_scheduling.start_failover(self)
+        return {topics.L3PLUGIN: [L3RpcEndpoint(self)]}
 
     def collections(self) -> dict[str, Any]:
         return {"routers": self.routers, "floatingips": self.floatingips}
@@ -113,7 +133,7 @@ class L3Plugin(ServicePlugin):
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
-                ApiExtension(EXTRAROUTE_ATOMIC)]
+                ApiExtension(EXTRAROUTE_ATOMIC), agent_scheduling.extension(self)]
 
     # -- quotas, inside the plugin's own transactions ---------------------------------
 
