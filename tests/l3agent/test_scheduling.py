@@ -32,6 +32,15 @@ def member(srv: Server) -> Client:
     return Client(srv.url, uuid.uuid4().hex, roles="member,reader")
 
 
+@pytest.fixture(autouse=True)
+def only_this_tests_agents(srv: Server) -> Iterator[None]:
+    """Each test sees only the L3 agents it made: the others are forgotten."""
+    yield
+    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
+    for agent in admin.get("/v2.0/agents")[1]["agents"]:
+        assert admin.delete(f"/v2.0/agents/{agent['id']}")[0] == 204
+
+
 def router_with_interface(client: Client) -> dict[str, Any]:
     router = _l3.router(client)
     _l3.add_interface(client, router["id"], subnet_id=_l3.private_subnet(client)["id"])
@@ -42,35 +51,34 @@ def test_a_router_is_scheduled_once_it_has_an_interface(admin, member, l3_agents
     agent = l3_agents()
     router = _l3.router(member)
     assert hosts_of(admin, router["id"]) == []
+    assert agent.recorder.calls == []
     _l3.add_interface(member, router["id"], subnet_id=_l3.private_subnet(member)["id"])
-    assert agent.host in hosts_of(admin, router["id"]) or hosts_of(admin, router["id"])
-    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]}) or \
-        hosts_of(admin, router["id"]) != [agent.host]
+    assert hosts_of(admin, router["id"]) == [agent.host]
+    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
 
 
 def test_least_routers_spreads_routers_over_agents(admin, member, l3_agents):
     first, second = l3_agents(), l3_agents()
-    hosts = {first.host: 0, second.host: 0}
-    for _ in range(4):
-        router = router_with_interface(member)
-        placed = hosts_of(admin, router["id"])
-        assert len(placed) == 1
-        if placed[0] in hosts:
-            hosts[placed[0]] += 1
-    # Both new agents start empty; other agents of this module may hold more.
-    assert hosts[first.host] >= 1 and hosts[second.host] >= 1
+    placed = [hosts_of(admin, router_with_interface(member)["id"]) for _ in range(4)]
+    assert sorted(p[0] for p in placed) == sorted([first.host, second.host] * 2)
+    # A disabled agent gets no new routers.
+    assert admin.put(f"/v2.0/agents/{agent_id(admin, second.host)}",
+                     {"agent": {"admin_state_up": False}})[0] == 200
+    assert [hosts_of(admin, router_with_interface(member)["id"]) for _ in range(2)] == [
+        [first.host], [first.host]]
+
+
+def test_a_router_without_ports_is_not_scheduled(admin, member, l3_agents):
+    l3_agents()
+    router = _l3.router(member)
+    member.put(f"/v2.0/routers/{router['id']}", {"router": {"name": "renamed"}})
+    assert hosts_of(admin, router["id"]) == []
 
 
 def test_a_router_with_a_gateway_is_scheduled_and_its_agent_told(admin, member, l3_agents):
     agent = l3_agents()
     ext, _ = _l3.external_network(admin)
-    # The new agent is the least loaded unless an older one is also empty:
-    # pin the router to it by hand to check what it hears.
     router = _l3.router(member)
-    status, body = admin.post(f"/v2.0/agents/{agent_id(admin, agent.host)}/l3-routers",
-                              {"router_id": router["id"]})
-    assert (status, body) == (201, None)
-    assert agent.recorder.wait_for("router_added_to_agent", {"payload": [router["id"]]})
     status, _ = member.put(f"/v2.0/routers/{router['id']}",
                            {"router": {"external_gateway_info": {"network_id": ext["id"]}}})
     assert status == 200
@@ -84,6 +92,7 @@ def test_scheduler_api_add_list_remove(admin, member, l3_agents):
     router = _l3.router(member)
     assert admin.post(f"/v2.0/agents/{one_id}/l3-routers",
                       {"router_id": router["id"]}) == (201, None)
+    assert one.recorder.wait_for("router_added_to_agent", {"payload": [router["id"]]})
     # Again on the same agent: nothing to do.
     assert admin.post(f"/v2.0/agents/{one_id}/l3-routers",
                       {"router_id": router["id"]}) == (201, None)
