@@ -146,3 +146,13 @@ def test_floating_ip_changes_reach_the_hosting_agent(admin, member, l3_agents):
     assert member.put(f"/v2.0/routers/{rid}/remove_router_interface",
                       {"subnet_id": topo["sub"]["id"]})[0] == 200
     assert agent.recorder.wait_for("routers_updated", {"routers": [rid]})
+
+
+def test_deleting_a_port_with_a_floating_ip_tells_the_router_agent(admin, member, l3_agents):
+    agent = l3_agents()
+    topo = topology(admin, member)
+    agent.recorder.calls.clear()
+    assert admin.delete(f"/v2.0/ports/{topo['vm']['id']}")[0] == 204
+    assert agent.recorder.wait_for("routers_updated", {"routers": [topo["router"]["id"]]})
+    fip = member.get(f"/v2.0/floatingips/{topo['fip']['id']}")[1]["floatingip"]
+    assert fip["port_id"] is None and fip["router_id"] is None

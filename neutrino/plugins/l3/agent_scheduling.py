@@ -107,10 +107,44 @@ def extension(plugin: Any) -> ApiExtension:
 # -- core changes that concern the agents hosting routers ---------------------------
 
 def subscribe(plugin: Any, core: Any) -> None:
+    """Before ``guards``: a port being deleted still shows its floating IPs."""
+    fip_routers = FloatingIpRouters(plugin)
+    core.events.subscribe("ports", ev.PRECOMMIT_DELETE, fip_routers.before_delete)
+    core.events.subscribe("ports", ev.AFTER_DELETE, fip_routers.after_delete)
     core.events.subscribe("ports", ev.AFTER_UPDATE,
                           lambda ctx, old, new: _port_updated(plugin, old, new))
     core.events.subscribe("subnets", ev.AFTER_UPDATE,
                           lambda ctx, old, new: _subnet_updated(plugin, old, new))
+
+
+class FloatingIpRouters:
+    """A deleted port's floating IPs lose their router: tell its agents.
+
+    The routers are read inside the delete's transaction (before the
+    floating IPs are disassociated) and told once it committed.
+    """
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self.pending: dict[str, list[str]] = {}
+        self.lock = threading.Lock()
+
+    def before_delete(self, conn: Any, ctx: Context, port: dict[str, Any]) -> None:
+        f = t.floatingips.c
+        ids = [r.router_id for r in conn.execute(
+            sa.select(f.router_id).distinct().where(f.fixed_port_id == port["id"],
+                                                    f.router_id.is_not(None)))]
+        with self.lock:
+            if ids:
+                self.pending[port["id"]] = ids
+            else:
+                self.pending.pop(port["id"], None)
+
+    def after_delete(self, ctx: Context, port: dict[str, Any]) -> None:
+        with self.lock:
+            ids = self.pending.pop(port["id"], [])
+        if ids:
+            self.plugin.l3_notifier.routers_updated(ids, schedule=False)
 
 
 def _port_updated(plugin: Any, old: dict[str, Any], new: dict[str, Any]) -> None:

@@ -99,8 +99,8 @@ class L3Plugin(ServicePlugin):
 
     def connect(self, core: Any) -> None:
         super().connect(core)
-        guards.subscribe(core)
         agent_scheduling.subscribe(self, core)
+        guards.subscribe(core)
 
     def bind(self, plugins: Any) -> None:
         self.directory = plugins
