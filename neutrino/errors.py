@@ -341,6 +341,36 @@ class AgentNotFound(NotFound):
     message = "Agent %(id)s could not be found."
 
 
+# -- router scheduling (``l3_agent_scheduler``) ---------------------------------------
+
+class InvalidL3Agent(AgentNotFound):
+    message = "Agent %(id)s is not a L3 Agent or has been disabled"
+
+
+class RouterHostedByL3Agent(Conflict):
+    message = "The router %(router_id)s has been already hosted by the L3 Agent %(agent_id)s."
+
+
+class RouterNotHostedByL3Agent(Conflict):
+    message = "The router %(router_id)s is not hosted by the L3 Agent %(agent_id)s."
+
+
+class RouterSchedulingFailed(Conflict):
+    message = "Failed scheduling router %(router_id)s to the L3 Agent %(agent_id)s."
+
+
+class RouterReschedulingFailed(Conflict):
+    message = "Failed rescheduling router %(router_id)s: no eligible l3 agent found."
+
+
+class DVRL3CannotAssignToDvrAgent(Conflict):
+    message = "Not allowed to manually assign a router to an agent in 'dvr' mode."
+
+
+class DVRL3CannotRemoveFromDvrAgent(Conflict):
+    message = "Not allowed to manually remove a router from an agent in 'dvr' mode."
+
+
 
 # -- address scopes (``address-scope``) -----------------------------------------------
 

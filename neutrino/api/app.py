@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable
 
 import falcon
 
-from neutrino.api import discovery, quotas, tags
+from neutrino.api import custom_routes, discovery, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
 from neutrino.api.hooks.context import ContextHook
 from neutrino.api.hooks.translation import add_error_handlers
@@ -44,6 +44,8 @@ def build_falcon(api: Api) -> falcon.App:
             app.add_route(base + "/{rid}/tags/{tag}", tags.Tag(api, rdef))
         for action in rdef.actions:
             app.add_route(f"{base}/{{rid}}/{action}", Action(api, rdef, action))
+    for route in api.routes:
+        app.add_route(f"/v2.0{route.path}", custom_routes.Route(api, route))
     return app
 
 

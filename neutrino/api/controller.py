@@ -45,6 +45,7 @@ class Api:
     attribute_handlers: dict[str, list[Any]] = field(default_factory=dict)
     actions: dict[tuple[str, str], Any] = field(default_factory=dict)
     request_hooks: list[Any] = field(default_factory=list)
+    routes: list[Any] = field(default_factory=list)  # extensions' ``CustomRoute``s
     notifier: NotifierHook = field(default_factory=NotifierHook)
     directory: Any = None  # the loaded plugins (``plugins.directory.Directory``)
 

@@ -23,6 +23,22 @@ L3_OPTS = [
                     "[quotas] quota_router_route."),
 ]
 
+# Scheduling routers on L3 agents (upstream's l3_agentschedulers_db and
+# scheduler options); upstream's class paths of the two schedulers are
+# accepted as well as our short names.
+L3_SCHEDULER_OPTS = [
+    cfg.StrOpt("router_scheduler_driver",
+               default="neutron.scheduler.l3_agent_scheduler.LeastRoutersScheduler",
+               help="Driver to use for scheduling router to a default L3 agent: "
+                    "LeastRoutersScheduler or ChanceScheduler (upstream's class paths "
+                    "or these names)."),
+    cfg.BoolOpt("router_auto_schedule", default=True,
+                help="Allow auto scheduling of routers to L3 agent."),
+    cfg.BoolOpt("allow_automatic_l3agent_failover", default=False,
+                help="Automatically reschedule routers from offline L3 agents to online "
+                     "L3 agents."),
+]
+
 L3_QUOTA_OPTS = [
     cfg.IntOpt("quota_router", default=10,
                help="Number of routers allowed per project. A negative value means "
@@ -38,4 +54,5 @@ L3_QUOTA_OPTS = [
 
 def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(L3_OPTS)
+    conf.register_opts(L3_SCHEDULER_OPTS)
     conf.register_opts(L3_QUOTA_OPTS, "quotas")

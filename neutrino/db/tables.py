@@ -619,6 +619,18 @@ routerroutes = Table(
     PrimaryKeyConstraint("router_id", "destination", "nexthop"),
 )
 
+# ``l3_agent_scheduler``: which L3 agent hosts a router. A legacy router
+# has one binding (index 1, the unique key keeps a second from racing in);
+# bindings go with the router or the agent.
+routerl3agentbindings = Table(
+    "routerl3agentbindings", metadata,
+    Column("router_id", String(36), _fk("routers"), nullable=False),
+    Column("l3_agent_id", String(36), _fk("agents"), nullable=False, index=True),
+    Column("binding_index", Integer, nullable=False, default=1),
+    PrimaryKeyConstraint("router_id", "l3_agent_id"),
+    UniqueConstraint("router_id", "binding_index"),
+)
+
 # Floating IPs: an address of an external network (held by the port
 # ``floating_port_id``), optionally mapped to a fixed IP of an internal port
 # through ``router_id``. One floating IP per fixed IP and external network

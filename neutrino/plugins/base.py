@@ -21,6 +21,24 @@ from neutrino.resources.extensions import ExtensionDescriptor
 
 # action(ctx, resource_id, body) -> response body
 ActionHandler = Callable[[Context, str, Any], dict[str, Any]]
+# route handler(ctx, path fields, body or None) -> response body (None: ``null``)
+RouteHandler = Callable[[Context, dict[str, str], Any], Any]
+
+
+@dataclass
+class CustomRoute:
+    """A URL an extension serves outside the generic resources (upstream's
+    resource extensions with their own controller, e.g.
+    ``/v2.0/agents/{rid}/l3-routers``).
+
+    ``path`` is under ``/v2.0``; path fields are named ``rid`` then
+    ``child_id`` (the router needs one name per position). ``methods`` maps
+    an HTTP method to (policy rule checked with an empty target, as
+    upstream's controllers do; success status; handler).
+    """
+
+    path: str
+    methods: dict[str, tuple[str, int, RouteHandler]]
 
 
 class RequestHook(abc.ABC):
@@ -58,6 +76,7 @@ class ApiExtension:
     actions: dict[str, dict[str, ActionHandler]] = field(default_factory=dict)
     request_hooks: list[RequestHook] = field(default_factory=list)
     policies: list[policy.RuleDefault] = field(default_factory=list)
+    routes: list[CustomRoute] = field(default_factory=list)
 
 
 class ServicePlugin(abc.ABC):

@@ -228,7 +228,9 @@ class FloatingIps:
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
-        return self.get(ctx, "floatingips", fip_id)
+        fip = self.get(ctx, "floatingips", fip_id)
+        self.plugin.l3_notifier.routers_updated([fip["router_id"]])
+        return fip
 
     def _insert(self, conn: Connection, ctx: Context, fip_id: str, data: dict[str, Any],
                 port: dict[str, Any], quota: bool) -> None:
@@ -263,7 +265,7 @@ class FloatingIps:
         after = self.core.events.wants(plural, ev.AFTER_UPDATE)
         original = self.get(c.internal(), plural, fip_id) if after else None
 
-        def op(conn: Connection) -> None:
+        def op(conn: Connection) -> str | None:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
@@ -290,25 +292,28 @@ class FloatingIps:
                                            "network_id": row.floating_network_id},
                                     values.get("fixed_port_id") or "",
                                     values.get("fixed_ip_address") or "") from None
-        self.core.write(op)
+            return row.router_id
+        before = self.core.write(op)
         current = self.get(ctx, plural, fip_id)
+        self.plugin.l3_notifier.routers_updated([before, current["router_id"]])
         if after:
             self.core.events.notify(plural, ev.AFTER_UPDATE, ctx, original, current)
         return current
 
     def delete(self, ctx: Context, plural: str, fip_id: str,
                revision: int | None = None) -> None:
-        def op(conn: Connection) -> str:
+        def op(conn: Connection) -> tuple[str, str | None]:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
             _not_forwarded(conn, fip_id)
             store.delete_tags(conn, fip_id)
             conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
-            return row.floating_port_id
+            return row.floating_port_id, row.router_id
         after = self.core.events.wants(plural, ev.AFTER_DELETE)
         gone = self.get(c.internal(), plural, fip_id) if after else None
-        port_id = self.core.write(op)
+        port_id, router_id = self.core.write(op)
+        self.plugin.l3_notifier.routers_updated([router_id])
         try:
             self.core.delete(c.internal(), "ports", port_id)
         except errors.PortNotFound:

@@ -65,9 +65,12 @@ class Interfaces:
     def add(self, ctx: Context, router_id: str, body: Any) -> dict[str, Any]:
         port_id, subnet_id = _interface_info(body, removing=False)
         if port_id is not None:
-            return self._add_port(ctx, router_id, port_id)
-        assert subnet_id is not None
-        return self._add_subnet(ctx, router_id, subnet_id)
+            info = self._add_port(ctx, router_id, port_id)
+        else:
+            assert subnet_id is not None
+            info = self._add_subnet(ctx, router_id, subnet_id)
+        self.plugin.l3_notifier.routers_updated([router_id])
+        return info
 
     def _add_subnet(self, ctx: Context, router_id: str, subnet_id: str) -> dict[str, Any]:
         with self.plugin.db.reader() as conn:
@@ -222,6 +225,7 @@ class Interfaces:
             except errors.PortNotFound:
                 pass
         self.plugin.distributed.sync(router_id)
+        self.plugin.l3_notifier.routers_updated([router_id])
         return _info(router_id, port, [s.id for s in subnets])
 
     def _port_dict(self, conn: Connection, port_id: str) -> dict[str, Any]:

@@ -17,13 +17,15 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, ServicePlugin
-from neutrino.plugins.l3 import guards, resources
+from neutrino.plugins.l3 import agent_scheduling, guards, resources
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.interfaces import Interfaces
+from neutrino.plugins.l3.notifier import L3AgentNotifier
 from neutrino.plugins.l3.pools import FloatingIpPools
 from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
+from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
 from neutrino.resources.extensions import KNOWN, ExtensionDescriptor
 
@@ -96,7 +98,7 @@ class L3Plugin(ServicePlugin):
     service_type = "L3_ROUTER_NAT"
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
-                                   "router-admin-state-down-before-update")
+                                   "router-admin-state-down-before-update", "l3_agent_scheduler")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -106,10 +108,27 @@ class L3Plugin(ServicePlugin):
         self.route_actions = RouteActions(self)
         self.pools = FloatingIpPools(self)
         self.distributed = Distributed(self)
+        self.scheduler = Scheduler(self)
+        self.l3_notifier = L3AgentNotifier(self)
+        self.agent_notifiers["L3 agent"] = self.l3_notifier
+        self.directory: Any = None
 
     def connect(self, core: Any) -> None:
         super().connect(core)
+        agent_scheduling.subscribe(self, core)
         guards.subscribe(core)
+
+    def bind(self, plugins: Any) -> None:
+        self.directory = plugins
+
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        """``q-l3-plugin`` for L3 agents; with ``allow_automatic_l3agent_failover``
+        this (RPC) process also moves routers off dead agents."""
+        from neutrino.plugins.l3.rpc import L3RpcEndpoint
+        from neutrino.rpc import topics
+        if self.conf.allow_automatic_l3agent_failover:
+            agent_scheduling.start_failover(self)
+        return {topics.L3PLUGIN: [L3RpcEndpoint(self)]}
 
     def collections(self) -> dict[str, Any]:
         return {"routers": self.routers, "floatingips": self.floatingips,
@@ -135,7 +154,8 @@ class L3Plugin(ServicePlugin):
         pools = ApiExtension(FLOATINGIP_POOLS, resources=[resources.floatingip_pool()])
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(KNOWN["dvr"]),
-                ApiExtension(KNOWN["router-admin-state-down-before-update"])]
+                ApiExtension(KNOWN["router-admin-state-down-before-update"]),
+                agent_scheduling.extension(self)]
 
     # -- quotas, inside the plugin's own transactions ---------------------------------
 

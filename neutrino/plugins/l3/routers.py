@@ -129,6 +129,7 @@ class Routers:
             except Exception:
                 self.delete(c.internal(), "routers", rid)
                 raise
+            self.plugin.l3_notifier.routers_updated([rid])
         return self.get(ctx, "routers", rid)
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
@@ -150,6 +151,7 @@ class Routers:
                     routes_mod.replace(self.plugin, conn, rid, data["routes"])
                 store.bump(conn, t.routers, rid, values)
             self.core.write(op)
+        self.plugin.l3_notifier.routers_updated([rid])
         return self.get(ctx, plural, rid)
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
@@ -164,12 +166,15 @@ class Routers:
                                                 + ", ".join(attached))
             conn.execute(sa.delete(t.routerports).where(t.routerports.c.router_id == rid))
             conn.execute(sa.delete(t.routerroutes).where(t.routerroutes.c.router_id == rid))
+            conn.execute(sa.delete(t.routerl3agentbindings).where(
+                t.routerl3agentbindings.c.router_id == rid))
             store.delete_tags(conn, rid)
             conn.execute(sa.delete(t.routers).where(t.routers.c.id == rid))
             return row.gw_port_id
         gw_port = self.core.write(op)
         if gw_port is not None:
             self.gateway._delete_port(gw_port)
+        self.plugin.l3_notifier.router_deleted(rid)
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
                  remove: list[str] | None = None,

@@ -1,14 +1,14 @@
 """dvr: routers' ``distributed`` flag
 
 Revision ID: 0020_dvr
-Revises: 0016_sgx
+Revises: 0018_l3_scheduling
 """
 from alembic import op
 import sqlalchemy as sa
 
 
 revision = '0020_dvr'
-down_revision = '0016_sgx'
+down_revision = '0018_l3_scheduling'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,43 @@
+"""Serves an extension's ``CustomRoute``: body parsing, policy, the handler.
+
+Upstream's resource extensions with their own controllers (the agent
+schedulers' ``/agents/{id}/l3-routers``, ``/routers/{id}/l3-agents``)
+check one policy rule against an empty target and hand the request to the
+plugin; their answers are whatever the plugin returns (a POST that returns
+nothing answers ``null``). A method the route does not declare is 405.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+import orjson
+
+from neutrino.api.hooks import body as body_mod
+from neutrino.context import Context
+
+
+class Route:
+    def __init__(self, api: Any, route: Any) -> None:
+        self.api, self.route = api, route
+        for method in route.methods:
+            setattr(self, f"on_{method.lower()}", self._handler(method))
+
+    def _handler(self, method: str) -> Any:
+        rule, status, handler = self.route.methods[method]
+
+        def serve(req: falcon.Request, resp: falcon.Response, **fields: str) -> None:
+            ctx: Context = req.context.neutron
+            body = None
+            if method in ("POST", "PUT"):
+                body = body_mod.parse_json(req.bounded_stream.read())
+            self.api.policy.enforce(ctx, rule, {})
+            result = handler(ctx, fields, body)
+            resp.status = status
+            if status == 204:
+                resp.data = b""
+                resp.content_type = None
+                return
+            resp.data = orjson.dumps(result)
+            resp.content_type = "application/json"
+        return serve

@@ -1,0 +1,187 @@
+"""The ``l3_agent_scheduler`` extension's API, the core events that concern
+L3 agents, and the failover loop.
+
+- ``GET|POST /v2.0/agents/{id}/l3-routers``,
+  ``DELETE /v2.0/agents/{id}/l3-routers/{router_id}`` and
+  ``GET /v2.0/routers/{id}/l3-agents``, admin-only by upstream's policy;
+- a subnet or a router port changing tells the agents hosting the routers
+  on it (``routers_updated``);
+- with ``allow_automatic_l3agent_failover``, the RPC process checks every
+  ``agent_down_time / 2`` seconds for routers on dead agents and moves them.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_policy import policy
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import events as ev
+from neutrino.plugins import store
+from neutrino.plugins.base import ApiExtension, CustomRoute
+from neutrino.plugins.l3 import common as c
+from neutrino.resources.extensions import ExtensionDescriptor
+
+LOG = logging.getLogger(__name__)
+
+L3_AGENT_SCHEDULER = ExtensionDescriptor(
+    "l3_agent_scheduler", "L3 Agent Scheduler", "Schedule routers among l3 agents",
+    "2013-02-07T10:00:00-00:00")
+
+POLICIES = {
+    "create_l3-router": "rule:admin_only",
+    "get_l3-routers": "rule:admin_only",
+    "update_l3-router": "rule:admin_only",
+    "delete_l3-router": "rule:admin_only",
+    "get_l3-agents": "rule:admin_only",
+}
+
+
+class SchedulerApi:
+    """The handlers of the extension's routes."""
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+
+    @property
+    def agents(self) -> Any:
+        return self.plugin.core.handlers["agents"]
+
+    def routers_on_agent(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+        agent_id = fields["rid"]
+        with self.plugin.db.reader() as conn:
+            ids = self.plugin.scheduler.router_ids_on_agent(conn, agent_id)
+            if not ids:
+                self.agents.get(conn, agent_id)  # 404 for an unknown agent
+                return {"routers": []}
+        routers, _ = self.plugin.routers.list(Context.admin(), "routers",
+                                              store.ListQuery(filters={"id": ids}))
+        return {"routers": routers}
+
+    def add_router(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+        if not isinstance(body, dict) or not isinstance(body.get("router_id"), str):
+            raise errors.HTTPBadRequest(msg="Body contains invalid data")
+        agent_id, router_id = fields["rid"], body["router_id"]
+        if self.plugin.scheduler.add(agent_id, router_id):
+            with self.plugin.db.reader() as conn:
+                host = self.agents.get(conn, agent_id)["host"]
+            self.plugin.l3_notifier.router_added_to_agent([router_id], host)
+        return None
+
+    def remove_router(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+        router_id = fields["child_id"]
+        host = self.plugin.scheduler.remove(fields["rid"], router_id)
+        self.plugin.l3_notifier.router_removed_from_agent(router_id, host)
+        return None
+
+    def agents_of_router(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+        router_id = fields["rid"]
+        with self.plugin.db.reader() as conn:
+            store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
+            rows = self.plugin.scheduler.agents_of(conn, [router_id]).get(router_id, [])
+            return {"agents": self.agents._to_dicts(rows)}
+
+
+def extension(plugin: Any) -> ApiExtension:
+    api = SchedulerApi(plugin)
+    return ApiExtension(
+        descriptor=L3_AGENT_SCHEDULER,
+        routes=[
+            CustomRoute("/agents/{rid}/l3-routers", {
+                "GET": ("get_l3-routers", 200, api.routers_on_agent),
+                "POST": ("create_l3-router", 201, api.add_router)}),
+            CustomRoute("/agents/{rid}/l3-routers/{child_id}", {
+                "DELETE": ("delete_l3-router", 204, api.remove_router)}),
+            CustomRoute("/routers/{rid}/l3-agents", {
+                "GET": ("get_l3-agents", 200, api.agents_of_router)}),
+        ],
+        policies=[policy.RuleDefault(name, check, scope_types=["project"])
+                  for name, check in POLICIES.items()])
+
+
+# -- core changes that concern the agents hosting routers ---------------------------
+
+def subscribe(plugin: Any, core: Any) -> None:
+    """Before ``guards``: a port being deleted still shows its floating IPs."""
+    fip_routers = FloatingIpRouters(plugin)
+    core.events.subscribe("ports", ev.PRECOMMIT_DELETE, fip_routers.before_delete)
+    core.events.subscribe("ports", ev.AFTER_DELETE, fip_routers.after_delete)
+    core.events.subscribe("ports", ev.AFTER_UPDATE,
+                          lambda ctx, old, new: _port_updated(plugin, old, new))
+    core.events.subscribe("subnets", ev.AFTER_UPDATE,
+                          lambda ctx, old, new: _subnet_updated(plugin, old, new))
+
+
+class FloatingIpRouters:
+    """A deleted port's floating IPs lose their router: tell its agents.
+
+    The routers are read inside the delete's transaction (before the
+    floating IPs are disassociated) and told once it committed.
+    """
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self.pending: dict[str, list[str]] = {}
+        self.lock = threading.Lock()
+
+    def before_delete(self, conn: Any, ctx: Context, port: dict[str, Any]) -> None:
+        f = t.floatingips.c
+        ids = [r.router_id for r in conn.execute(
+            sa.select(f.router_id).distinct().where(f.fixed_port_id == port["id"],
+                                                    f.router_id.is_not(None)))]
+        with self.lock:
+            if ids:
+                self.pending[port["id"]] = ids
+            else:
+                self.pending.pop(port["id"], None)
+
+    def after_delete(self, ctx: Context, port: dict[str, Any]) -> None:
+        with self.lock:
+            ids = self.pending.pop(port["id"], [])
+        if ids:
+            self.plugin.l3_notifier.routers_updated(ids, schedule=False)
+
+
+def _port_updated(plugin: Any, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A router's port got other addresses (or was moved): its router changed."""
+    if new.get("device_owner") not in (*c.INTERFACE_OWNERS, c.GATEWAY):
+        return
+    if old.get("fixed_ips") != new.get("fixed_ips") or old.get("mtu") != new.get("mtu"):
+        plugin.l3_notifier.routers_updated([new["device_id"]], schedule=False)
+
+
+SUBNET_KEYS = ("gateway_ip", "host_routes", "dns_nameservers", "allocation_pools")
+
+
+def _subnet_updated(plugin: Any, old: dict[str, Any], new: dict[str, Any]) -> None:
+    if all(old.get(k) == new.get(k) for k in SUBNET_KEYS):
+        return
+    rp, ip = t.routerports.c, t.ipallocations.c
+    with plugin.db.reader() as conn:
+        ids = [r.router_id for r in conn.execute(
+            sa.select(rp.router_id).distinct().join(t.ipallocations, ip.port_id == rp.port_id)
+            .where(ip.subnet_id == new["id"]))]
+    plugin.l3_notifier.routers_updated(ids, schedule=False)
+
+
+# -- failover --------------------------------------------------------------------------
+
+def start_failover(plugin: Any) -> threading.Thread:
+    """A daemon thread of this process moving routers off dead L3 agents."""
+    interval = max(1, plugin.conf.agent_down_time // 2)
+
+    def loop() -> None:
+        while True:
+            threading.Event().wait(interval)
+            try:
+                plugin.l3_notifier.rescheduled(plugin.scheduler.reschedule_from_down_agents())
+            except Exception:  # noqa: BLE001 - try again at the next round
+                LOG.exception("rescheduling routers from dead L3 agents failed")
+    thread = threading.Thread(target=loop, name="l3-agent-failover", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,61 @@
+"""Telling L3 agents what changed (upstream's L3AgentNotifyAPI), after commit.
+
+Messages go to topic ``l3_agent``: ``routers_updated`` to the hosts of the
+alive, enabled agents hosting the routers (scheduling unhosted routers
+first, when ``router_auto_schedule``), ``router_deleted`` to every L3 agent
+(the bindings are gone with the router), ``router_added_to_agent`` and
+``router_removed_from_agent`` to one host. They are casts: an agent that
+misses one catches up on its next full sync.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable
+
+from neutrino.rpc.casts import Casts
+
+LOG = logging.getLogger(__name__)
+
+L3_AGENT = "l3_agent"
+
+
+class L3AgentNotifier:
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self.casts = Casts(plugin.conf)
+
+    @property
+    def scheduler(self) -> Any:
+        return self.plugin.scheduler
+
+    def routers_updated(self, router_ids: Iterable[str], schedule: bool = True) -> None:
+        ids = list(dict.fromkeys(r for r in router_ids if r))
+        if not ids:
+            return
+        if schedule and self.plugin.conf.router_auto_schedule:
+            with self.plugin.db.reader() as conn:
+                hostable = self.scheduler.has_something_to_host(conn, ids)
+            self.scheduler.schedule(hostable)
+        with self.plugin.db.reader() as conn:
+            hosts = self.scheduler.hosts_to_notify(conn, ids)
+        for host, on_host in sorted(hosts.items()):
+            for router_id in on_host:
+                self.casts.cast(L3_AGENT, "routers_updated", server=host, version="1.1",
+                                routers=[router_id])
+
+    def router_deleted(self, router_id: str) -> None:
+        self.casts.cast(L3_AGENT, "router_deleted", fanout=True, router_id=router_id)
+
+    def router_added_to_agent(self, router_ids: list[str], host: str) -> None:
+        self.casts.cast(L3_AGENT, "router_added_to_agent", server=host, payload=router_ids)
+
+    def router_removed_from_agent(self, router_id: str, host: str) -> None:
+        self.casts.cast(L3_AGENT, "router_removed_from_agent", server=host,
+                        payload={"router_id": router_id})
+
+    def rescheduled(self, moves: list[tuple[str, str, str]]) -> None:
+        """After failover: the old host drops the router, the new one takes it."""
+        for router_id, old_host, new_host in moves:
+            if old_host != new_host:
+                self.router_removed_from_agent(router_id, old_host)
+            self.router_added_to_agent([router_id], new_host)

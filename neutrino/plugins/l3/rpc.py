@@ -1,0 +1,176 @@
+"""What L3 agents call on the server (topic ``q-l3-plugin``), as upstream's
+L3RpcCallback: the routers their host serves, in the shape upstream's
+agent reads (``gw_port``, ``_interfaces``, ``_floatingips`` with each
+port's subnets and MTU), and the floating IPs' status as they applied it.
+
+A host's routers are loaded in a fixed number of queries, however many
+routers, ports and floating IPs it has.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import netaddr
+import oslo_messaging
+import sqlalchemy as sa
+
+from neutrino import errors
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import rbac, store
+from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import floatingips as fips_mod
+from neutrino.plugins.l3 import routers as routers_mod
+
+LOG = logging.getLogger(__name__)
+
+FIP_STATUSES = ("ACTIVE", "DOWN", "ERROR")
+HOST_ID = "binding:host_id"
+
+
+def _subnet_info(subnet: dict[str, Any]) -> dict[str, Any]:
+    return {"id": subnet["id"], "cidr": subnet["cidr"], "gateway_ip": subnet["gateway_ip"],
+            "dns_nameservers": subnet["dns_nameservers"],
+            "ipv6_ra_mode": subnet["ipv6_ra_mode"], "subnetpool_id": subnet["subnetpool_id"]}
+
+
+class L3RpcEndpoint:
+    # 1.x of upstream's L3 plugin API; methods for HA, DVR and prefix
+    # delegation are absent with those features.
+    target = oslo_messaging.Target(version="1.13")
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+
+    @property
+    def core(self) -> Any:
+        return self.plugin.core
+
+    # -- routers -----------------------------------------------------------------
+
+    def _host_router_ids(self, host: str, router_ids: list[str] | None) -> list[str]:
+        scheduler = self.plugin.scheduler
+        if self.plugin.conf.router_auto_schedule:
+            scheduler.auto_schedule(host)
+        with self.plugin.db.reader() as conn:
+            agent = scheduler.agent_on_host(conn, host)
+            if agent is None or not agent.admin_state_up:
+                return []
+            ids = scheduler.router_ids_on_agent(conn, agent.id)
+        if router_ids:
+            ids = [r for r in ids if r in set(router_ids)]
+        return ids
+
+    def get_router_ids(self, context: Any, host: str, **kwargs: Any) -> list[str]:
+        return self._host_router_ids(host, None)
+
+    def sync_routers(self, context: Any, host: str, router_ids: list[str] | None = None,
+                     **kwargs: Any) -> list[dict[str, Any]]:
+        ids = self._host_router_ids(host, router_ids)
+        routers = self.sync_data(ids) if ids else []
+        self._ensure_host(host, routers)
+        return routers
+
+    def sync_data(self, router_ids: list[str]) -> list[dict[str, Any]]:
+        """Upstream's sync data of the enabled routers among ``router_ids``."""
+        admin = Context.admin()
+        with self.plugin.db.reader() as conn:
+            rows = [r for part in store.chunks(router_ids) for r in conn.execute(
+                sa.select(t.routers).where(t.routers.c.id.in_(part),
+                                           t.routers.c.admin_state_up.is_(True)))]
+            routers = routers_mod.to_dicts(conn, rows)
+            rp = t.routerports.c
+            links = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
+                sa.select(rp.router_id, rp.port_id, rp.port_type)
+                .where(rp.router_id.in_(part)))]
+            fip_rows = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
+                sa.select(t.floatingips).where(t.floatingips.c.router_id.in_(part)))]
+            fips = fips_mod.to_dicts(conn, fip_rows)
+        ports = self._ports(admin, [link.port_id for link in links])
+        by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
+        for router, row in zip(routers, rows):
+            router.update(gw_port_id=row.gw_port_id, enable_snat=row.enable_snat,
+                          _interfaces=[], _floatingips=[])
+        for link in links:
+            port = ports.get(link.port_id)
+            if port is None:
+                continue
+            router = by_router[link.router_id]
+            if link.port_type == c.GATEWAY:
+                router["gw_port"] = port
+            else:
+                router["_interfaces"].append(port)
+        for fip in fips:
+            by_router[fip["router_id"]]["_floatingips"].append(fip)
+        return routers
+
+    def _ports(self, admin: Context, port_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Ports with their subnets' details and MTU, as the agent plugs them."""
+        if not port_ids:
+            return {}
+        ports, _ = self.core.list(admin, "ports", store.ListQuery(filters={"id": port_ids}))
+        net_ids = sorted({p["network_id"] for p in ports})
+        subnets, _ = self.core.list(admin, "subnets",
+                                    store.ListQuery(filters={"network_id": net_ids}))
+        networks, _ = self.core.list(admin, "networks", store.ListQuery(filters={"id": net_ids}))
+        mtu = {n["id"]: n.get("mtu") for n in networks}
+        by_id = {s["id"]: s for s in subnets}
+        for port in ports:
+            on = [i["subnet_id"] for i in port["fixed_ips"]]
+            port["subnets"] = [_subnet_info(by_id[s]) for s in on if s in by_id]
+            port["extra_subnets"] = [_subnet_info(s) for s in subnets
+                                     if s["network_id"] == port["network_id"]
+                                     and s["id"] not in on]
+            for fixed in port["fixed_ips"]:
+                if fixed["subnet_id"] in by_id:
+                    fixed["prefixlen"] = netaddr.IPNetwork(by_id[fixed["subnet_id"]]["cidr"]
+                                                           ).prefixlen
+            port["address_scopes"] = {"4": None, "6": None}
+            port["mtu"] = mtu.get(port["network_id"])
+        return {p["id"]: p for p in ports}
+
+    def _ensure_host(self, host: str, routers: list[dict[str, Any]]) -> None:
+        """The router's ports are bound to the host serving it (then L2 wires them)."""
+        admin = Context.admin()
+        for router in routers:
+            for port in [router.get("gw_port"), *router["_interfaces"]]:
+                if port is None or port.get(HOST_ID) == host and (
+                        port.get("binding:vif_type") != "binding_failed"):
+                    continue
+                try:
+                    self.core.update(admin, "ports", port["id"], {HOST_ID: host})
+                    port[HOST_ID] = host
+                except errors.NotFound:
+                    pass
+
+    # -- networks ----------------------------------------------------------------
+
+    def get_external_network_id(self, context: Any, **kwargs: Any) -> str | None:
+        with self.plugin.db.reader() as conn:
+            ids = sorted(rbac.external_ids(conn, [r.id for r in conn.execute(
+                sa.select(t.networks.c.id))]))
+        if len(ids) > 1:
+            raise errors.TooManyExternalNetworks()
+        return ids[0] if ids else None
+
+    def get_service_plugin_list(self, context: Any, **kwargs: Any) -> list[str]:
+        directory = self.plugin.directory
+        return list(directory.services) if directory is not None else []
+
+    # -- floating IPs ------------------------------------------------------------
+
+    def update_floatingip_statuses(self, context: Any, router_id: str,
+                                   fip_statuses: dict[str, str], **kwargs: Any) -> None:
+        """Statuses as the agent applied them (unknown floating IPs are
+        skipped: deleted meanwhile)."""
+        f = t.floatingips.c
+
+        def op(conn: Any) -> None:
+            ids = [i for i, status in fip_statuses.items() if status in FIP_STATUSES]
+            current = dict(conn.execute(sa.select(f.id, f.status).where(f.id.in_(ids)))
+                           .tuples().all()) if ids else {}
+            for fip_id in sorted(current):
+                if current[fip_id] != fip_statuses[fip_id]:
+                    store.bump(conn, t.floatingips, fip_id, {"status": fip_statuses[fip_id]})
+        self.core.write(op)

@@ -1,0 +1,284 @@
+"""Which L3 agent hosts which router (``l3_agent_scheduler``), as upstream.
+
+A legacy router is hosted by one L3 agent: an alive, administratively up
+agent whose ``agent_mode`` can host it (legacy or dvr_snat), that is not
+pinned to another router (its ``router_id`` configuration) and that takes
+internal-only routers (``handle_internal_only_routers``) if the router has
+no gateway. ``router_scheduler_driver`` picks among the candidates: the one
+hosting the fewest routers, or one at random.
+
+Bindings are written under the router's row lock, and the unique
+(router, binding_index) key keeps two servers scheduling one router at
+once from binding it twice; the loser sees the router hosted and stops.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import random
+from typing import Any, Callable, Iterable, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+from sqlalchemy import exc as sa_exc
+
+from neutrino import errors
+from neutrino.db import tables as t
+from neutrino.plugins import store
+from neutrino.plugins.agents import AGENT_TYPE_L3
+from neutrino.plugins.l3 import common as c
+from neutrino.plugins.loader import PluginLoadError
+from neutrino.plugins.ml2 import agents_db
+
+LOG = logging.getLogger(__name__)
+
+b, a = t.routerl3agentbindings.c, t.agents.c
+LEGACY, DVR, DVR_SNAT, DVR_NO_EXTERNAL = "legacy", "dvr", "dvr_snat", "dvr_no_external"
+BINDING_INDEX = 1  # a legacy router's only binding
+
+Chooser = Callable[[Connection, list[Any]], Any]
+
+
+def least_routers(conn: Connection, candidates: list[Any]) -> Any:
+    """The candidate hosting the fewest routers (the first of equals)."""
+    ids = [agent.id for agent in candidates]
+    counts = dict(conn.execute(sa.select(b.l3_agent_id, sa.func.count())
+                               .where(b.l3_agent_id.in_(ids))
+                               .group_by(b.l3_agent_id)).tuples().all())
+    return min(candidates, key=lambda agent: (counts.get(agent.id, 0), agent.host, agent.id))
+
+
+def chance(conn: Connection, candidates: list[Any]) -> Any:
+    return random.choice(candidates)
+
+
+# ``router_scheduler_driver``: upstream's class paths and the short names.
+SCHEDULERS: dict[str, Chooser] = {
+    "neutron.scheduler.l3_agent_scheduler.LeastRoutersScheduler": least_routers,
+    "neutron.scheduler.l3_agent_scheduler.ChanceScheduler": chance,
+    "LeastRoutersScheduler": least_routers,
+    "ChanceScheduler": chance,
+}
+
+
+def chooser(name: str) -> Chooser:
+    try:
+        return SCHEDULERS[name]
+    except KeyError:
+        raise PluginLoadError(f"[DEFAULT] router_scheduler_driver: unknown scheduler {name!r}; one of "
+                         f"{', '.join(sorted(SCHEDULERS))}") from None
+
+
+def configurations(agent: Any) -> dict[str, Any]:
+    try:
+        return json.loads(agent.configurations or "{}")
+    except ValueError:
+        return {}
+
+
+def agent_mode(agent: Any) -> str:
+    return configurations(agent).get("agent_mode", LEGACY)
+
+
+def can_host(agent: Any, router: Any, ignore_admin_state: bool = False) -> bool:
+    """Whether the L3 agent may host the (legacy) router."""
+    if not ignore_admin_state and not agent.admin_state_up:
+        return False
+    conf = configurations(agent)
+    if conf.get("agent_mode", LEGACY) in (DVR, DVR_NO_EXTERNAL):
+        return False
+    if conf.get("router_id") and conf["router_id"] != router.id:
+        return False
+    return bool(router.gw_port_id) or conf.get("handle_internal_only_routers", True)
+
+
+class Scheduler:
+    """Router bindings; ``plugin`` gives the database, the core and the config."""
+
+    def __init__(self, plugin: Any) -> None:
+        self.plugin = plugin
+        self.choose = chooser(plugin.conf.router_scheduler_driver)
+
+    @property
+    def conf(self) -> Any:
+        return self.plugin.conf
+
+    def _deadline(self, factor: int = 1) -> dt.datetime:
+        return agents_db.utcnow() - dt.timedelta(seconds=self.conf.agent_down_time * factor)
+
+    def _l3_agents(self, conn: Connection, *clauses: Any) -> list[Any]:
+        return list(conn.execute(sa.select(t.agents).where(a.agent_type == AGENT_TYPE_L3,
+                                                           *clauses).order_by(a.host)))
+
+    def _active_agents(self, conn: Connection) -> list[Any]:
+        return self._l3_agents(conn, a.admin_state_up.is_(True),
+                               a.heartbeat_timestamp >= self._deadline())
+
+    # -- reading ---------------------------------------------------------------------
+
+    def agents_of(self, conn: Connection, router_ids: Sequence[str]) -> dict[str, list[Any]]:
+        """The agent rows hosting each router."""
+        out: dict[str, list[Any]] = {}
+        for part in store.chunks(list(router_ids)):
+            for row in conn.execute(sa.select(b.router_id, t.agents)
+                                    .join(t.agents, a.id == b.l3_agent_id)
+                                    .where(b.router_id.in_(part)).order_by(a.host)):
+                out.setdefault(row.router_id, []).append(row)
+        return out
+
+    def hosts_to_notify(self, conn: Connection,
+                        router_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Router ids per host of the alive, enabled agents hosting them."""
+        deadline = self._deadline()
+        out: dict[str, list[str]] = {}
+        for router_id, agents in self.agents_of(conn, router_ids).items():
+            for agent in agents:
+                if agent.admin_state_up and agent.heartbeat_timestamp >= deadline:
+                    out.setdefault(agent.host, []).append(router_id)
+        return out
+
+    def router_ids_on_agent(self, conn: Connection, agent_id: str) -> list[str]:
+        return [r.router_id for r in conn.execute(
+            sa.select(b.router_id).where(b.l3_agent_id == agent_id).order_by(b.router_id))]
+
+    def agent_on_host(self, conn: Connection, host: str) -> Any:
+        return conn.execute(sa.select(t.agents).where(a.agent_type == AGENT_TYPE_L3,
+                                                      a.host == host)).first()
+
+    # -- automatic scheduling ------------------------------------------------------
+
+    def schedule(self, router_ids: Iterable[str],
+                 candidates: list[Any] | None = None) -> dict[str, str]:
+        """Bind each unhosted router to a chosen agent; {router_id: host} bound."""
+        bound: dict[str, str] = {}
+        for router_id in router_ids:
+            host = self.plugin.core.write(
+                lambda conn, rid=router_id: self._schedule_one(conn, rid, candidates))
+            if host is not None:
+                bound[router_id] = host
+        return bound
+
+    def _schedule_one(self, conn: Connection, router_id: str,
+                      candidates: list[Any] | None) -> str | None:
+        router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)
+                              .with_for_update()).first()
+        if router is None or self._is_bound(conn, router_id):
+            return None
+        pool = self._active_agents(conn) if candidates is None else candidates
+        fit = [agent for agent in pool if can_host(agent, router)]
+        if not fit:
+            LOG.warning("no L3 agent can host router %s", router_id)
+            return None
+        agent = self.choose(conn, fit)
+        if not self._bind(conn, router_id, agent.id):
+            return None
+        return str(agent.host)
+
+    def _is_bound(self, conn: Connection, router_id: str) -> bool:
+        return conn.execute(sa.select(b.l3_agent_id).where(b.router_id == router_id)
+                            .limit(1)).first() is not None
+
+    def _bind(self, conn: Connection, router_id: str, agent_id: str) -> bool:
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(t.routerl3agentbindings).values(
+                    router_id=router_id, l3_agent_id=agent_id, binding_index=BINDING_INDEX))
+        except sa_exc.IntegrityError:
+            return False  # bound meanwhile (or the router went away)
+        return True
+
+    def has_something_to_host(self, conn: Connection, router_ids: Sequence[str]) -> list[str]:
+        """The routers with a gateway or an interface."""
+        with_ports = {r.router_id for part in store.chunks(list(router_ids))
+                      for r in conn.execute(sa.select(t.routerports.c.router_id).distinct()
+                                            .where(t.routerports.c.router_id.in_(part)))}
+        return [rid for rid in router_ids if rid in with_ports]
+
+    def auto_schedule(self, host: str) -> list[str]:
+        """Unhosted routers the enabled, alive agent on ``host`` can take."""
+        with self.plugin.db.reader() as conn:
+            agent = self.agent_on_host(conn, host)
+            if (agent is None or not agent.admin_state_up
+                    or agent.heartbeat_timestamp < self._deadline()):
+                return []
+            bound = sa.select(b.router_id)
+            routers = list(conn.execute(sa.select(t.routers)
+                                        .where(t.routers.c.id.not_in(bound))))
+            wanted = [r.id for r in routers if can_host(agent, r)]
+        return list(self.schedule(wanted, candidates=[agent]))
+
+    # -- failover --------------------------------------------------------------------
+
+    def reschedule_from_down_agents(self) -> list[tuple[str, str, str]]:
+        """Move routers off agents dead for twice ``agent_down_time`` (enabled
+        ones: an admin-disabled agent keeps its routers); (router, old, new)."""
+        with self.plugin.db.reader() as conn:
+            rows = list(conn.execute(
+                sa.select(b.router_id, b.l3_agent_id, a.host)
+                .join(t.agents, a.id == b.l3_agent_id)
+                .where(a.heartbeat_timestamp < self._deadline(2),
+                       a.admin_state_up.is_(True))))
+        moved = []
+        for row in rows:
+            try:
+                new_host = self.plugin.core.write(
+                    lambda conn, r=row: self._move(conn, r.router_id, r.l3_agent_id))
+            except errors.RouterReschedulingFailed as exc:
+                LOG.warning("%s", exc)
+                continue
+            if new_host is not None:
+                moved.append((row.router_id, row.host, new_host))
+        return moved
+
+    def _move(self, conn: Connection, router_id: str, agent_id: str) -> str | None:
+        router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)
+                              .with_for_update()).first()
+        if router is None:
+            return None
+        gone = conn.execute(sa.delete(t.routerl3agentbindings).where(
+            b.router_id == router_id, b.l3_agent_id == agent_id)).rowcount
+        if not gone:
+            return None  # another server moved it first
+        host = self._schedule_one(conn, router_id, None)
+        if host is None:
+            raise errors.RouterReschedulingFailed(router_id=router_id)
+        return host
+
+    # -- the scheduler API -----------------------------------------------------------
+
+    def add(self, agent_id: str, router_id: str) -> bool:
+        """Bind by hand (``POST /agents/{id}/l3-routers``); False: already there."""
+        def op(conn: Connection) -> bool:
+            router = c.lock_router(conn, router_id)
+            agent = store.get_row(conn, t.agents, agent_id,
+                                  lambda: errors.AgentNotFound(id=agent_id))
+            if agent.agent_type != AGENT_TYPE_L3:
+                raise errors.InvalidL3Agent(id=agent_id)
+            if agent_mode(agent) in (DVR, DVR_NO_EXTERNAL):
+                raise errors.DVRL3CannotAssignToDvrAgent()
+            if not agent.admin_state_up or not can_host(agent, router, True):
+                raise errors.InvalidL3Agent(id=agent_id)
+            current = [r.l3_agent_id for r in conn.execute(
+                sa.select(b.l3_agent_id).where(b.router_id == router_id))]
+            if agent_id in current:
+                return False
+            if current:
+                raise errors.RouterHostedByL3Agent(router_id=router_id, agent_id=current[0])
+            if not self._bind(conn, router_id, agent_id):
+                raise errors.RouterSchedulingFailed(router_id=router_id, agent_id=agent_id)
+            return True
+        return bool(self.plugin.core.write(op))
+
+    def remove(self, agent_id: str, router_id: str) -> str:
+        """Unbind by hand; the agent's host (to tell it)."""
+        def op(conn: Connection) -> str:
+            agent = store.get_row(conn, t.agents, agent_id,
+                                  lambda: errors.AgentNotFound(id=agent_id))
+            if agent_mode(agent) in (DVR, DVR_NO_EXTERNAL):
+                raise errors.DVRL3CannotRemoveFromDvrAgent()
+            c.lock_router(conn, router_id)
+            conn.execute(sa.delete(t.routerl3agentbindings).where(
+                b.router_id == router_id, b.l3_agent_id == agent_id))
+            return str(agent.host)
+        return str(self.plugin.core.write(op))
