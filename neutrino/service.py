@@ -102,6 +102,7 @@ def _add_extension(api: Api, ext: ApiExtension) -> None:
             api.resources[plural].actions.setdefault(name, "PUT")
             api.actions[(plural, name)] = handler
     api.request_hooks.extend(ext.request_hooks)
+    api.routes.update(ext.routes)
     if ext.policies:
         api.policy.register(ext.policies)
 

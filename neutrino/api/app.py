@@ -32,6 +32,8 @@ def build_falcon(api: Api) -> falcon.App:
     app.add_route("/v2.0/extensions", discovery.Extensions(api))
     app.add_route("/v2.0/extensions/{alias}", discovery.Extension(api))
     quotas.add_routes(app, api)
+    for path, make in api.routes.items():  # extensions' own controllers
+        app.add_route(path, make(api))
     for rdef in api.resources.values():
         if rdef.parent is not None:
             _add_subresource_routes(app, api, rdef)

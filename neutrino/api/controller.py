@@ -47,6 +47,7 @@ class Api:
     request_hooks: list[Any] = field(default_factory=list)
     notifier: NotifierHook = field(default_factory=NotifierHook)
     directory: Any = None  # the loaded plugins (``plugins.directory.Directory``)
+    routes: dict[str, Any] = field(default_factory=dict)  # extensions' custom routes
 
     def plugin_for(self, plural: str) -> Any:
         return self.owners.get(plural, self.plugin)

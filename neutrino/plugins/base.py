@@ -21,6 +21,9 @@ from neutrino.resources.extensions import ExtensionDescriptor
 
 # action(ctx, resource_id, body) -> response body
 ActionHandler = Callable[[Context, str, Any], dict[str, Any]]
+# route factory(api) -> a Falcon resource for a path no generic controller
+# serves (``/v2.0/agents/{agent_id}/dhcp-networks``)
+RouteFactory = Callable[[Any], Any]
 
 
 class RequestHook(abc.ABC):
@@ -58,6 +61,12 @@ class ApiExtension:
     actions: dict[str, dict[str, ActionHandler]] = field(default_factory=dict)
     request_hooks: list[RequestHook] = field(default_factory=list)
     policies: list[policy.RuleDefault] = field(default_factory=list)
+    # Custom routes: URI template (Falcon syntax) -> factory of its resource.
+    routes: dict[str, RouteFactory] = field(default_factory=dict)
+
+
+# (interval in seconds, task): work the RPC process repeats for a plugin
+PeriodicTask = tuple[float, Callable[[], None]]
 
 
 class ServicePlugin(abc.ABC):
@@ -83,6 +92,11 @@ class ServicePlugin(abc.ABC):
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on this plugin, by topic (served by the RPC process)."""
         return {}
+
+    def periodic_tasks(self) -> list[PeriodicTask]:
+        """Work repeated in the RPC process (one per server), e.g. moving
+        networks away from dead agents."""
+        return []
 
     def extensions(self) -> list[ApiExtension]:
         """The API extensions this plugin brings."""
