@@ -190,11 +190,12 @@ def test_agents_are_told_about_changes_on_their_networks(
 def test_agents_hear_nothing_of_networks_they_do_not_serve(
         admin: Client, dhcp: DhcpAgent) -> None:
     admin.put(f"/v2.0/agents/{agent_id(admin, dhcp.host)}", {"agent": {"admin_state_up": False}})
+    assert dhcp.recorder.wait_for("agent_updated") == {"admin_state_up": False}
     network_id, subnet_id = network_with_subnet(admin)
     admin.put(f"/v2.0/subnets/{subnet_id}", {"subnet": {"name": "x"}})
     admin.delete(f"/v2.0/networks/{network_id}")  # a fanout: every agent hears it
     dhcp.recorder.wait_for("network_delete_end", lambda p: p["network_id"] == network_id)
-    assert [c for c in dhcp.recorder.calls if c[0] != "network_delete_end"] == []
+    assert [c[0] for c in dhcp.recorder.calls] == ["agent_updated", "network_delete_end"]
 
 
 # -- provisioning ---------------------------------------------------------------------------

@@ -35,7 +35,7 @@ class Hosting:
     def down_time(self) -> int:
         return int(self.conf.agent_down_time)
 
-    def _usable(self, agent: sch.DhcpAgent) -> bool:
+    def usable(self, agent: sch.DhcpAgent) -> bool:
         """An agent serving its networks: admin up, unless configured otherwise."""
         return agent.admin_state_up or self.conf.enable_services_on_agents_with_admin_state_down
 
@@ -44,7 +44,7 @@ class Hosting:
 
     def serving(self, conn: Connection, network_id: str) -> list[sch.DhcpAgent]:
         """The agents to notify about the network."""
-        return [a for a in self.hosting(conn, network_id) if self._usable(a)]
+        return [a for a in self.hosting(conn, network_id) if self.usable(a)]
 
     # -- automatic scheduling -------------------------------------------------------
 

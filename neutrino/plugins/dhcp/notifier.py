@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 import random
-from typing import Any, Callable
+from typing import Any
 
 from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.dhcp.hosting import Hosting
@@ -51,10 +51,9 @@ _PORT_DHCP_KEYS = ("fixed_ips", "mac_address", "extra_dhcp_opts", "dns_name",
 class DhcpAgentNotifier:
     """Casts to DHCP agents; ``casts`` is a ``neutrino.rpc.casts.Casts``."""
 
-    def __init__(self, hosting: Hosting, write: Callable[[Callable[[Any], Any]], Any],
-                 casts: Any) -> None:
+    def __init__(self, hosting: Hosting, core: Any, casts: Any) -> None:
         self.hosting = hosting
-        self.write = write  # the core plugin's transaction runner
+        self.core = core  # its transactions (``write``) and database (``db``)
         self.casts = casts
 
     # -- what the core's after-commit events call ---------------------------------------
@@ -88,13 +87,19 @@ class DhcpAgentNotifier:
         self._cast(host, "network_delete_end",
                    {"network_id": network_id, "priority": PRIORITY_NETWORK_DELETE})
 
+    def agent_updated(self, agent: dict[str, Any]) -> None:
+        """An admin enabled or disabled a DHCP agent: it starts or stops serving."""
+        if agent.get("agent_type") == sch.AGENT_TYPE_DHCP:
+            self._cast(agent["host"], "agent_updated",
+                       {"admin_state_up": agent["admin_state_up"]})
+
     # -- delivery -------------------------------------------------------------------------
 
     def notify(self, method: str, resource: str, item: dict[str, Any],
                payload: dict[str, Any] | None = None) -> None:
         network_id = item.get("id") if resource == "network" else item.get("network_id")
-        if not network_id:
-            return
+        if not network_id or not self.casts.enabled:
+            return  # without a bus no agent can have registered: nothing to do
         payload = dict(payload) if payload is not None else {resource: item}
         payload["priority"] = PRIORITIES[method]
         if method == "network_delete_end":
@@ -121,11 +126,15 @@ class DhcpAgentNotifier:
 
     def _agents(self, network_id: str,
                 schedule: bool) -> tuple[list[sch.DhcpAgent], list[sch.DhcpAgent]]:
-        def op(conn: Any) -> tuple[list[sch.DhcpAgent], list[sch.DhcpAgent]]:
-            existing = self.hosting.serving(conn, network_id)
-            new = self.hosting.schedule(conn, network_id) if schedule else []
-            return existing, new
-        return self.write(op)
+        """The agents serving the network, and those newly scheduled to it
+        (a write only when the network lacks agents)."""
+        with self.core.db.reader() as conn:
+            hosted = self.hosting.hosting(conn, network_id)
+        serving = [a for a in hosted if self.hosting.usable(a)]
+        if not schedule or len(hosted) >= self.hosting.conf.dhcp_agents_per_network:
+            return serving, []
+        new = self.core.write(lambda conn: self.hosting.schedule(conn, network_id))
+        return serving, new
 
     def _cast(self, host: str, method: str, payload: dict[str, Any]) -> None:
         self.casts.cast(DHCP_AGENT_TOPIC, method, server=host, payload=payload)

@@ -77,7 +77,7 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
         from neutrino.rpc.casts import Casts
         events = core.events
         if self.conf.dhcp_agent_notification:
-            self.notifier = DhcpAgentNotifier(self.hosting, core.write, Casts(self.conf))
+            self.notifier = DhcpAgentNotifier(self.hosting, core, Casts(self.conf))
             self.agent_notifiers[sch.AGENT_TYPE_DHCP] = self.notifier
             core.agent_notifiers[sch.AGENT_TYPE_DHCP] = self.notifier
             for plural in ("networks", "subnets", "ports"):
@@ -85,6 +85,7 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
                 events.subscribe(plural, ev.AFTER_CREATE, self._on_created(singular))
                 events.subscribe(plural, ev.AFTER_UPDATE, self._on_updated(singular))
                 events.subscribe(plural, ev.AFTER_DELETE, self._on_deleted(singular))
+            events.subscribe("agents", ev.AFTER_UPDATE, self._on_agent_updated)
             events.subscribe("ports", ev.PRECOMMIT_CREATE,
                              lambda conn, ctx, port: self._dhcp_block(conn, port))
             events.subscribe("ports", ev.PRECOMMIT_UPDATED, self._dhcp_block_on_update)
@@ -108,6 +109,12 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
             assert self.notifier is not None
             self.notifier.deleted(singular, item)
         return deleted
+
+    def _on_agent_updated(self, ctx: Context, original: dict[str, Any],
+                          current: dict[str, Any]) -> None:
+        if self.notifier is not None and original.get("admin_state_up") != current.get(
+                "admin_state_up"):
+            self.notifier.agent_updated(current)
 
     def _dhcp_block_on_update(self, conn: Connection, ctx: Context, original: dict[str, Any],
                               current: dict[str, Any]) -> None:

@@ -49,7 +49,7 @@ class DhcpEndpoint:
 
     def _active_network_ids(self, conn: Connection, host: str | None) -> list[str]:
         agent = sch.agent_by_host(conn, host or "", self.hosting.down_time)
-        if agent is None or not self.hosting._usable(agent):
+        if agent is None or not self.hosting.usable(agent):
             return []
         return [r.id for r in conn.execute(
             sa.select(N.id).join(t.networkdhcpagentbindings, NB.network_id == N.id)
