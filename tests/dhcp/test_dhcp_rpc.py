@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
+import oslo_messaging
 import pytest
 
 from neutrino.agents.base import Agent
@@ -146,7 +147,17 @@ def test_an_agent_creates_updates_and_releases_its_dhcp_port(
     assert dhcp.api.create_dhcp_port({"port": {
         "network_id": str(uuid.uuid4()), "tenant_id": "admin", "device_id": "x",
         "fixed_ips": []}}) is None
-    dhcp.api.release_dhcp_port(network_id, device_id)
+    # Taken off the agent, the port is kept for the next agent (same address).
+    status, _ = admin.delete(
+        f"/v2.0/agents/{agent_id(admin, dhcp.host)}/dhcp-networks/{network_id}")
+    assert status == 204
+    kept = admin.get(f"/v2.0/ports/{port['id']}")[1]["port"]
+    assert kept["device_id"] == "reserved_dhcp_port" and kept["fixed_ips"] == updated["fixed_ips"]
+    # An agent not hosting the network may not update it.
+    with pytest.raises(oslo_messaging.RemoteError) as raised:
+        dhcp.api.update_dhcp_port(port["id"], {"port": {"network_id": network_id}})
+    assert raised.value.exc_type == "NetworkNotFound"
+    dhcp.api.release_dhcp_port(network_id, "reserved_dhcp_port")
     assert admin.get(f"/v2.0/ports/{port['id']}")[0] == 404
 
 

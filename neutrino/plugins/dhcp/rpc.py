@@ -100,6 +100,7 @@ class DhcpEndpoint:
 
     # -- the agent's DHCP ports ------------------------------------------------------------
 
+    @oslo_messaging.expected_exceptions(errors.IpAddressGenerationFailure)
     def create_dhcp_port(self, context: Any, **kwargs: Any) -> dict[str, Any] | None:
         host = kwargs.get("host") or ""
         wanted = dict((kwargs.get("port") or {}).get("port") or {})
@@ -115,8 +116,8 @@ class DhcpEndpoint:
             return None
         except errors.IpAddressGenerationFailure:
             if self._subnets_gone(data):
-                return None
-            raise oslo_messaging.ExpectedException() from None
+                return None  # the subnet went away meanwhile: not the agent's problem
+            raise
 
     def _subnets_gone(self, data: dict[str, Any]) -> bool:
         ids = [f.get("subnet_id") for f in data.get("fixed_ips") or [] if f.get("subnet_id")]
@@ -125,6 +126,8 @@ class DhcpEndpoint:
                                  .where(t.subnets.c.id.in_(ids))).scalar() if ids else 0
         return bool(ids) and found < len(ids)
 
+    @oslo_messaging.expected_exceptions(errors.NetworkNotFound,
+                                        errors.IpAddressGenerationFailure)
     def update_dhcp_port(self, context: Any, **kwargs: Any) -> dict[str, Any] | None:
         host = kwargs.get("host") or ""
         port_id = kwargs.get("port_id") or ""
@@ -144,8 +147,7 @@ class DhcpEndpoint:
             hosts = {a.host for a in self.hosting.hosting(conn, network_id)}
         if host not in hosts:
             LOG.warning("The DHCP agent on %s does not host the network %s.", host, network_id)
-            raise oslo_messaging.ExpectedException() from errors.NetworkNotFound(
-                net_id=network_id)
+            raise errors.NetworkNotFound(net_id=network_id)
         data = {k: wanted[k] for k in _PORT_KEYS if k in wanted and k != "network_id"}
         data["binding:host_id"] = host
         try:
