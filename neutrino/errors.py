@@ -371,6 +371,21 @@ class DVRL3CannotRemoveFromDvrAgent(Conflict):
     message = "Not allowed to manually remove a router from an agent in 'dvr' mode."
 
 
+# -- DHCP agent scheduler (``dhcp_agent_scheduler``) -------------------------------
+
+class InvalidDHCPAgent(AgentNotFound):
+    message = "Agent %(id)s is not a valid DHCP Agent or has been disabled."
+
+
+class NetworkHostedByDHCPAgent(Conflict):
+    message = ("The network %(network_id)s has been already hosted by the DHCP Agent "
+               "%(agent_id)s.")
+
+
+class NetworkNotHostedByDhcpAgent(Conflict):
+    message = "The network %(network_id)s is not hosted by the DHCP Agent %(agent_id)s."
+
+
 
 # -- address scopes (``address-scope``) -----------------------------------------------
 

@@ -32,7 +32,7 @@ class Route:
             if method in ("POST", "PUT"):
                 body = body_mod.parse_json(req.bounded_stream.read())
             self.api.policy.enforce(ctx, rule, {})
-            result = handler(ctx, fields, body)
+            result = handler(self.api, ctx, fields, body)
             resp.status = status
             if status == 204:
                 resp.data = b""

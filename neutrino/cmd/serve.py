@@ -68,15 +68,31 @@ class Server(BaseApplication):
         return build_wsgi(self.conf)
 
 
-def _plugin_endpoints(conf: cfg.ConfigOpts) -> dict[str, list[Any]]:
-    """Every loaded plugin's RPC endpoints, by topic (built in the RPC process)."""
-    from neutrino.service import build_api
-    out: dict[str, list[Any]] = {}
-    for plugin in build_api(conf).directory.all_plugins():
-        endpoints = getattr(plugin, "rpc_endpoints", None)
-        for topic, found in (endpoints() if endpoints else {}).items():
-            out.setdefault(topic, []).extend(found)
-    return out
+class _PluginsInRpc:
+    """The loaded plugins as the RPC process sees them: built there, once,
+    after the fork; their RPC endpoints by topic and their periodic tasks."""
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self.conf = conf
+        self._plugins: list[Any] | None = None
+
+    def plugins(self) -> list[Any]:
+        if self._plugins is None:
+            from neutrino.service import build_api
+            self._plugins = build_api(self.conf).directory.all_plugins()
+        return self._plugins
+
+    def endpoints(self) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        for plugin in self.plugins():
+            endpoints = getattr(plugin, "rpc_endpoints", None)
+            for topic, found in (endpoints() if endpoints else {}).items():
+                out.setdefault(topic, []).extend(found)
+        return out
+
+    def tasks(self) -> list[Any]:
+        return [task for plugin in self.plugins()
+                for task in (getattr(plugin, "periodic_tasks", None) or list)()]
 
 
 def run(conf: cfg.ConfigOpts) -> None:
@@ -96,7 +112,8 @@ def run(conf: cfg.ConfigOpts) -> None:
              conf.auth_strategy)
     from neutrino.rpc import server as rpc_server
     from neutrino.rpc.transport import configured_url
-    rpc = (rpc_server.start_process(conf, lambda: _plugin_endpoints(conf))
+    in_rpc = _PluginsInRpc(conf)
+    rpc = (rpc_server.start_process(conf, in_rpc.endpoints, in_rpc.tasks)
            if configured_url(conf) else None)
     if rpc is None:
         LOG.info("no transport_url: agents cannot reach this server (API only)")

@@ -85,11 +85,12 @@ def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(SERVICE_PROVIDER_OPTS, "service_providers")
     conf.register_opts(DATABASE_OPTS, "database")
     conf.register_opts(QUOTA_OPTS, "quotas")
-    from neutrino.conf import l3, ml2
+    from neutrino.conf import dhcp, l3, ml2
     ml2.register(conf)
     l3.register(conf)
     from neutrino.notifiers import nova
     nova.register(conf)
+    dhcp.register(conf)
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

@@ -289,6 +289,20 @@ agents = Table(
 )
 
 
+# Which DHCP agents serve which networks (upstream's
+# networkdhcpagentbindings). ``binding_index`` numbers a network's agents
+# 1..dhcp_agents_per_network; its uniqueness per network is what stops two
+# servers scheduling one network to more agents than configured.
+networkdhcpagentbindings = Table(
+    "networkdhcpagentbindings", metadata,
+    Column("network_id", String(36), _fk("networks"), nullable=False),
+    Column("dhcp_agent_id", String(36), _fk("agents"), nullable=False),
+    Column("binding_index", Integer, nullable=False, server_default="1"),
+    PrimaryKeyConstraint("network_id", "dhcp_agent_id"),
+    UniqueConstraint("network_id", "binding_index"),
+)
+
+
 # What a port still waits for before it is ACTIVE (upstream's provisioning
 # blocks): one row per entity (the L2 agent, the DHCP agent) that has not
 # yet reported the port ready.

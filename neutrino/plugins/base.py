@@ -21,8 +21,9 @@ from neutrino.resources.extensions import ExtensionDescriptor
 
 # action(ctx, resource_id, body) -> response body
 ActionHandler = Callable[[Context, str, Any], dict[str, Any]]
-# route handler(ctx, path fields, body or None) -> response body (None: ``null``)
-RouteHandler = Callable[[Context, dict[str, str], Any], Any]
+# route handler(api, ctx, path fields, body or None) -> response body (None:
+# ``null``); ``api`` shapes what the caller may see (``neutrino.api.controller.Api``)
+RouteHandler = Callable[[Any, Context, dict[str, str], Any], Any]
 
 
 @dataclass
@@ -79,6 +80,10 @@ class ApiExtension:
     routes: list[CustomRoute] = field(default_factory=list)
 
 
+# (interval in seconds, task): work the RPC process repeats for a plugin
+PeriodicTask = tuple[float, Callable[[], None]]
+
+
 class ServicePlugin(abc.ABC):
     """Base of service plugins; one plugin per ``service_type``."""
 
@@ -102,6 +107,11 @@ class ServicePlugin(abc.ABC):
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on this plugin, by topic (served by the RPC process)."""
         return {}
+
+    def periodic_tasks(self) -> list[PeriodicTask]:
+        """Work repeated in the RPC process (one per server), e.g. moving
+        networks away from dead agents."""
+        return []
 
     def extensions(self) -> list[ApiExtension]:
         """The API extensions this plugin brings."""

@@ -198,6 +198,8 @@ class CorePlugin:
                 self.extensions.process_create(conn, ctx, plural, item, rid)
                 ids.append(rid)
             created = self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
+            for item in created if self.events.wants(plural, ev.PRECOMMIT_CREATE) else ():
+                self.events.notify(plural, ev.PRECOMMIT_CREATE, conn, ctx, item)
             contexts = [self.ml2.context(conn, plural, c) for c in created] if ml2 else []
             for context in contexts:
                 self.ml2.precommit("create", plural, context)
@@ -246,15 +248,19 @@ class CorePlugin:
         ml2 = self.ml2.applies(plural)
 
         notify = self.events.wants(plural, ev.PRECOMMIT_UPDATE)
+        updated = self.events.wants(plural, ev.PRECOMMIT_UPDATED)
         after = self.events.wants(plural, ev.AFTER_UPDATE)
 
         def op(conn: Any) -> tuple[dict[str, Any], Any, Any]:
-            original = self._load_one(conn, plural, rid) if ml2 or notify or after else None
+            original = (self._load_one(conn, plural, rid)
+                        if ml2 or notify or updated or after else None)
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
             handler.update(conn, ctx, rid, data, revision)
             self.extensions.process_update(conn, ctx, plural, data, rid)
             current = self._load_one(conn, plural, rid)
+            if updated:
+                self.events.notify(plural, ev.PRECOMMIT_UPDATED, conn, ctx, original, current)
             if not ml2:
                 return current, None, original
             context = self.ml2.context(conn, plural, current, original)

@@ -19,8 +19,10 @@ LOG = logging.getLogger(__name__)
 
 CORE = "CORE"
 # Service plugins loaded even when not configured, as upstream loads its
-# defaults (its tag/timestamp/revisions plugins are part of our core).
-DEFAULT_SERVICE_PLUGINS: tuple[str, ...] = ("network_ip_availability", "service_type")
+# defaults (its tag/timestamp/revisions plugins are part of our core); DHCP
+# agent scheduling is part of upstream's ML2 plugin, so always on.
+DEFAULT_SERVICE_PLUGINS: tuple[str, ...] = ("network_ip_availability", "service_type",
+                                            "dhcp_agent_scheduler")
 
 
 @dataclass

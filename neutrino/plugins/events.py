@@ -24,13 +24,15 @@ LOG = logging.getLogger(__name__)
 # (conn, ctx, resource) for deletes; (conn, ctx, original, changes) for updates
 Callback = Callable[..., None]
 
+PRECOMMIT_CREATE = "precommit_create"  # (conn, ctx, resource) written, not yet committed
 PRECOMMIT_DELETE = "precommit_delete"  # the resource as loaded, before its rows go
 PRECOMMIT_UPDATE = "precommit_update"  # the resource before the change, and the change
+PRECOMMIT_UPDATED = "precommit_updated"  # (conn, ctx, original, current) before commit
 AFTER_CREATE = "after_create"  # (ctx, resource) once committed
 AFTER_UPDATE = "after_update"  # (ctx, original, current) once committed
 AFTER_DELETE = "after_delete"  # (ctx, resource as it was) once committed
 AFTER = (AFTER_CREATE, AFTER_UPDATE, AFTER_DELETE)
-EVENTS = (PRECOMMIT_DELETE, PRECOMMIT_UPDATE, *AFTER)
+EVENTS = (PRECOMMIT_CREATE, PRECOMMIT_DELETE, PRECOMMIT_UPDATE, PRECOMMIT_UPDATED, *AFTER)
 
 
 class Events:

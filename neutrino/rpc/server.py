@@ -22,6 +22,7 @@ LOG = logging.getLogger(__name__)
 
 
 PluginEndpoints = Callable[[], dict[str, list[Any]]]
+PluginTasks = Callable[[], list[tuple[float, Callable[[], None]]]]
 
 
 def endpoints_by_topic(conf: cfg.ConfigOpts, db: Any,
@@ -33,9 +34,11 @@ def endpoints_by_topic(conf: cfg.ConfigOpts, db: Any,
     return out
 
 
-def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None) -> None:
-    """Run the RPC servers until SIGTERM; the plugins' endpoints are built
-    here, after the fork, so their database connections are this process's."""
+def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
+          plugin_tasks: PluginTasks | None = None) -> None:
+    """Run the RPC servers (and the plugins' periodic tasks) until SIGTERM;
+    the plugins' endpoints are built here, after the fork, so their database
+    connections are this process's."""
     import oslo_messaging
     from neutrino.conf.options import database_url
     from neutrino.db.engine import Database
@@ -52,6 +55,9 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
+    for interval, task in (plugin_tasks() if plugin_tasks else []):
+        threading.Thread(target=_repeat, args=(done, interval, task), daemon=True,
+                         name=getattr(task, "__name__", "periodic")).start()
     done.wait()
     for server in servers:
         server.stop()
@@ -61,10 +67,21 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None)
     db.dispose()
 
 
-def start_process(conf: cfg.ConfigOpts,
-                  plugin_endpoints: PluginEndpoints | None = None) -> multiprocessing.Process:
+def _repeat(done: threading.Event, interval: float, task: Callable[[], None]) -> None:
+    """Run ``task`` every ``interval`` seconds until ``done``; a failing run is
+    logged and the next one happens as planned."""
+    while not done.wait(interval):
+        try:
+            task()
+        except Exception:  # noqa: BLE001 - a periodic task must outlive one failure
+            LOG.exception("periodic task %r failed", task)
+
+
+def start_process(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
+                  plugin_tasks: PluginTasks | None = None) -> multiprocessing.Process:
     """The RPC process, forked before the API workers (no shared connections)."""
     process = multiprocessing.get_context("fork").Process(
-        target=serve, args=(conf, plugin_endpoints), name="neutrino-rpc", daemon=False)
+        target=serve, args=(conf, plugin_endpoints, plugin_tasks), name="neutrino-rpc",
+        daemon=False)
     process.start()
     return process

@@ -26,6 +26,10 @@ class NotifierHook:
         if self.enabled:
             self.notifications.info(ctx, event, payload)
 
+    def event(self, ctx: Context, event: str, payload: Any) -> None:
+        """A notification of an extension's own (``dhcp_agent.network.add``)."""
+        self._send(ctx, event, payload)
+
     def create_start(self, ctx: Context, singular: str, body: Any) -> None:
         self._send(ctx, f"{singular}.create.start", body)
 

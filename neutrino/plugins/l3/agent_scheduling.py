@@ -52,7 +52,8 @@ class SchedulerApi:
     def agents(self) -> Any:
         return self.plugin.core.handlers["agents"]
 
-    def routers_on_agent(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+    def routers_on_agent(self, api: Any, ctx: Context, fields: dict[str, str],
+                         body: Any) -> Any:
         agent_id = fields["rid"]
         with self.plugin.db.reader() as conn:
             ids = self.plugin.scheduler.router_ids_on_agent(conn, agent_id)
@@ -63,7 +64,8 @@ class SchedulerApi:
                                               store.ListQuery(filters={"id": ids}))
         return {"routers": routers}
 
-    def add_router(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+    def add_router(self, api: Any, ctx: Context, fields: dict[str, str],
+                   body: Any) -> Any:
         if not isinstance(body, dict) or not isinstance(body.get("router_id"), str):
             raise errors.HTTPBadRequest(msg="Body contains invalid data")
         agent_id, router_id = fields["rid"], body["router_id"]
@@ -73,13 +75,15 @@ class SchedulerApi:
             self.plugin.l3_notifier.router_added_to_agent([router_id], host)
         return None
 
-    def remove_router(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+    def remove_router(self, api: Any, ctx: Context, fields: dict[str, str],
+                      body: Any) -> Any:
         router_id = fields["child_id"]
         host = self.plugin.scheduler.remove(fields["rid"], router_id)
         self.plugin.l3_notifier.router_removed_from_agent(router_id, host)
         return None
 
-    def agents_of_router(self, ctx: Context, fields: dict[str, str], body: Any) -> Any:
+    def agents_of_router(self, api: Any, ctx: Context, fields: dict[str, str],
+                         body: Any) -> Any:
         router_id = fields["rid"]
         with self.plugin.db.reader() as conn:
             store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
@@ -171,17 +175,6 @@ def _subnet_updated(plugin: Any, old: dict[str, Any], new: dict[str, Any]) -> No
 
 # -- failover --------------------------------------------------------------------------
 
-def start_failover(plugin: Any) -> threading.Thread:
-    """A daemon thread of this process moving routers off dead L3 agents."""
-    interval = max(1, plugin.conf.agent_down_time // 2)
-
-    def loop() -> None:
-        while True:
-            threading.Event().wait(interval)
-            try:
-                plugin.l3_notifier.rescheduled(plugin.scheduler.reschedule_from_down_agents())
-            except Exception:  # noqa: BLE001 - try again at the next round
-                LOG.exception("rescheduling routers from dead L3 agents failed")
-    thread = threading.Thread(target=loop, name="l3-agent-failover", daemon=True)
-    thread.start()
-    return thread
+def fail_over(plugin: Any) -> None:
+    """Move routers off dead L3 agents and tell the agents concerned."""
+    plugin.l3_notifier.rescheduled(plugin.scheduler.reschedule_from_down_agents())

@@ -16,7 +16,7 @@ from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins.base import ApiExtension, ServicePlugin
+from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
 from neutrino.plugins.l3 import agent_scheduling, guards, resources
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
@@ -122,13 +122,18 @@ class L3Plugin(ServicePlugin):
         self.directory = plugins
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
-        """``q-l3-plugin`` for L3 agents; with ``allow_automatic_l3agent_failover``
-        this (RPC) process also moves routers off dead agents."""
+        """``q-l3-plugin`` for L3 agents."""
         from neutrino.plugins.l3.rpc import L3RpcEndpoint
         from neutrino.rpc import topics
-        if self.conf.allow_automatic_l3agent_failover:
-            agent_scheduling.start_failover(self)
         return {topics.L3PLUGIN: [L3RpcEndpoint(self)]}
+
+    def periodic_tasks(self) -> list[PeriodicTask]:
+        """With ``allow_automatic_l3agent_failover``, the RPC process moves
+        routers off dead agents every ``agent_down_time / 2`` seconds."""
+        if not self.conf.allow_automatic_l3agent_failover:
+            return []
+        return [(max(1, self.conf.agent_down_time // 2),
+                 lambda: agent_scheduling.fail_over(self))]
 
     def collections(self) -> dict[str, Any]:
         return {"routers": self.routers, "floatingips": self.floatingips,

@@ -1,8 +1,9 @@
 """Provisioning blocks: a port is ACTIVE only once every agent that must
 wire it has said so.
 
-Binding a port to a host puts a block for the L2 agent on it (the DHCP
-agent's block joins when DHCP scheduling exists); each agent clears its own
+Binding a port to a host puts a block for the L2 agent on it; addresses on
+DHCP-enabled subnets of a network a live DHCP agent serves put one for the
+DHCP agents (``neutrino.plugins.dhcp``); each agent clears its own
 block when the device is ready, and the last one to do so makes the port
 ACTIVE. Blocks are rows, so every server process sees the same state and
 the order in which agents report does not matter.

@@ -1,14 +1,14 @@
 """l3 agent scheduling: router to L3 agent bindings
 
 Revision ID: 0018_l3_scheduling
-Revises: 0016_sgx
+Revises: 0017_dhcp_scheduling
 """
 from alembic import op
 import sqlalchemy as sa
 
 
 revision = '0018_l3_scheduling'
-down_revision = '0016_sgx'
+down_revision = '0017_dhcp_scheduling'
 branch_labels = None
 depends_on = None
 
