@@ -33,14 +33,15 @@ class FakeServer:
         net = {"id": net_id, "project_id": "p1", "mtu": 1450, "subnets": subnets, "ports": []}
         self.networks[net_id] = net
         for i in range(ports):
-            self.add_port(net_id, f"compute:nova", f"{10 + i}")
+            self.add_port(net_id, "compute:nova", f"{10 + i}")
         return net
 
     def add_port(self, net_id: str, owner: str, last: str, **kw: Any) -> dict[str, Any]:
         net = self.networks[net_id]
         sub = net["subnets"][0]
         port = {"id": str(uuid.uuid4()), "network_id": net_id, "device_owner": owner,
-                "device_id": kw.pop("device_id", "vm"), "mac_address": f"fa:16:3e:00:00:{last}",
+                "device_id": kw.pop("device_id", "vm"),
+                "mac_address": f"fa:16:3e:00:00:{int(last):02x}",
                 "fixed_ips": [{"subnet_id": sub["id"],
                                "ip_address": sub["cidr"].replace("0/24", last)}], **kw}
         net["ports"].append(port)
