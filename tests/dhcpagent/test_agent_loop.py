@@ -239,7 +239,8 @@ def test_a_network_whose_subnets_all_stop_dhcp_is_disabled_and_its_port_released
     agent.step()
     port = driver.served[net["id"]][1]
     server.networks[net["id"]]["subnets"][0]["enable_dhcp"] = False
-    Notifications(agent).subnet_update_end({}, {"subnet": server.networks[net["id"]]["subnets"][0]})
+    subnet = server.networks[net["id"]]["subnets"][0]
+    Notifications(agent).subnet_update_end({}, {"subnet": subnet})
     agent.step()
     assert driver.disabled == [(net["id"], ("tap" + port["id"])[:14])]
     assert server.called("release_dhcp_port") == [(net["id"], dhcp_device_id(net["id"], HOST))]

@@ -57,4 +57,5 @@ def test_clients_on_the_bridge_get_their_fixed_ip_router_and_mtu_and_all_is_remo
     assert not iproute.namespace_exists(namespace(net_id))
     assert not os.path.exists(os.path.join(confs, net_id))
     assert not driver.process(net_id).active
-    assert not iproute.link_exists(driver.interface.peer_name(device), host.ns)  # type: ignore[attr-defined]
+    peer = BridgeInterfaceDriver(host.ns).peer_name(device)
+    assert not iproute.link_exists(peer, host.ns)

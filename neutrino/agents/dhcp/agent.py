@@ -35,7 +35,8 @@ NOTIFICATIONS = ("network_create_end", "network_update_end", "subnet_create_end"
 class PluginApi(Protocol):
     """What the agent asks the server (``neutrino.agents.dhcp_rpc.DhcpPluginApi``)."""
 
-    def get_active_networks_info(self, enable_dhcp_filter: bool = True) -> list[dict[str, Any]]: ...
+    def get_active_networks_info(
+            self, enable_dhcp_filter: bool = True) -> list[dict[str, Any]]: ...
     def get_network_info(self, network_id: str) -> dict[str, Any] | None: ...
     def create_dhcp_port(self, port: dict[str, Any]) -> dict[str, Any] | None: ...
     def update_dhcp_port(self, port_id: str, port: dict[str, Any]) -> dict[str, Any] | None: ...
@@ -88,8 +89,8 @@ class DhcpAgent(Agent):
         options.register(conf)
         super().__init__(conf, host)
         self.plugin = plugin
-        self.driver = driver or DnsmasqDriver(
-            conf.dhcp_confs, options.settings(conf), options.interface_driver(conf.interface_driver))
+        self.driver = driver or DnsmasqDriver(conf.dhcp_confs, options.settings(conf),
+                                              options.interface_driver(conf.interface_driver))
         self.networks: dict[str, dict[str, Any]] = {}  # what is served, as last configured
         self.dhcp_ports: dict[str, dict[str, Any]] = {}
         self._ready: set[str] = set()  # ports already reported with dhcp_ready_on_ports
