@@ -1,0 +1,300 @@
+"""The DHCP agent's reconcile loop.
+
+Desired state comes from the server (``get_active_networks_info`` at start
+and on every full resync, ``get_network_info`` for one network); observed
+state is what the driver left on the host (``<dhcp_confs>/<net>``).
+Notifications on ``dhcp_agent`` (server = this host) only mark networks
+dirty and wake the loop; the loop asks the server for the network as it is
+now and converges. A failure marks the network dirty again, retried every
+``resync_interval``; a restart does a full sync, which also removes what is
+left of networks this host no longer serves.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from typing import Any, Protocol
+
+import oslo_messaging
+from oslo_config import cfg
+
+from neutrino.agents.base import Agent
+from neutrino.agents.dhcp import dnsmasq, options
+from neutrino.agents.dhcp.driver import DnsmasqDriver
+
+LOG = logging.getLogger(__name__)
+
+TOPIC = "dhcp_agent"
+RESERVED_DHCP_PORT = "reserved_dhcp_port"
+NOTIFICATIONS = ("network_create_end", "network_update_end", "subnet_create_end",
+                 "subnet_update_end", "subnet_delete_end", "port_create_end",
+                 "port_update_end", "port_delete_end")
+
+
+class PluginApi(Protocol):
+    """What the agent asks the server (``neutrino.agents.dhcp_rpc.DhcpPluginApi``)."""
+
+    def get_active_networks_info(
+            self, enable_dhcp_filter: bool = True) -> list[dict[str, Any]]: ...
+    def get_network_info(self, network_id: str) -> dict[str, Any] | None: ...
+    def create_dhcp_port(self, port: dict[str, Any]) -> dict[str, Any] | None: ...
+    def update_dhcp_port(self, port_id: str, port: dict[str, Any]) -> dict[str, Any] | None: ...
+    def release_dhcp_port(self, network_id: str, device_id: str) -> None: ...
+    def dhcp_ready_on_ports(self, port_ids: list[str]) -> None: ...
+
+
+def dhcp_device_id(network_id: str, host: str) -> str:
+    """Upstream's ``device_id`` of this host's DHCP port on a network."""
+    return f"dhcp{uuid.uuid5(uuid.NAMESPACE_DNS, host.split('.')[0])}-{network_id}"
+
+
+class Notifications:
+    """The RPC endpoint of ``dhcp_agent``: every message marks a network dirty."""
+
+    target = oslo_messaging.Target(version="1.0")
+
+    def __init__(self, agent: "DhcpAgent") -> None:
+        self.agent = agent
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in NOTIFICATIONS:
+            raise AttributeError(name)
+
+        def handle(context: Any, payload: dict[str, Any]) -> None:
+            self.agent.mark_dirty(_network_id(name, payload))
+        return handle
+
+    def network_delete_end(self, context: Any, payload: dict[str, Any]) -> None:
+        self.agent.mark_dirty(payload.get("network_id"), deleted=True)
+
+    def agent_updated(self, context: Any, payload: dict[str, Any]) -> None:
+        self.agent.mark_full_resync()
+
+
+def _network_id(method: str, payload: dict[str, Any]) -> str | None:
+    if "network_id" in payload:
+        return payload["network_id"]
+    item = payload.get(method.split("_", 1)[0]) or {}
+    return item.get("id") if method.startswith("network") else item.get("network_id")
+
+
+class DhcpAgent(Agent):
+    agent_type = "DHCP agent"
+    binary = "neutron-dhcp-agent"
+    topic = TOPIC
+
+    def __init__(self, conf: cfg.ConfigOpts, plugin: PluginApi,
+                 driver: DnsmasqDriver | None = None, host: str | None = None) -> None:
+        options.register(conf)
+        super().__init__(conf, host)
+        self.plugin = plugin
+        self.driver = driver or DnsmasqDriver(conf.dhcp_confs, options.settings(conf),
+                                              options.interface_driver(conf.interface_driver))
+        self.networks: dict[str, dict[str, Any]] = {}  # what is served, as last configured
+        self.dhcp_ports: dict[str, dict[str, Any]] = {}
+        self._ready: set[str] = set()  # ports already reported with dhcp_ready_on_ports
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._dirty: dict[str, bool] = {}  # network id -> deleted
+        self._full = True
+        self._failed: dict[str, bool] = {}  # retried after resync_interval
+        self._full_failed = False
+        self._rpc_server: Any = None
+
+    # -- state reports --------------------------------------------------------------------------
+
+    def configurations(self) -> dict[str, Any]:
+        nets = list(self.networks.values())
+        return {"dhcp_driver": self.conf.dhcp_driver,
+                "dhcp_lease_duration": self.conf.dhcp_lease_duration,
+                "log_agent_heartbeats": False,
+                "networks": len(nets),
+                "subnets": sum(len(n.get("subnets") or []) for n in nets),
+                "ports": sum(len(n.get("ports") or []) for n in nets)}
+
+    # -- what notifications do --------------------------------------------------------------
+
+    def mark_dirty(self, network_id: str | None, deleted: bool = False) -> None:
+        if not network_id:
+            return
+        with self._lock:
+            self._dirty[network_id] = self._dirty.get(network_id, False) or deleted
+        self._wake.set()
+
+    def mark_full_resync(self) -> None:
+        with self._lock:
+            self._full = True
+        self._wake.set()
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        """One pass: a full sync when due, else the dirty networks."""
+        with self._lock:
+            full, self._full = self._full, False
+            dirty, self._dirty = self._dirty, {}
+        if full:
+            self.sync_state()
+            return
+        for network_id, deleted in dirty.items():
+            self._refresh(network_id, deleted)
+
+    def sync_state(self) -> None:
+        try:
+            wanted = {n["id"]: n for n in self.plugin.get_active_networks_info()}
+        except Exception:  # noqa: BLE001 - server or bus away: try again later
+            LOG.exception("full sync failed; retrying")
+            self._full_failed = True
+            return
+        for network_id in set(self.driver.existing()) | set(self.networks):
+            if network_id not in wanted:
+                self._guarded(network_id, self.disable, network_id)
+        for network_id, network in sorted(wanted.items()):
+            self._guarded(network_id, self.configure, network)
+
+    def _refresh(self, network_id: str, deleted: bool) -> None:
+        if deleted:
+            if network_id in self.networks or network_id in self.driver.existing():
+                self._guarded(network_id, self.disable, network_id)
+            return
+        try:
+            network = self.plugin.get_network_info(network_id)
+        except Exception:  # noqa: BLE001
+            LOG.exception("network %s: cannot fetch it; retrying", network_id)
+            self._failed[network_id] = False
+            return
+        if network is None:
+            self._guarded(network_id, self.disable, network_id)
+        else:
+            self._guarded(network_id, self.configure, network)
+
+    def _guarded(self, network_id: str, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - one network's failure must not stop the others
+            LOG.exception("network %s: DHCP not converged; retrying", network_id)
+            self._failed[network_id] = fn == self.disable
+
+    def retry_failed(self) -> bool:
+        """Queue what failed for the next pass; whether there was anything."""
+        failed, full = self._failed, self._full_failed
+        self._failed, self._full_failed = {}, False
+        with self._lock:
+            self._full = self._full or full
+            for network_id, deleted in failed.items():
+                self._dirty[network_id] = self._dirty.get(network_id, False) or deleted
+        return bool(failed) or full
+
+    def report_state(self) -> str | None:
+        answer = super().report_state()
+        if answer == "revived":  # the server may have moved networks meanwhile
+            self.mark_full_resync()
+        return answer
+
+    # -- one network ----------------------------------------------------------------------------
+
+    def configure(self, network: dict[str, Any]) -> None:
+        """Serve ``network`` as the server describes it, or stop serving it
+        when none of its subnets has DHCP enabled."""
+        if not dnsmasq.dhcp_subnets(network):
+            if network["id"] in self.networks or network["id"] in self.driver.existing():
+                self.disable(network["id"], release=True)
+            return
+        port = self.ensure_dhcp_port(network)
+        if port is None:
+            raise RuntimeError(f"no DHCP port on network {network['id']}")
+        ports = [p for p in network.get("ports") or [] if p["id"] != port["id"]] + [port]
+        network = dict(network, ports=ports)
+        self.driver.enable(network, port)
+        self.networks[network["id"]] = network
+        self.dhcp_ports[network["id"]] = port
+        self._report_ready(network)
+
+    def ensure_dhcp_port(self, network: dict[str, Any]) -> dict[str, Any] | None:
+        """This host's DHCP port on the network: the one it has, else a
+        reserved one it takes over, else a new one; with an address on every
+        DHCP-enabled subnet."""
+        device_id = dhcp_device_id(network["id"], self.host)
+        subnets = [s["id"] for s in dnsmasq.dhcp_subnets(network)]
+        ports = network.get("ports") or []
+        mine = next((p for p in ports if p.get("device_id") == device_id), None)
+        if mine is not None:
+            have = {f.get("subnet_id") for f in mine.get("fixed_ips") or []}
+            missing = [s for s in subnets if s not in have]
+            if not missing:
+                return mine
+            fixed = list(mine.get("fixed_ips") or []) + [{"subnet_id": s} for s in missing]
+            return self.plugin.update_dhcp_port(mine["id"], {"port": {
+                "network_id": network["id"], "fixed_ips": fixed}})
+        reserved = next((p for p in ports if p.get("device_id") == RESERVED_DHCP_PORT
+                         and p.get("device_owner") == dnsmasq.DEVICE_OWNER_DHCP), None)
+        if reserved is not None:
+            taken = self.plugin.update_dhcp_port(reserved["id"], {"port": {
+                "network_id": network["id"], "device_id": device_id}})
+            if taken is not None:
+                return taken
+        return self.plugin.create_dhcp_port({"port": {
+            "name": "", "admin_state_up": True, "network_id": network["id"],
+            "project_id": network.get("project_id", network.get("tenant_id", "")),
+            "device_id": device_id, "device_owner": dnsmasq.DEVICE_OWNER_DHCP,
+            "fixed_ips": [{"subnet_id": s} for s in subnets]}})
+
+    def _report_ready(self, network: dict[str, Any]) -> None:
+        """Tell the server which ports now have their DHCP entries here
+        (lifts their DHCP provisioning block); each port once."""
+        ids = [p["id"] for p in network.get("ports") or [] if p["id"] not in self._ready]
+        if not ids:
+            return
+        try:
+            self.plugin.dhcp_ready_on_ports(ids)
+        except Exception:  # noqa: BLE001 - reported again on the next pass
+            LOG.exception("dhcp_ready_on_ports failed for network %s", network["id"])
+            return
+        self._ready.update(ids)
+
+    def disable(self, network_id: str, release: bool = False) -> None:
+        """Stop serving the network here and remove its namespace, device,
+        files; with ``release`` also give the DHCP port back to the server."""
+        port = self.dhcp_ports.pop(network_id, None)
+        network = self.networks.pop(network_id, None)
+        self.driver.disable(network_id, self.driver.device_name(port) if port else None)
+        if network:
+            self._ready.difference_update(p["id"] for p in network.get("ports") or [])
+        if release:
+            self.plugin.release_dhcp_port(network_id, dhcp_device_id(network_id, self.host))
+
+    # -- process --------------------------------------------------------------------------------
+
+    def start_listening(self) -> None:
+        import oslo_messaging
+
+        from neutrino.rpc.transport import rpc_transport
+        self._rpc_server = oslo_messaging.get_rpc_server(
+            rpc_transport(self.conf), oslo_messaging.Target(topic=TOPIC, server=self.host),
+            [Notifications(self)], executor="threading")
+        self._rpc_server.start()
+
+    def run(self) -> None:
+        """Listen, report, sync; then converge whatever gets dirty, until stopped."""
+        self.start_listening()
+        self.start_reporting()
+        while not self._stop.is_set():
+            self.step()
+            failed = bool(self._failed) or self._full_failed
+            self._wake.wait(self.conf.resync_interval if failed else None)
+            self._wake.clear()
+            self.retry_failed()
+
+    def halt(self) -> None:
+        """Make ``run`` return (safe from a signal handler)."""
+        self._stop.set()
+        self._wake.set()
+
+    def stop(self) -> None:
+        self.halt()
+        if self._rpc_server is not None:
+            self._rpc_server.stop()
+            self._rpc_server.wait()
+            self._rpc_server = None
+        super().stop()

@@ -1,0 +1,136 @@
+"""DHCP for one network on this host: namespace, port device, files, dnsmasq.
+
+``enable`` makes the host match a network description (idempotent: run it
+again after any change and it converges), ``disable`` removes everything
+the network had here. The network's files live in
+``<dhcp_confs>/<network_id>/``; their presence is how a restarted agent
+finds what it served before.
+"""
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import shutil
+import time
+from typing import Any
+
+from neutrino.agents import iproute
+from neutrino.agents.dhcp import dnsmasq
+from neutrino.agents.dhcp.process import DnsmasqProcess
+from neutrino.agents.interface import InterfaceDriver
+
+LOG = logging.getLogger(__name__)
+
+NS_PREFIX = "qdhcp-"
+
+
+def namespace(network_id: str) -> str:
+    return NS_PREFIX + network_id
+
+
+def _write(path: str, text: str) -> None:
+    """Replace a file atomically: dnsmasq may re-read it at any moment."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def port_cidrs(network: dict[str, Any], port: dict[str, Any]) -> list[str]:
+    """The DHCP port's addresses with their subnets' prefix lengths."""
+    prefix = {s["id"]: ipaddress.ip_network(s["cidr"], strict=False).prefixlen
+              for s in network.get("subnets") or []}
+    return [f"{f['ip_address']}/{prefix[f['subnet_id']]}"
+            for f in port.get("fixed_ips") or [] if f.get("subnet_id") in prefix]
+
+
+class DnsmasqDriver:
+    def __init__(self, confs_dir: str, settings: dnsmasq.Settings,
+                 interface: InterfaceDriver) -> None:
+        self.confs_dir = os.path.abspath(confs_dir)
+        self.settings = settings
+        self.interface = interface
+
+    def files(self, network_id: str) -> dnsmasq.Files:
+        return dnsmasq.Files(os.path.join(self.confs_dir, network_id))
+
+    def process(self, network_id: str) -> DnsmasqProcess:
+        return DnsmasqProcess(self.files(network_id).pid, namespace(network_id))
+
+    def device_name(self, port: dict[str, Any]) -> str:
+        prefix = getattr(self.interface, "DEV_NAME_PREFIX", "tap")
+        return self.interface.device_name(prefix, port["id"])
+
+    def existing(self) -> list[str]:
+        """Networks this host has DHCP state for (from a previous run too)."""
+        try:
+            return sorted(d for d in os.listdir(self.confs_dir)
+                          if os.path.isdir(os.path.join(self.confs_dir, d)))
+        except FileNotFoundError:
+            return []
+
+    # -- converge ---------------------------------------------------------------------------
+
+    def enable(self, network: dict[str, Any], port: dict[str, Any]) -> None:
+        """Serve ``network`` through the DHCP port ``port`` (already created
+        on the server); start dnsmasq, or make a running one re-read."""
+        ns, device = namespace(network["id"]), self.device_name(port)
+        iproute.ensure_namespace(ns)
+        self.interface.plug(network["id"], port["id"], device, port["mac_address"],
+                            namespace=ns, mtu=network.get("mtu") or None)
+        iproute.set_addresses(device, port_cidrs(network, port), namespace=ns)
+        self._fill_udp_checksums(ns)
+        files = self.files(network["id"])
+        os.makedirs(files.conf_dir, exist_ok=True)
+        self._write_files(network, files)
+        proc = self.process(network["id"])
+        argv = dnsmasq.command_line(network, self.settings, files)
+        if proc.active and self._argv_file(files) == argv:
+            proc.reload()
+            return
+        proc.stop()  # a new subnet or MTU changes the command line: restart
+        if not os.path.exists(files.leases):
+            _write(files.leases, dnsmasq.leases_file(network, self.settings, int(time.time())))
+        proc.start(argv)
+        _write(files.conf_dir + "/cmdline", "\0".join(argv))
+
+    @staticmethod
+    def _argv_file(files: dnsmasq.Files) -> list[str] | None:
+        try:
+            with open(files.conf_dir + "/cmdline", encoding="utf-8") as f:
+                return f.read().split("\0")
+        except OSError:
+            return None
+
+    def _write_files(self, network: dict[str, Any], files: dnsmasq.Files) -> None:
+        rendered = dnsmasq.render(network, self.settings, files)
+        _write(files.host, rendered.hosts)
+        _write(files.addn_hosts, rendered.addn_hosts)
+        _write(files.opts, rendered.opts)
+
+    @staticmethod
+    def _fill_udp_checksums(ns: str) -> None:
+        """Replies leave with complete UDP checksums (a veth into a userspace
+        switch would otherwise carry partial ones); best effort, as upstream."""
+        rule = ["POSTROUTING", "-p", "udp", "-m", "udp", "--dport", "68",
+                "-j", "CHECKSUM", "--checksum-fill"]
+        try:
+            if not iproute.netns_ok(ns, "iptables", "-t", "mangle", "-C", *rule):
+                iproute.netns_exec(ns, "iptables", "-t", "mangle", "-A", *rule)
+        except (OSError, iproute.IpError) as exc:
+            LOG.warning("no UDP checksum fill in %s: %s", ns, exc)
+
+    def disable(self, network_id: str, device_name: str | None = None) -> None:
+        """Stop serving ``network_id`` here and remove all of it."""
+        ns = namespace(network_id)
+        self.process(network_id).stop()
+        if device_name:
+            self.interface.unplug(device_name, namespace=ns)
+        elif iproute.namespace_exists(ns):
+            for link in iproute.links(ns):
+                if link["ifname"] != "lo":
+                    self.interface.unplug(link["ifname"], namespace=ns)
+        iproute.delete_namespace(ns)
+        shutil.rmtree(self.files(network_id).conf_dir, ignore_errors=True)
+

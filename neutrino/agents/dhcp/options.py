@@ -1,0 +1,82 @@
+"""The DHCP agent's options (``dhcp_agent.ini``), with upstream's names and
+defaults, and the interface driver it plugs ports with."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.agents.dhcp.dnsmasq import Settings
+from neutrino.agents.interface import InterfaceDriver
+
+DHCP_AGENT_OPTS = [
+    cfg.StrOpt("dhcp_driver", default="neutron.agent.linux.dhcp.Dnsmasq",
+               help="The driver used to manage the DHCP server (dnsmasq is the one)."),
+    cfg.StrOpt("interface_driver", default="linuxbridge",
+               help="The driver used to manage the virtual interface: an alias "
+                    "(linuxbridge, openvswitch) or a class path."),
+    cfg.IntOpt("resync_interval", default=5, min=1,
+               help="Seconds between resyncs of what failed (and of every network "
+                    "when a full resync is due)."),
+    cfg.IntOpt("num_sync_threads", default=4,
+               help="Accepted for compatibility; networks are synced one at a time."),
+    cfg.StrOpt("dhcp_confs", default="$state_path/dhcp",
+               help="Location to store DHCP server config files."),
+    cfg.IntOpt("dhcp_lease_duration", default=86400, min=-1,
+               help="DHCP lease duration (in seconds); -1 means infinite."),
+    cfg.StrOpt("dnsmasq_config_file", default="",
+               help="Override the default dnsmasq settings with this file."),
+    cfg.ListOpt("dnsmasq_dns_servers", default=[],
+                help="Comma-separated list of the DNS servers used as forwarders."),
+    cfg.BoolOpt("dnsmasq_local_resolv", default=False,
+                help="Let dnsmasq forward to the host's resolvers (/etc/resolv.conf)."),
+    cfg.IntOpt("dnsmasq_lease_max", default=2 ** 24,
+               help="Limit number of leases to prevent a denial-of-service."),
+    cfg.BoolOpt("dhcp_broadcast_reply", default=False, help="Use broadcast in DHCP replies."),
+    cfg.IntOpt("dhcp_renewal_time", default=0,
+               help="DHCP renewal time T1 (in seconds); 0 lets dnsmasq choose."),
+    cfg.IntOpt("dhcp_rebinding_time", default=0,
+               help="DHCP rebinding time T2 (in seconds); 0 lets dnsmasq choose."),
+    cfg.BoolOpt("enable_isolated_metadata", default=False,
+                help="Metadata through the DHCP namespace (not served by this agent yet)."),
+    cfg.BoolOpt("force_metadata", default=False,
+                help="Metadata through the DHCP namespace (not served by this agent yet)."),
+]
+
+INTERFACE_DRIVERS = {
+    "linuxbridge": "neutrino.agents.bridge_interface:BridgeInterfaceDriver",
+    "neutron.agent.linux.interface.BridgeInterfaceDriver":
+        "neutrino.agents.bridge_interface:BridgeInterfaceDriver",
+}
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    for opt in DHCP_AGENT_OPTS:
+        try:
+            conf.register_opt(opt)
+        except cfg.DuplicateOptError:
+            pass  # the same name registered by another agent's module
+
+
+def settings(conf: cfg.ConfigOpts) -> Settings:
+    return Settings(dns_domain=conf.dns_domain, dhcp_lease_duration=conf.dhcp_lease_duration,
+                    dnsmasq_lease_max=conf.dnsmasq_lease_max,
+                    dnsmasq_dns_servers=tuple(conf.dnsmasq_dns_servers or ()),
+                    dnsmasq_local_resolv=conf.dnsmasq_local_resolv,
+                    dnsmasq_config_file=conf.dnsmasq_config_file or "",
+                    dhcp_broadcast_reply=conf.dhcp_broadcast_reply,
+                    dhcp_renewal_time=conf.dhcp_renewal_time,
+                    dhcp_rebinding_time=conf.dhcp_rebinding_time)
+
+
+def interface_driver(name: str) -> InterfaceDriver:
+    """The driver by alias, else by class path (``module:Class`` or
+    ``module.Class``); an unknown name is a ValueError naming it."""
+    path = INTERFACE_DRIVERS.get(name, name)
+    module, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
+    try:
+        cls: Any = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"interface_driver {name!r}: no such alias or class ({exc})") from None
+    return cls()

@@ -1,0 +1,64 @@
+"""The dnsmasq process of one network (adapter): start it in its namespace,
+tell it to re-read its files (SIGHUP re-reads the hosts, addn-hosts and
+options files), stop it. The pid file is the only state; a pid is believed
+only while ``/proc/<pid>/cmdline`` still names that pid file, so a recycled
+pid is never signalled.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+
+class DnsmasqError(RuntimeError):
+    pass
+
+
+class DnsmasqProcess:
+    def __init__(self, pid_file: str, namespace: str | None) -> None:
+        self.pid_file = pid_file
+        self.namespace = namespace
+
+    @property
+    def pid(self) -> int | None:
+        try:
+            with open(self.pid_file, encoding="ascii") as f:
+                pid = int(f.read().strip())
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return None
+        return pid if f"--pid-file={self.pid_file}" in cmdline else None
+
+    @property
+    def active(self) -> bool:
+        return self.pid is not None
+
+    def start(self, argv: list[str]) -> None:
+        """Run dnsmasq; it daemonises once its sockets are bound and the pid
+        file written, so a zero exit means it serves."""
+        cmd = (["ip", "netns", "exec", self.namespace] if self.namespace else []) + argv
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            raise DnsmasqError(f"dnsmasq failed ({done.returncode}): {done.stderr.strip()}")
+
+    def reload(self) -> bool:
+        """SIGHUP; False when no dnsmasq runs."""
+        pid = self.pid
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGHUP)
+        return True
+
+    def stop(self, timeout: float = 5) -> None:
+        pid = self.pid
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while self.pid is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.pid is not None:
+            os.kill(pid, signal.SIGKILL)
