@@ -1,4 +1,4 @@
-"""The ``neutrino`` command: ``serve``, ``db upgrade`` (and later ``agent``)."""
+"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``agent <kind>``."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     sub.add_parser("serve", help="run the API server", add_help=False)
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current"])
+    agent = sub.add_parser("agent", help="run an agent on this host", add_help=False)
+    agent.add_argument("kind", choices=["l3"])
     return parser.parse_known_args(argv)
 
 
@@ -62,6 +64,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"database at {migrate.current(database_url(conf))}")
         else:
             print(migrate.current(database_url(conf)))
+        return
+    if args.command == "agent":
+        from neutrino.cmd import agents
+        agents.run(args.kind, conf)
         return
     from neutrino.cmd import serve
     try:
