@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from neutrino.agents.l3 import model
 from neutrino.agents.l3.agent import L3Agent, L3AgentEndpoint
 from neutrino.agents.l3.router import Result
 from neutrino.service import make_conf
@@ -52,7 +53,7 @@ class FakeManager:
         self.calls.append(("apply", r["id"]))
         if r["id"] in self.fail:
             return Result({}, RuntimeError("boom"))
-        self.applied[r["id"]] = r
+        self.applied[r["id"]] = model.desired_router(r)
         return Result(self.statuses.pop(r["id"], {}))
 
     def remove(self, router_id: str) -> None:
@@ -208,3 +209,25 @@ def test_routers_updated_with_nothing_marks_nothing(tmp_path: Path, routers: Any
     agent.process()
     L3AgentEndpoint(agent).routers_updated({}, routers=routers)
     assert not agent.pending()
+
+
+def test_network_update_redoes_the_routers_with_a_port_on_it(tmp_path: Path) -> None:
+    agent, plugin, manager = make(tmp_path, [R1, R2])
+    agent.process()
+    net = R2["_interfaces"][0]["network_id"]
+    L3AgentEndpoint(agent).network_update({}, network={"id": net, "mtu": 1400})
+    agent.process()
+    assert plugin.calls[-1] == ("sync_routers", [R2["id"]])
+
+
+def test_revived_verdict_of_a_state_report_asks_for_a_full_sync(tmp_path: Path) -> None:
+    agent, plugin, _ = make(tmp_path, [R1])
+    agent.process()
+
+    class Reports:
+        def call(self, *a: Any, **k: Any) -> str:
+            return "revived"
+    agent._client = Reports()
+    assert agent.report_state() == "revived"
+    agent.process()
+    assert plugin.calls == [("sync_routers", None), ("sync_routers", None)]

@@ -71,6 +71,11 @@ class L3AgentEndpoint:
     def agent_updated(self, context: Any, payload: Any = None, **kwargs: Any) -> None:
         self.agent.mark_full_sync()
 
+    def network_update(self, context: Any, network: Any = None, **kwargs: Any) -> None:
+        """A network changed (its MTU, say): the routers with a port on it are redone."""
+        if network and network.get("id"):
+            self.agent.mark_dirty(self.agent.routers_on_network(network["id"]))
+
 
 class L3Agent(Agent):
     agent_type = "L3 agent"
@@ -100,7 +105,7 @@ class L3Agent(Agent):
         return {
             "agent_mode": self.conf.agent_mode,
             "handle_internal_only_routers": self.conf.handle_internal_only_routers,
-            "interface_driver": type(self.driver).__name__,
+            "interface_driver": self.conf.interface_driver,
             "routers": len(applied),
             "ex_gw_ports": sum(1 for r in applied if r.gateway_device),
             "interfaces": sum(len(r.devices) - (1 if r.gateway_device else 0)
@@ -125,6 +130,17 @@ class L3Agent(Agent):
         with self._cond:
             self._full_sync = True
             self._cond.notify_all()
+
+    def routers_on_network(self, network_id: str) -> list[str]:
+        return sorted(rid for rid, desired in self.routers.applied.items()
+                      if any(d.network_id == network_id for d in desired.devices))
+
+    def report_state(self) -> str | None:
+        """As upstream: a server that saw this agent as dead gets a full sync."""
+        verdict = super().report_state()
+        if verdict == "revived":
+            self.mark_full_sync()
+        return verdict
 
     def pending(self) -> bool:
         with self._cond:
