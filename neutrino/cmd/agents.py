@@ -37,7 +37,7 @@ def run(kind: str, conf: cfg.ConfigOpts) -> None:
     agent = build(kind, conf)
 
     def stop(signum: int, frame: Any) -> None:
-        agent._stop.set()
+        agent.request_stop()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     agent.start()

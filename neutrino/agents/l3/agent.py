@@ -96,6 +96,7 @@ class L3Agent(Agent):
         self._deleted: set[str] = set()
         self._full_sync = True
         self._server: Any = None
+        self._server_transport: Any = None
         self._loop_thread: threading.Thread | None = None
 
     # -- identity ------------------------------------------------------------------
@@ -225,8 +226,9 @@ class L3Agent(Agent):
         import oslo_messaging
         if self.plugin_rpc is None:
             self.plugin_rpc = L3PluginApi(self.conf, self.host)
+        self._server_transport = rpc_transport(self.conf)
         self._server = oslo_messaging.get_rpc_server(
-            rpc_transport(self.conf),
+            self._server_transport,
             oslo_messaging.Target(topic=L3_AGENT_TOPIC, server=self.host),
             [L3AgentEndpoint(self)], executor="threading")
         self._server.start()
@@ -244,9 +246,14 @@ class L3Agent(Agent):
             self._server.stop()
             self._server.wait()
             self._server = None
+            self._server_transport.cleanup()
         super().stop()
         if isinstance(self.plugin_rpc, L3PluginApi):
             self.plugin_rpc.close()
+
+    def request_stop(self) -> None:
+        """Safe from a signal handler: the main thread's ``wait`` returns, then ``stop``."""
+        self._stop.set()
 
     def wait(self) -> None:
         while not self._stop.wait(1.0):
