@@ -8,13 +8,17 @@ the router's qr-/qg- devices plugged as veths by a test InterfaceDriver.
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
+from neutrino.agents.l3.agent import L3Agent, L3AgentEndpoint
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
+from neutrino.service import make_conf
 from tests.l3host.fabric import Fabric, namespaces, need_root, sh
+from tests.l3host.test_agent_loop import FakePlugin
 from tests.l3host.routers import fip, gateway, interface, router
 
 PORT = 9999
@@ -158,3 +162,55 @@ def test_failed_apply_reports_floating_ips_in_error(topo: Topology) -> None:
     assert manager.apply(topo.router).statuses == {}
 
 
+
+
+def test_agent_loop_applies_notified_changes_and_a_restart_converges(
+        topo: Topology, tmp_path: Path) -> None:
+    """The agent (fake server answers) builds the router at start, adds a port
+    forwarding after ``routers_updated``; a new agent on the same host (a
+    restart) converges without reporting unchanged statuses, and on
+    ``router_deleted`` everything goes."""
+    plugin = FakePlugin([topo.router])
+    agent = L3Agent(_conf(tmp_path), topo.fabric, plugin_rpc=plugin,
+                    routers=RouterManager(topo.fabric, OnlyThese({topo.ns})))
+    assert agent.process()
+    assert plugin.calls[-1] == ("update_floatingip_statuses",
+                                (topo.router["id"], {topo.fip["id"]: "ACTIVE"}))
+    f = topo.fabric
+    f.serve_peer_address(topo.vm2, PORT)
+    assert f.seen_as(topo.ext, "172.24.4.30", 2222) is None
+    topo.router["_port_forwardings"] = [
+        {"floating_ip_address": "172.24.4.30", "internal_ip_address": "10.100.2.11",
+         "protocol": "tcp", "external_port": 2222, "internal_port": PORT}]
+    L3AgentEndpoint(agent).routers_updated({}, routers=[topo.router["id"]])
+    assert agent.process()
+    assert f.seen_as(topo.ext, "172.24.4.30", 2222) == "172.24.4.100"
+
+    topo.fip["status"] = "ACTIVE"  # what the server now shows
+    calls = len(plugin.calls)
+    restarted = L3Agent(_conf(tmp_path), topo.fabric, plugin_rpc=plugin,
+                        routers=RouterManager(topo.fabric, OnlyThese({topo.ns})))
+    assert restarted.process()
+    assert [c[0] for c in plugin.calls[calls:]] == ["sync_routers"]
+    assert f.seen_as(topo.ext, "172.24.4.30", 2222) == "172.24.4.100"
+    assert f.pings(topo.vm1, "10.100.2.11")
+
+    L3AgentEndpoint(restarted).router_deleted({}, router_id=topo.router["id"])
+    assert restarted.process()
+    assert topo.ns not in namespaces()
+
+
+class OnlyThese(LinuxHost):
+    """The host as this test's agent sees it: other tests' routers are not its own."""
+
+    def __init__(self, mine: set[str]) -> None:
+        self.mine = mine
+
+    def namespaces(self) -> list[str]:
+        return [n for n in super().namespaces() if n in self.mine]
+
+
+def _conf(tmp_path: Path) -> Any:
+    path = tmp_path / "l3.conf"
+    path.write_text("[DEFAULT]\nhost = l3host-dp\n[AGENT]\nreport_interval = 0\n")
+    return make_conf(["--config-file", str(path)])
