@@ -127,10 +127,12 @@ def test_reconcile_adds_missing_and_removes_stale_then_delete_cleans_all(
     sh("ip", "-n", topo.ns, "addr", "add", "10.100.1.99/24", "dev", qr_a)
     sh("ip", "-n", topo.ns, "addr", "del", "172.24.4.20/32", "dev", qg)
     sh("ip", "-n", topo.ns, "route", "add", "192.168.8.0/24", "via", "10.100.1.50")
-    # and a change: interface B leaves the router, the extra route goes
+    # and changes: interface B leaves the router, the extra route goes, A's MTU shrinks
     topo.router["_interfaces"] = [topo.qr_a]
     topo.router["routes"] = []
+    topo.qr_a["mtu"] = 1400
     assert manager.apply(topo.router).error is None
+    assert LinuxHost().mtus(topo.ns)[qr_a] == 1400
     assert _addresses(topo.ns, qr_a) == {"10.100.1.1/24"}
     assert _addresses(topo.ns, qg) == {"172.24.4.10/24", "172.24.4.20/32"}
     assert _via_routes(topo.ns) == {("default", "172.24.4.100")}

@@ -50,8 +50,15 @@ class LinuxHost:
              "net.ipv6.conf.all.forwarding=1"])
 
     def links(self, ns: str) -> list[str]:
+        return list(self.mtus(ns))
+
+    def mtus(self, ns: str) -> dict[str, int]:
+        """Each device of the namespace with its MTU."""
         out = run(["ip", "-j", "-n", ns, "link", "show"])
-        return [link["ifname"] for link in json.loads(out or "[]")]
+        return {link["ifname"]: link.get("mtu", 0) for link in json.loads(out or "[]")}
+
+    def set_mtu(self, ns: str, device: str, mtu: int) -> None:
+        run(["ip", "-n", ns, "link", "set", device, "mtu", str(mtu)])
 
     def addresses(self, ns: str, device: str) -> set[str]:
         """Global addresses as ``ip/prefixlen`` (link-local ones are the kernel's)."""

@@ -73,9 +73,13 @@ class RouterManager:
         for dev in desired.devices:
             self.driver.plug(dev.network_id, dev.port_id, dev.name, dev.mac_address,
                              namespace=ns, mtu=dev.mtu)
-        for name in self.host.links(ns):
+        mtus = self.host.mtus(ns)
+        for name in mtus:
             if name.startswith(model.DEVICE_PREFIXES) and name not in desired.device_names:
                 self.driver.unplug(name, namespace=ns)
+        for dev in desired.devices:  # a kept device follows its network's MTU
+            if dev.mtu and dev.name in mtus and mtus[dev.name] != dev.mtu:
+                self.host.set_mtu(ns, dev.name, dev.mtu)
 
     def _addresses(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
