@@ -186,6 +186,9 @@ def test_agent_loop_applies_notified_changes_and_a_restart_converges(
          "protocol": "tcp", "external_port": 2222, "internal_port": PORT}]
     L3AgentEndpoint(agent).routers_updated({}, routers=[topo.router["id"]])
     assert agent.process()
+    # the external host had failed to resolve 172.24.4.30: the gratuitous ARP fixed it
+    neigh = sh("ip", "-n", topo.ext, "neigh", "show", "172.24.4.30").stdout
+    assert "fa:16:3e:00:ee:01" in neigh, neigh
     assert f.seen_as(topo.ext, "172.24.4.30", 2222) == "172.24.4.100"
 
     topo.fip["status"] = "ACTIVE"  # what the server now shows

@@ -148,3 +148,14 @@ def test_ruleset_text_replaces_one_table_atomically() -> None:
         "    meta mark != 0x2 ct status dnat snat to 172.24.4.10\n"
         "  }\n"
         "}\n")
+
+
+def test_gratuitous_arp_frame_announces_the_address_from_itself() -> None:
+    from neutrino.agents.l3.garp import frame
+    mac = bytes.fromhex("fa163e00ee01")
+    f = frame(mac, "172.24.4.20")
+    assert f[:6] == b"\xff" * 6 and f[6:12] == mac and f[12:14] == b"\x08\x06"
+    arp = f[14:]
+    assert arp[:8] == bytes.fromhex("0001080006040001")  # Ethernet/IPv4, request
+    assert arp[8:14] == mac and arp[14:18] == bytes([172, 24, 4, 20])
+    assert arp[18:24] == b"\x00" * 6 and arp[24:28] == bytes([172, 24, 4, 20])

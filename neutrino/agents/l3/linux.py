@@ -10,6 +10,7 @@ import json
 import logging
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 LOG = logging.getLogger(__name__)
@@ -97,6 +98,14 @@ class LinuxHost:
 
     def nft(self, ns: str, script: str) -> None:
         run(["ip", "netns", "exec", ns, "nft", "-f", "-"], stdin=script)
+
+    def announce(self, ns: str, device: str, addresses: list[str]) -> None:
+        """Gratuitous ARP for addresses just added (a failure only delays neighbours)."""
+        try:
+            run(["ip", "netns", "exec", ns, sys.executable, "-m", "neutrino.agents.l3.garp",
+                 device, *addresses])
+        except (CommandError, subprocess.TimeoutExpired) as exc:
+            LOG.warning("gratuitous ARP on %s in %s: %s", device, ns, exc)
 
     def forget_connections(self, ns: str, address: str) -> None:
         """Drop conntrack entries to a removed floating IP (when ``conntrack``

@@ -4,7 +4,8 @@
 earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
-then the NAT table replaced at once. ``remove`` takes everything away.
+then the NAT table replaced at once. New IPv4 addresses are announced with
+a gratuitous ARP, as upstream does. ``remove`` takes everything away.
 
 Floating IP statuses, as upstream's agent reports them: ACTIVE once the
 floating IP works, ERROR when setting it up failed, DOWN when it left the
@@ -88,8 +89,12 @@ class RouterManager:
             present = self.host.addresses(ns, dev.name)
             for cidr in sorted(present - wanted):
                 self.host.delete_address(ns, dev.name, cidr)
-            for cidr in sorted(wanted - present, key=netaddr.IPNetwork):
+            added = sorted(wanted - present, key=netaddr.IPNetwork)
+            for cidr in added:
                 self.host.add_address(ns, dev.name, cidr)
+            new_v4 = [c.split("/")[0] for c in added if netaddr.IPNetwork(c).version == 4]
+            if new_v4:  # neighbours that failed to resolve them learn them now
+                self.host.announce(ns, dev.name, new_v4)
 
     def _routes(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
