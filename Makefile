@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 # Debian packages the test suite uses (none are needed to serve the API).
-DEBIAN_PACKAGES := curl dnsmasq-base busybox
+DEBIAN_PACKAGES := curl dnsmasq-base busybox nftables iproute2
 PYTEST_ARGS ?=
 
 .PHONY: run test install system-deps bench clean

@@ -12,6 +12,46 @@ option), so the same DHCP and L3 agents run on either L2 design.
 from __future__ import annotations
 
 import abc
+import importlib
+from typing import Any
+
+from oslo_config import cfg
+
+NAMESPACE = "neutrino.interface_drivers"
+INTERFACE_OPTS = [
+    cfg.StrOpt("interface_driver",
+               help="The driver that plugs the agent's devices: an alias in "
+                    "neutrino.interface_drivers (linuxbridge, openvswitch) or a class path."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    for opt in INTERFACE_OPTS:
+        try:
+            conf.register_opt(opt)
+        except cfg.DuplicateOptError:
+            pass
+
+
+def load(conf: cfg.ConfigOpts) -> "InterfaceDriver":
+    """The configured driver, by alias then by class path; a missing or
+    unknown one is a ValueError naming the option."""
+    register_opts(conf)
+    name = conf.interface_driver
+    if not name:
+        raise ValueError("[DEFAULT] interface_driver is required")
+    try:
+        from stevedore import driver
+        cls: Any = driver.DriverManager(NAMESPACE, name, invoke_on_load=False).driver
+    except Exception:  # noqa: BLE001 - not an alias: try it as a class path
+        path = name.replace(":", ".")
+        module, _, attr = path.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ValueError(f"interface_driver {name!r}: no such alias or class "
+                             f"({exc})") from None
+    return cls.from_conf(conf)
 
 
 class InterfaceDriver(abc.ABC):
@@ -26,6 +66,11 @@ class InterfaceDriver(abc.ABC):
     @abc.abstractmethod
     def unplug(self, device_name: str, namespace: str | None = None) -> None:
         """Remove the device; absent is fine."""
+
+    @classmethod
+    def from_conf(cls, conf: cfg.ConfigOpts) -> "InterfaceDriver":
+        """The driver as a host's configuration sets it up."""
+        return cls()
 
     @staticmethod
     def device_name(prefix: str, port_id: str) -> str:

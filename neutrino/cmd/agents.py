@@ -1,4 +1,10 @@
-"""``neutrino agent <kind>``: run one agent in the foreground until SIGTERM/SIGINT."""
+"""``neutrino agent <kind>``: build an agent from the configuration and run
+it in the foreground until SIGTERM/SIGINT.
+
+A configuration the agent cannot work with (no or an unknown
+``interface_driver``) is a ValueError, which the command reports as one
+line naming the option, with exit code 2, like the server.
+"""
 from __future__ import annotations
 
 import signal
@@ -13,17 +19,43 @@ def _dhcp(conf: cfg.ConfigOpts) -> Any:
     return DhcpAgent(conf, DhcpPluginApi(conf, conf.host))
 
 
-AGENTS = {"dhcp": _dhcp}
+def _l3(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents import interface
+    from neutrino.agents.l3 import agent
+    agent.register_opts(conf)
+    return agent.L3Agent(conf, interface.load(conf))
+
+
+AGENTS = {"dhcp": _dhcp, "l3": _l3}
+
+
+class _Foreground:
+    """Runs agents with either loop shape (``run`` blocking, or ``start`` +
+    ``wait``) and stops them on a signal."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def stop(self, signum: int, frame: Any) -> None:
+        for name in ("halt", "request_stop"):
+            if hasattr(self.agent, name):
+                getattr(self.agent, name)()
+                return
+
+    def run(self) -> None:
+        if hasattr(self.agent, "run"):
+            self.agent.run()
+        else:
+            self.agent.start()
+            self.agent.wait()
 
 
 def run(kind: str, conf: cfg.ConfigOpts) -> None:
     agent = AGENTS[kind](conf)
-
-    def halt(signum: int, frame: Any) -> None:
-        agent.halt()
-    signal.signal(signal.SIGTERM, halt)
-    signal.signal(signal.SIGINT, halt)
+    foreground = _Foreground(agent)
+    signal.signal(signal.SIGTERM, foreground.stop)
+    signal.signal(signal.SIGINT, foreground.stop)
     try:
-        agent.run()
+        foreground.run()
     finally:
         agent.stop()

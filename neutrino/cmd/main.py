@@ -15,7 +15,7 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current"])
     agent = sub.add_parser("agent", help="run an agent on this host", add_help=False)
-    agent.add_argument("kind", choices=["dhcp"])
+    agent.add_argument("kind", choices=["dhcp", "l3"])
     return parser.parse_known_args(argv)
 
 

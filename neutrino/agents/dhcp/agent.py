@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import oslo_messaging
 from oslo_config import cfg
 
+from neutrino.agents import interface
 from neutrino.agents.base import Agent
 from neutrino.agents.dhcp import dnsmasq, options
 from neutrino.agents.dhcp.driver import DnsmasqDriver
@@ -90,7 +91,7 @@ class DhcpAgent(Agent):
         super().__init__(conf, host)
         self.plugin = plugin
         self.driver = driver or DnsmasqDriver(conf.dhcp_confs, options.settings(conf),
-                                              options.interface_driver(conf.interface_driver))
+                                              interface.load(conf))
         self.networks: dict[str, dict[str, Any]] = {}  # what is served, as last configured
         self.dhcp_ports: dict[str, dict[str, Any]] = {}
         self._ready: set[str] = set()  # ports already reported with dhcp_ready_on_ports

@@ -2,20 +2,15 @@
 defaults, and the interface driver it plugs ports with."""
 from __future__ import annotations
 
-import importlib
-from typing import Any
 
 from oslo_config import cfg
 
 from neutrino.agents.dhcp.dnsmasq import Settings
-from neutrino.agents.interface import InterfaceDriver
+from neutrino.agents import interface
 
 DHCP_AGENT_OPTS = [
     cfg.StrOpt("dhcp_driver", default="neutron.agent.linux.dhcp.Dnsmasq",
                help="The driver used to manage the DHCP server (dnsmasq is the one)."),
-    cfg.StrOpt("interface_driver", default="linuxbridge",
-               help="The driver used to manage the virtual interface: an alias "
-                    "(linuxbridge, openvswitch) or a class path."),
     cfg.IntOpt("resync_interval", default=5, min=1,
                help="Seconds between resyncs of what failed (and of every network "
                     "when a full resync is due)."),
@@ -44,14 +39,8 @@ DHCP_AGENT_OPTS = [
                 help="Metadata through the DHCP namespace (not served by this agent yet)."),
 ]
 
-INTERFACE_DRIVERS = {
-    "linuxbridge": "neutrino.agents.bridge_interface:BridgeInterfaceDriver",
-    "neutron.agent.linux.interface.BridgeInterfaceDriver":
-        "neutrino.agents.bridge_interface:BridgeInterfaceDriver",
-}
-
-
 def register(conf: cfg.ConfigOpts) -> None:
+    interface.register_opts(conf)
     for opt in DHCP_AGENT_OPTS:
         try:
             conf.register_opt(opt)
@@ -68,15 +57,3 @@ def settings(conf: cfg.ConfigOpts) -> Settings:
                     dhcp_broadcast_reply=conf.dhcp_broadcast_reply,
                     dhcp_renewal_time=conf.dhcp_renewal_time,
                     dhcp_rebinding_time=conf.dhcp_rebinding_time)
-
-
-def interface_driver(name: str) -> InterfaceDriver:
-    """The driver by alias, else by class path (``module:Class`` or
-    ``module.Class``); an unknown name is a ValueError naming it."""
-    path = INTERFACE_DRIVERS.get(name, name)
-    module, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
-    try:
-        cls: Any = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ValueError(f"interface_driver {name!r}: no such alias or class ({exc})") from None
-    return cls()

@@ -1,0 +1,259 @@
+"""The L3 agent process: a reconcile loop over the routers this host serves.
+
+At start (and after any failed exchange with the server) it does a full
+sync: every router of the host from ``sync_routers``, namespaces of
+routers it no longer serves removed. Notifications from the server (topic
+``l3_agent``, this host) only mark routers dirty or deleted; the loop then
+fetches just those routers, applies them and reports their floating IPs'
+statuses. A router that failed to apply stays dirty and is retried.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.agents import interface
+from neutrino.agents.base import Agent
+from neutrino.agents.interface import InterfaceDriver
+from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
+from neutrino.agents.l3.router import RouterManager
+from neutrino.rpc.transport import rpc_transport
+
+LOG = logging.getLogger(__name__)
+
+L3_OPTS = [
+    cfg.StrOpt("agent_mode", default="legacy", choices=["legacy"],
+               help="The working mode for the agent; only legacy (centralized) "
+                    "routers are implemented."),
+    cfg.BoolOpt("handle_internal_only_routers", default=True,
+                help="Also host routers without an external gateway."),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    interface.register_opts(conf)
+    for opt in L3_OPTS:
+        try:
+            conf.register_opt(opt)
+        except cfg.DuplicateOptError:
+            pass
+
+
+class L3AgentEndpoint:
+    """What the server casts to this host (upstream's L3 agent notification API)."""
+
+    def __init__(self, agent: "L3Agent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.4")
+        self.agent = agent
+
+    def routers_updated(self, context: Any, routers: Any = None, **kwargs: Any) -> None:
+        # upstream sends router ids (older servers sent router dicts)
+        ids = [r["id"] if isinstance(r, dict) else r for r in routers or ()]
+        self.agent.mark_dirty(ids)
+
+    def router_deleted(self, context: Any, router_id: str | None = None, **kwargs: Any) -> None:
+        if router_id:
+            self.agent.mark_deleted([router_id])
+
+    def router_added_to_agent(self, context: Any, payload: Any = None, **kwargs: Any) -> None:
+        self.agent.mark_dirty(list(payload or ()))
+
+    def router_removed_from_agent(self, context: Any, payload: Any = None,
+                                  **kwargs: Any) -> None:
+        if payload and payload.get("router_id"):
+            self.agent.mark_deleted([payload["router_id"]])
+
+    def agent_updated(self, context: Any, payload: Any = None, **kwargs: Any) -> None:
+        self.agent.mark_full_sync()
+
+    def network_update(self, context: Any, network: Any = None, **kwargs: Any) -> None:
+        """A network changed (its MTU, say): the routers with a port on it are redone."""
+        if network and network.get("id"):
+            self.agent.mark_dirty(self.agent.routers_on_network(network["id"]))
+
+
+class L3Agent(Agent):
+    agent_type = "L3 agent"
+    binary = "neutron-l3-agent"
+    topic = L3_AGENT_TOPIC
+    retry_delay = 2.0  # seconds before retrying after a failure
+
+    def __init__(self, conf: cfg.ConfigOpts, driver: InterfaceDriver,
+                 host: str | None = None, plugin_rpc: Any = None,
+                 routers: RouterManager | None = None) -> None:
+        super().__init__(conf, host)
+        register_opts(conf)
+        self.driver = driver
+        self.plugin_rpc = plugin_rpc
+        self.routers = routers or RouterManager(driver)
+        self._cond = threading.Condition()
+        self._dirty: set[str] = set()
+        self._deleted: set[str] = set()
+        self._full_sync = True
+        self._server: Any = None
+        self._server_transport: Any = None
+        self._loop_thread: threading.Thread | None = None
+
+    # -- identity ------------------------------------------------------------------
+
+    def configurations(self) -> dict[str, Any]:
+        applied = list(self.routers.applied.values())
+        return {
+            "agent_mode": self.conf.agent_mode,
+            "handle_internal_only_routers": self.conf.handle_internal_only_routers,
+            "interface_driver": self.conf.interface_driver,
+            "routers": len(applied),
+            "ex_gw_ports": sum(1 for r in applied if r.gateway_device),
+            "interfaces": sum(len(r.devices) - (1 if r.gateway_device else 0)
+                              for r in applied),
+            "floating_ips": sum(len(r.floating_ips) for r in applied),
+        }
+
+    # -- what notifications do -----------------------------------------------------
+
+    def mark_dirty(self, router_ids: list[str]) -> None:
+        with self._cond:
+            self._dirty.update(router_ids)
+            self._cond.notify_all()
+
+    def mark_deleted(self, router_ids: list[str]) -> None:
+        with self._cond:
+            self._deleted.update(router_ids)
+            self._dirty.difference_update(router_ids)
+            self._cond.notify_all()
+
+    def mark_full_sync(self) -> None:
+        with self._cond:
+            self._full_sync = True
+            self._cond.notify_all()
+
+    def routers_on_network(self, network_id: str) -> list[str]:
+        return sorted(rid for rid, desired in self.routers.applied.items()
+                      if any(d.network_id == network_id for d in desired.devices))
+
+    def report_state(self) -> str | None:
+        """As upstream: a server that saw this agent as dead gets a full sync."""
+        verdict = super().report_state()
+        if verdict == "revived":
+            self.mark_full_sync()
+        return verdict
+
+    def pending(self) -> bool:
+        with self._cond:
+            return bool(self._full_sync or self._dirty or self._deleted)
+
+    # -- one pass ------------------------------------------------------------------
+
+    def _take(self) -> tuple[bool, set[str], set[str]]:
+        with self._cond:
+            taken = (self._full_sync, self._dirty, self._deleted)
+            self._full_sync, self._dirty, self._deleted = False, set(), set()
+            return taken
+
+    def process(self) -> bool:
+        """Handle everything pending once; False when something must be retried."""
+        full, dirty, deleted = self._take()
+        ok = True
+        for router_id in sorted(deleted):
+            ok &= self._remove(router_id)
+        if not (full or dirty):
+            return ok
+        try:
+            routers = self.plugin_rpc.sync_routers(None if full else sorted(dirty))
+        except Exception:  # noqa: BLE001 - server or bus away: try again later
+            LOG.exception("L3 agent on %s: sync_routers failed", self.host)
+            with self._cond:
+                self._full_sync |= full
+                self._dirty |= dirty
+            return False
+        if not self.conf.handle_internal_only_routers:
+            routers = [r for r in routers if r.get("gw_port")]
+        served = {r["id"] for r in routers}
+        if full:
+            gone = set(self.routers.applied) | set(self.routers.stale_router_ids(served))
+        else:
+            gone = set(dirty)
+        for router_id in sorted(gone - served):
+            ok &= self._remove(router_id)
+        for router in routers:
+            ok &= self._apply(router)
+        return ok
+
+    def _remove(self, router_id: str) -> bool:
+        try:
+            self.routers.remove(router_id)
+            return True
+        except Exception:  # noqa: BLE001
+            LOG.exception("router %s: removing failed", router_id)
+            with self._cond:
+                self._deleted.add(router_id)
+            return False
+
+    def _apply(self, router: dict[str, Any]) -> bool:
+        result = self.routers.apply(router)
+        ok = result.error is None
+        if result.statuses:
+            try:
+                self.plugin_rpc.update_floatingip_statuses(router["id"], result.statuses)
+            except Exception:  # noqa: BLE001
+                LOG.exception("router %s: reporting floating IP statuses failed",
+                              router["id"])
+                self.routers.forget_status(router["id"], result.statuses)
+                ok = False
+        if not ok:
+            self.mark_dirty([router["id"]])
+        return ok
+
+    # -- the process ---------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            with self._cond:
+                while not (self._full_sync or self._dirty or self._deleted):
+                    if self._stop.is_set():
+                        return
+                    self._cond.wait(1.0)
+            if not self.process():
+                self._stop.wait(self.retry_delay)
+
+    def start(self) -> None:
+        """Listen for notifications, report state, run the loop (in threads)."""
+        import oslo_messaging
+        if self.plugin_rpc is None:
+            self.plugin_rpc = L3PluginApi(self.conf, self.host)
+        self._server_transport = rpc_transport(self.conf)
+        self._server = oslo_messaging.get_rpc_server(
+            self._server_transport,
+            oslo_messaging.Target(topic=L3_AGENT_TOPIC, server=self.host),
+            [L3AgentEndpoint(self)], executor="threading")
+        self._server.start()
+        self.start_reporting()
+        self._loop_thread = threading.Thread(target=self._loop, name="l3-agent", daemon=True)
+        self._loop_thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._loop_thread is not None:
+            self._loop_thread.join(30)
+        if self._server is not None:
+            self._server.stop()
+            self._server.wait()
+            self._server = None
+            self._server_transport.cleanup()
+        super().stop()
+        if isinstance(self.plugin_rpc, L3PluginApi):
+            self.plugin_rpc.close()
+
+    def request_stop(self) -> None:
+        """Safe from a signal handler: the main thread's ``wait`` returns, then ``stop``."""
+        self._stop.set()
+
+    def wait(self) -> None:
+        while not self._stop.wait(1.0):
+            pass

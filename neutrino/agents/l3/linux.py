@@ -1,0 +1,116 @@
+"""The host side of routers: namespaces, addresses, routes and nft, through ``ip``/``nft``.
+
+One thin adapter: each method is one question or one change, run as a
+command (``ip -j`` for reads, so the output is JSON and not scraped). Every
+command goes through ``run`` so tests and logs see exactly what was asked.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+LOG = logging.getLogger(__name__)
+
+
+class CommandError(RuntimeError):
+    def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
+        super().__init__(f"{' '.join(argv)} failed ({returncode}): {stderr.strip()}")
+        self.argv, self.returncode, self.stderr = argv, returncode, stderr
+
+
+def run(argv: list[str], stdin: str | None = None, check: bool = True) -> str:
+    LOG.debug("run: %s", " ".join(argv))
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=60)
+    if check and done.returncode != 0:
+        raise CommandError(argv, done.returncode, done.stderr)
+    return done.stdout
+
+
+class LinuxHost:
+    """Namespaces and what is inside them, for one router at a time."""
+
+    def namespaces(self) -> list[str]:
+        out = run(["ip", "-j", "netns", "list"])
+        return [n["name"] for n in json.loads(out or "[]")]
+
+    def ensure_namespace(self, ns: str) -> None:
+        if ns not in self.namespaces():
+            run(["ip", "netns", "add", ns])
+        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+
+    def delete_namespace(self, ns: str) -> None:
+        if ns in self.namespaces():
+            run(["ip", "netns", "delete", ns])
+
+    def enable_forwarding(self, ns: str) -> None:
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
+             "net.ipv6.conf.all.forwarding=1"])
+
+    def links(self, ns: str) -> list[str]:
+        return list(self.mtus(ns))
+
+    def mtus(self, ns: str) -> dict[str, int]:
+        """Each device of the namespace with its MTU."""
+        out = run(["ip", "-j", "-n", ns, "link", "show"])
+        return {link["ifname"]: link.get("mtu", 0) for link in json.loads(out or "[]")}
+
+    def set_mtu(self, ns: str, device: str, mtu: int) -> None:
+        run(["ip", "-n", ns, "link", "set", device, "mtu", str(mtu)])
+
+    def addresses(self, ns: str, device: str) -> set[str]:
+        """Global addresses as ``ip/prefixlen`` (link-local ones are the kernel's)."""
+        out = run(["ip", "-j", "-n", ns, "addr", "show", "dev", device])
+        found = set()
+        for link in json.loads(out or "[]"):
+            for addr in link.get("addr_info", ()):
+                if addr.get("scope") == "global":
+                    found.add(f"{addr['local']}/{addr['prefixlen']}")
+        return found
+
+    def add_address(self, ns: str, device: str, cidr: str) -> None:
+        extra = ["brd", "+"] if ":" not in cidr else ["nodad"]
+        run(["ip", "-n", ns, "addr", "add", cidr, *extra, "dev", device])
+
+    def delete_address(self, ns: str, device: str, cidr: str) -> None:
+        run(["ip", "-n", ns, "addr", "del", cidr, "dev", device])
+
+    def gateway_routes(self, ns: str, version: int) -> list[dict[str, Any]]:
+        """Routes through a next hop in the main table (the kernel's on-link
+        routes for the devices' own subnets are not ours to manage)."""
+        out = run(["ip", "-j", f"-{version}", "-n", ns, "route", "show", "table", "main"])
+        return [r for r in json.loads(out or "[]") if r.get("gateway")]
+
+    def replace_route(self, ns: str, destination: str, nexthop: str,
+                      device: str | None = None, onlink: bool = False) -> None:
+        argv = ["ip", "-n", ns, "route", "replace", destination, "via", nexthop]
+        if device:
+            argv += ["dev", device]
+        if onlink:
+            argv.append("onlink")
+        run(argv)
+
+    def delete_route(self, ns: str, destination: str, nexthop: str) -> None:
+        run(["ip", "-n", ns, "route", "del", destination, "via", nexthop], check=False)
+
+    def nft(self, ns: str, script: str) -> None:
+        run(["ip", "netns", "exec", ns, "nft", "-f", "-"], stdin=script)
+
+    def announce(self, ns: str, device: str, addresses: list[str]) -> None:
+        """Gratuitous ARP for addresses just added (a failure only delays neighbours)."""
+        try:
+            run(["ip", "netns", "exec", ns, sys.executable, "-m", "neutrino.agents.l3.garp",
+                 device, *addresses])
+        except (CommandError, subprocess.TimeoutExpired) as exc:
+            LOG.warning("gratuitous ARP on %s in %s: %s", device, ns, exc)
+
+    def forget_connections(self, ns: str, address: str) -> None:
+        """Drop conntrack entries to a removed floating IP (when ``conntrack``
+        is installed), so established flows do not outlive it."""
+        if shutil.which("conntrack") is None:
+            return
+        for flag in ("--orig-dst", "--reply-src"):
+            run(["ip", "netns", "exec", ns, "conntrack", "-D", flag, address], check=False)

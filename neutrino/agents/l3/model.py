@@ -1,0 +1,211 @@
+"""What a router should look like on the host, computed from the server's router dict.
+
+Pure: the input is one router as the server's ``sync_routers`` returns it
+(upstream's shape: ``gw_port``, ``_interfaces``, ``_floatingips``, ``routes``,
+``enable_snat``; optionally ``_port_forwardings``), the output is the desired
+namespace, devices with their addresses, routes and NAT rules. Nothing here
+touches the host, so every decision is unit-tested by what it returns; the
+adapters in ``linux.py``/``nft.py`` only make the host match it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable
+
+import netaddr
+
+NS_PREFIX = "qrouter-"
+INTERNAL_PREFIX = "qr-"
+GATEWAY_PREFIX = "qg-"
+DEVICE_PREFIXES = (INTERNAL_PREFIX, GATEWAY_PREFIX)
+
+
+def device_name(prefix: str, port_id: str) -> str:
+    """Upstream's names: prefix + port id cut to 14 characters (``qr-1234abcd-ef``)."""
+    return (prefix + port_id)[:14]
+
+
+def namespace_name(router_id: str) -> str:
+    return NS_PREFIX + router_id
+
+
+@dataclasses.dataclass(frozen=True)
+class Device:
+    """One router port as a Linux device in the router's namespace."""
+
+    name: str
+    port_id: str
+    network_id: str
+    mac_address: str
+    mtu: int | None
+    cidrs: tuple[str, ...]  # "10.0.0.1/24", the addresses the device carries
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    destination: str  # "default" or a CIDR
+    nexthop: str
+    device: str | None = None
+    onlink: bool = False
+
+    @property
+    def version(self) -> int:
+        return netaddr.IPAddress(self.nexthop).version
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatingIp:
+    id: str
+    floating_ip_address: str
+    fixed_ip_address: str
+    status: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class PortForwarding:
+    floating_ip_address: str
+    internal_ip_address: str
+    protocol: str  # tcp / udp
+    external_port: str  # "80" or "8000:8010"
+    internal_port: str
+
+
+@dataclasses.dataclass(frozen=True)
+class DesiredRouter:
+    router_id: str
+    namespace: str
+    devices: tuple[Device, ...]
+    routes: tuple[Route, ...]
+    gateway_device: str | None
+    gateway_ips: tuple[str, ...]  # IPv4 addresses of the gateway port (SNAT source)
+    snat_sources: tuple[str, ...]  # IPv4 tenant CIDRs SNATed to the gateway IP
+    enable_snat: bool
+    floating_ips: tuple[FloatingIp, ...]
+    port_forwardings: tuple[PortForwarding, ...]
+
+    @property
+    def device_names(self) -> set[str]:
+        return {d.name for d in self.devices}
+
+    def addresses(self, device: str) -> set[str]:
+        """Every address the device should carry (floating IPs as /32 on qg-)."""
+        for dev in self.devices:
+            if dev.name == device:
+                wanted = set(dev.cidrs)
+                if device == self.gateway_device:
+                    wanted |= {f"{a}/32" for a in self.nat_addresses()}
+                return wanted
+        return set()
+
+    def nat_addresses(self) -> list[str]:
+        """Floating addresses the gateway device answers for (FIPs and port forwardings)."""
+        seen = dict.fromkeys([f.floating_ip_address for f in self.floating_ips]
+                             + [p.floating_ip_address for p in self.port_forwardings])
+        return list(seen)
+
+
+def _cidrs(port: dict[str, Any]) -> tuple[str, ...]:
+    """``ip/prefixlen`` per fixed IP; the prefix length comes from the fixed IP
+    (``prefixlen``, as upstream's sync data) or else the port's subnet CIDR."""
+    subnets = {s["id"]: s for s in port.get("subnets", ())}
+    out = []
+    for fixed in port.get("fixed_ips", ()):
+        prefixlen = fixed.get("prefixlen")
+        if prefixlen is None:
+            subnet = subnets.get(fixed.get("subnet_id"))
+            if subnet is None:
+                continue
+            prefixlen = netaddr.IPNetwork(subnet["cidr"]).prefixlen
+        out.append(f"{fixed['ip_address']}/{prefixlen}")
+    return tuple(out)
+
+
+def _device(prefix: str, port: dict[str, Any]) -> Device:
+    return Device(name=device_name(prefix, port["id"]), port_id=port["id"],
+                  network_id=port["network_id"], mac_address=port["mac_address"],
+                  mtu=port.get("mtu"), cidrs=_cidrs(port))
+
+
+def _gateway_routes(gw: dict[str, Any], device: Device) -> list[Route]:
+    """A default route per IP version, via the external subnet's gateway; on-link
+    when that gateway lies outside every address of the device (upstream allows it)."""
+    nets = [netaddr.IPNetwork(c) for c in device.cidrs]
+    routes: list[Route] = []
+    versions: set[int] = set()
+    on_port = {f.get("subnet_id") for f in gw.get("fixed_ips", ())}
+    for subnet in gw.get("subnets", ()):
+        gateway = subnet.get("gateway_ip")
+        if not gateway or subnet.get("id") not in on_port:
+            continue
+        address = netaddr.IPAddress(gateway)
+        if address.version in versions:
+            continue
+        versions.add(address.version)
+        onlink = not any(address in n for n in nets if n.version == address.version)
+        routes.append(Route("default", str(address), device.name, onlink))
+    return routes
+
+
+def _extra_routes(routes: Iterable[dict[str, Any]]) -> list[Route]:
+    return [Route(str(netaddr.IPNetwork(r["destination"]).cidr), r["nexthop"])
+            for r in routes]
+
+
+def _floating_ips(router: dict[str, Any]) -> tuple[FloatingIp, ...]:
+    out = []
+    for fip in router.get("_floatingips", ()):
+        if not fip.get("fixed_ip_address") or not fip.get("floating_ip_address"):
+            continue
+        if netaddr.IPAddress(fip["floating_ip_address"]).version != 4:
+            continue
+        out.append(FloatingIp(fip["id"], fip["floating_ip_address"], fip["fixed_ip_address"],
+                              fip.get("status")))
+    return tuple(sorted(out, key=lambda f: (f.floating_ip_address, f.id)))
+
+
+def _port_range(pf: dict[str, Any], which: str) -> str:
+    ranged = pf.get(f"{which}_port_range")
+    if ranged:
+        return str(ranged)
+    return str(pf[f"{which}_port"])
+
+
+def _port_forwardings(router: dict[str, Any]) -> tuple[PortForwarding, ...]:
+    out = [PortForwarding(pf["floating_ip_address"], pf["internal_ip_address"],
+                          pf["protocol"].lower(), _port_range(pf, "external"),
+                          _port_range(pf, "internal"))
+           for pf in router.get("_port_forwardings", ())]
+    return tuple(sorted(out, key=lambda p: (p.floating_ip_address, p.protocol,
+                                            p.external_port)))
+
+
+def _snat_enabled(router: dict[str, Any]) -> bool:
+    """``enable_snat`` of the sync data, else of ``external_gateway_info``; on by default."""
+    if router.get("enable_snat") is not None:
+        return bool(router["enable_snat"])
+    info = router.get("external_gateway_info") or {}
+    return bool(info.get("enable_snat", True))
+
+
+def desired_router(router: dict[str, Any]) -> DesiredRouter:
+    """The host state for ``router`` (an upstream ``sync_routers`` dict)."""
+    interfaces = sorted((_device(INTERNAL_PREFIX, p) for p in router.get("_interfaces", ())),
+                        key=lambda d: d.name)
+    gw = router.get("gw_port")
+    gw_device = _device(GATEWAY_PREFIX, gw) if gw else None
+    devices = [*interfaces] + ([gw_device] if gw_device else [])
+    routes = _gateway_routes(gw, gw_device) if gw and gw_device else []
+    routes += _extra_routes(router.get("routes") or ())
+    gateway_ips = tuple(c.split("/")[0] for c in (gw_device.cidrs if gw_device else ())
+                        if netaddr.IPNetwork(c).version == 4)
+    sources = sorted({str(netaddr.IPNetwork(c).cidr) for d in interfaces for c in d.cidrs
+                      if netaddr.IPNetwork(c).version == 4}, key=netaddr.IPNetwork)
+    has_gw = gw_device is not None
+    return DesiredRouter(
+        router_id=router["id"], namespace=namespace_name(router["id"]),
+        devices=tuple(devices), routes=tuple(routes),
+        gateway_device=gw_device.name if gw_device else None,
+        gateway_ips=gateway_ips, snat_sources=tuple(sources),
+        enable_snat=_snat_enabled(router) and has_gw,
+        floating_ips=_floating_ips(router) if has_gw else (),
+        port_forwardings=_port_forwardings(router) if has_gw else ())

@@ -1,0 +1,160 @@
+"""Make one host's routers match their desired state, and say what became of the FIPs.
+
+``apply`` is idempotent and converges whatever it finds (a fresh host, an
+earlier run, a crash halfway): the namespace and forwarding, the devices
+(plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
+unplugged), addresses and next-hop routes (missing added, stale removed),
+then the NAT table replaced at once. New IPv4 addresses are announced with
+a gratuitous ARP, as upstream does. ``remove`` takes everything away.
+
+Floating IP statuses, as upstream's agent reports them: ACTIVE once the
+floating IP works, ERROR when setting it up failed, DOWN when it left the
+router; only changes are reported (against what the server last showed
+and what this agent reported).
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import netaddr
+
+from neutrino.agents.interface import InterfaceDriver
+from neutrino.agents.l3 import model, nat
+from neutrino.agents.l3.linux import LinuxHost
+
+LOG = logging.getLogger(__name__)
+
+ACTIVE, DOWN, ERROR = "ACTIVE", "DOWN", "ERROR"
+
+
+@dataclasses.dataclass
+class Result:
+    statuses: dict[str, str]  # floating IP id -> new status, to report
+    error: Exception | None = None
+
+
+class RouterManager:
+    def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None) -> None:
+        self.driver = driver
+        self.host = host or LinuxHost()
+        self.applied: dict[str, model.DesiredRouter] = {}
+        self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
+
+    # -- apply ---------------------------------------------------------------------
+
+    def apply(self, router: dict[str, Any]) -> Result:
+        desired = model.desired_router(router)
+        error: Exception | None = None
+        try:
+            self._namespace(desired)
+            self._devices(desired)
+            self._addresses(desired)
+            self._routes(desired)
+            self._nat(desired)
+        except Exception as exc:  # noqa: BLE001 - the router is retried; FIPs say ERROR
+            LOG.exception("router %s: applying failed", desired.router_id)
+            error = exc
+        previous = self.applied.get(desired.router_id)
+        self.applied[desired.router_id] = desired
+        if previous is not None and error is None:
+            gone = ({f.floating_ip_address for f in previous.floating_ips}
+                    - {f.floating_ip_address for f in desired.floating_ips})
+            for address in sorted(gone):
+                self.host.forget_connections(desired.namespace, address)
+        return Result(self._statuses(desired, error is None), error)
+
+    def _namespace(self, desired: model.DesiredRouter) -> None:
+        self.host.ensure_namespace(desired.namespace)
+        self.host.enable_forwarding(desired.namespace)
+
+    def _devices(self, desired: model.DesiredRouter) -> None:
+        ns = desired.namespace
+        for dev in desired.devices:
+            self.driver.plug(dev.network_id, dev.port_id, dev.name, dev.mac_address,
+                             namespace=ns, mtu=dev.mtu)
+        mtus = self.host.mtus(ns)
+        for name in mtus:
+            if name.startswith(model.DEVICE_PREFIXES) and name not in desired.device_names:
+                self.driver.unplug(name, namespace=ns)
+        for dev in desired.devices:  # a kept device follows its network's MTU
+            if dev.mtu and dev.name in mtus and mtus[dev.name] != dev.mtu:
+                self.host.set_mtu(ns, dev.name, dev.mtu)
+
+    def _addresses(self, desired: model.DesiredRouter) -> None:
+        ns = desired.namespace
+        for dev in desired.devices:
+            wanted = desired.addresses(dev.name)
+            present = self.host.addresses(ns, dev.name)
+            for cidr in sorted(present - wanted):
+                self.host.delete_address(ns, dev.name, cidr)
+            added = sorted(wanted - present, key=netaddr.IPNetwork)
+            for cidr in added:
+                self.host.add_address(ns, dev.name, cidr)
+            new_v4 = [c.split("/")[0] for c in added if netaddr.IPNetwork(c).version == 4]
+            if new_v4:  # neighbours that failed to resolve them learn them now
+                self.host.announce(ns, dev.name, new_v4)
+
+    def _routes(self, desired: model.DesiredRouter) -> None:
+        ns = desired.namespace
+        for version in (4, 6):
+            wanted = [r for r in desired.routes if r.version == version]
+            keys = {(r.destination, r.nexthop) for r in wanted}
+            present = self.host.gateway_routes(ns, version)
+            for route in present:
+                if (route["dst"], route["gateway"]) not in keys:
+                    self.host.delete_route(ns, route["dst"], route["gateway"])
+            have = {(r["dst"], r["gateway"]) for r in present}
+            # default routes first: extra routes' next hops may need them
+            for route in sorted(wanted, key=lambda r: r.destination != "default"):
+                if (route.destination, route.nexthop) not in have:
+                    self.host.replace_route(ns, route.destination, route.nexthop,
+                                            route.device, route.onlink)
+
+    def _nat(self, desired: model.DesiredRouter) -> None:
+        self.host.nft(desired.namespace, nat.replace_script(desired))
+
+    # -- statuses ------------------------------------------------------------------
+
+    def _statuses(self, desired: model.DesiredRouter, ok: bool) -> dict[str, str]:
+        reported = self._reported.setdefault(desired.router_id, {})
+        now = {f.id: (ACTIVE if ok else ERROR) for f in desired.floating_ips}
+        changes = {}
+        for fip in desired.floating_ips:
+            known = reported.get(fip.id, fip.status)
+            if now[fip.id] != known:
+                changes[fip.id] = now[fip.id]
+        for fip_id in reported.keys() - now.keys():
+            if reported[fip_id] != DOWN:
+                changes[fip_id] = DOWN
+        self._reported[desired.router_id] = {**now, **{k: DOWN for k in reported.keys()
+                                                       - now.keys()}}
+        return changes
+
+    def forget_status(self, router_id: str, statuses: dict[str, str]) -> None:
+        """A report that did not reach the server is sent again next time."""
+        reported = self._reported.get(router_id, {})
+        for fip_id in statuses:
+            reported.pop(fip_id, None)
+
+    # -- remove --------------------------------------------------------------------
+
+    def remove(self, router_id: str) -> None:
+        """Devices unplugged, table and namespace deleted; absent is fine."""
+        ns = model.namespace_name(router_id)
+        self.applied.pop(router_id, None)
+        self._reported.pop(router_id, None)
+        if ns not in self.host.namespaces():
+            return
+        for name in self.host.links(ns):
+            if name.startswith(model.DEVICE_PREFIXES):
+                self.driver.unplug(name, namespace=ns)
+        self.host.nft(ns, nat.delete_script())
+        self.host.delete_namespace(ns)
+
+    def stale_router_ids(self, keep: set[str]) -> list[str]:
+        """Routers whose namespace exists on the host but that this host no longer serves."""
+        return sorted(ns[len(model.NS_PREFIX):] for ns in self.host.namespaces()
+                      if ns.startswith(model.NS_PREFIX)
+                      and ns[len(model.NS_PREFIX):] not in keep)

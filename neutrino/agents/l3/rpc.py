@@ -1,0 +1,37 @@
+"""The L3 agent's side of ``q-l3-plugin``: upstream's L3PluginApi method names and arguments."""
+from __future__ import annotations
+
+from typing import Any
+
+from neutrino.rpc import topics
+from neutrino.rpc.transport import rpc_transport
+
+L3_AGENT_TOPIC = "l3_agent"  # where the server's notifications to L3 agents go
+
+
+class L3PluginApi:
+    def __init__(self, conf: Any, host: str) -> None:
+        import oslo_messaging
+        self.host = host
+        self.transport = rpc_transport(conf)
+        self.client = oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.L3PLUGIN, version="1.0"))
+
+    def _call(self, method: str, version: str, **kwargs: Any) -> Any:
+        return self.client.prepare(version=version).call({}, method, **kwargs)
+
+    def get_router_ids(self) -> list[str]:
+        return self._call("get_router_ids", "1.9", host=self.host)
+
+    def sync_routers(self, router_ids: list[str] | None = None) -> list[dict[str, Any]]:
+        return self._call("sync_routers", "1.0", host=self.host, router_ids=router_ids)
+
+    def get_external_network_id(self) -> str | None:
+        return self._call("get_external_network_id", "1.0", host=self.host)
+
+    def update_floatingip_statuses(self, router_id: str, fip_statuses: dict[str, str]) -> None:
+        self._call("update_floatingip_statuses", "1.1", router_id=router_id,
+                   fip_statuses=fip_statuses)
+
+    def close(self) -> None:
+        self.transport.cleanup()
