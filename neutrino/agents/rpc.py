@@ -36,5 +36,10 @@ class PluginApi:
         return self._call("update_device_list", "1.5", devices_up=devices_up,
                           devices_down=devices_down)
 
+    def tunnel_sync(self, tunnel_ip: str, tunnel_type: str) -> dict[str, Any]:
+        """The other agents' endpoints of ``tunnel_type``: ``{"tunnels": [...]}``."""
+        return self.client.prepare(version="1.4").call(
+            {}, "tunnel_sync", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type, host=self.host)
+
     def close(self) -> None:
         self.transport.cleanup()

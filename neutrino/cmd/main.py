@@ -1,4 +1,4 @@
-"""The ``neutrino`` command: ``serve``, ``db upgrade`` (and later ``agent``)."""
+"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``agent <kind>``."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +14,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     sub.add_parser("serve", help="run the API server", add_help=False)
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current"])
+    agent = sub.add_parser("agent", help="run an agent of this host")
+    agent.add_argument("kind", choices=["ovs"])
     return parser.parse_known_args(argv)
 
 
@@ -62,6 +64,15 @@ def main(argv: list[str] | None = None) -> None:
             print(f"database at {migrate.current(database_url(conf))}")
         else:
             print(migrate.current(database_url(conf)))
+        return
+    if args.command == "agent":
+        from neutrino.agents.ovs import agent as ovs_agent, config as ovs_config
+        ovs_config.register(conf)
+        try:
+            ovs_config.bridge_mappings(conf)
+        except ValueError as exc:
+            _die(exc)
+        ovs_agent.main(conf)
         return
     from neutrino.cmd import serve
     try:
