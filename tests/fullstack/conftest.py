@@ -18,3 +18,6 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
         yield fab
     finally:
         fab.destroy()
+
+
+from tests.rpc.conftest import vhost  # noqa: E402,F401 - a RabbitMQ vhost per module

@@ -113,6 +113,7 @@ class Host:
     def __init__(self, fabric: Fabric, name: str) -> None:
         self.fabric, self.name = fabric, name
         self.ns = fabric.netns(f"h{name}")
+        self.hostname = self.ns  # what the agent reports and ports are bound to
         self.dir = fabric.root / f"ovs-{name}"
         self.dir.mkdir(parents=True)
         self.env = {**os.environ, "OVS_RUNDIR": str(self.dir), "OVS_LOGDIR": str(self.dir),
