@@ -170,3 +170,74 @@ def test_port_create_to_active_is_measured(env: Cloud, capsys: pytest.CaptureFix
         took.append(time.perf_counter() - started)
     with capsys.disabled():
         print("\nport create -> ACTIVE (s):", " ".join(f"{t:.2f}" for t in took))
+
+
+def test_a_port_update_cast_makes_the_agent_reread_the_port(env: Cloud, vhost: str,
+                                                            tmp_path) -> None:
+    """Upstream's fanout ``port_update``: admin state down takes the port off its
+    network (dead VLAN, reported down); up again re-wires it."""
+    from neutrino.rpc.casts import Casts
+    from tests.rpc.bus import agent_conf
+    h1, h2 = env.hosts["1"], env.hosts["2"]
+    net = cloud.network(env.admin, "fs-u", "10.100.6.0/24")
+    p1 = cloud.bound_port(env.admin, net, h1.hostname)
+    p2 = cloud.bound_port(env.admin, net, h2.hostname)
+    vm1 = h1.instance("u1", p1)
+    h2.instance("u2", p2)
+    assert cloud.wait_active(env.admin, p1["id"]) and cloud.wait_active(env.admin, p2["id"])
+    assert ping(vm1, p2["fixed_ips"][0]["ip_address"])
+    casts = Casts(agent_conf(tmp_path, vhost, "caster"))
+
+    def announce(port: dict) -> None:
+        assert casts.cast("q-agent-notifier-port-update", "port_update", fanout=True,
+                          port=port, network_type="vxlan",
+                          segmentation_id=net["provider:segmentation_id"],
+                          physical_network=None)
+
+    status, body = env.admin.put(f"/v2.0/ports/{p1['id']}", {"port": {"admin_state_up": False}})
+    assert status == 200, body
+    announce(body["port"])
+    assert wait_for(lambda: _tag(h1, p1["id"]) == 4095, 30)
+    assert wait_for(lambda: cloud.status_of(env.admin, p1["id"]) == "DOWN", 30)
+    assert not ping(vm1, p2["fixed_ips"][0]["ip_address"], tries=1)
+    status, body = env.admin.put(f"/v2.0/ports/{p1['id']}", {"port": {"admin_state_up": True}})
+    announce(body["port"])
+    assert cloud.wait_active(env.admin, p1["id"])
+    assert _tag(h1, p1["id"]) != 4095
+    assert ping(vm1, p2["fixed_ips"][0]["ip_address"])
+
+
+def test_an_interface_driver_device_is_wired_like_a_vif(env: Cloud) -> None:
+    """OVSInterfaceDriver: an internal port with iface-id, moved into a namespace
+    (as the DHCP agent plugs its tap), reaches an instance on another host."""
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    h1, h2 = env.hosts["1"], env.hosts["2"]
+    net = cloud.network(env.admin, "fs-i", "10.100.7.0/24")
+    status, body = env.admin.post("/v2.0/ports", {"port": {
+        "network_id": net["id"], "binding:host_id": h1.hostname,
+        "device_owner": "network:dhcp", "device_id": "dhcp-fs"}})
+    assert status == 201, body
+    dport = body["port"]
+    p2 = cloud.bound_port(env.admin, net, h2.hostname)
+    vm2 = h2.instance("i2", p2)
+    # made from the root namespace: one added under ``ip netns exec`` lives in
+    # that command's private mount namespace only
+    ns = env.fabric.netns("qdhcp")
+    device = f"tap{dport['id']}"[:14]
+    code = ("from neutrino.agents.ovs.interface import OVSInterfaceDriver as D; "
+            f"D().plug({net['id']!r}, {dport['id']!r}, {device!r}, "
+            f"{dport['mac_address']!r}, namespace={ns!r}, mtu=1450)")
+    for _ in range(2):  # idempotent
+        subprocess.run(["ip", "netns", "exec", h1.ns, sys.executable, "-c", code], check=True,
+                       env={**h1.env, "PYTHONPATH": str(ROOT)}, timeout=60)
+    sh("ip", "-n", ns, "addr", "add", f"{dport['fixed_ips'][0]['ip_address']}/24", "dev", device)
+    assert cloud.wait_active(env.admin, dport["id"])
+    assert ping(vm2, dport["fixed_ips"][0]["ip_address"])
+    unplug = ("from neutrino.agents.ovs.interface import OVSInterfaceDriver as D; "
+              f"D().unplug({device!r}, namespace={ns!r})")
+    subprocess.run(["ip", "netns", "exec", h1.ns, sys.executable, "-c", unplug], check=True,
+                   env={**h1.env, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert device not in h1.vsctl("list-ports", "br-int")
+    assert sh("ip", "-n", ns, "link", "show", device, check=False).returncode != 0
