@@ -69,10 +69,11 @@ def main(argv: list[str] | None = None) -> None:
         from neutrino.agents.ovs import agent as ovs_agent, config as ovs_config
         ovs_config.register(conf)
         try:
-            ovs_config.bridge_mappings(conf)
-        except ValueError as exc:
+            agent = ovs_agent.OvsAgent(conf)
+        except (ValueError, cfg.Error) as exc:
             _die(exc)
-        ovs_agent.main(conf)
+            raise
+        ovs_agent.main(agent)
         return
     from neutrino.cmd import serve
     try:

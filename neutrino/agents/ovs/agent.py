@@ -288,9 +288,10 @@ class OvsAgent(Agent):
         self.stop()
 
 
-def main(conf: cfg.ConfigOpts) -> None:
+def main(agent: OvsAgent) -> None:
+    """Run ``agent`` until SIGTERM or SIGINT."""
     import signal
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    OvsAgent(conf).run(stop)
+    agent.run(stop)
