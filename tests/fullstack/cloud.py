@@ -12,7 +12,9 @@ from tests.fullstack.hosts import Fabric, Host, wait_for
 from tests.rpc.bus import bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
-       "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 1000:1100\n")
+       "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 1000:1100\n"
+       "[ml2_type_vlan]\nnetwork_vlan_ranges = physnet1\n")
+PHYS_BRIDGE = "br-phys"
 
 
 def start_server(tmp: Path, vhost: str) -> Server:
@@ -25,6 +27,7 @@ def agent_conf(host: Host, vhost: str, local_ip: str) -> Path:
         f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
         f"log_file = {host.dir / 'agent.log'}\n"
         f"[ovs]\nlocal_ip = {local_ip}\ndatapath_type = netdev\n"
+        f"bridge_mappings = physnet1:{PHYS_BRIDGE}\n"
         "[agent]\ntunnel_types = vxlan\npolling_interval = 0.5\nreport_interval = 2\n"
         "[securitygroup]\nfirewall_driver = noop\n")
     return path

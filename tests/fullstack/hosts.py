@@ -89,6 +89,19 @@ class Fabric:
             sh("ip", "-n", host.ns, "addr", "add", f"{ip}/24", "dev", br)
             sh("ip", "-n", host.ns, "link", "set", br, "up")
 
+    def wire(self, a: "Host", b: "Host", bridge: str) -> None:
+        """A "physical" trunk: a veth between the hosts, each end a port of ``bridge``
+        (created here, as an operator creates the bridges of bridge_mappings)."""
+        ea, eb = f"{self.prefix}p{a.name}", f"{self.prefix}p{b.name}"
+        sh("ip", "link", "add", ea, "netns", a.ns, "type", "veth", "peer", "name", eb,
+           "netns", b.ns)
+        for host, end in ((a, ea), (b, eb)):
+            host.vsctl("--may-exist", "add-br", bridge, "--", "set", "bridge", bridge,
+                       "datapath_type=netdev", "fail-mode=secure")
+            host.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
+            sh("ip", "-n", host.ns, "link", "set", end, "up")
+            host.vsctl("add-port", bridge, end)
+
     def destroy(self) -> None:
         for proc in self.procs:
             if proc.poll() is None:

@@ -38,6 +38,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         admin = Client(server.url, roles="admin")
         hosts = {n: fabric.host(n) for n in LOCAL_IPS}
         fabric.underlay(hosts["1"], hosts["2"], LOCAL_IPS["1"], LOCAL_IPS["2"])
+        fabric.wire(hosts["1"], hosts["2"], cloud.PHYS_BRIDGE)
         confs = {}
         for n, host in hosts.items():
             confs[n] = cloud.agent_conf(host, vhost, LOCAL_IPS[n])
@@ -241,3 +242,26 @@ def test_an_interface_driver_device_is_wired_like_a_vif(env: Cloud) -> None:
                    env={**h1.env, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert device not in h1.vsctl("list-ports", "br-int")
     assert sh("ip", "-n", ns, "link", "show", device, check=False).returncode != 0
+
+
+def test_a_provider_vlan_network_carries_its_vlan_id_on_the_wire(env: Cloud) -> None:
+    """bridge_mappings: local VLAN <-> provider VLAN 200 through br-phys and a veth trunk."""
+    h1, h2 = env.hosts["1"], env.hosts["2"]
+    status, body = env.admin.post("/v2.0/networks", {"network": {
+        "name": "fs-v", "provider:network_type": "vlan",
+        "provider:physical_network": "physnet1", "provider:segmentation_id": 200}})
+    assert status == 201, body
+    net = body["network"]
+    status, sub = env.admin.post("/v2.0/subnets", {"subnet": {
+        "network_id": net["id"], "ip_version": 4, "cidr": "10.100.8.0/24"}})
+    assert status == 201, sub
+    p1 = cloud.bound_port(env.admin, net, h1.hostname)
+    p2 = cloud.bound_port(env.admin, net, h2.hostname)
+    vm1, vm2 = h1.instance("v1", p1), h2.instance("v2", p2)
+    assert cloud.wait_active(env.admin, p1["id"]) and cloud.wait_active(env.admin, p2["id"])
+    assert ping(vm1, p2["fixed_ips"][0]["ip_address"])
+    assert ping(vm2, p1["fixed_ips"][0]["ip_address"])
+    lv = _tag(h1, p1["id"])
+    assert any(f"dl_vlan={lv}" in f and "mod_vlan_vid:200" in f
+               for f in h1.flows(cloud.PHYS_BRIDGE))
+    assert any("dl_vlan=200" in f and f"mod_vlan_vid:{lv}" in f for f in h1.flows("br-int"))

@@ -210,8 +210,9 @@ class OvsAgent(Agent):
             self.wired.pop(device, None)
             return
         net_id = details["network_id"]
-        self.vlans = flows.allocate_vlans(
-            self.vlans, {w.network_id for w in self.wired.values()} | {net_id})
+        # keep every VLAN known so far (incl. those recovered at start whose ports
+        # are not re-read yet); networks left without ports are pruned after the pass
+        self.vlans = flows.allocate_vlans(self.vlans, set(self.vlans) | {net_id})
         vlan = self.vlans[net_id]
         self.nets[net_id] = flows.LocalNet(net_id, details["network_type"],
                                            details.get("segmentation_id"),
