@@ -46,5 +46,10 @@ class PluginApi:
         return self.client.prepare(version="1.2").call(
             {}, "security_group_info_for_devices", devices=devices)
 
+    def tunnel_sync(self, tunnel_ip: str, tunnel_type: str) -> dict[str, Any]:
+        """The other agents' endpoints of ``tunnel_type``: ``{"tunnels": [...]}``."""
+        return self.client.prepare(version="1.4").call(
+            {}, "tunnel_sync", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type, host=self.host)
+
     def close(self) -> None:
         self.transport.cleanup()

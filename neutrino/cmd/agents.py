@@ -8,6 +8,7 @@ line naming the option, with exit code 2, like the server.
 from __future__ import annotations
 
 import signal
+import threading
 from typing import Any
 
 from oslo_config import cfg
@@ -26,7 +27,29 @@ def _l3(conf: cfg.ConfigOpts) -> Any:
     return agent.L3Agent(conf, interface.load(conf))
 
 
-AGENTS = {"dhcp": _dhcp, "l3": _l3}
+class _UntilStopped:
+    """Agents whose loop runs until an event is set (``run(stop)``)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent, self.event = agent, threading.Event()
+
+    def run(self) -> None:
+        self.agent.run(self.event)
+
+    def halt(self) -> None:
+        self.event.set()
+
+    def stop(self) -> None:
+        getattr(self.agent, "stop", lambda: None)()
+
+
+def _ovs(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents.ovs import agent, config
+    config.register(conf)
+    return _UntilStopped(agent.OvsAgent(conf))
+
+
+AGENTS = {"dhcp": _dhcp, "l3": _l3, "ovs": _ovs}
 
 
 class _Foreground:

@@ -14,8 +14,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     sub.add_parser("serve", help="run the API server", add_help=False)
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current"])
-    agent = sub.add_parser("agent", help="run an agent on this host", add_help=False)
-    agent.add_argument("kind", choices=["dhcp", "l3"])
+    agent = sub.add_parser("agent", help="run an agent of this host", add_help=False)
+    agent.add_argument("kind", choices=["dhcp", "l3", "ovs"])
     return parser.parse_known_args(argv)
 
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
         from neutrino.cmd import agents
         try:
             agents.run(args.kind, conf)
-        except ValueError as exc:
+        except (ValueError, cfg.Error) as exc:
             _die(exc)
         return
     from neutrino.cmd import serve

@@ -1,0 +1,298 @@
+"""The OVS agent's reconcile loop.
+
+Each pass: scan br-int for VIF ports (``external_ids:iface-id``), ask the
+server what the new and changed ones are (their network segment), give
+each network a host-local VLAN and each port its tag, compute every flow
+from that state (``flows``), program only the difference, and report the
+devices up or down. Restarting is a full resync: the local VLANs are read
+back from the ports' ``other_config`` so wired ports keep their tags, all
+flows are re-added under this run's cookie and then the flows of other
+cookies (an earlier run's, now stale) are deleted — no flow is missing in
+between and none is left twice.
+
+Port-update notifications (upstream's fanout ``port_update``) only mark a
+port dirty; the next pass re-reads it from the server.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.agents.base import Agent
+from neutrino.agents.ovs import config, flows
+from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
+from neutrino.agents.rpc import PluginApi
+
+LOG = logging.getLogger(__name__)
+
+# server -> agents fanouts, upstream's topic names
+PORT_UPDATE_TOPIC = "q-agent-notifier-port-update"
+PORT_DELETE_TOPIC = "q-agent-notifier-port-delete"
+TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
+
+
+@dataclass
+class Wired:
+    port: VifPort
+    network_id: str
+    admin_up: bool
+
+
+class NotifierEndpoint:
+    """What the server casts to L2 agents; each only marks work for the loop."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.9")
+        self.agent = agent
+
+    def port_update(self, context: Any, **kwargs: Any) -> None:
+        port = kwargs.get("port") or {}
+        if port.get("id"):
+            self.agent.mark_dirty(port["id"])
+
+    def port_delete(self, context: Any, **kwargs: Any) -> None:
+        if kwargs.get("port_id"):
+            self.agent.mark_dirty(kwargs["port_id"])
+
+
+class OvsAgent(Agent):
+    agent_type = "Open vSwitch agent"
+    binary = "neutron-openvswitch-agent"
+    topic = "N/A"
+
+    def __init__(self, conf: cfg.ConfigOpts, host: str | None = None,
+                 ovs: OvsCtl | None = None, plugin_rpc: Any = None) -> None:
+        config.register(conf)
+        super().__init__(conf, host)
+        self.bridges = flows.Bridges(conf.OVS.integration_bridge, conf.OVS.tunnel_bridge,
+                                     conf.OVS.tun_peer_patch_port, conf.OVS.int_peer_patch_port)
+        self.mappings = config.bridge_mappings(conf)
+        self.tunnel_types = list(conf.AGENT.tunnel_types)
+        if self.tunnel_types and not conf.OVS.local_ip:
+            raise ValueError("[ovs] local_ip is required when [agent] tunnel_types is set")
+        self.ovs = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
+        self.plugin_rpc = plugin_rpc
+        self.cookie = random.getrandbits(63) | 1
+        self.vlans: dict[str, int] = {}
+        self.nets: dict[str, flows.LocalNet] = {}
+        self.wired: dict[str, Wired] = {}
+        self.tunnels: dict[str, str] = {}  # port name -> type
+        self.programmed: dict[str, set[flows.Flow]] = {}
+        self._dirty: set[str] = set()
+        self._lock = threading.Lock()
+        self._first = True
+        self._passes = 0
+        self._notify_servers: list[Any] = []
+        if conf.SECURITYGROUP.firewall_driver not in ("noop", None, ""):
+            LOG.warning("firewall_driver %s is not implemented: security groups are NOT "
+                        "enforced by this agent", conf.SECURITYGROUP.firewall_driver)
+
+    def configurations(self) -> dict[str, Any]:
+        return {"bridge_mappings": self.mappings, "tunnel_types": self.tunnel_types,
+                "tunneling_ip": self.conf.OVS.local_ip,
+                "integration_bridge": self.bridges.integration,
+                "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
+                "l2_population": False, "arp_responder_enabled": False,
+                "enable_distributed_routing": False, "devices": len(self.wired)}
+
+    def mark_dirty(self, port_id: str) -> None:
+        with self._lock:
+            self._dirty.add(port_id)
+
+    # -- set-up ----------------------------------------------------------------------
+
+    def setup_bridges(self) -> None:
+        dp = self.conf.OVS.datapath_type
+        b = self.bridges
+        self.ovs.ensure_bridge(b.integration, dp)
+        if self.tunnel_types:
+            self.ovs.ensure_bridge(b.tunnel, dp)
+            self.ovs.ensure_patch(b.integration, b.patch_tun, b.patch_int)
+            self.ovs.ensure_patch(b.tunnel, b.patch_int, b.patch_tun)
+        for bridge in self.mappings.values():
+            if not self.ovs.bridge_exists(bridge):
+                LOG.error("bridge %s of bridge_mappings does not exist", bridge)
+                continue
+            self.ovs.ensure_patch(b.integration, flows.int_patch_name(bridge),
+                                  flows.phys_patch_name(bridge))
+            self.ovs.ensure_patch(bridge, flows.phys_patch_name(bridge),
+                                  flows.int_patch_name(bridge))
+        if self.tunnel_types:
+            self.tunnels = {name: self._tunnel_kind(name)
+                            for name in self.ovs.tunnel_ports(b.tunnel)}
+
+    @staticmethod
+    def _tunnel_kind(port_name: str) -> str:
+        return port_name.split("-", 1)[0]
+
+    def recover_vlans(self, ports: list[VifPort]) -> None:
+        """Read back the local VLANs an earlier run gave networks (restart keeps tags)."""
+        for port in ports:
+            net = port.other_config.get("net_uuid")
+            if net and port.tag and port.tag != flows.DEAD_VLAN:
+                self.vlans.setdefault(net, port.tag)
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def sync_tunnels(self) -> None:
+        if not self.tunnel_types:
+            return
+        local_ip = self.conf.OVS.local_ip
+        for kind in self.tunnel_types:
+            peers = self.plugin_rpc.tunnel_sync(local_ip, kind).get("tunnels", [])
+            for peer in peers:
+                name = flows.tunnel_port_name(kind, peer["ip_address"])
+                if name not in self.tunnels:
+                    self.ovs.ensure_tunnel(self.bridges.tunnel, name, kind, local_ip,
+                                           peer["ip_address"])
+                    self.tunnels[name] = kind
+                    LOG.info("tunnel %s to %s (%s)", name, peer["ip_address"], peer["host"])
+
+    def scan(self) -> dict[str, VifPort]:
+        return {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
+
+    def run_once(self) -> dict[str, list[str]]:
+        """One reconcile pass; returns the devices reported up and down."""
+        scanned = self.scan()
+        if self._first:
+            self.recover_vlans(list(scanned.values()))
+        with self._lock:
+            dirty, self._dirty = self._dirty, set()
+        if self._first:
+            todo = set(scanned)
+        else:
+            todo = {pid for pid, p in scanned.items()
+                    if pid not in self.wired or self.wired[pid].port.ofport != p.ofport}
+            todo |= dirty & set(scanned)
+        removed = [pid for pid in self.wired if pid not in scanned]
+        up: list[str] = []
+        down: list[str] = []
+        if todo or self._first or self._passes % TUNNEL_SYNC_EVERY == 0:
+            try:
+                self.sync_tunnels()
+            except Exception:  # noqa: BLE001 - retried next pass
+                LOG.exception("tunnel_sync failed")
+        if todo:
+            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(sorted(todo))
+            for details in answer.get("devices", []):
+                self._wire(scanned, details, up, down)
+            with self._lock:
+                self._dirty |= set(answer.get("failed_devices", []))
+        for pid in removed:
+            del self.wired[pid]
+            down.append(pid)
+        self._refresh_nets()
+        self.program_flows()
+        if up or down:
+            result = self.plugin_rpc.update_device_list(up, down)
+            with self._lock:
+                self._dirty |= set(result.get("failed_devices_up", []))
+        self._first = False
+        self._passes += 1
+        return {"up": up, "down": down}
+
+    def _wire(self, scanned: dict[str, VifPort], details: dict[str, Any],
+              up: list[str], down: list[str]) -> None:
+        device = details["device"]
+        port = scanned.get(device)
+        if port is None:
+            return
+        if "port_id" not in details or not details.get("network_type"):
+            # unknown here, or bound elsewhere: keep it off every network
+            self.ovs.set_port_tag(port.name, flows.DEAD_VLAN, {})
+            self.wired.pop(device, None)
+            return
+        net_id = details["network_id"]
+        # keep every VLAN known so far (incl. those recovered at start whose ports
+        # are not re-read yet); networks left without ports are pruned after the pass
+        self.vlans = flows.allocate_vlans(self.vlans, set(self.vlans) | {net_id})
+        vlan = self.vlans[net_id]
+        self.nets[net_id] = flows.LocalNet(net_id, details["network_type"],
+                                           details.get("segmentation_id"),
+                                           details.get("physical_network"), vlan)
+        admin_up = bool(details.get("admin_state_up", True))
+        tag = vlan if admin_up else flows.DEAD_VLAN
+        if port.tag != tag or port.other_config.get("net_uuid") != net_id:
+            self.ovs.set_port_tag(port.name, tag, {
+                "net_uuid": net_id, "network_type": details["network_type"],
+                "segmentation_id": str(details.get("segmentation_id") or "")})
+        self.wired[device] = Wired(port, net_id, admin_up)
+        (up if admin_up else down).append(device)
+
+    def _refresh_nets(self) -> None:
+        """Forget networks with no port left here; their VLAN becomes free."""
+        used = {w.network_id for w in self.wired.values()}
+        self.nets = {n: v for n, v in self.nets.items() if n in used}
+        self.vlans = {n: v for n, v in self.vlans.items() if n in used}
+
+    def desired_flows(self) -> dict[str, set[flows.Flow]]:
+        nets = sorted(self.nets.values(), key=lambda n: n.vlan)
+        out = {self.bridges.integration: set(flows.integration_flows(nets, self.mappings))}
+        if self.tunnel_types:
+            out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges))
+        for physnet, bridge in self.mappings.items():
+            out[bridge] = set(flows.physical_flows(nets, physnet, bridge))
+        return out
+
+    def program_flows(self) -> None:
+        for bridge, wanted in self.desired_flows().items():
+            if self._first or bridge not in self.programmed:
+                self.ovs.add_flows(bridge, (f.spec(self.cookie) for f in sorted(wanted)))
+                for stale in self.ovs.cookies(bridge) - {self.cookie, 0}:
+                    self.ovs.delete_flows_by_cookie(bridge, stale)
+            else:
+                add, delete = flows.diff(self.programmed[bridge], wanted)
+                self.ovs.add_flows(bridge, (f.spec(self.cookie) for f in add))
+                self.ovs.delete_flows_strict(bridge, (f.key() for f in delete))
+            self.programmed[bridge] = wanted
+
+    # -- process -------------------------------------------------------------------------
+
+    def start_notifications(self) -> None:
+        import oslo_messaging
+        from neutrino.rpc.transport import rpc_transport
+        transport = rpc_transport(self.conf)
+        for topic in (PORT_UPDATE_TOPIC, PORT_DELETE_TOPIC):
+            server = oslo_messaging.get_rpc_server(
+                transport, oslo_messaging.Target(topic=topic, server=self.host),
+                [NotifierEndpoint(self)], executor="threading")
+            server.start()
+            self._notify_servers.append(server)
+
+    def run(self, stop: threading.Event) -> None:
+        self.plugin_rpc = self.plugin_rpc or PluginApi(self.conf, f"ovs-agent-{self.host}",
+                                                       self.host)
+        self.setup_bridges()
+        self.start_reporting()
+        self.start_notifications()
+        interval = self.conf.AGENT.polling_interval
+        LOG.info("OVS agent on %s: cookie %#x, polling every %ss", self.host, self.cookie,
+                 interval)
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                self.run_once()
+            except Exception:  # noqa: BLE001 - the next pass retries; a full resync
+                LOG.exception("reconcile pass failed; resyncing")
+                self._first = True
+            stop.wait(max(0.0, interval - (time.monotonic() - started)))
+        for server in self._notify_servers:
+            server.stop()
+            server.wait()
+        self.stop()
+
+
+def main(agent: OvsAgent) -> None:
+    """Run ``agent`` until SIGTERM or SIGINT."""
+    import signal
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    agent.run(stop)

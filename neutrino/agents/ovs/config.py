@@ -1,0 +1,54 @@
+"""The OVS agent's options, with upstream's names, groups and defaults."""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+OVS_OPTS = [
+    cfg.StrOpt("integration_bridge", default="br-int",
+               help="Integration bridge: every VIF is an access port of it."),
+    cfg.StrOpt("tunnel_bridge", default="br-tun", help="Tunnel bridge (overlays)."),
+    cfg.StrOpt("int_peer_patch_port", default="patch-tun",
+               help="br-int's patch port to the tunnel bridge."),
+    cfg.StrOpt("tun_peer_patch_port", default="patch-int",
+               help="The tunnel bridge's patch port to br-int."),
+    cfg.IPOpt("local_ip", help="This host's tunnel endpoint address (IPv4)."),
+    cfg.ListOpt("bridge_mappings", default=[],
+                help="<physical_network>:<bridge> pairs for flat and VLAN networks."),
+    cfg.StrOpt("datapath_type", default="system", choices=["system", "netdev"],
+               help="OVS datapath of the bridges the agent creates."),
+    cfg.StrOpt("ovsdb_connection", default=None,
+               help="OVSDB to manage (e.g. unix:/run/openvswitch/db.sock); unset: the "
+                    "local one, found as the OVS tools find it (OVS_RUNDIR)."),
+    cfg.IntOpt("ovsdb_timeout", default=10, help="Seconds an OVSDB command may take."),
+]
+AGENT_OPTS = [
+    cfg.ListOpt("tunnel_types", default=[], item_type=cfg.types.String(
+        choices=["vxlan", "gre", "geneve"]), help="Tunnel types this host supports."),
+    cfg.FloatOpt("polling_interval", default=2, min=0.1,
+                 help="Seconds between scans of the integration bridge."),
+]
+SG_OPTS = [
+    cfg.StrOpt("firewall_driver", default="noop",
+               help="Only 'noop' (no filtering) is implemented so far; other values are "
+                    "accepted and logged as not enforced."),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    for group, opts in (("OVS", OVS_OPTS), ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
+        for opt in opts:
+            try:
+                conf.register_opt(opt, group)
+            except cfg.DuplicateOptError:
+                pass
+
+
+def bridge_mappings(conf: cfg.ConfigOpts) -> dict[str, str]:
+    """``physnet1:br-eth1`` items as a dict; a malformed item is a config error."""
+    out = {}
+    for item in conf.OVS.bridge_mappings:
+        physnet, sep, bridge = item.partition(":")
+        if not sep or not physnet.strip() or not bridge.strip():
+            raise ValueError(f"bridge_mappings: {item!r} is not <physical_network>:<bridge>")
+        out[physnet.strip()] = bridge.strip()
+    return out

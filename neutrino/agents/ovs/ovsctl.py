@@ -1,0 +1,171 @@
+"""The adapter to Open vSwitch: ``ovs-vsctl`` for the database, ``ovs-ofctl`` for flows.
+
+The agent's logic never builds a command line; it asks this adapter for
+bridges, ports and flows. Which switch is meant comes from the environment
+(``OVS_RUNDIR``, as every OVS tool reads it) or from ``[ovs]
+ovsdb_connection``; so an emulated host's private ovsdb-server is reached
+the same way as a real hypervisor's. Every call is one process run; the
+agent batches (one ``add-flows`` for many flows) where it matters.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+LOG = logging.getLogger(__name__)
+
+
+class OvsError(RuntimeError):
+    """An OVS tool failed; the message carries its stderr."""
+
+
+@dataclass(frozen=True)
+class VifPort:
+    """A br-int port that a VIF (instance, DHCP, router device) owns."""
+    name: str
+    iface_id: str
+    mac: str | None
+    ofport: int
+    tag: int | None
+    other_config: dict[str, str] = field(default_factory=dict)
+
+
+def _ovs_map(value: Any) -> dict[str, str]:
+    """Decode an OVSDB map as ``ovs-vsctl --format=json`` prints it."""
+    if isinstance(value, list) and value and value[0] == "map":
+        return {k: v for k, v in value[1]}
+    return {}
+
+
+def _ovs_scalar(value: Any) -> Any:
+    """OVSDB optional scalars are ``["set", []]`` when empty."""
+    if isinstance(value, list) and value and value[0] == "set":
+        return value[1][0] if value[1] else None
+    if isinstance(value, list) and value and value[0] == "uuid":
+        return value[1]
+    return value
+
+
+class OvsCtl:
+    def __init__(self, db: str | None = None, timeout: int = 10) -> None:
+        self.db = db
+        self.timeout = timeout
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def _run(self, argv: list[str], stdin: str | None = None) -> str:
+        proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                              timeout=self.timeout + 20)
+        if proc.returncode != 0:
+            raise OvsError(f"{' '.join(argv[:4])}...: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def vsctl(self, *args: str) -> str:
+        base = ["ovs-vsctl", f"--timeout={self.timeout}"]
+        if self.db:
+            base.append(f"--db={self.db}")
+        return self._run([*base, *args])
+
+    def ofctl(self, *args: str, stdin: str | None = None) -> str:
+        return self._run(["ovs-ofctl", *args], stdin)
+
+    # -- bridges and ports -----------------------------------------------------------
+
+    def ensure_bridge(self, name: str, datapath_type: str = "system",
+                      fail_mode: str = "secure") -> None:
+        self.vsctl("--may-exist", "add-br", name, "--", "set", "bridge", name,
+                   f"datapath_type={datapath_type}", f"fail_mode={fail_mode}")
+
+    def bridge_exists(self, name: str) -> bool:
+        return name in self.vsctl("list-br").split()
+
+    def ports(self, bridge: str) -> list[str]:
+        return self.vsctl("list-ports", bridge).split()
+
+    def ensure_patch(self, bridge: str, port: str, peer: str) -> None:
+        self.vsctl("--may-exist", "add-port", bridge, port, "--", "set", "interface", port,
+                   "type=patch", f"options:peer={peer}")
+
+    def ensure_tunnel(self, bridge: str, port: str, tunnel_type: str, local_ip: str,
+                      remote_ip: str) -> None:
+        self.vsctl("--may-exist", "add-port", bridge, port, "--", "set", "interface", port,
+                   f"type={tunnel_type}", f"options:remote_ip={remote_ip}",
+                   f"options:local_ip={local_ip}", "options:in_key=flow",
+                   "options:out_key=flow")
+
+    def tunnel_ports(self, bridge: str) -> dict[str, str]:
+        """Tunnel port name -> remote IP, for the tunnel ports of ``bridge``."""
+        out = {}
+        rows = self._rows("Interface", "name,type,options")
+        names = set(self.ports(bridge))
+        for row in rows:
+            if row["name"] in names and row["type"] in ("vxlan", "gre", "geneve"):
+                out[row["name"]] = _ovs_map(row["options"]).get("remote_ip", "")
+        return out
+
+    def delete_port(self, bridge: str, port: str) -> None:
+        self.vsctl("--if-exists", "del-port", bridge, port)
+
+    def add_internal_port(self, bridge: str, port: str, iface_id: str, mac: str) -> None:
+        self.vsctl("--may-exist", "add-port", bridge, port, "--", "set", "interface", port,
+                   "type=internal", f"external_ids:iface-id={iface_id}",
+                   "external_ids:iface-status=active", f"external_ids:attached-mac={mac}")
+
+    def set_port_tag(self, port: str, tag: int, other_config: dict[str, str]) -> None:
+        args = ["set", "port", port, f"tag={tag}"]
+        args += [f"other_config:{k}={v}" for k, v in other_config.items()]
+        self.vsctl(*args)
+
+    def _rows(self, table: str, columns: str) -> list[dict[str, Any]]:
+        raw = json.loads(self.vsctl("--format=json", f"--columns={columns}", "list", table))
+        heads = raw["headings"]
+        return [dict(zip(heads, row)) for row in raw["data"]]
+
+    def vif_ports(self, bridge: str) -> list[VifPort]:
+        """Ports of ``bridge`` whose interface names a Neutron port (iface-id)."""
+        names = set(self.ports(bridge))
+        ifaces = {r["name"]: r for r in self._rows("Interface", "name,external_ids,ofport")}
+        out = []
+        for port in self._rows("Port", "name,tag,other_config"):
+            iface = ifaces.get(port["name"])
+            if port["name"] not in names or iface is None:
+                continue
+            ext = _ovs_map(iface["external_ids"])
+            ofport = _ovs_scalar(iface["ofport"])
+            if "iface-id" not in ext or not isinstance(ofport, int) or ofport <= 0:
+                continue
+            out.append(VifPort(port["name"], ext["iface-id"], ext.get("attached-mac"),
+                               ofport, _ovs_scalar(port["tag"]),
+                               _ovs_map(port["other_config"])))
+        return out
+
+    # -- flows -------------------------------------------------------------------------
+
+    def add_flows(self, bridge: str, specs: Iterable[str]) -> None:
+        text = "\n".join(specs)
+        if text:
+            self.ofctl("add-flows", bridge, "-", stdin=text + "\n")
+
+    def delete_flows_strict(self, bridge: str, keys: Iterable[str]) -> None:
+        text = "\n".join(keys)
+        if text:
+            self.ofctl("--strict", "del-flows", bridge, "-", stdin=text + "\n")
+
+    def delete_flows_by_cookie(self, bridge: str, cookie: int) -> None:
+        self.ofctl("del-flows", bridge, f"cookie={cookie:#x}/-1")
+
+    def dump_flows(self, bridge: str) -> list[str]:
+        out = self.ofctl("--no-stats", "--names", "dump-flows", bridge)
+        return [line.strip() for line in out.splitlines()
+                if line.strip() and not line.startswith("NXST_FLOW")]
+
+    def cookies(self, bridge: str) -> set[int]:
+        found = set()
+        for line in self.dump_flows(bridge):
+            for part in line.replace(",", " ").split():
+                if part.startswith("cookie="):
+                    found.add(int(part.split("=", 1)[1], 16))
+        return found

@@ -1,0 +1,83 @@
+"""A small cloud for fullstack tests: a neutrino server and OVS agents on emulated hosts."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ROOT, Client, Server
+from tests.fullstack.hosts import Fabric, Host, wait_for
+from tests.rpc.bus import bus
+
+ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
+       "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 1000:1100\n"
+       "[ml2_type_vlan]\nnetwork_vlan_ranges = physnet1\n")
+PHYS_BRIDGE = "br-phys"
+
+
+def start_server(tmp: Path, vhost: str) -> Server:
+    return Server(tmp, extra=f"transport_url = {bus(vhost)}\n{ML2}").start()
+
+
+def agent_conf(host: Host, vhost: str, local_ip: str) -> Path:
+    path = host.dir / "agent.conf"
+    path.write_text(
+        f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
+        f"log_file = {host.dir / 'agent.log'}\n"
+        f"[ovs]\nlocal_ip = {local_ip}\ndatapath_type = netdev\n"
+        f"bridge_mappings = physnet1:{PHYS_BRIDGE}\n"
+        "[agent]\ntunnel_types = vxlan\npolling_interval = 0.5\nreport_interval = 2\n"
+        "[securitygroup]\nfirewall_driver = noop\n")
+    return path
+
+
+def start_agent(fabric: Fabric, host: Host, conf: Path) -> subprocess.Popen[bytes]:
+    """``neutrino agent ovs`` for ``host``; it runs in the root namespace (it reaches
+    the bus on loopback) and manages the host's private OVS through OVS_RUNDIR."""
+    env = {**host.env, "PYTHONPATH": str(ROOT)}
+    with open(host.dir / "agent.out", "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "neutrino.cmd.main", "agent", "ovs",
+                                 "--config-file", str(conf)], stdout=out, stderr=out, env=env,
+                                cwd=str(host.dir))
+    fabric.procs.append(proc)
+    host.agent = proc
+    return proc
+
+
+def stop_agent(host: Host) -> None:
+    if host.agent is not None and host.agent.poll() is None:
+        host.agent.terminate()
+        host.agent.wait(20)
+
+
+def agent_alive(admin: Client, hostname: str) -> bool:
+    status, body = admin.get(f"/v2.0/agents?host={hostname}")
+    return status == 200 and any(a["alive"] for a in body["agents"])
+
+
+def status_of(admin: Client, port_id: str) -> str:
+    return admin.get(f"/v2.0/ports/{port_id}")[1]["port"]["status"]
+
+
+def network(admin: Client, name: str, cidr: str) -> dict[str, Any]:
+    status, net = admin.post("/v2.0/networks", {"network": {"name": name}})
+    assert status == 201, net
+    status, sub = admin.post("/v2.0/subnets", {"subnet": {
+        "network_id": net["network"]["id"], "ip_version": 4, "cidr": cidr}})
+    assert status == 201, sub
+    return net["network"]
+
+
+def bound_port(admin: Client, net: dict[str, Any], hostname: str) -> dict[str, Any]:
+    status, body = admin.post("/v2.0/ports", {"port": {
+        "network_id": net["id"], "binding:host_id": hostname, "device_owner": "compute:nova",
+        "device_id": os.urandom(8).hex()}})
+    assert status == 201, body
+    assert body["port"]["binding:vif_type"] == "ovs", body
+    return body["port"]
+
+
+def wait_active(admin: Client, port_id: str, timeout: float = 30) -> bool:
+    return bool(wait_for(lambda: status_of(admin, port_id) == "ACTIVE", timeout))

@@ -1,0 +1,143 @@
+"""The OVS agent's loop, by what it asks its adapters (an in-memory switch and server)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from neutrino.agents.ovs.agent import OvsAgent
+from neutrino.agents.ovs.ovsctl import VifPort
+from tests.rpc.bus import agent_conf
+
+
+class MemorySwitch:
+    """Bridges, tagged ports and flows kept in dicts; records the calls that matter."""
+
+    def __init__(self, ports: list[VifPort]) -> None:
+        self.vifs = {p.name: p for p in ports}
+        self.flows: dict[str, dict[str, str]] = {}  # bridge -> key -> spec
+        self.calls: list[tuple[Any, ...]] = []
+
+    def ensure_bridge(self, name: str, *a: Any) -> None:
+        self.flows.setdefault(name, {})
+
+    def ensure_patch(self, *a: Any) -> None: ...
+    def bridge_exists(self, name: str) -> bool: return True
+    def tunnel_ports(self, bridge: str) -> dict[str, str]: return {}
+
+    def ensure_tunnel(self, bridge: str, port: str, *a: Any) -> None:
+        self.calls.append(("tunnel", port))
+
+    def vif_ports(self, bridge: str) -> list[VifPort]:
+        return list(self.vifs.values())
+
+    def set_port_tag(self, name: str, tag: int, other: dict[str, str]) -> None:
+        self.calls.append(("tag", name, tag))
+        p = self.vifs[name]
+        self.vifs[name] = VifPort(p.name, p.iface_id, p.mac, p.ofport, tag,
+                                  {**p.other_config, **other})
+
+    @staticmethod
+    def _key(spec: str) -> str:
+        return spec.split(",", 1)[1].split(",actions=")[0]
+
+    def add_flows(self, bridge: str, specs: Any) -> None:
+        for spec in specs:
+            self.flows.setdefault(bridge, {})[self._key(spec)] = spec
+
+    def delete_flows_strict(self, bridge: str, keys: Any) -> None:
+        for key in keys:
+            self.flows[bridge].pop(key, None)
+
+    def cookies(self, bridge: str) -> set[int]:
+        return {int(s.split(",")[0].split("=")[1], 16) for s in self.flows[bridge].values()}
+
+    def delete_flows_by_cookie(self, bridge: str, cookie: int) -> None:
+        self.flows[bridge] = {k: s for k, s in self.flows[bridge].items()
+                              if not s.startswith(f"cookie={cookie:#x},")}
+
+
+class MemoryServer:
+    def __init__(self, details: dict[str, dict[str, Any]]) -> None:
+        self.details = details
+        self.reported: list[tuple[list[str], list[str]]] = []
+
+    def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
+        return {"devices": [self.details.get(d, {"device": d}) for d in devices],
+                "failed_devices": []}
+
+    def update_device_list(self, up: list[str], down: list[str]) -> dict[str, Any]:
+        self.reported.append((up, down))
+        return {"failed_devices_up": []}
+
+    def tunnel_sync(self, ip: str, kind: str) -> dict[str, Any]:
+        return {"tunnels": [{"ip_address": "10.0.0.2", "host": "h2"}]}
+
+
+def _details(port: str, net: str, vni: int) -> dict[str, Any]:
+    return {"device": port, "port_id": port, "network_id": net, "network_type": "vxlan",
+            "segmentation_id": vni, "physical_network": None, "admin_state_up": True}
+
+
+def _agent(tmp: Path, switch: MemorySwitch, server: MemoryServer) -> OvsAgent:
+    conf = agent_conf(tmp, None, "h1", "[ovs]\nlocal_ip = 10.0.0.1\n"
+                                      "[agent]\ntunnel_types = vxlan\n")
+    agent = OvsAgent(conf, ovs=switch, plugin_rpc=server)  # type: ignore[arg-type]
+    agent.setup_bridges()
+    return agent
+
+
+def test_a_restart_keeps_the_local_vlans_an_earlier_run_gave(tmp_path: Path) -> None:
+    # port "a" (net-a) was on VLAN 2 and "b" (net-b) on VLAN 3 before the restart;
+    # the server answers about "a" first
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, 2, {"net_uuid": "net-a"}),
+                           VifPort("tap-b", "b", "m", 2, 3, {"net_uuid": "net-b"})])
+    server = MemoryServer({"a": _details("a", "net-a", 1001), "b": _details("b", "net-b", 1002)})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    assert not [c for c in switch.calls if c[0] == "tag"]  # tags already right
+    assert server.reported == [(["a", "b"], [])]
+    assert "table=4,priority=1,tun_id=0x3e9" in switch.flows["br-tun"]
+    assert switch.flows["br-tun"]["table=4,priority=1,tun_id=0x3e9"].endswith(
+        "mod_vlan_vid:2,resubmit(,10)")
+
+
+def test_stale_flows_go_new_ports_are_tagged_and_gone_ones_reported_down(
+        tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
+    switch.flows["br-int"] = {"table=9,priority=9": "cookie=0x5,table=9,priority=9,actions=drop"}
+    server = MemoryServer({"a": _details("a", "net-a", 1001), "c": _details("c", "net-a", 1001)})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    assert ("tag", "tap-a", 1) in switch.calls and ("tunnel", "vxlan-0a000002") in switch.calls
+    assert "table=9,priority=9" not in switch.flows["br-int"]  # an earlier run's flow
+    assert switch.cookies("br-int") == {agent.cookie}
+    switch.vifs["tap-c"] = VifPort("tap-c", "c", "m", 3, None, {})
+    del switch.vifs["tap-a"]
+    agent.run_once()
+    assert ("tag", "tap-c", 1) in switch.calls
+    assert server.reported[-1] == (["c"], ["a"])
+    del switch.vifs["tap-c"]
+    agent.run_once()
+    assert server.reported[-1] == ([], ["c"])
+    assert not [k for k in switch.flows["br-tun"] if "tun_id" in k]  # network gone here
+
+
+def test_unknown_or_foreign_ports_are_parked_on_the_dead_vlan(tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-x", "x", "m", 1, None, {})])
+    agent = _agent(tmp_path, switch, MemoryServer({}))
+    agent.run_once()
+    assert ("tag", "tap-x", 4095) in switch.calls
+
+
+def test_a_port_update_marks_the_port_for_the_next_pass(tmp_path: Path) -> None:
+    from neutrino.agents.ovs.agent import NotifierEndpoint
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
+    server = MemoryServer({"a": _details("a", "net-a", 1001)})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    server.details["a"] = {**server.details["a"], "admin_state_up": False}
+    agent.run_once()
+    assert server.reported == [(["a"], [])]  # nothing re-read without a notification
+    NotifierEndpoint(agent).port_update({}, port={"id": "a"}, network_type="vxlan")
+    agent.run_once()
+    assert server.reported[-1] == ([], ["a"]) and ("tag", "tap-a", 4095) in switch.calls
