@@ -332,8 +332,12 @@ def _shared_net_create(w: World, action: str) -> tuple[str, dict[str, Any]]:
     if action.endswith(":ip_address"):
         status, sub = w.admin.get(f"/v2.0/subnets?network_id={net['id']}")
         cidr = sub["subnets"][0]["cidr"]
-        body["fixed_ips"] = [{"subnet_id": sub["subnets"][0]["id"],
-                              "ip_address": cidr.rsplit(".", 1)[0] + f".{next(w._octet) % 200 + 20}"}]
+        # An address no port holds now: other cells' ports take random ones.
+        taken = {ip["ip_address"] for p in w.admin.get(
+            f"/v2.0/ports?network_id={net['id']}")[1]["ports"] for ip in p["fixed_ips"]}
+        free = next(a for a in (cidr.rsplit(".", 1)[0] + f".{n}" for n in range(20, 250))
+                    if a not in taken)
+        body["fixed_ips"] = [{"subnet_id": sub["subnets"][0]["id"], "ip_address": free}]
     return "ports", body
 
 
