@@ -12,7 +12,7 @@ from tests.fullstack.hosts import Fabric, Host, wait_for
 from tests.rpc.bus import bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
-       "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 1000:1100\n"
+       "mechanism_drivers = openvswitch\nextension_drivers = port_security\n[ml2_type_vxlan]\nvni_ranges = 1000:1100\n"
        "[ml2_type_vlan]\nnetwork_vlan_ranges = physnet1\n")
 PHYS_BRIDGE = "br-phys"
 
@@ -21,7 +21,7 @@ def start_server(tmp: Path, vhost: str) -> Server:
     return Server(tmp, extra=f"transport_url = {bus(vhost)}\n{ML2}").start()
 
 
-def agent_conf(host: Host, vhost: str, local_ip: str) -> Path:
+def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "noop") -> Path:
     path = host.dir / "agent.conf"
     path.write_text(
         f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
@@ -29,7 +29,7 @@ def agent_conf(host: Host, vhost: str, local_ip: str) -> Path:
         f"[ovs]\nlocal_ip = {local_ip}\ndatapath_type = netdev\n"
         f"bridge_mappings = physnet1:{PHYS_BRIDGE}\n"
         "[agent]\ntunnel_types = vxlan\npolling_interval = 0.5\nreport_interval = 2\n"
-        "[securitygroup]\nfirewall_driver = noop\n")
+        f"[securitygroup]\nfirewall_driver = {firewall_driver}\n")
     return path
 
 
@@ -70,10 +70,11 @@ def network(admin: Client, name: str, cidr: str) -> dict[str, Any]:
     return net["network"]
 
 
-def bound_port(admin: Client, net: dict[str, Any], hostname: str) -> dict[str, Any]:
+def bound_port(admin: Client, net: dict[str, Any], hostname: str,
+               **attrs: Any) -> dict[str, Any]:
     status, body = admin.post("/v2.0/ports", {"port": {
         "network_id": net["id"], "binding:host_id": hostname, "device_owner": "compute:nova",
-        "device_id": os.urandom(8).hex()}})
+        "device_id": os.urandom(8).hex(), **attrs}})
     assert status == 201, body
     assert body["port"]["binding:vif_type"] == "ovs", body
     return body["port"]

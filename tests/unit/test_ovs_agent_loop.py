@@ -141,3 +141,68 @@ def test_a_port_update_marks_the_port_for_the_next_pass(tmp_path: Path) -> None:
     NotifierEndpoint(agent).port_update({}, port={"id": "a"}, network_type="vxlan")
     agent.run_once()
     assert server.reported[-1] == ([], ["a"]) and ("tag", "tap-a", 4095) in switch.calls
+
+
+class SecurityServer(MemoryServer):
+    """Also answers security_group_info_for_devices; records what was asked."""
+
+    def __init__(self, details: dict[str, dict[str, Any]], groups: dict[str, list[str]]) -> None:
+        super().__init__(details)
+        self.groups = groups  # port -> its groups
+        self.rules: dict[str, list[dict[str, Any]]] = {}
+        self.asked: list[list[str]] = []
+
+    def security_group_info_for_devices(self, devices: list[str]) -> dict[str, Any]:
+        self.asked.append(devices)
+        return {"devices": {d: {"id": d, "mac_address": "fa:16:3e:00:00:0a",
+                                "fixed_ips": ["10.0.0.3"], "port_security_enabled": True,
+                                "security_groups": self.groups[d],
+                                "security_group_source_groups": ["sg-r"]}
+                            for d in devices if d in self.groups},
+                "security_groups": {g: self.rules.get(g, [])
+                                    for d in devices for g in self.groups.get(d, [])},
+                "sg_member_ips": {}}
+
+
+def _sg_agent(tmp: Path, switch: MemorySwitch, server: MemoryServer) -> OvsAgent:
+    conf = agent_conf(tmp, None, "h1", "[securitygroup]\nfirewall_driver = openvswitch\n")
+    agent = OvsAgent(conf, ovs=switch, plugin_rpc=server)  # type: ignore[arg-type]
+    agent.setup_bridges()
+    return agent
+
+
+def test_the_firewall_programs_security_flows_and_rereads_ports_the_fanouts_name(
+        tmp_path: Path) -> None:
+    from neutrino.agents.ovs.agent import SecurityGroupEndpoint
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {}),
+                           VifPort("tap-b", "b", "m", 2, None, {})])
+    server = SecurityServer({"a": _details("a", "net-a", 1001),
+                             "b": _details("b", "net-a", 1001)}, {"a": ["sg-a"], "b": ["sg-b"]})
+    agent = _sg_agent(tmp_path, switch, server)
+    agent.run_once()
+    assert server.asked == [["a", "b"]]
+    flows = switch.flows["br-int"]
+    assert "table=60,priority=100,in_port=tap-a" in flows
+    assert "ct(table=72,zone=1)" in flows[
+        "table=71,priority=90,in_port=tap-a,dl_src=fa:16:3e:00:00:0a,ip,nw_src=10.0.0.3/32"]
+    endpoint = SecurityGroupEndpoint(agent)
+    server.rules["sg-b"] = [{"direction": "ingress", "ethertype": "IPv4", "protocol": "tcp",
+                             "port_range_min": 22, "port_range_max": 22}]
+    endpoint.security_groups_rule_updated({}, security_groups=["sg-b"])
+    agent.run_once()
+    assert server.asked[-1] == ["b"]  # only the group's port is re-read
+    assert [k for k in switch.flows["br-int"] if "reg5=2,tcp,tp_dst=22" in k]
+    endpoint.security_groups_member_updated({}, security_groups=["sg-r"])
+    agent.run_once()
+    assert server.asked[-1] == ["a", "b"]  # both name sg-r as remote
+    agent.run_once()
+    assert len(server.asked) == 3  # nothing new, nothing asked
+
+
+def test_noop_firewall_asks_nothing_and_adds_no_security_flows(tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
+    server = SecurityServer({"a": _details("a", "net-a", 1001)}, {"a": ["sg-a"]})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    assert server.asked == []
+    assert not [k for k in switch.flows["br-int"] if k.startswith(("table=71", "table=81"))]

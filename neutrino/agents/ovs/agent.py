@@ -12,6 +12,13 @@ between and none is left twice.
 
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server.
+
+With ``[securitygroup] firewall_driver = openvswitch`` each pass also asks
+the server's ``security_group_info_for_devices`` about the ports it
+(re)wired and turns the answer into br-int flows (``firewall``), programmed
+with the rest under the same cookie. The security-group fanouts (rule or
+member updated) mark the ports of the named groups, and the ports whose
+rules name them as remote, for a re-read.
 """
 from __future__ import annotations
 
@@ -25,15 +32,17 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
-from neutrino.agents.ovs import config, flows
+from neutrino.agents.ovs import config, firewall, flows
 from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
 from neutrino.agents.rpc import PluginApi
+from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
 
 # server -> agents fanouts, upstream's topic names
 PORT_UPDATE_TOPIC = "q-agent-notifier-port-update"
 PORT_DELETE_TOPIC = "q-agent-notifier-port-delete"
+SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
 
 
@@ -62,6 +71,24 @@ class NotifierEndpoint:
             self.agent.mark_dirty(kwargs["port_id"])
 
 
+class SecurityGroupEndpoint:
+    """The security-group fanouts; each only marks the affected ports."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.1")
+        self.agent = agent
+
+    def security_groups_rule_updated(self, context: Any, **kwargs: Any) -> None:
+        self.agent.groups_changed(kwargs.get("security_groups") or [], members=False)
+
+    def security_groups_member_updated(self, context: Any, **kwargs: Any) -> None:
+        self.agent.groups_changed(kwargs.get("security_groups") or [], members=True)
+
+    def security_groups_provider_updated(self, context: Any, **kwargs: Any) -> None:
+        self.agent.groups_changed(None, members=True)
+
+
 class OvsAgent(Agent):
     agent_type = "Open vSwitch agent"
     binary = "neutron-openvswitch-agent"
@@ -86,13 +113,16 @@ class OvsAgent(Agent):
         self.tunnels: dict[str, str] = {}  # port name -> type
         self.programmed: dict[str, set[flows.Flow]] = {}
         self._dirty: set[str] = set()
+        self._sg_dirty: set[str] = set()
         self._lock = threading.Lock()
         self._first = True
         self._passes = 0
         self._notify_servers: list[Any] = []
-        if conf.SECURITYGROUP.firewall_driver not in ("noop", None, ""):
-            LOG.warning("firewall_driver %s is not implemented: security groups are NOT "
-                        "enforced by this agent", conf.SECURITYGROUP.firewall_driver)
+        self.firewall = firewall.driver_name(conf.SECURITYGROUP.firewall_driver)
+        # port id -> its filtering (None: not filtered), and the groups it uses
+        # (its own, and those its rules name as remote) for the fanouts
+        self.port_security: dict[str, firewall.PortSecurity | None] = {}
+        self.port_groups: dict[str, tuple[set[str], set[str]]] = {}
 
     def configurations(self) -> dict[str, Any]:
         return {"bridge_mappings": self.mappings, "tunnel_types": self.tunnel_types,
@@ -105,6 +135,15 @@ class OvsAgent(Agent):
     def mark_dirty(self, port_id: str) -> None:
         with self._lock:
             self._dirty.add(port_id)
+
+    def groups_changed(self, groups: list[str] | None, members: bool) -> None:
+        """Mark the ports a group change affects (all of them if ``groups`` is None):
+        a rule change affects the group's ports, a member change the ports
+        whose rules name the group as remote."""
+        with self._lock:
+            for port_id, (own, remote) in self.port_groups.items():
+                if groups is None or (remote if members else own) & set(groups):
+                    self._sg_dirty.add(port_id)
 
     # -- set-up ----------------------------------------------------------------------
 
@@ -165,6 +204,7 @@ class OvsAgent(Agent):
             self.recover_vlans(list(scanned.values()))
         with self._lock:
             dirty, self._dirty = self._dirty, set()
+            sg_dirty, self._sg_dirty = self._sg_dirty, set()
         if self._first:
             todo = set(scanned)
         else:
@@ -187,8 +227,12 @@ class OvsAgent(Agent):
                 self._dirty |= set(answer.get("failed_devices", []))
         for pid in removed:
             del self.wired[pid]
+            self.port_security.pop(pid, None)
+            self.port_groups.pop(pid, None)
             down.append(pid)
         self._refresh_nets()
+        if self.firewall == "openvswitch":
+            self.refresh_security((todo | sg_dirty) & set(self.wired))
         self.program_flows()
         if up or down:
             result = self.plugin_rpc.update_device_list(up, down)
@@ -232,9 +276,53 @@ class OvsAgent(Agent):
         self.nets = {n: v for n, v in self.nets.items() if n in used}
         self.vlans = {n: v for n, v in self.vlans.items() if n in used}
 
+    def refresh_security(self, port_ids: set[str]) -> None:
+        """Re-read the security facts of ``port_ids`` (one call for all)."""
+        if not port_ids:
+            return
+        try:
+            info = self.plugin_rpc.security_group_info_for_devices(sorted(port_ids))
+        except Exception:  # noqa: BLE001 - retried next pass
+            LOG.exception("security_group_info_for_devices failed")
+            with self._lock:
+                self._sg_dirty |= port_ids
+            return
+        devices = info.get("devices") or {}
+        for pid in port_ids:
+            wired = self.wired[pid]
+            device = devices.get(pid) or {}
+            self.port_groups[pid] = (set(device.get("security_groups") or []),
+                                     set(device.get("security_group_source_groups") or [])
+                                     | set(device.get("security_group_remote_address_groups")
+                                           or []))
+            self.port_security[pid] = firewall.from_info(
+                info, pid, wired.port.name, wired.port.ofport, self.vlans[wired.network_id])
+
+    def firewall_flows(self) -> list[flows.Flow]:
+        filtered, unfiltered = [], []
+        for pid, wired in sorted(self.wired.items()):
+            if not wired.admin_up or wired.network_id not in self.vlans:
+                continue
+            security = self.port_security.get(pid)
+            if security is not None and (security.ofport, security.vlan) != (
+                    wired.port.ofport, self.vlans[wired.network_id]):
+                security = None  # re-plugged since read: re-read next pass
+                self.mark_sg_dirty(pid)
+            if security is None:
+                unfiltered.append((wired.port.name, self.vlans[wired.network_id]))
+            else:
+                filtered.append(security)
+        return firewall.firewall_flows(filtered, unfiltered)
+
+    def mark_sg_dirty(self, port_id: str) -> None:
+        with self._lock:
+            self._sg_dirty.add(port_id)
+
     def desired_flows(self) -> dict[str, set[flows.Flow]]:
         nets = sorted(self.nets.values(), key=lambda n: n.vlan)
         out = {self.bridges.integration: set(flows.integration_flows(nets, self.mappings))}
+        if self.firewall == "openvswitch":
+            out[self.bridges.integration] |= set(self.firewall_flows())
         if self.tunnel_types:
             out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges))
         for physnet, bridge in self.mappings.items():
@@ -259,10 +347,14 @@ class OvsAgent(Agent):
         import oslo_messaging
         from neutrino.rpc.transport import rpc_transport
         transport = rpc_transport(self.conf)
-        for topic in (PORT_UPDATE_TOPIC, PORT_DELETE_TOPIC):
+        endpoints: dict[str, Any] = {PORT_UPDATE_TOPIC: NotifierEndpoint(self),
+                                     PORT_DELETE_TOPIC: NotifierEndpoint(self)}
+        if self.firewall == "openvswitch":
+            endpoints[SG_UPDATE_TOPIC] = SecurityGroupEndpoint(self)
+        for topic, endpoint in endpoints.items():
             server = oslo_messaging.get_rpc_server(
                 transport, oslo_messaging.Target(topic=topic, server=self.host),
-                [NotifierEndpoint(self)], executor="threading")
+                [endpoint], executor="threading")
             server.start()
             self._notify_servers.append(server)
 

@@ -29,8 +29,9 @@ AGENT_OPTS = [
 ]
 SG_OPTS = [
     cfg.StrOpt("firewall_driver", default="noop",
-               help="Only 'noop' (no filtering) is implemented so far; other values are "
-                    "accepted and logged as not enforced."),
+               help="'noop' (no filtering) or 'openvswitch' (security groups as "
+                    "stateful OpenFlow rules on br-int using conntrack); upstream's class "
+                    "paths of both are accepted."),
 ]
 
 
