@@ -154,6 +154,22 @@ class HighAvailability:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
 
+    def sync_ports(self, router_id: str) -> None:
+        """An HA port for each agent hosting the HA router that has none."""
+        with self.plugin.db.reader() as conn:
+            router = conn.execute(sa.select(t.routers.c.ha).where(
+                t.routers.c.id == router_id)).first()
+            if router is None or not router.ha:
+                return
+            bound = set(conn.execute(sa.select(t.routerl3agentbindings.c.l3_agent_id).where(
+                t.routerl3agentbindings.c.router_id == router_id)).scalars())
+            have = set(self.states(conn, router_id))
+        for agent_id in sorted(bound - have):
+            try:
+                self.add_port(router_id, agent_id)
+            except sa_exc.IntegrityError:
+                pass  # made meanwhile for that agent (or the router or agent went)
+
     def delete_ports(self, router_id: str, agent_id: str | None = None) -> None:
         """The router's HA ports (only the one of ``agent_id`` if given)."""
         def unlink(conn: Connection) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from oslo_policy import policy
+import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.context import Context
@@ -169,7 +170,18 @@ class L3Plugin(ServicePlugin):
                 agent_scheduling.extension(self), ApiExtension(KNOWN["l3-ha"])]
 
     def ha_changed(self, router_id: str, project_id: str, ha: bool) -> None:
-        """After ``ha`` changed: the HA network goes with the last HA router."""
+        """After ``ha`` changed: the router leaves its agents to be scheduled
+        afresh (as upstream), and the HA network goes with the last HA router."""
+        b = t.routerl3agentbindings
+
+        def unbind(conn: Connection) -> list[str]:
+            hosts = [r.host for r in conn.execute(
+                sa.select(t.agents.c.host).join(b, b.c.l3_agent_id == t.agents.c.id)
+                .where(b.c.router_id == router_id))]
+            conn.execute(sa.delete(b).where(b.c.router_id == router_id))
+            return hosts
+        for host in self.core.write(unbind):
+            self.l3_notifier.router_removed_from_agent(router_id, host)
         if not ha:
             self.ha.cleanup_network(project_id)
 
