@@ -4,11 +4,12 @@ observed on the anchor)."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import Client
+from tests.conftest import Client, Server
 from tests.l3 import _l3 as l3
 
 REPLICATED = "network:ha_router_replicated_interface"
@@ -132,3 +133,15 @@ def test_ha_routers_can_be_filtered(padmin):
     legacy = l3.router(padmin, ha=False)
     ids = {r["id"] for r in padmin.get("/v2.0/routers?ha=true")[1]["routers"]}
     assert ha_r["id"] in ids and legacy["id"] not in ids
+
+
+def test_the_system_default_makes_routers_ha(tmp_path: Path) -> None:
+    server = Server(tmp_path, extra="service_plugins = router\nl3_ha = true\n")
+    server.start()
+    try:
+        admin = Client(server.url, uuid.uuid4().hex, "admin")
+        assert l3.router(admin)["ha"] is True
+        assert len(ha_networks(admin, project_of(admin))) == 1
+        assert l3.router(admin, ha=False)["ha"] is False
+    finally:
+        server.stop()
