@@ -39,6 +39,25 @@ L3_SCHEDULER_OPTS = [
                      "L3 agents."),
 ]
 
+# ``l3-ha``: VRRP routers on several L3 agents (upstream's l3_hamode_db options).
+L3_HA_OPTS = [
+    cfg.BoolOpt("l3_ha", default=False,
+                help="Enable HA mode for virtual routers."),
+    cfg.IntOpt("max_l3_agents_per_router", default=3, min=0,
+               help="Maximum number of L3 agents which a HA router will be scheduled "
+                    "on. If it is set to 0 then the router will be scheduled on every "
+                    "agent."),
+    cfg.StrOpt("l3_ha_net_cidr", default="169.254.192.0/18",
+               help="Subnet used for the L3 HA admin network."),
+    cfg.StrOpt("l3_ha_network_type", default="",
+               help="The network type to use when creating the HA network for an HA "
+                    "router. By default or if empty, the first 'tenant_network_types' "
+                    "is used."),
+    cfg.StrOpt("l3_ha_network_physical_name", default="",
+               help="The physical network name with which the HA network can be "
+                    "created."),
+]
+
 L3_QUOTA_OPTS = [
     cfg.IntOpt("quota_router", default=10,
                help="Number of routers allowed per project. A negative value means "
@@ -55,4 +74,5 @@ L3_QUOTA_OPTS = [
 def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(L3_OPTS)
     conf.register_opts(L3_SCHEDULER_OPTS)
+    conf.register_opts(L3_HA_OPTS)
     conf.register_opts(L3_QUOTA_OPTS, "quotas")

@@ -610,6 +610,27 @@ routers = Table(
     Column("gw_port_id", String(36), _fk("ports", "SET NULL"), index=True),
     Column("enable_snat", Boolean, nullable=False, default=True),
     Column("distributed", Boolean, nullable=False, default=False),  # ``dvr``
+    Column("ha", Boolean, nullable=False, default=False),  # ``l3-ha``
+)
+
+# ``l3-ha``: each project's HA network (owned by project '', named after the
+# project). The primary key makes a second one for a project lose its race;
+# the row goes with the network.
+ha_router_networks = Table(
+    "ha_router_networks", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("network_id", String(36), _fk("networks"), nullable=False, unique=True),
+)
+
+# ``l3-ha``: an HA router's port on its project's HA network for one L3
+# agent, and the state (active/standby/unknown) that agent last reported.
+ha_router_agent_port_bindings = Table(
+    "ha_router_agent_port_bindings", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("router_id", String(36), _fk("routers"), nullable=False, index=True),
+    Column("l3_agent_id", String(36), _fk("agents"), index=True),
+    Column("state", String(16), nullable=False, default="standby"),
+    UniqueConstraint("router_id", "l3_agent_id"),
 )
 
 # The ports a router owns: its gateway and its interfaces. A port is

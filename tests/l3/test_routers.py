@@ -22,7 +22,7 @@ def test_extensions_listed_with_upstream_descriptors(admin):
     assert ext["extraroute"]["updated"] == "2013-02-01T10:00:00-00:00"
     assert ext["extraroute-atomic"]["updated"] == "2019-07-10T00:00:00+00:00"
     # not implemented, so not offered (as upstream with those extensions off)
-    for alias in ("l3-ha", "l3-flavors", "router_availability_zone"):
+    for alias in ("l3-flavors", "router_availability_zone"):
         assert alias not in ext
     assert ext["fip-port-details"]["updated"] == "2018-04-09T10:00:00-00:00"
     assert ext["floatingip-pools"]["name"] == "Floating IP Pools Extension"

@@ -86,9 +86,15 @@ class SchedulerApi:
                          body: Any) -> Any:
         router_id = fields["rid"]
         with self.plugin.db.reader() as conn:
-            store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
+            router = store.get_row(conn, t.routers, router_id,
+                                   lambda: c.router_not_found(router_id))
             rows = self.plugin.scheduler.agents_of(conn, [router_id]).get(router_id, [])
-            return {"agents": self.agents._to_dicts(rows)}
+            agents = self.agents._to_dicts(rows)
+            if router.ha:  # ``l3-ha``: what each agent last reported
+                states = self.plugin.ha.states(conn, router_id)
+                for agent in agents:
+                    agent["ha_state"] = states.get(agent["id"])
+            return {"agents": agents}
 
 
 def extension(plugin: Any) -> ApiExtension:

@@ -30,8 +30,14 @@ INTERFACE_DISTRIBUTED = "network:router_interface_distributed"
 CENTRALIZED_SNAT = "network:router_centralized_snat"
 
 
-def interface_owner(distributed: bool) -> str:
-    return INTERFACE_DISTRIBUTED if distributed else c.INTERFACE
+HA_REPLICATED = "network:ha_router_replicated_interface"
+
+
+def interface_owner(distributed: bool, ha: bool = False) -> str:
+    """Interface ports' owner: distributed wins over HA (``l3-ha``)."""
+    if distributed:
+        return INTERFACE_DISTRIBUTED
+    return HA_REPLICATED if ha else c.INTERFACE
 
 
 def check_migration(router: Any, distributed: bool | None) -> bool:
@@ -54,15 +60,21 @@ class Distributed:
     def core(self) -> Any:
         return self.plugin.core
 
-    def migrate(self, router_id: str, distributed: bool) -> None:
-        """Switch the router between centralized and distributed."""
-        def flip(conn: Connection) -> list[str]:
-            c.lock_router(conn, router_id)
-            store.bump(conn, t.routers, router_id, {"distributed": distributed})
-            return [p.id for p in c.router_ports(conn, router_id, c.INTERFACE)]
-        for port_id in self.core.write(flip):
-            self.core.update(c.internal(), "ports", port_id,
-                             {"device_owner": interface_owner(distributed)})
+    def migrate(self, router_id: str, distributed: bool | None = None,
+                ha: bool | None = None) -> None:
+        """Switch the router between centralized and distributed, and/or
+        HA and not (``l3-ha``); the interfaces' owners follow."""
+        def flip(conn: Connection) -> tuple[str, list[str]]:
+            row = c.lock_router(conn, router_id)
+            values = {k: v for k, v in (("distributed", distributed), ("ha", ha))
+                      if v is not None}
+            store.bump(conn, t.routers, router_id, values)
+            owner = interface_owner(values.get("distributed", row.distributed),
+                                    values.get("ha", row.ha))
+            return owner, [p.id for p in c.router_ports(conn, router_id, c.INTERFACE)]
+        owner, port_ids = self.core.write(flip)
+        for port_id in port_ids:
+            self.core.update(c.internal(), "ports", port_id, {"device_owner": owner})
         self.sync(router_id)
 
     def sync(self, router_id: str) -> None:

@@ -99,7 +99,7 @@ class Interfaces:
         port = self.core.create(c.internal(), "ports", [{
             "project_id": router.project_id, "network_id": subnet.network_id, "name": "",
             "admin_state_up": True, "device_id": router_id,
-            "device_owner": dvr.interface_owner(router.distributed),
+            "device_owner": dvr.interface_owner(router.distributed, router.ha),
             "fixed_ips": [fixed], "port_security_enabled": False}])[0]
         try:
             self.core.write(lambda conn: self._link(conn, router_id, port["id"]))
@@ -127,7 +127,7 @@ class Interfaces:
         original = {"device_id": port.device_id, "device_owner": port.device_owner}
         self.core.update(c.internal(), "ports", port_id,
                          {"device_id": router_id,
-                          "device_owner": dvr.interface_owner(router.distributed)})
+                          "device_owner": dvr.interface_owner(router.distributed, router.ha)})
         try:
             self.core.write(lambda conn: self._link(conn, router_id, port_id))
         except Exception:

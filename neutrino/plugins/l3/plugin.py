@@ -2,16 +2,17 @@
 
 Routers with an external gateway (``ext-gw-mode``'s SNAT switch), interfaces
 and static routes (``extraroute``, ``extraroute-atomic``), and floating IPs.
-Distributed routers (``dvr``) as the API keeps them (``dvr`` module). HA,
-flavors and availability zones are not implemented, so their attributes
-and aliases are absent, as upstream shows them when those extensions are
-off.
+Distributed routers (``dvr``) and HA routers (``l3-ha``) as the API and
+the server keep them (``dvr`` and ``ha`` modules). Flavors and
+availability zones are not implemented, so their attributes and aliases
+are absent, as upstream shows them when those extensions are off.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from oslo_policy import policy
+import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.context import Context
@@ -20,6 +21,7 @@ from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
 from neutrino.plugins.l3 import agent_scheduling, guards, resources
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
+from neutrino.plugins.l3.ha import HighAvailability
 from neutrino.plugins.l3.interfaces import Interfaces
 from neutrino.plugins.l3.notifier import L3AgentNotifier
 from neutrino.plugins.l3.pools import FloatingIpPools
@@ -72,6 +74,9 @@ POLICIES = {
     "create_router:distributed": "rule:admin_only",
     "get_router:distributed": "rule:admin_only",
     "update_router:distributed": "rule:admin_only",
+    "create_router:ha": "rule:admin_only",
+    "get_router:ha": "rule:admin_only",
+    "update_router:ha": "rule:admin_only",
     "delete_router": _MEMBER,
     "delete_router:tags": _MEMBER,
     "add_router_interface": _MEMBER,
@@ -98,7 +103,8 @@ class L3Plugin(ServicePlugin):
     service_type = "L3_ROUTER_NAT"
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
-                                   "router-admin-state-down-before-update", "l3_agent_scheduler")
+                                   "router-admin-state-down-before-update", "l3_agent_scheduler",
+                                   "l3-ha")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -108,6 +114,7 @@ class L3Plugin(ServicePlugin):
         self.route_actions = RouteActions(self)
         self.pools = FloatingIpPools(self)
         self.distributed = Distributed(self)
+        self.ha = HighAvailability(self)
         self.scheduler = Scheduler(self)
         self.l3_notifier = L3AgentNotifier(self)
         self.agent_notifiers["L3 agent"] = self.l3_notifier
@@ -160,7 +167,23 @@ class L3Plugin(ServicePlugin):
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(KNOWN["dvr"]),
                 ApiExtension(KNOWN["router-admin-state-down-before-update"]),
-                agent_scheduling.extension(self)]
+                agent_scheduling.extension(self), ApiExtension(KNOWN["l3-ha"])]
+
+    def ha_changed(self, router_id: str, project_id: str, ha: bool) -> None:
+        """After ``ha`` changed: the router leaves its agents to be scheduled
+        afresh (as upstream), and the HA network goes with the last HA router."""
+        b = t.routerl3agentbindings
+
+        def unbind(conn: Connection) -> list[str]:
+            hosts = [r.host for r in conn.execute(
+                sa.select(t.agents.c.host).join(b, b.c.l3_agent_id == t.agents.c.id)
+                .where(b.c.router_id == router_id))]
+            conn.execute(sa.delete(b).where(b.c.router_id == router_id))
+            return hosts
+        for host in self.core.write(unbind):
+            self.l3_notifier.router_removed_from_agent(router_id, host)
+        if not ha:
+            self.ha.cleanup_network(project_id)
 
     # -- quotas, inside the plugin's own transactions ---------------------------------
 

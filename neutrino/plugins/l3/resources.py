@@ -110,6 +110,9 @@ def router() -> ResourceDef:
         # ``dvr``: None means ``[DEFAULT] router_distributed``.
         attr("distributed", v.or_none(v.boolean), default=None, allow_post=True,
              allow_put=True, is_filter=True, enforce_policy=True, convert_filter=_B),
+        # ``l3-ha``: None means ``[DEFAULT] l3_ha``.
+        attr("ha", v.or_none(v.boolean), default=None, allow_post=True, allow_put=True,
+             is_filter=True, enforce_policy=True, convert_filter=_B),
         _tags_on_create(),
     )
     r.actions = {"add_router_interface": "PUT", "remove_router_interface": "PUT",

@@ -19,6 +19,7 @@ from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr
 from neutrino.plugins.l3 import gateway as gw
+from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routes as routes_mod
 
 
@@ -47,7 +48,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                                             "ip_address": a.ip_address}
                                            for a in ips.get(row.gw_port_id, [])]}
         d.update(admin_state_up=row.admin_state_up, status=row.status,
-                 distributed=row.distributed,
+                 distributed=row.distributed, ha=row.ha,
                  external_gateway_info=info,
                  routes=[{"destination": r.destination, "nexthop": r.nexthop}
                          for r in routes.get(row.id, [])],
@@ -108,20 +109,34 @@ class Routers:
             with self.plugin.db.reader() as conn:
                 gw.validate(conn, info)
 
-        def insert(conn: Connection) -> str:
+        ha = data.get("ha")
+        ha = self.plugin.conf.l3_ha if ha is None else ha
+        project_id = data.get("project_id") or ctx.project_id
+
+        def insert(conn: Connection) -> str | None:
             if quota:
                 self.plugin.enforce_quota(conn, ctx)
+            if ha and ha_mod.network_id(conn, project_id) is None:
+                return None  # its HA network went meanwhile: make it again
             row = store.standard_row(ctx.project_id, data)
             distributed = data.get("distributed")
             row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
                        gw_port_id=None, enable_snat=self.plugin.conf.enable_snat_by_default,
                        distributed=self.plugin.conf.router_distributed
-                       if distributed is None else distributed)
+                       if distributed is None else distributed, ha=ha)
             conn.execute(sa.insert(t.routers).values(**row))
             if data.get("tags"):
                 store.set_tags(conn, row["id"], data["tags"])
             return row["id"]
-        rid = self.core.write(insert)
+        rid = None
+        for _ in range(3):
+            if ha:
+                self.plugin.ha.ensure_network(project_id)
+            rid = self.core.write(insert)
+            if rid is not None:
+                break
+        if rid is None:
+            raise errors.Conflict()  # the project's HA network keeps disappearing
         if info is not None:
             try:
                 snat = info.get("enable_snat", self.plugin.conf.enable_snat_by_default)
@@ -139,8 +154,18 @@ class Routers:
             if revision is not None:
                 store.check_revision(conn, t.routers, rid, revision)
             migrating = dvr.check_migration(row, data.get("distributed"))
-        if migrating:
-            self.plugin.distributed.migrate(rid, data["distributed"])
+            ha_changing = ha_mod.check_migration(row, data)
+        if ha_changing:
+            if data["ha"]:
+                self.plugin.ha.ensure_network(row.project_id)
+            else:
+                self.plugin.ha.delete_ports(rid)
+        if migrating or ha_changing:
+            self.plugin.distributed.migrate(
+                rid, data["distributed"] if migrating else None,
+                data["ha"] if ha_changing else None)
+        if ha_changing:
+            self.plugin.ha_changed(rid, row.project_id, data["ha"])
         if "external_gateway_info" in data:
             self.gateway.set(ctx, rid, data["external_gateway_info"])
         values = {k: data[k] for k in ("name", "description", "admin_state_up") if k in data}
@@ -156,10 +181,12 @@ class Routers:
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         """Refused while interfaces are attached; the gateway port goes too."""
-        def op(conn: Connection) -> str | None:
+        def op(conn: Connection) -> tuple[Any, list[str]]:
             row = c.lock_router(conn, rid)
+            ha_ports = [p.id for p in c.router_ports(conn, rid, ha_mod.HA_INTERFACE)]
             store.check_revision(conn, t.routers, rid, revision)
-            attached = [p.id for p in c.router_ports(conn, rid) if p.port_type != c.GATEWAY]
+            attached = [p.id for p in c.router_ports(conn, rid)
+                        if p.port_type not in (c.GATEWAY, ha_mod.HA_INTERFACE)]
             if attached:
                 raise errors.RouterInUse(router_id=rid,
                                          reason="has ports still attached: "
@@ -170,10 +197,14 @@ class Routers:
                 t.routerl3agentbindings.c.router_id == rid))
             store.delete_tags(conn, rid)
             conn.execute(sa.delete(t.routers).where(t.routers.c.id == rid))
-            return row.gw_port_id
-        gw_port = self.core.write(op)
-        if gw_port is not None:
-            self.gateway._delete_port(gw_port)
+            return row, ha_ports
+        row, ha_ports = self.core.write(op)
+        if row.gw_port_id is not None:
+            self.gateway._delete_port(row.gw_port_id)
+        for port_id in ha_ports:
+            self.gateway._delete_port(port_id)
+        if row.ha:
+            self.plugin.ha.cleanup_network(row.project_id)
         self.plugin.l3_notifier.router_deleted(rid)
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,

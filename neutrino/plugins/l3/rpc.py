@@ -62,6 +62,14 @@ class L3RpcEndpoint:
             ids = [r for r in ids if r in set(router_ids)]
         return ids
 
+    def update_ha_routers_states(self, context: Any, **kwargs: Any) -> None:
+        """``l3-ha``: an agent reports {router_id: active|standby} on its host."""
+        host, states = kwargs.get("host"), kwargs.get("states") or {}
+        with self.plugin.db.reader() as conn:
+            agent = self.plugin.scheduler.agent_on_host(conn, host)
+        if agent is not None:
+            self.plugin.ha.set_states(agent.id, states)
+
     def get_router_ids(self, context: Any, host: str, **kwargs: Any) -> list[str]:
         return self._host_router_ids(host, None)
 

@@ -1,6 +1,8 @@
 """Which L3 agent hosts which router (``l3_agent_scheduler``), as upstream.
 
-A legacy router is hosted by one L3 agent: an alive, administratively up
+A legacy router is hosted by one L3 agent, an HA router (``l3-ha``) by up
+to ``max_l3_agents_per_router`` of them (0: all), each with its own
+binding index and HA port: an alive, administratively up
 agent whose ``agent_mode`` can host it (legacy or dvr_snat), that is not
 pinned to another router (its ``router_id`` configuration) and that takes
 internal-only routers (``handle_internal_only_routers``) if the router has
@@ -157,33 +159,55 @@ class Scheduler:
                 lambda conn, rid=router_id: self._schedule_one(conn, rid, candidates))
             if host is not None:
                 bound[router_id] = host
+                self.plugin.ha.sync_ports(router_id)
         return bound
+
+    def _wanted(self, router: Any) -> int:
+        """How many agents the router should have (0: as many as can)."""
+        if not router.ha:
+            return 1
+        return self.conf.max_l3_agents_per_router
 
     def _schedule_one(self, conn: Connection, router_id: str,
                       candidates: list[Any] | None) -> str | None:
         router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)
                               .with_for_update()).first()
-        if router is None or self._is_bound(conn, router_id):
+        if router is None:
+            return None
+        current = {r.l3_agent_id: r.binding_index for r in conn.execute(
+            sa.select(b.l3_agent_id, b.binding_index).where(b.router_id == router_id))}
+        wanted = self._wanted(router)
+        if current and (not router.ha or (wanted and len(current) >= wanted)):
             return None
         pool = self._active_agents(conn) if candidates is None else candidates
-        fit = [agent for agent in pool if can_host(agent, router)]
+        fit = [agent for agent in pool if can_host(agent, router) and agent.id not in current]
         if not fit:
-            LOG.warning("no L3 agent can host router %s", router_id)
+            if not current:
+                LOG.warning("no L3 agent can host router %s", router_id)
             return None
-        agent = self.choose(conn, fit)
-        if not self._bind(conn, router_id, agent.id):
-            return None
-        return str(agent.host)
+        first: str | None = None
+        index = 1
+        while fit and (not wanted or len(current) < wanted):
+            agent = self.choose(conn, fit)
+            fit.remove(agent)
+            while index in current.values():
+                index += 1
+            if not self._bind(conn, router_id, agent.id, index):
+                return first
+            current[agent.id] = index
+            first = first or str(agent.host)
+        return first
 
     def _is_bound(self, conn: Connection, router_id: str) -> bool:
         return conn.execute(sa.select(b.l3_agent_id).where(b.router_id == router_id)
                             .limit(1)).first() is not None
 
-    def _bind(self, conn: Connection, router_id: str, agent_id: str) -> bool:
+    def _bind(self, conn: Connection, router_id: str, agent_id: str,
+              index: int = BINDING_INDEX) -> bool:
         try:
             with conn.begin_nested():
                 conn.execute(sa.insert(t.routerl3agentbindings).values(
-                    router_id=router_id, l3_agent_id=agent_id, binding_index=BINDING_INDEX))
+                    router_id=router_id, l3_agent_id=agent_id, binding_index=index))
         except sa_exc.IntegrityError:
             return False  # bound meanwhile (or the router went away)
         return True
@@ -203,8 +227,9 @@ class Scheduler:
                     or agent.heartbeat_timestamp < self._deadline()):
                 return []
             bound = sa.select(b.router_id)
-            routers = list(conn.execute(sa.select(t.routers)
-                                        .where(t.routers.c.id.not_in(bound))))
+            # HA routers may take one more agent (``_schedule_one`` decides).
+            routers = list(conn.execute(sa.select(t.routers).where(
+                sa.or_(t.routers.c.id.not_in(bound), t.routers.c.ha.is_(True)))))
             wanted = [r.id for r in routers if can_host(agent, r)]
         return list(self.schedule(wanted, candidates=[agent]))
 
@@ -217,8 +242,10 @@ class Scheduler:
             rows = list(conn.execute(
                 sa.select(b.router_id, b.l3_agent_id, a.host)
                 .join(t.agents, a.id == b.l3_agent_id)
+                .join(t.routers, t.routers.c.id == b.router_id)
+                # HA routers stay: their other agents take over (VRRP).
                 .where(a.heartbeat_timestamp < self._deadline(2),
-                       a.admin_state_up.is_(True))))
+                       a.admin_state_up.is_(True), t.routers.c.ha.is_(False))))
         moved = []
         for row in rows:
             try:
@@ -263,12 +290,18 @@ class Scheduler:
                 sa.select(b.l3_agent_id).where(b.router_id == router_id))]
             if agent_id in current:
                 return False
-            if current:
+            if current and not router.ha:
                 raise errors.RouterHostedByL3Agent(router_id=router_id, agent_id=current[0])
-            if not self._bind(conn, router_id, agent_id):
+            indexes = {r.binding_index for r in conn.execute(
+                sa.select(b.binding_index).where(b.router_id == router_id))}
+            index = next(i for i in range(1, len(indexes) + 2) if i not in indexes)
+            if not self._bind(conn, router_id, agent_id, index):
                 raise errors.RouterSchedulingFailed(router_id=router_id, agent_id=agent_id)
             return True
-        return bool(self.plugin.core.write(op))
+        added = bool(self.plugin.core.write(op))
+        if added:
+            self.plugin.ha.sync_ports(router_id)
+        return added
 
     def remove(self, agent_id: str, router_id: str) -> str:
         """Unbind by hand; the agent's host (to tell it)."""
@@ -281,4 +314,6 @@ class Scheduler:
             conn.execute(sa.delete(t.routerl3agentbindings).where(
                 b.router_id == router_id, b.l3_agent_id == agent_id))
             return str(agent.host)
-        return str(self.plugin.core.write(op))
+        host = str(self.plugin.core.write(op))
+        self.plugin.ha.delete_ports(router_id, agent_id)
+        return host
