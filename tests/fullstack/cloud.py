@@ -36,8 +36,7 @@ def agent_conf(host: Host, vhost: str, local_ip: str) -> Path:
 
 def service_agent_conf(host: Host, vhost: str, kind: str) -> Path:
     """A DHCP or L3 agent of ``host``: devices through the OVS interface driver."""
-    state = host.dir / kind
-    state.mkdir(exist_ok=True)
+    state = host.fabric.public_dir(f"{host.name}-{kind}")
     path = host.dir / f"{kind}-agent.conf"
     path.write_text(
         f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"

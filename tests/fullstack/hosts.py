@@ -60,6 +60,16 @@ class Fabric:
         self.namespaces: list[str] = []
         self.hosts: list[Host] = []
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.dirs: list[Path] = []
+
+    def public_dir(self, name: str) -> Path:
+        """A directory daemons that drop privileges can read (dnsmasq runs as
+        nobody; pytest's own temporary tree is private to root)."""
+        path = Path(f"/tmp/{self.prefix}-{name}")
+        path.mkdir(mode=0o755)
+        path.chmod(0o755)
+        self.dirs.append(path)
+        return path
 
     def netns(self, suffix: str) -> str:
         name = f"{self.prefix}-{suffix}"
@@ -125,6 +135,8 @@ class Fabric:
                 except (ProcessLookupError, ValueError):
                     pass
             sh("ip", "netns", "del", ns, check=False)
+        for path in self.dirs:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class Host:
