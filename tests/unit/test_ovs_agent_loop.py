@@ -141,3 +141,17 @@ def test_a_port_update_marks_the_port_for_the_next_pass(tmp_path: Path) -> None:
     NotifierEndpoint(agent).port_update({}, port={"id": "a"}, network_type="vxlan")
     agent.run_once()
     assert server.reported[-1] == ([], ["a"]) and ("tag", "tap-a", 4095) in switch.calls
+
+
+def test_a_resync_after_a_failed_pass_still_removes_flows_of_networks_gone_meanwhile(
+        tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
+    server = MemoryServer({"a": _details("a", "net-a", 1001)})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    assert [k for k in switch.flows["br-tun"] if "tun_id=0x3e9" in k]
+    agent._first = True  # what the loop does after a pass raised (e.g. a port vanished)
+    del switch.vifs["tap-a"]
+    agent.run_once()
+    assert server.reported[-1] == ([], ["a"])
+    assert not [k for k in switch.flows["br-tun"] if "tun_id" in k]
