@@ -128,6 +128,10 @@ def _instance(stack: Stack, host: str, suffix: str, net: dict[str, Any]
     return ns, port, started
 
 
+def _subnet_id(admin: Client, net: dict[str, Any]) -> str:
+    return str(admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"])
+
+
 def _ip(port: dict[str, Any]) -> str:
     return str(port["fixed_ips"][0]["ip_address"])
 
@@ -161,9 +165,7 @@ def test_two_networks_joined_by_a_router_route_between_instances(stack: Stack) -
     router = router["router"]
     for net in (stack.made["net_a"], net_b):
         status, body = admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
-                                 {"subnet_id": net["subnets"][0] if net.get("subnets") else
-                                  admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]
-                                  ["subnets"][0]["id"]})
+                                 {"subnet_id": _subnet_id(admin, net)})
         assert status == 200, body
     vmb, pb, _ = _instance(stack, "2", "b2", net_b)
     stack.made.update(net_b=net_b, router=router, vmb=vmb, pb=pb)
@@ -293,9 +295,8 @@ def test_deleting_everything_leaves_no_namespaces_ports_or_flows(stack: Stack) -
                 "external_gateway_info": {}}})[0] == 200
         for net in (made["net_a"], made.get("net_b")):
             if net:
-                sub = admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]
                 assert admin.put(f"/v2.0/routers/{router['id']}/remove_router_interface",
-                                 {"subnet_id": sub["id"]})[0] == 200
+                                 {"subnet_id": _subnet_id(admin, net)})[0] == 200
         assert admin.delete(f"/v2.0/routers/{router['id']}")[0] == 204
     # the compute service unplugs its instances and deletes their ports
     for host, suffix, key in (("1", "a1", "p1"), ("2", "a2", "p2"), ("2", "b2", "pb")):
