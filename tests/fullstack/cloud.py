@@ -17,8 +17,9 @@ ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
 PHYS_BRIDGE = "br-phys"
 
 
-def start_server(tmp: Path, vhost: str) -> Server:
-    return Server(tmp, extra=f"transport_url = {bus(vhost)}\n{ML2}").start()
+def start_server(tmp: Path, vhost: str, service_plugins: str = "") -> Server:
+    plugins = f"service_plugins = {service_plugins}\n" if service_plugins else ""
+    return Server(tmp, extra=f"transport_url = {bus(vhost)}\n{plugins}{ML2}").start()
 
 
 def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "noop") -> Path:
@@ -33,16 +34,31 @@ def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "no
     return path
 
 
-def start_agent(fabric: Fabric, host: Host, conf: Path) -> subprocess.Popen[bytes]:
-    """``neutrino agent ovs`` for ``host``; it runs in the root namespace (it reaches
+def service_agent_conf(host: Host, vhost: str, kind: str) -> Path:
+    """A DHCP or L3 agent of ``host``: devices through the OVS interface driver."""
+    state = host.fabric.public_dir(f"{host.name}-{kind}")
+    path = host.dir / f"{kind}-agent.conf"
+    path.write_text(
+        f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
+        f"log_file = {host.dir / (kind + '-agent.log')}\nstate_path = {state}\n"
+        "interface_driver = openvswitch\nresync_interval = 1\n"
+        "[AGENT]\nreport_interval = 2\n")
+    return path
+
+
+def start_agent(fabric: Fabric, host: Host, conf: Path, kind: str = "ovs"
+                ) -> subprocess.Popen[bytes]:
+    """``neutrino agent <kind>`` for ``host``; it runs in the root namespace (it reaches
     the bus on loopback) and manages the host's private OVS through OVS_RUNDIR."""
     env = {**host.env, "PYTHONPATH": str(ROOT)}
-    with open(host.dir / "agent.out", "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "neutrino.cmd.main", "agent", "ovs",
+    out_name = "agent.out" if kind == "ovs" else f"{kind}-agent.out"
+    with open(host.dir / out_name, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "neutrino.cmd.main", "agent", kind,
                                  "--config-file", str(conf)], stdout=out, stderr=out, env=env,
                                 cwd=str(host.dir))
     fabric.procs.append(proc)
-    host.agent = proc
+    if kind == "ovs":
+        host.agent = proc
     return proc
 
 
@@ -52,9 +68,10 @@ def stop_agent(host: Host) -> None:
         host.agent.wait(20)
 
 
-def agent_alive(admin: Client, hostname: str) -> bool:
+def agent_alive(admin: Client, hostname: str, agent_type: str | None = None) -> bool:
     status, body = admin.get(f"/v2.0/agents?host={hostname}")
-    return status == 200 and any(a["alive"] for a in body["agents"])
+    return status == 200 and any(a["alive"] for a in body["agents"]
+                                 if agent_type is None or a["agent_type"] == agent_type)
 
 
 def status_of(admin: Client, port_id: str) -> str:

@@ -11,6 +11,7 @@ and ``destroy`` removes exactly what was created, even after a failure.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -59,6 +60,16 @@ class Fabric:
         self.namespaces: list[str] = []
         self.hosts: list[Host] = []
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.dirs: list[Path] = []
+
+    def public_dir(self, name: str) -> Path:
+        """A directory daemons that drop privileges can read (dnsmasq runs as
+        nobody; pytest's own temporary tree is private to root)."""
+        path = Path(f"/tmp/{self.prefix}-{name}")
+        path.mkdir(mode=0o755)
+        path.chmod(0o755)
+        self.dirs.append(path)
+        return path
 
     def netns(self, suffix: str) -> str:
         name = f"{self.prefix}-{suffix}"
@@ -73,21 +84,25 @@ class Fabric:
         return host
 
     def underlay(self, a: "Host", b: "Host", ip_a: str, ip_b: str) -> None:
-        """A veth between two hosts; each end in a standalone bridge holding the endpoint IP."""
-        ea, eb = f"{self.prefix}u{a.name}", f"{self.prefix}u{b.name}"
+        """A veth between two hosts; each end in a standalone bridge holding the endpoint IP.
+        A host may be on several underlay links (a star through a network node)."""
+        ea, eb = f"{self.prefix}u{a.name}{b.name}", f"{self.prefix}u{b.name}{a.name}"
         sh("ip", "link", "add", ea, "netns", a.ns, "type", "veth", "peer", "name", eb,
            "netns", b.ns)
-        for host, end, ip, mac in ((a, ea, ip_a, "02:00:0a:63:00:01"),
-                                   (b, eb, ip_b, "02:00:0a:63:00:02")):
+        for host, end, ip in ((a, ea, ip_a), (b, eb, ip_b)):
             br = f"{self.prefix}ul"
-            host.vsctl("add-br", br, "--", "set", "bridge", br, "datapath_type=netdev",
-                       "fail-mode=standalone", f'other_config:hwaddr="{mac}"')
+            mac = "02:00:%02x:%02x:%02x:%02x" % tuple(int(o) for o in ip.split("."))
+            fresh = br not in host.vsctl("list-br").split()
+            if fresh:
+                host.vsctl("add-br", br, "--", "set", "bridge", br, "datapath_type=netdev",
+                           "fail-mode=standalone", f'other_config:hwaddr="{mac}"')
             host.nsx("sysctl", "-qw", f"net.ipv4.conf.{end}.arp_ignore=1",
                      f"net.ipv6.conf.{end}.disable_ipv6=1")
             sh("ip", "-n", host.ns, "link", "set", end, "up")
             host.vsctl("add-port", br, end)
-            sh("ip", "-n", host.ns, "addr", "add", f"{ip}/24", "dev", br)
-            sh("ip", "-n", host.ns, "link", "set", br, "up")
+            if fresh:
+                sh("ip", "-n", host.ns, "addr", "add", f"{ip}/24", "dev", br)
+                sh("ip", "-n", host.ns, "link", "set", br, "up")
 
     def wire(self, a: "Host", b: "Host", bridge: str) -> None:
         """A "physical" trunk: a veth between the hosts, each end a port of ``bridge``
@@ -120,6 +135,8 @@ class Fabric:
                 except (ProcessLookupError, ValueError):
                     pass
             sh("ip", "netns", "del", ns, check=False)
+        for path in self.dirs:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class Host:
@@ -167,16 +184,18 @@ class Host:
         out = self.ofctl("--no-stats", "--names", "dump-flows", bridge)
         return [line.strip() for line in out.splitlines() if "actions=" in line]
 
-    def instance(self, suffix: str, port: dict[str, Any], prefix_len: int = 24) -> str:
-        """A namespace plugged into br-int as the compute service would plug ``port``."""
+    def instance(self, suffix: str, port: dict[str, Any], prefix_len: int | None = 24) -> str:
+        """A namespace plugged into br-int as the compute service would plug ``port``;
+        with ``prefix_len=None`` it has no address yet (to get one by DHCP)."""
         ns = self.fabric.netns(suffix)
         tap = f"{self.fabric.prefix}t{suffix}"[:15]
         sh("ip", "link", "add", tap, "netns", self.ns, "type", "veth", "peer", "name", "eth0",
            "netns", ns)
         sh("ip", "-n", ns, "link", "set", "eth0", "address", port["mac_address"], "mtu",
            "1450", "up")
-        ip = port["fixed_ips"][0]["ip_address"]
-        sh("ip", "-n", ns, "addr", "add", f"{ip}/{prefix_len}", "dev", "eth0")
+        if prefix_len is not None:
+            ip = port["fixed_ips"][0]["ip_address"]
+            sh("ip", "-n", ns, "addr", "add", f"{ip}/{prefix_len}", "dev", "eth0")
         if shutil.which("ethtool"):  # partial checksums break TCP/UDP through netdev OVS
             sh("ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tx", "off", check=False)
         self.nsx("sysctl", "-qw", f"net.ipv6.conf.{tap}.disable_ipv6=1")
@@ -189,6 +208,40 @@ class Host:
     def unplug(self, suffix: str) -> None:
         tap = f"{self.fabric.prefix}t{suffix}"[:15]
         self.vsctl("--if-exists", "del-port", "br-int", tap)
+
+
+# busybox udhcpc runs this with the lease in its environment (Debian ships no hook)
+UDHCPC_HOOK = """#!/bin/sh
+case "$1" in
+  deconfig) ip addr flush dev "$interface"; ip link set "$interface" up ;;
+  bound|renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/$mask" dev "$interface"
+    [ -n "$mtu" ] && ip link set "$interface" mtu "$mtu"
+    [ -n "$router" ] && ip route replace default via "${router%% *}" dev "$interface"
+    ;;
+esac
+exit 0
+"""
+
+
+def dhcp(ns: str, hook_dir: Path, attempts: int = 3) -> str | None:
+    """Ask for an address on ``eth0`` of ``ns`` with busybox udhcpc; the leased
+    address, or None when no server answered."""
+    hook = hook_dir / "udhcpc-hook.sh"
+    if not hook.exists():
+        hook.write_text(UDHCPC_HOOK)
+        hook.chmod(0o755)
+    for _ in range(attempts):
+        done = sh("ip", "netns", "exec", ns, "busybox", "udhcpc", "-i", "eth0", "-f", "-q",
+                  "-n", "-t", "5", "-T", "1", "-O", "mtu", "-s", str(hook), check=False,
+                  timeout=60)
+        if done.returncode == 0:
+            out = sh("ip", "-j", "-n", ns, "-4", "addr", "show", "dev", "eth0").stdout
+            for link in json.loads(out or "[]"):
+                for addr in link.get("addr_info", []):
+                    return str(addr["local"])
+    return None
 
 
 def ping(ns: str, ip: str, tries: int = 5) -> bool:

@@ -55,6 +55,16 @@ def test_vif_ports_are_those_with_an_iface_id_and_tags_stick(ovs: OvsCtl, host: 
     assert ovs.vif_ports("br-int") == []
 
 
+def test_an_empty_other_config_value_is_left_out_not_refused(ovs: OvsCtl) -> None:
+    ovs.ensure_bridge("br-int", "netdev")
+    ovs.add_internal_port("br-int", "tapx2", "port-2", "fa:16:3e:00:00:02")
+    ovs.set_port_tag("tapx2", 3, {"net_uuid": "net-1", "segmentation_id": "200"})
+    ovs.set_port_tag("tapx2", 4, {"net_uuid": "net-2", "segmentation_id": ""})  # flat
+    vif = ovs.vif_ports("br-int")[0]
+    assert vif.tag == 4 and vif.other_config == {"net_uuid": "net-2"}
+    ovs.delete_port("br-int", "tapx2")
+
+
 def test_tunnel_ports_list_their_remote(ovs: OvsCtl) -> None:
     ovs.ensure_bridge("br-tun", "netdev")
     ovs.ensure_tunnel("br-tun", "vxlan-0a630002", "vxlan", "10.99.0.1", "10.99.0.2")

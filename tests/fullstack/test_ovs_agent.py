@@ -244,6 +244,37 @@ def test_an_interface_driver_device_is_wired_like_a_vif(env: Cloud) -> None:
     assert sh("ip", "-n", ns, "link", "show", device, check=False).returncode != 0
 
 
+def test_the_interface_driver_plugs_from_outside_the_switch_namespace(env: Cloud) -> None:
+    """Agents run outside an emulated host's netns: the internal port's device is
+    created where ovs-vswitchd runs and must be found and moved from there."""
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    h1, h2 = env.hosts["1"], env.hosts["2"]
+    net = cloud.network(env.admin, "fs-o", "10.100.8.0/24")
+    status, body = env.admin.post("/v2.0/ports", {"port": {
+        "network_id": net["id"], "binding:host_id": h1.hostname,
+        "device_owner": "network:dhcp", "device_id": "dhcp-fso"}})
+    assert status == 201, body
+    dport = body["port"]
+    p2 = cloud.bound_port(env.admin, net, h2.hostname)
+    vm2 = h2.instance("o2", p2)
+    ns = env.fabric.netns("qdhcpo")
+    device = f"tap{dport['id']}"[:14]
+    code = ("from neutrino.agents.ovs.interface import OVSInterfaceDriver as D; "
+            f"D().plug({net['id']!r}, {dport['id']!r}, {device!r}, "
+            f"{dport['mac_address']!r}, namespace={ns!r}, mtu=1450)")
+    for _ in range(2):  # idempotent
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
+                       env={**h1.env, "PYTHONPATH": str(ROOT)})
+    link = sh("ip", "-n", ns, "link", "show", device).stdout
+    assert dport["mac_address"] in link and "mtu 1450" in link
+    sh("ip", "-n", ns, "addr", "add", f"{dport['fixed_ips'][0]['ip_address']}/24", "dev", device)
+    assert cloud.wait_active(env.admin, dport["id"])
+    assert ping(vm2, dport["fixed_ips"][0]["ip_address"])
+    h2.unplug("o2")
+
+
 def test_a_provider_vlan_network_carries_its_vlan_id_on_the_wire(env: Cloud) -> None:
     """bridge_mappings: local VLAN <-> provider VLAN 200 through br-phys and a veth trunk."""
     h1, h2 = env.hosts["1"], env.hosts["2"]

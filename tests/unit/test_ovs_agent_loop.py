@@ -206,3 +206,15 @@ def test_noop_firewall_asks_nothing_and_adds_no_security_flows(tmp_path: Path) -
     agent.run_once()
     assert server.asked == []
     assert not [k for k in switch.flows["br-int"] if k.startswith(("table=71", "table=81"))]
+def test_a_resync_after_a_failed_pass_still_removes_flows_of_networks_gone_meanwhile(
+        tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
+    server = MemoryServer({"a": _details("a", "net-a", 1001)})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    assert [k for k in switch.flows["br-tun"] if "tun_id=0x3e9" in k]
+    agent._first = True  # what the loop does after a pass raised (e.g. a port vanished)
+    del switch.vifs["tap-a"]
+    agent.run_once()
+    assert server.reported[-1] == ([], ["a"])
+    assert not [k for k in switch.flows["br-tun"] if "tun_id" in k]

@@ -333,6 +333,10 @@ class OvsAgent(Agent):
         for bridge, wanted in self.desired_flows().items():
             if self._first or bridge not in self.programmed:
                 self.ovs.add_flows(bridge, (f.spec(self.cookie) for f in sorted(wanted)))
+                # a resync after a failed pass: what this run installed and no
+                # longer wants carries our own cookie, so goes by key
+                _, gone = flows.diff(self.programmed.get(bridge, set()), wanted)
+                self.ovs.delete_flows_strict(bridge, (f.key() for f in gone))
                 for stale in self.ovs.cookies(bridge) - {self.cookie, 0}:
                     self.ovs.delete_flows_by_cookie(bridge, stale)
             else:

@@ -115,8 +115,12 @@ class OvsCtl:
                    "external_ids:iface-status=active", f"external_ids:attached-mac={mac}")
 
     def set_port_tag(self, port: str, tag: int, other_config: dict[str, str]) -> None:
+        """Tag the port; an empty ``other_config`` value (a flat network has no
+        segmentation id) removes that key, as ovs-vsctl refuses ``key=``."""
         args = ["set", "port", port, f"tag={tag}"]
-        args += [f"other_config:{k}={v}" for k, v in other_config.items()]
+        args += [f"other_config:{k}={v}" for k, v in other_config.items() if v != ""]
+        for key in (k for k, v in other_config.items() if v == ""):
+            args += ["--", "remove", "port", port, "other_config", key]
         self.vsctl(*args)
 
     def _rows(self, table: str, columns: str) -> list[dict[str, Any]]:

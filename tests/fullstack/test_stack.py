@@ -1,0 +1,315 @@
+"""Fullstack: the whole stack on emulated hosts - OVS, DHCP and L3 agents together.
+
+Three hosts joined by a VXLAN underlay: a network node ``n`` running the
+OVS, DHCP and L3 agents, and two compute hosts ``1`` and ``2`` running the
+OVS agent. An "external host" namespace sits on the flat provider network
+(physnet1, br-phys of the network node). Instances are namespaces plugged
+as the compute service plugs them (``binding:host_id`` set on the port);
+they get their addresses by DHCP (busybox udhcpc) from the network node.
+
+The scenarios build on each other, in file order: one tenant network
+(DHCP, east-west), a second network behind a router, SNAT to the
+external host, a floating IP, and finally deleting everything through the
+API leaves nothing behind on any host.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh, wait_for
+
+pytestmark = needs_ovs()
+LOCAL_IPS = {"n": "10.99.0.3", "1": "10.99.0.1", "2": "10.99.0.2"}
+EXT_HOST_IP = "172.24.4.1"
+
+
+@dataclass
+class Stack:
+    server: Server
+    admin: Client
+    fabric: Fabric
+    hosts: dict[str, Host]
+    ext_ns: str
+    made: dict[str, Any] = field(default_factory=dict)  # what earlier scenarios built
+
+
+def _external_host(fabric: Fabric, node: Host) -> str:
+    """A namespace on the flat physnet1: a veth into the network node's br-phys."""
+    ns = fabric.netns("ext")
+    end = f"{fabric.prefix}x"
+    sh("ip", "link", "add", end, "netns", node.ns, "type", "veth", "peer", "name", "eth0",
+       "netns", ns)
+    sh("ip", "-n", ns, "addr", "add", f"{EXT_HOST_IP}/24", "dev", "eth0")
+    sh("ip", "-n", ns, "link", "set", "eth0", "up")
+    sh("ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tx", "off", check=False)
+    node.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
+    sh("ip", "-n", node.ns, "link", "set", end, "up")
+    node.vsctl("add-port", cloud.PHYS_BRIDGE, end)
+    return ns
+
+
+@pytest.fixture(scope="module")
+def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[Stack]:
+    server = cloud.start_server(tmp_path_factory.mktemp("stack-server"), vhost, "router")
+    try:
+        admin = Client(server.url, roles="admin")
+        hosts = {n: fabric.host(n) for n in LOCAL_IPS}
+        fabric.underlay(hosts["n"], hosts["1"], LOCAL_IPS["n"], LOCAL_IPS["1"])
+        fabric.underlay(hosts["n"], hosts["2"], LOCAL_IPS["n"], LOCAL_IPS["2"])
+        for host in hosts.values():  # the operator's bridge of bridge_mappings
+            host.vsctl("--may-exist", "add-br", cloud.PHYS_BRIDGE, "--", "set", "bridge",
+                       cloud.PHYS_BRIDGE, "datapath_type=netdev", "fail-mode=secure")
+        ext_ns = _external_host(fabric, hosts["n"])
+        for name, host in hosts.items():
+            cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
+        node = hosts["n"]
+        for kind in ("dhcp", "l3"):
+            cloud.start_agent(fabric, node, cloud.service_agent_conf(node, vhost, kind), kind)
+        for host in hosts.values():
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
+                                                      "Open vSwitch agent"), 60), (
+                (host.dir / "agent.log").read_text()[-3000:])
+        for agent_type in ("DHCP agent", "L3 agent"):
+            assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, agent_type), 60), (
+                agent_type)
+        yield Stack(server, admin, fabric, hosts, ext_ns)
+    finally:
+        _remove_agent_namespaces(server)
+        server.stop()
+
+
+def _remove_agent_namespaces(server: Server) -> None:
+    """What the agents leave when a test fails before deleting through the API
+    (killed agents clean nothing): this cloud's qdhcp-/qrouter- namespaces."""
+    admin = Client(server.url, roles="admin")
+    ids = [n["id"] for n in admin.get("/v2.0/networks")[1].get("networks", [])]
+    ids += [r["id"] for r in admin.get("/v2.0/routers")[1].get("routers", [])]
+    for ns in sh("ip", "netns", "list").stdout.split():
+        if ns.startswith(("qdhcp-", "qrouter-")) and ns.split("-", 1)[1] in ids:
+            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+                sh("kill", "-9", pid, check=False)
+            sh("ip", "netns", "del", ns, check=False)
+
+
+def _log_tail(stack: Stack) -> str:
+    """The network node's agents' own log lines (not the bus library's), for failures."""
+    node = stack.hosts["n"]
+    out = [sh("ip", "netns", "list").stdout]
+    for name in ("dhcp-agent.log", "l3-agent.log", "agent.log"):
+        path = node.dir / name
+        if path.exists():
+            lines = [ln for ln in path.read_text().splitlines()
+                     if " neutrino." in ln or not ln[:4].isdigit()
+                     and "amqp" not in ln and "kombu" not in ln]
+            out.append(f"--- {name}\n" + "\n".join(lines[-40:]))
+    return "\n".join(out)
+
+
+def _instance(stack: Stack, host: str, suffix: str, net: dict[str, Any]
+              ) -> tuple[str, dict[str, Any], float]:
+    """A port bound to ``host`` as Nova binds it, plugged, addressed by DHCP.
+    Also returns when the port was created (monotonic)."""
+    started = time.monotonic()
+    port = cloud.bound_port(stack.admin, net, stack.hosts[host].hostname)
+    ns = stack.hosts[host].instance(suffix, port, prefix_len=None)
+    assert cloud.wait_active(stack.admin, port["id"], 60), _log_tail(stack)
+    leased = dhcp(ns, stack.fabric.root)
+    hosting = stack.admin.get(f"/v2.0/networks/{net['id']}/dhcp-agents")
+    assert leased == port["fixed_ips"][0]["ip_address"], (hosting, _log_tail(stack))
+    return ns, port, started
+
+
+def _subnet_id(admin: Client, net: dict[str, Any]) -> str:
+    return str(admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"])
+
+
+def _ip(port: dict[str, Any]) -> str:
+    return str(port["fixed_ips"][0]["ip_address"])
+
+
+def test_instances_on_two_hosts_get_addresses_by_dhcp_and_ping_each_other(stack: Stack
+                                                                          ) -> None:
+    net = cloud.network(stack.admin, "stack-a", "10.100.1.0/24")
+    vm1, p1, started = _instance(stack, "1", "a1", net)
+    vm2, p2, _ = _instance(stack, "2", "a2", net)
+    assert ping(vm1, _ip(p2)), _log_tail(stack)
+    first_ping = time.monotonic() - started
+    assert ping(vm2, _ip(p1))
+    # the DHCP port is the network node's, bound there and wired by its OVS agent
+    status, body = stack.admin.get(
+        f"/v2.0/ports?network_id={net['id']}&device_owner=network:dhcp")
+    assert status == 200 and len(body["ports"]) == 1, body
+    dhcp_port = body["ports"][0]
+    assert dhcp_port["binding:host_id"] == stack.hosts["n"].hostname
+    assert wait_for(lambda: cloud.status_of(stack.admin, dhcp_port["id"]) == "ACTIVE", 30)
+    stack.made.update(net_a=net, vm1=vm1, p1=p1, vm2=vm2, p2=p2)
+    print(f"port create -> first successful ping (DHCP, cross-host): {first_ping:.2f} s")
+
+
+def test_two_networks_joined_by_a_router_route_between_instances(stack: Stack) -> None:
+    if "net_a" not in stack.made:
+        pytest.skip("needs the DHCP scenario")
+    admin = stack.admin
+    net_b = cloud.network(admin, "stack-b", "10.100.2.0/24")
+    status, router = admin.post("/v2.0/routers", {"router": {"name": "stack-r"}})
+    assert status == 201, router
+    router = router["router"]
+    for net in (stack.made["net_a"], net_b):
+        status, body = admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
+                                 {"subnet_id": _subnet_id(admin, net)})
+        assert status == 200, body
+    vmb, pb, _ = _instance(stack, "2", "b2", net_b)
+    stack.made.update(net_b=net_b, router=router, vmb=vmb, pb=pb)
+    vm1 = stack.made["vm1"]  # on host 1, network A; vmb on host 2, network B
+    # vm1 got its lease before the router existed: the gateway is the router now
+    sh("ip", "-n", vm1, "route", "replace", "default", "via", "10.100.1.1")
+    assert wait_for(lambda: ping(vm1, _ip(pb), tries=1), 60), _log_tail(stack)
+    assert ping(vmb, _ip(stack.made["p1"]))
+    ns = f"qrouter-{router['id']}"
+    assert ns in sh("ip", "netns", "list").stdout
+
+
+def _accept_once(ns: str, port: int) -> subprocess.Popen[str]:
+    """A TCP server in ``ns`` that prints the address of its first client and exits."""
+    code = ("import socket,sys\n"
+            "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+            f"s.bind(('0.0.0.0',{port})); s.listen(1); s.settimeout(30)\n"
+            "c,a=s.accept(); print(a[0], flush=True); c.close()\n")
+    proc = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", code],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    return proc
+
+
+def _connect(ns: str, ip: str, port: int, tries: int = 10) -> bool:
+    code = ("import socket,sys\n"
+            f"socket.create_connection(('{ip}',{port}), timeout=2).close()\n")
+    for _ in range(tries):
+        if sh("ip", "netns", "exec", ns, sys.executable, "-c", code, check=False).returncode == 0:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _peer(proc: subprocess.Popen[str]) -> str:
+    try:
+        out, _ = proc.communicate(timeout=35)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return ""
+    return out.strip()
+
+
+def test_snat_instance_reaches_the_external_host_as_the_router_gateway_ip(stack: Stack
+                                                                        ) -> None:
+    if "router" not in stack.made:
+        pytest.skip("needs the router scenario")
+    admin = stack.admin
+    status, ext = admin.post("/v2.0/networks", {"network": {
+        "name": "stack-ext", "router:external": True, "provider:network_type": "flat",
+        "provider:physical_network": "physnet1"}})
+    assert status == 201, ext
+    ext = ext["network"]
+    status, sub = admin.post("/v2.0/subnets", {"subnet": {
+        "network_id": ext["id"], "ip_version": 4, "cidr": "172.24.4.0/24",
+        "gateway_ip": EXT_HOST_IP, "enable_dhcp": False,
+        "allocation_pools": [{"start": "172.24.4.10", "end": "172.24.4.50"}]}})
+    assert status == 201, sub
+    router = stack.made["router"]
+    status, body = admin.put(f"/v2.0/routers/{router['id']}", {"router": {
+        "external_gateway_info": {"network_id": ext["id"]}}})
+    assert status == 200, body
+    gw_ip = body["router"]["external_gateway_info"]["external_fixed_ips"][0]["ip_address"]
+    stack.made.update(ext=ext)
+    vm2 = stack.made["vm2"]  # network A, host 2
+    sh("ip", "-n", vm2, "route", "replace", "default", "via", "10.100.1.1")
+    assert wait_for(lambda: ping(vm2, EXT_HOST_IP, tries=1), 60), _log_tail(stack)
+    server = _accept_once(stack.ext_ns, 8080)
+    assert _connect(vm2, EXT_HOST_IP, 8080)
+    assert _peer(server) == gw_ip
+
+
+def test_floating_ip_reaches_the_instance_until_disassociated(stack: Stack) -> None:
+    if "ext" not in stack.made:
+        pytest.skip("needs the SNAT scenario")
+    admin, vm1, p1 = stack.admin, stack.made["vm1"], stack.made["p1"]
+    status, fip = admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": stack.made["ext"]["id"], "port_id": p1["id"]}})
+    assert status == 201, fip
+    fip = fip["floatingip"]
+    stack.made["fip"] = fip
+    address = fip["floating_ip_address"]
+    assert wait_for(lambda: admin.get(f"/v2.0/floatingips/{fip['id']}")[1]
+                    ["floatingip"]["status"] == "ACTIVE", 60), _log_tail(stack)
+    server = _accept_once(vm1, 2222)
+    assert _connect(stack.ext_ns, address, 2222), _log_tail(stack)
+    assert _peer(server) == EXT_HOST_IP  # the client address is preserved
+    status, body = admin.put(f"/v2.0/floatingips/{fip['id']}",
+                             {"floatingip": {"port_id": None}})
+    assert status == 200, body
+    assert wait_for(lambda: admin.get(f"/v2.0/floatingips/{fip['id']}")[1]
+                    ["floatingip"]["status"] == "DOWN", 60)
+    server = _accept_once(vm1, 2223)
+    assert not _connect(stack.ext_ns, address, 2223, tries=3)
+    server.kill()
+    server.wait()
+
+
+def _leftovers(stack: Stack, ids: list[str]) -> list[str]:
+    found = [ns for ns in sh("ip", "netns", "list").stdout.split()
+             if any(i in ns for i in ids)]
+    for host in stack.hosts.values():
+        for port in host.vsctl("list-ports", "br-int").split():
+            if port.startswith(("tap", "qr-", "qg-", stack.fabric.prefix)):
+                found.append(f"{host.name}:{port}")
+        for flow in host.flows("br-tun"):
+            if "hard_timeout=300" in flow:
+                continue  # MACs learned from traffic: they expire by themselves
+            if "tun_id=" in flow or "set_tunnel" in flow or "load:0x" in flow:
+                found.append(f"{host.name}:br-tun:{flow}")
+        for flow in host.flows("br-int"):
+            if "dl_vlan=" in flow or "mod_vlan_vid" in flow or "dl_src=" in flow:
+                found.append(f"{host.name}:br-int:{flow}")
+    return found
+
+
+def test_deleting_everything_leaves_no_namespaces_ports_or_flows(stack: Stack) -> None:
+    made, admin = stack.made, stack.admin
+    if "net_a" not in made:
+        pytest.skip("needs the earlier scenarios")
+    if "fip" in made:
+        assert admin.delete(f"/v2.0/floatingips/{made['fip']['id']}")[0] == 204
+    router = made.get("router")
+    if router:
+        if "ext" in made:
+            assert admin.put(f"/v2.0/routers/{router['id']}", {"router": {
+                "external_gateway_info": {}}})[0] == 200
+        for net in (made["net_a"], made.get("net_b")):
+            if net:
+                assert admin.put(f"/v2.0/routers/{router['id']}/remove_router_interface",
+                                 {"subnet_id": _subnet_id(admin, net)})[0] == 200
+        assert admin.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    # the compute service unplugs its instances and deletes their ports
+    for host, suffix, key in (("1", "a1", "p1"), ("2", "a2", "p2"), ("2", "b2", "pb")):
+        if key in made:
+            stack.hosts[host].unplug(suffix)
+            assert admin.delete(f"/v2.0/ports/{made[key]['id']}")[0] == 204
+    ids = []
+    for key in ("net_a", "net_b", "ext"):
+        if key in made:
+            ids.append(made[key]["id"])
+            status, body = admin.delete(f"/v2.0/networks/{made[key]['id']}")
+            assert status == 204, body
+    if router:
+        ids.append(router["id"])
+    ok = wait_for(lambda: not _leftovers(stack, ids), 60)
+    assert ok, "\n".join(_leftovers(stack, ids))
