@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from neutrino.agents.dhcp.agent import DhcpAgent, Notifications, dhcp_device_id
+from neutrino.agents.dhcp.agent import DhcpAgent, Notifications
+from neutrino.resources.dhcp import dhcp_device_id
 from neutrino.service import make_conf
 
 HOST = "dhcp-host-1"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from typing import Any, Protocol
 
 import oslo_messaging
@@ -23,6 +22,7 @@ from neutrino.agents import interface
 from neutrino.agents.base import Agent
 from neutrino.agents.dhcp import dnsmasq, options
 from neutrino.agents.dhcp.driver import DnsmasqDriver
+from neutrino.resources.dhcp import dhcp_device_id
 
 LOG = logging.getLogger(__name__)
 
@@ -43,11 +43,6 @@ class PluginApi(Protocol):
     def update_dhcp_port(self, port_id: str, port: dict[str, Any]) -> dict[str, Any] | None: ...
     def release_dhcp_port(self, network_id: str, device_id: str) -> None: ...
     def dhcp_ready_on_ports(self, port_ids: list[str]) -> None: ...
-
-
-def dhcp_device_id(network_id: str, host: str) -> str:
-    """Upstream's ``device_id`` of this host's DHCP port on a network."""
-    return f"dhcp{uuid.uuid5(uuid.NAMESPACE_DNS, host.split('.')[0])}-{network_id}"
 
 
 class Notifications:

@@ -40,8 +40,8 @@ from neutrino.rpc import topics
 LOG = logging.getLogger(__name__)
 
 # server -> agents fanouts, upstream's topic names
-PORT_UPDATE_TOPIC = "q-agent-notifier-port-update"
-PORT_DELETE_TOPIC = "q-agent-notifier-port-delete"
+PORT_UPDATE_TOPIC = topics.PORT_UPDATE
+PORT_DELETE_TOPIC = topics.PORT_DELETE
 SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
 

@@ -21,6 +21,7 @@ from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.ml2 import agents_db
+from neutrino.resources.dhcp import dhcp_device_id
 
 LOG = logging.getLogger(__name__)
 NB, S, A, P = t.networkdhcpagentbindings.c, t.subnets.c, t.agents.c, t.ports.c
@@ -123,7 +124,7 @@ class Hosting:
         if not sch.unbind(conn, network_id, agent_id):
             raise errors.NetworkNotHostedByDhcpAgent(network_id=network_id,
                                                      agent_id=agent_id)
-        device_id = sch.dhcp_device_id(network_id, row.host)
+        device_id = dhcp_device_id(network_id, row.host)
         for port in conn.execute(sa.select(P.id).where(P.network_id == network_id,
                                                        P.device_id == device_id)):
             store.bump(conn, t.ports, port.id, {"device_id": sch.RESERVED_DHCP_PORT})

@@ -23,6 +23,7 @@ from neutrino.plugins import store
 from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.dhcp.hosting import Hosting
 from neutrino.plugins.ml2 import provisioning
+from neutrino.resources.dhcp import dhcp_device_id
 
 LOG = logging.getLogger(__name__)
 
@@ -141,7 +142,7 @@ class DhcpEndpoint:
             return None
         network_id = network_id or old["network_id"]
         if old["device_id"] not in (sch.RESERVED_DHCP_PORT,
-                                    sch.dhcp_device_id(network_id, host)):
+                                    dhcp_device_id(network_id, host)):
             return None
         with self.core.db.reader() as conn:
             hosts = {a.host for a in self.hosting.hosting(conn, network_id)}

@@ -18,7 +18,6 @@ import datetime as dt
 import json
 import logging
 import random
-import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -38,13 +37,6 @@ RESERVED_DHCP_PORT = "reserved_dhcp_port"  # a DHCP port kept for the next agent
 LOWEST_BINDING_INDEX = 1
 
 A, NB, S = t.agents.c, t.networkdhcpagentbindings.c, t.subnets.c
-
-
-def dhcp_device_id(network_id: str, host: str) -> str:
-    """The ``device_id`` of the DHCP port an agent on ``host`` uses on a network
-    (upstream's form, so agents and tools recognise their ports)."""
-    host_uuid = uuid.uuid5(uuid.NAMESPACE_DNS, host.split(".")[0])
-    return f"dhcp{host_uuid}-{network_id}"
 
 
 @dataclass
