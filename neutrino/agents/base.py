@@ -12,6 +12,7 @@ import abc
 import datetime as dt
 import logging
 import threading
+import time
 from typing import Any
 
 from oslo_config import cfg
@@ -70,17 +71,34 @@ class Agent(abc.ABC):
             self._client = oslo_messaging.get_rpc_client(self._transport, target)
         return self._client
 
-    def report_state(self) -> str | None:
+    def report_state(self, timeout: float | None = None) -> str | None:
         """Send one report; the server's verdict (new, alive, revived) or None."""
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
         try:
-            answer = self._rpc().call({}, "report_state",
-                                      agent_state={"agent_state": self.state()}, time=now)
+            client = self._rpc() if timeout is None else self._rpc().prepare(timeout=timeout)
+            answer = client.call({}, "report_state",
+                                 agent_state={"agent_state": self.state()}, time=now)
         except Exception:  # noqa: BLE001 - retried at the next interval
             LOG.exception("%s on %s: state report failed", self.agent_type, self.host)
             return None
         self._start_flag = False
         return answer
+
+    def register(self, within: float = 120.0, attempt: float = 5.0) -> str:
+        """Report until the server answers, so the agent exists before it is used.
+
+        A report sent before the server's RPC consumers are bound is dropped by
+        the broker and would wait out the whole response timeout; short
+        attempts repeated keep a slow server start from losing the agent."""
+        deadline = time.monotonic() + within
+        while True:
+            answer = self.report_state(timeout=attempt)
+            if answer is not None:
+                return answer
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"{self.agent_type} on {self.host}: the server did not "
+                                   f"answer a state report within {within:.0f}s")
+            time.sleep(0.5)
 
     def start_reporting(self) -> None:
         interval = self.conf.AGENT.report_interval

@@ -68,9 +68,7 @@ class RecordingAgent(Agent):
                 executor="threading")
             server.start()
             self.servers.append(server)
-        deadline = time.monotonic() + 30
-        while self.report_state() is None and time.monotonic() < deadline:
-            time.sleep(0.5)
+        self.register()
         self.api = PluginApi(self.conf, agent_id=f"ovs-{self.host}", host=self.host)
         time.sleep(0.3)  # let the fanout consumers bind their queues
 

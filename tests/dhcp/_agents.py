@@ -87,9 +87,7 @@ class DhcpAgent(Agent):
             oslo_messaging.Target(topic=self.topic, server=self.host),
             [self.recorder], executor="threading")
         self.server.start()
-        deadline = time.monotonic() + 30
-        while self.report_state() is None and time.monotonic() < deadline:
-            time.sleep(0.5)
+        self.register()
         self.start_reporting()
         self.api = DhcpPluginApi(self.conf, self.host)
         return self

@@ -4,7 +4,6 @@ each change (upstream's casts and payloads), and ports that are ACTIVE only
 once both the L2 agent and the DHCP agent have said they are ready."""
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -62,9 +61,7 @@ def l2(dhcp: DhcpAgent, vhost: str, tmp_path: Path) -> Iterator[PluginApi]:
     conf_file.write_text(f"[DEFAULT]\nhost = {dhcp.host}\ntransport_url = {bus(vhost)}\n")
     conf = make_conf(["--config-file", str(conf_file)])
     agent = OvsAgent(conf)
-    deadline = time.monotonic() + 30
-    while agent.report_state() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+    agent.register()
     api = PluginApi(conf, agent_id=f"ovs-{dhcp.host}", host=dhcp.host)
     yield api
     api.close()

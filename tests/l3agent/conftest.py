@@ -91,11 +91,6 @@ class FakeL3Agent(Agent):
     def call(self, method: str, **kwargs: Any) -> Any:
         return self.plugin.prepare(timeout=30).call({}, method, **kwargs)
 
-    def register(self) -> None:
-        deadline = time.monotonic() + 30
-        while self.report_state() is None and time.monotonic() < deadline:
-            time.sleep(0.5)
-
     def close(self) -> None:
         self.stop()
         self.server.stop()

@@ -136,7 +136,7 @@ def test_scheduler_api_errors(admin, member, l3_agents, tmp_path: Path, vhost: s
     assert status == 404 and body["NeutronError"]["type"] == "AgentNotFound"
 
     ovs = OvsAgent(agent_conf(tmp_path, vhost, f"ovs-{uuid.uuid4().hex[:6]}"))
-    assert ovs.report_state() is not None
+    assert ovs.register() == "new"
     try:
         ovs_id = agent_id(admin, ovs.host, "Open vSwitch agent")
         status, body = admin.post(f"/v2.0/agents/{ovs_id}/l3-routers",

@@ -52,9 +52,7 @@ def host(vhost: str, tmp_path: Path) -> Iterator[tuple[str, PluginApi]]:  # noqa
     conf_file.write_text(f"[DEFAULT]\nhost = {name}\ntransport_url = {bus(vhost)}\n")
     conf = make_conf(["--config-file", str(conf_file)])
     agent = OvsAgent(conf)
-    deadline = time.monotonic() + 30
-    while agent.report_state() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+    agent.register()
     api = PluginApi(conf, agent_id=f"ovs-{name}", host=name)
     yield name, api
     api.close()

@@ -3,7 +3,6 @@ status lifecycle (DOWN when bound, BUILD while wired, ACTIVE once the L2
 agent reports the device up, DOWN again when it goes away)."""
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -48,9 +47,7 @@ def host(srv: Server, vhost: str, tmp_path: Path) -> Iterator[tuple[str, PluginA
     name = f"host-{uuid.uuid4().hex[:6]}"
     conf = agent_conf(tmp_path, vhost, name)
     agent = OvsAgent(conf)
-    deadline = time.monotonic() + 30
-    while agent.report_state() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+    agent.register()
     api = PluginApi(conf, agent_id=f"ovs-{name}", host=name)
     try:
         yield name, api

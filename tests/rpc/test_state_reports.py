@@ -63,7 +63,7 @@ def test_an_agent_registers_with_its_first_report_and_stays_alive(
         srv: Server, admin: Client, vhost: str, tmp_path: Path) -> None:
     agent = agent_for(tmp_path, vhost, "host-a")
     try:
-        assert wait_for(agent.report_state) == "new"
+        assert agent.register() == "new"
         assert agent.report_state() == "alive"
         row = shown(admin, "host-a")
         assert row is not None
@@ -80,7 +80,7 @@ def test_reports_never_undo_what_an_admin_set(srv: Server, admin: Client, vhost:
                                               tmp_path: Path) -> None:
     agent = agent_for(tmp_path, vhost, "host-b")
     try:
-        wait_for(agent.report_state)
+        agent.register()
         row = shown(admin, "host-b")
         admin.put(f"/v2.0/agents/{row['id']}",
                   {"agent": {"admin_state_up": False, "description": "maintenance"}})

@@ -1,7 +1,6 @@
 """``tunnel_sync``: an L2 agent learns the tunnel endpoints of its live peers."""
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -39,9 +38,7 @@ def _report(tmp: Path, vhost: str, ip: str, types: list[str]) -> tuple[str, Any]
     host = f"host-{uuid.uuid4().hex[:6]}"
     conf = agent_conf(tmp, vhost, host)
     agent = TunnelAgent(conf, ip, types)
-    deadline = time.monotonic() + 30
-    while agent.report_state() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+    agent.register()
     agent.stop()
     return host, conf
 

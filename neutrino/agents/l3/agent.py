@@ -135,9 +135,9 @@ class L3Agent(Agent):
         return sorted(rid for rid, desired in self.routers.applied.items()
                       if any(d.network_id == network_id for d in desired.devices))
 
-    def report_state(self) -> str | None:
+    def report_state(self, timeout: float | None = None) -> str | None:
         """As upstream: a server that saw this agent as dead gets a full sync."""
-        verdict = super().report_state()
+        verdict = super().report_state(timeout)
         if verdict == "revived":
             self.mark_full_sync()
         return verdict
