@@ -32,6 +32,21 @@ def load_class(namespace: str, name: str) -> type:
                 f"class ({path_exc.__class__.__name__}: {path_exc})") from None
 
 
+def load_driver_class(namespace: str, name: str, base: type, option: str,
+                      error: type[Exception] = PluginLoadError) -> type:
+    """The class a driver list option names, checked to be a ``base``; any
+    failure is ``error`` with a message that starts with the option."""
+    try:
+        cls = load_class(namespace, name)
+    except PluginLoadError as exc:
+        raise error(f"{option}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        kind = base.__name__.replace("Driver", " driver").lower()
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise error(f"{option}: '{name}' is not {article} {kind}")
+    return cls
+
+
 def load_core_plugin(conf: Any, db: Any) -> Any:
     if not conf.core_plugin:
         raise PluginLoadError("core_plugin is mandatory")

@@ -16,3 +16,10 @@ def test_non_driver_class_path_stops_startup(tmp_path: Path) -> None:
     line = _one_error_line(_serve(tmp_path, "[ml2]\nmechanism_drivers = "
                                             "neutrino.plugins.ml2.mech_api.NetworkContext"))
     assert "[ml2] mechanism_drivers" in line and "is not a mechanism driver" in line
+
+
+def test_an_extension_driver_path_that_is_no_extension_driver_stops_startup(
+        tmp_path: Path) -> None:
+    line = _one_error_line(_serve(tmp_path, "[ml2]\nextension_drivers = "
+                                            "neutrino.plugins.ml2.mech_api.NetworkContext"))
+    assert "[ml2] extension_drivers" in line and "is not an extension driver" in line

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from neutrino.context import Context
-from neutrino.plugins.loader import PluginLoadError, load_class
+from neutrino.plugins.loader import load_driver_class
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 
 LOG = logging.getLogger(__name__)
@@ -18,10 +18,7 @@ class ExtensionManager:
     def __init__(self, conf: Any) -> None:
         self.drivers: list[ExtensionDriver] = []
         for name in conf.ml2.extension_drivers:
-            try:
-                cls = load_class(NAMESPACE, name)
-            except PluginLoadError as exc:
-                raise PluginLoadError(f"[ml2] extension_drivers: {exc}") from None
+            cls = load_driver_class(NAMESPACE, name, ExtensionDriver, "[ml2] extension_drivers")
             self.drivers.append(cls(conf))
             LOG.info("loaded extension driver %s", name)
 

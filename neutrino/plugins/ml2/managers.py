@@ -43,12 +43,8 @@ class TypeManager:
     # -- start-up -------------------------------------------------------------
 
     def _load(self, name: str) -> TypeDriver:
-        try:
-            cls = loader.load_class(NAMESPACE, name)
-        except loader.PluginLoadError as exc:
-            raise Ml2ConfigError(f"[ml2] type_drivers: {exc}") from None
-        if not (isinstance(cls, type) and issubclass(cls, TypeDriver)):
-            raise Ml2ConfigError(f"[ml2] type_drivers: '{name}' is not a type driver")
+        cls = loader.load_driver_class(NAMESPACE, name, TypeDriver, "[ml2] type_drivers",
+                                       Ml2ConfigError)
         return cls(self.conf)
 
     def _register(self, name: str, driver: TypeDriver) -> None:

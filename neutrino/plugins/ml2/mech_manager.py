@@ -44,12 +44,8 @@ class MechanismManager:
         LOG.info("Registered mechanism drivers: %s", [d.name for d in self.drivers])
 
     def _load(self, name: str) -> MechanismDriver:
-        try:
-            cls = loader.load_class(NAMESPACE, name)
-        except loader.PluginLoadError as exc:
-            raise Ml2ConfigError(f"[ml2] mechanism_drivers: {exc}") from None
-        if not (isinstance(cls, type) and issubclass(cls, MechanismDriver)):
-            raise Ml2ConfigError(f"[ml2] mechanism_drivers: '{name}' is not a mechanism driver")
+        cls = loader.load_driver_class(NAMESPACE, name, MechanismDriver,
+                                       "[ml2] mechanism_drivers", Ml2ConfigError)
         return cls(self.conf)
 
     # -- precommit / postcommit ---------------------------------------------------
