@@ -33,7 +33,7 @@ run: install
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
 test: install system-deps
-	$(PY) -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=25 $(PYTEST_ARGS)
 
 bench: install
 	$(PY) benchmarks/api_bench.py --url $${URL:-http://127.0.0.1:9696}
