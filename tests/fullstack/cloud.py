@@ -53,7 +53,7 @@ def start_agent(fabric: Fabric, host: Host, conf: Path, kind: str = "ovs"
     env = {**host.env, "PYTHONPATH": str(ROOT)}
     out_name = "agent.out" if kind == "ovs" else f"{kind}-agent.out"
     with open(host.dir / out_name, "ab") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "neutrino.cmd.main", "agent", kind,
+        proc = subprocess.Popen([sys.executable, "-m", "tests.fullstack.agent_main", "agent", kind,
                                  "--config-file", str(conf)], stdout=out, stderr=out, env=env,
                                 cwd=str(host.dir))
     fabric.procs.append(proc)
