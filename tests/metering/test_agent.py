@@ -176,3 +176,15 @@ def test_an_unknown_driver_is_refused_naming_the_option(tmp_path: Path) -> None:
     conf = agent_conf(tmp_path, None, "h1", "driver = bogus\n")
     with pytest.raises(ValueError, match=r"\[DEFAULT\] driver"):
         MeteringAgent(conf, plugin_rpc=FakePlugin())
+
+
+def test_cli_with_an_unknown_driver_is_a_configuration_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    conf = tmp_path / "metering_agent.ini"
+    conf.write_text("[DEFAULT]\nhost = h1\ndriver = bogus\n")
+    done = subprocess.run([sys.executable, "-m", "neutrino.cmd.main", "agent", "metering",
+                           "--config-file", str(conf)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert "[DEFAULT] driver" in done.stderr

@@ -166,3 +166,39 @@ def test_label_and_rule_changes_are_cast_to_the_routers_host(
     assert admin.delete(f"/v2.0/metering/metering-labels/{label['id']}")[0] == 204
     [removed] = recorder.wait_for("remove_metering_label")
     assert removed["_metering_labels"][0]["id"] == label["id"]
+
+
+def test_the_agent_registers_syncs_its_hosts_routers_and_follows_casts(
+        srv: Server, admin: Client, l3_agents: Any) -> None:  # noqa: F811
+    from neutrino.agents.metering import driver as drivers
+    from neutrino.agents.metering.agent import MeteringAgent, register_opts
+    from tests.metering.fakes import FakeHost
+
+    l3 = l3_agents()
+    project = uuid.uuid4().hex
+    router = _routed(admin, Client(srv.url, project, "member"))
+    assert hosts_of(admin, router["id"]) == [l3.host]
+    register_opts(l3.conf)
+    l3.conf.set_override("driver", "iptables")
+    l3.conf.set_override("measure_interval", 0.2)
+    ns = "qrouter-" + router["id"]
+    host = FakeHost(ns)
+    agent = MeteringAgent(l3.conf, driver=drivers.NftablesDriver(host))
+    agent.register()
+    agent.start()
+    try:
+        status, body = admin.get(f"/v2.0/agents?host={l3.host}&agent_type=Metering agent")
+        [seen] = body["agents"]
+        assert (seen["binary"], seen["topic"]) == ("neutron-metering-agent", "metering_agent")
+        assert seen["configurations"]["metering_driver"] == "iptables"
+
+        assert host.tables == {}  # no label applies to the router yet
+
+        label = _label(admin, project)  # each cast makes the agent sync again
+        _rule(admin, label["id"], remote_ip_prefix="10.0.0.0/8")
+        deadline = time.monotonic() + 20
+        while "10.0.0.0/8" not in host.tables.get(ns, "") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert f'counter name "label-{label["id"]}"' in host.tables[ns]
+    finally:
+        agent.stop()
