@@ -80,8 +80,13 @@ class _Store:
         self.db = db
         self.notifier = notifier
 
+    @property
+    def casting(self) -> bool:
+        """Whether agents are told of changes (no bus: no sync data to compute)."""
+        return self.notifier is not None and self.notifier.casts.enabled
+
     def _notify(self, method: str, routers: list[dict[str, Any]]) -> None:
-        if self.notifier is not None:
+        if self.casting:
             self.notifier.notify(method, routers)
 
     def write(self, fn: Callable[[Connection], T]) -> T:
@@ -109,7 +114,7 @@ class Labels(_Store):
             conn.execute(sa.insert(t.meteringlabels), rows)
             return rows
         created = [_label_dict(r) for r in self.write(op)]
-        for label in created:
+        for label in created if self.casting else ():
             with self.db.reader() as conn:
                 data = agents.sync_data(conn, label_id=label["id"])
             self._notify("add_metering_label", data)
@@ -135,7 +140,8 @@ class Labels(_Store):
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         def op(conn: Connection) -> list[dict[str, Any]]:
             self._row(conn, rid)
-            data = agents.sync_data(conn, label_id=rid)  # what agents must stop counting
+            # what agents must stop counting
+            data = agents.sync_data(conn, label_id=rid) if self.casting else []
             conn.execute(sa.delete(t.meteringlabelrules).where(ru.metering_label_id == rid))
             conn.execute(sa.delete(t.meteringlabels).where(lb.id == rid))
             return data
@@ -173,7 +179,8 @@ class Rules(_Store):
         ids = self.write(op)
         with self.db.reader() as conn:
             created = [_rule_dict(self._row(conn, rid)) for rid in ids]
-            casts = [agents.rule_sync_data(conn, _cast_rule(rule)) for rule in created]
+            casts = [agents.rule_sync_data(conn, _cast_rule(rule))
+                     for rule in (created if self.casting else ())]
         for data in casts:
             self._notify("add_metering_label_rule", data)
         return created
@@ -213,7 +220,7 @@ class Rules(_Store):
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         def op(conn: Connection) -> list[dict[str, Any]]:
             rule = _cast_rule(_rule_dict(self._row(conn, rid)))
-            data = agents.rule_sync_data(conn, rule)
+            data = agents.rule_sync_data(conn, rule) if self.casting else []
             conn.execute(sa.delete(t.meteringlabelrules).where(ru.id == rid))
             return data
         self._notify("remove_metering_label_rule", self.write(op))
