@@ -27,6 +27,12 @@ def _l3(conf: cfg.ConfigOpts) -> Any:
     return agent.L3Agent(conf, interface.load(conf))
 
 
+def _metering(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents.metering import agent
+    agent.register_opts(conf)
+    return agent.MeteringAgent(conf)
+
+
 class _UntilStopped:
     """Agents whose loop runs until an event is set (``run(stop)``)."""
 
@@ -49,7 +55,7 @@ def _ovs(conf: cfg.ConfigOpts) -> Any:
     return _UntilStopped(agent.OvsAgent(conf))
 
 
-AGENTS = {"dhcp": _dhcp, "l3": _l3, "ovs": _ovs}
+AGENTS = {"dhcp": _dhcp, "l3": _l3, "metering": _metering, "ovs": _ovs}
 
 
 class _Foreground:

@@ -1,8 +1,8 @@
 """The ``metering`` service plugin: labels and their rules, on SQL.
 
-Only the API and its rules live here (validation, overlap refusal, a label
-taking its rules with it); no metering agent counts traffic yet, so there
-is nothing to notify. Non-admins see their own project's labels and the
+The API and its rules live here (validation, overlap refusal, a label
+taking its rules with it); what metering agents are told and asked is in
+``metering_agents``. Non-admins see their own project's labels and the
 rules of those labels, as upstream's default policy allows.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import retrying
+from neutrino.plugins import metering_agents as agents
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.resources import metering as res
@@ -42,6 +43,11 @@ def _rule_dict(row: Any) -> dict[str, Any]:
             "source_ip_prefix": row.source_ip_prefix,
             "destination_ip_prefix": row.destination_ip_prefix, "excluded": row.excluded,
             "project_id": row.project_id, "tenant_id": row.project_id}
+
+
+def _cast_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """A rule as casts carry it (upstream's rule dict, without the project)."""
+    return {k: v for k, v in rule.items() if k not in ("project_id", "tenant_id")}
 
 
 def _rules_select() -> Any:
@@ -70,8 +76,18 @@ def check_rule(rule: dict[str, Any]) -> None:
 
 
 class _Store:
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, notifier: Any = None) -> None:
         self.db = db
+        self.notifier = notifier
+
+    @property
+    def casting(self) -> bool:
+        """Whether agents are told of changes (no bus: no sync data to compute)."""
+        return self.notifier is not None and self.notifier.casts.enabled
+
+    def _notify(self, method: str, routers: list[dict[str, Any]]) -> None:
+        if self.casting:
+            self.notifier.notify(method, routers)
 
     def write(self, fn: Callable[[Connection], T]) -> T:
         @retrying
@@ -97,7 +113,12 @@ class Labels(_Store):
                      "description": item.get("description") or ""} for item in items]
             conn.execute(sa.insert(t.meteringlabels), rows)
             return rows
-        return [_label_dict(r) for r in self.write(op)]
+        created = [_label_dict(r) for r in self.write(op)]
+        for label in created if self.casting else ():
+            with self.db.reader() as conn:
+                data = agents.sync_data(conn, label_id=label["id"])
+            self._notify("add_metering_label", data)
+        return created
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
@@ -117,11 +138,14 @@ class Labels(_Store):
         raise errors.NotImplementedError()  # unreachable: nothing is writable
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
-        def op(conn: Connection) -> None:
+        def op(conn: Connection) -> list[dict[str, Any]]:
             self._row(conn, rid)
+            # what agents must stop counting
+            data = agents.sync_data(conn, label_id=rid) if self.casting else []
             conn.execute(sa.delete(t.meteringlabelrules).where(ru.metering_label_id == rid))
             conn.execute(sa.delete(t.meteringlabels).where(lb.id == rid))
-        self.write(op)
+            return data
+        self._notify("remove_metering_label", self.write(op))
 
 
 class Rules(_Store):
@@ -154,7 +178,12 @@ class Rules(_Store):
             return ids
         ids = self.write(op)
         with self.db.reader() as conn:
-            return [_rule_dict(self._row(conn, rid)) for rid in ids]
+            created = [_rule_dict(self._row(conn, rid)) for rid in ids]
+            casts = [agents.rule_sync_data(conn, _cast_rule(rule))
+                     for rule in (created if self.casting else ())]
+        for data in casts:
+            self._notify("add_metering_label_rule", data)
+        return created
 
     def _check_overlap(self, conn: Connection, rule: dict[str, Any]) -> None:
         """Upstream refuses only overlapping ``remote_ip_prefix`` rules of one
@@ -189,21 +218,40 @@ class Rules(_Store):
         raise errors.NotImplementedError()
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
-        def op(conn: Connection) -> None:
-            self._row(conn, rid)
+        def op(conn: Connection) -> list[dict[str, Any]]:
+            rule = _cast_rule(_rule_dict(self._row(conn, rid)))
+            data = agents.rule_sync_data(conn, rule) if self.casting else []
             conn.execute(sa.delete(t.meteringlabelrules).where(ru.id == rid))
-        self.write(op)
+            return data
+        self._notify("remove_metering_label_rule", self.write(op))
 
 
 class MeteringPlugin(ServicePlugin):
-    """Neutron Metering: labels and label rules (API only; no metering agent)."""
+    """Neutron Metering: labels and label rules, counted by metering agents."""
 
     service_type = "METERING"
     supported_extension_aliases = (res.METERING.alias, res.SOURCE_AND_DESTINATION.alias)
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
-        self.labels, self.rules = Labels(db), Rules(db)
+        self.agent_notifier = agents.MeteringAgentNotifier(self)
+        self.agent_notifiers["Metering agent"] = self.agent_notifier
+        self.labels = Labels(db, self.agent_notifier)
+        self.rules = Rules(db, self.agent_notifier)
+        self.directory: Any = None
+
+    def bind(self, plugins: Any) -> None:
+        self.directory = plugins
+
+    def l3(self) -> Any:
+        """The L3 plugin (routers and their agents), when loaded."""
+        services = getattr(self.directory, "services", None) or {}
+        return services.get(agents.L3_SERVICE)
+
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        """``metering_plugin`` for metering agents."""
+        from neutrino.rpc import topics
+        return {topics.METERING_PLUGIN: [agents.MeteringRpcEndpoint(self)]}
 
     def collections(self) -> dict[str, Any]:
         return {"metering_labels": self.labels, "metering_label_rules": self.rules}

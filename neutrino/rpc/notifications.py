@@ -16,7 +16,10 @@ SECTION = "oslo_messaging_notifications"
 
 
 class Notifications:
-    def __init__(self, conf: Any) -> None:
+    """``publisher`` prefixes the host in ``publisher_id``: ``network`` for the
+    server, ``metering`` for the metering agent, as upstream."""
+
+    def __init__(self, conf: Any, publisher: str = "network") -> None:
         self.notifier: Any = None
         if SECTION not in conf.list_all_sections():
             return
@@ -24,7 +27,7 @@ class Notifications:
         # Upstream's exchange name, so consumers configured for Neutron work.
         oslo_messaging.set_transport_defaults(control_exchange="neutron")
         transport = oslo_messaging.get_notification_transport(conf)
-        notifier = oslo_messaging.Notifier(transport, publisher_id=f"network.{conf.host}")
+        notifier = oslo_messaging.Notifier(transport, publisher_id=f"{publisher}.{conf.host}")
         if notifier.is_enabled():
             self.notifier = notifier
             LOG.info("notifications on %s", conf.oslo_messaging_notifications.topics)
@@ -44,6 +47,9 @@ class Notifications:
 
 
 def _context(ctx: Any) -> dict[str, Any]:
+    if ctx is None:  # an agent's own admin context, without a user
+        return {"user_id": None, "project_id": None, "tenant_id": None, "roles": ["admin"],
+                "is_admin": True, "request_id": None, "global_request_id": None}
     return {"user_id": ctx.user_id, "project_id": ctx.project_id,
             "tenant_id": ctx.project_id, "roles": ctx.roles, "is_admin": ctx.is_admin,
             "request_id": ctx.request_id, "global_request_id": ctx.global_request_id}

@@ -1,0 +1,1 @@
+"""The metering agent: label rules as nftables counters in router namespaces."""
