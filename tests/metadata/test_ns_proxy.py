@@ -139,6 +139,8 @@ def test_reap_stops_only_unkept_proxies_of_its_own_kind(
         assert proxies.reap({kept}) == [gone]
         assert proxies.running() == [kept] and networks.running() == [net]
         assert not Path(proxies.pid_file(gone)).exists()
+        assert sorted(os.listdir(proxies.pids_dir)) == sorted(
+            [f"{kept}.pid", f"{kept}.log", f"{net}.pid", f"{net}.log"])
     finally:
         networks.reap(set())
 

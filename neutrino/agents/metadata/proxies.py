@@ -72,10 +72,11 @@ class MetadataProxies:
     def stop(self, uuid: str) -> None:
         if self._cmdline(uuid) is not None:
             self._process(uuid).stop()
-        try:
-            os.unlink(self.pid_file(uuid))
-        except FileNotFoundError:
-            pass
+        for path in (self.pid_file(uuid), self.pid_file(uuid)[:-4] + ".log"):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     def reap(self, keep: set[str]) -> list[str]:
         """Stop the proxies of ids not in ``keep``; which were stopped."""
