@@ -55,7 +55,12 @@ def _ovs(conf: cfg.ConfigOpts) -> Any:
     return _UntilStopped(agent.OvsAgent(conf))
 
 
-AGENTS = {"dhcp": _dhcp, "l3": _l3, "metering": _metering, "ovs": _ovs}
+def _metadata(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents.metadata.agent import MetadataAgent
+    return MetadataAgent(conf)
+
+
+AGENTS = {"dhcp": _dhcp, "l3": _l3, "metadata": _metadata, "metering": _metering, "ovs": _ovs}
 
 
 class _Foreground:

@@ -128,12 +128,13 @@ class CorePlugin:
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on the server, by topic (served by the RPC process)."""
+        from neutrino.plugins.ml2.metadata_rpc import MetadataEndpoint
         from neutrino.plugins.ml2.rpc import L2Endpoint
         from neutrino.plugins.ml2.sg_rpc import SecurityGroupEndpoint
         from neutrino.plugins.ml2.tunnel_rpc import TunnelEndpoint
         from neutrino.rpc import topics
         return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self),
-                                TunnelEndpoint(self)]}
+                                TunnelEndpoint(self), MetadataEndpoint(self)]}
 
     def _handler(self, plural: str) -> Any:
         return self.handlers[plural]

@@ -20,7 +20,7 @@ from oslo_config import cfg
 
 from neutrino.agents import interface
 from neutrino.agents.base import Agent
-from neutrino.agents.dhcp import dnsmasq, options
+from neutrino.agents.dhcp import dnsmasq, metadata, options
 from neutrino.agents.dhcp.driver import DnsmasqDriver
 from neutrino.resources.dhcp import dhcp_device_id
 
@@ -85,8 +85,10 @@ class DhcpAgent(Agent):
         options.register(conf)
         super().__init__(conf, host)
         self.plugin = plugin
-        self.driver = driver or DnsmasqDriver(conf.dhcp_confs, options.settings(conf),
-                                              interface.load(conf))
+        self.driver = driver or DnsmasqDriver(
+            conf.dhcp_confs, options.settings(conf), interface.load(conf),
+            metadata.NetworkMetadata(options.metadata_flags(conf), conf.state_path,
+                                     conf.metadata_proxy_socket))
         self.networks: dict[str, dict[str, Any]] = {}  # what is served, as last configured
         self.dhcp_ports: dict[str, dict[str, Any]] = {}
         self._ready: set[str] = set()  # ports already reported with dhcp_ready_on_ports

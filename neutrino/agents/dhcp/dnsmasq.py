@@ -79,9 +79,10 @@ class _Host:
     tag: str
 
 
-def render(network: dict[str, Any], settings: Settings, files: Files) -> Rendered:
+def render(network: dict[str, Any], settings: Settings, files: Files,
+           metadata_ips: dict[str, str] | None = None) -> Rendered:
     return Rendered(hosts_file(network, settings), addn_hosts_file(network, settings),
-                    opts_file(network), command_line(network, settings, files))
+                    opts_file(network, metadata_ips), command_line(network, settings, files))
 
 
 def dhcp_subnets(network: dict[str, Any]) -> list[dict[str, Any]]:
@@ -200,7 +201,7 @@ def option(ip_version: int, tag: str, name: Any, *values: str) -> str:
     return ",".join(parts + [v.split("\n", 1)[0] for v in values])
 
 
-def _isolated(network: dict[str, Any]) -> dict[str, bool]:
+def isolated_subnets(network: dict[str, Any]) -> dict[str, bool]:
     """A subnet is isolated unless a router interface holds its gateway IP."""
     gateways = {s["id"]: s.get("gateway_ip") for s in network.get("subnets") or []}
     routed = {f.get("subnet_id") for p in network.get("ports") or []
@@ -215,11 +216,14 @@ def _any_address(servers: list[str], ip_version: int) -> bool:
                ipaddress.ip_address(s).version == ip_version for s in servers)
 
 
-def _subnet_options(network: dict[str, Any]) -> tuple[list[str], set[str]]:
-    """Per subnet: DNS servers, routes (option 121 and 249), router."""
+def _subnet_options(network: dict[str, Any], metadata_ips: dict[str, str]
+                    ) -> tuple[list[str], set[str]]:
+    """Per subnet: DNS servers, routes (option 121 and 249), router. The
+    metadata route goes to the DHCP port's address where ``metadata_ips``
+    names one (the namespace serves metadata), else to a router's gateway."""
     lines: list[str] = []
     without_dns: set[str] = set()
-    isolated = _isolated(network)
+    isolated = isolated_subnets(network)
     subnets = network.get("subnets") or []
     for subnet in subnets:
         version, tag = subnet.get("ip_version", 4), f"subnet-{subnet['id']}"
@@ -243,7 +247,9 @@ def _subnet_options(network: dict[str, Any]) -> tuple[list[str], set[str]]:
                 gateway = gateway or route["nexthop"]
             else:
                 routes.append(f"{route['destination']},{route['nexthop']}")
-        if not isolated.get(subnet["id"], True) and gateway:
+        if metadata_ips.get(subnet["id"]):
+            routes.append(f"{METADATA_CIDR},{metadata_ips[subnet['id']]}")
+        elif not isolated.get(subnet["id"], True) and gateway:
             routes.append(f"{METADATA_CIDR},{gateway}")
         for other in subnets:  # on-link: the network's other IPv4 subnets
             if (other.get("ip_version") == 4 and other["cidr"] != subnet["cidr"]
@@ -286,10 +292,10 @@ def _port_options(network: dict[str, Any], without_dns: set[str]) -> list[str]:
     return lines
 
 
-def opts_file(network: dict[str, Any]) -> str:
+def opts_file(network: dict[str, Any], metadata_ips: dict[str, str] | None = None) -> str:
     """``--dhcp-optsfile``: subnet options, then port options (no final newline,
     as upstream writes it)."""
-    lines, without_dns = _subnet_options(network)
+    lines, without_dns = _subnet_options(network, metadata_ips or {})
     return "\n".join(lines + _port_options(network, without_dns))
 
 

@@ -3,8 +3,8 @@
 ``enable`` makes the host match a network description (idempotent: run it
 again after any change and it converges), ``disable`` removes everything
 the network had here. The network's files live in
-``<dhcp_confs>/<network_id>/``; their presence is how a restarted agent
-finds what it served before.
+``<dhcp_confs>/<network_id>/``; their presence (or a running metadata
+proxy of the network) is how a restarted agent finds what it served before.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 
 from neutrino.agents import iproute
 from neutrino.agents.dhcp import dnsmasq
+from neutrino.agents.dhcp.metadata import METADATA_CIDR, NetworkMetadata, route_ips
 from neutrino.agents.dhcp.process import DnsmasqProcess
 from neutrino.agents.interface import InterfaceDriver
 
@@ -47,10 +48,11 @@ def port_cidrs(network: dict[str, Any], port: dict[str, Any]) -> list[str]:
 
 class DnsmasqDriver:
     def __init__(self, confs_dir: str, settings: dnsmasq.Settings,
-                 interface: InterfaceDriver) -> None:
+                 interface: InterfaceDriver, metadata: NetworkMetadata | None = None) -> None:
         self.confs_dir = os.path.abspath(confs_dir)
         self.settings = settings
         self.interface = interface
+        self.metadata = metadata
 
     def files(self, network_id: str) -> dnsmasq.Files:
         return dnsmasq.Files(os.path.join(self.confs_dir, network_id))
@@ -65,10 +67,13 @@ class DnsmasqDriver:
     def existing(self) -> list[str]:
         """Networks this host has DHCP state for (from a previous run too)."""
         try:
-            return sorted(d for d in os.listdir(self.confs_dir)
-                          if os.path.isdir(os.path.join(self.confs_dir, d)))
+            found = {d for d in os.listdir(self.confs_dir)
+                     if os.path.isdir(os.path.join(self.confs_dir, d))}
         except FileNotFoundError:
-            return []
+            found = set()
+        if self.metadata is not None:
+            found.update(self.metadata.running())
+        return sorted(found)
 
     # -- converge ---------------------------------------------------------------------------
 
@@ -79,11 +84,16 @@ class DnsmasqDriver:
         iproute.ensure_namespace(ns)
         self.interface.plug(network["id"], port["id"], device, port["mac_address"],
                             namespace=ns, mtu=network.get("mtu") or None)
-        iproute.set_addresses(device, port_cidrs(network, port), namespace=ns)
+        metadata_on = self.metadata is not None and self.metadata.flags.any
+        iproute.set_addresses(device, port_cidrs(network, port)
+                              + ([METADATA_CIDR] if metadata_on else []), namespace=ns)
         self._fill_udp_checksums(ns)
         files = self.files(network["id"])
         os.makedirs(files.conf_dir, exist_ok=True)
-        self._write_files(network, files)
+        self._write_files(network, files, route_ips(network, port, self.metadata.flags)
+                          if self.metadata is not None else {})
+        if self.metadata is not None:
+            self.metadata.converge(network, ns)
         proc = self.process(network["id"])
         argv = dnsmasq.command_line(network, self.settings, files)
         if proc.active and self._argv_file(files) == argv:
@@ -103,8 +113,9 @@ class DnsmasqDriver:
         except OSError:
             return None
 
-    def _write_files(self, network: dict[str, Any], files: dnsmasq.Files) -> None:
-        rendered = dnsmasq.render(network, self.settings, files)
+    def _write_files(self, network: dict[str, Any], files: dnsmasq.Files,
+                     metadata_ips: dict[str, str]) -> None:
+        rendered = dnsmasq.render(network, self.settings, files, metadata_ips)
         _write(files.host, rendered.hosts)
         _write(files.addn_hosts, rendered.addn_hosts)
         _write(files.opts, rendered.opts)
@@ -125,6 +136,8 @@ class DnsmasqDriver:
         """Stop serving ``network_id`` here and remove all of it."""
         ns = namespace(network_id)
         self.process(network_id).stop()
+        if self.metadata is not None:
+            self.metadata.stop(network_id)
         if device_name:
             self.interface.unplug(device_name, namespace=ns)
         elif iproute.namespace_exists(ns):

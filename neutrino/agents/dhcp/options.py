@@ -6,7 +6,9 @@ from __future__ import annotations
 from oslo_config import cfg
 
 from neutrino.agents.dhcp.dnsmasq import Settings
+from neutrino.agents.dhcp.metadata import Flags
 from neutrino.agents import interface
+from neutrino.agents.metadata import options as metadata_options
 
 DHCP_AGENT_OPTS = [
     cfg.StrOpt("dhcp_driver", default="neutron.agent.linux.dhcp.Dnsmasq",
@@ -34,18 +36,26 @@ DHCP_AGENT_OPTS = [
     cfg.IntOpt("dhcp_rebinding_time", default=0,
                help="DHCP rebinding time T2 (in seconds); 0 lets dnsmasq choose."),
     cfg.BoolOpt("enable_isolated_metadata", default=False,
-                help="Metadata through the DHCP namespace (not served by this agent yet)."),
+                help="Serve metadata (169.254.169.254) from the DHCP namespace of "
+                     "networks with a subnet no router serves."),
     cfg.BoolOpt("force_metadata", default=False,
-                help="Metadata through the DHCP namespace (not served by this agent yet)."),
+                help="Serve metadata from the DHCP namespace of every network, "
+                     "routed or not."),
 ]
 
 def register(conf: cfg.ConfigOpts) -> None:
     interface.register_opts(conf)
+    metadata_options.register_dhcp(conf)
     for opt in DHCP_AGENT_OPTS:
         try:
             conf.register_opt(opt)
         except cfg.DuplicateOptError:
             pass  # the same name registered by another agent's module
+
+
+def metadata_flags(conf: cfg.ConfigOpts) -> Flags:
+    return Flags(enable_isolated_metadata=conf.enable_isolated_metadata,
+                 force_metadata=conf.force_metadata)
 
 
 def settings(conf: cfg.ConfigOpts) -> Settings:

@@ -2,7 +2,8 @@
 tell it to re-read its files (SIGHUP re-reads the hosts, addn-hosts and
 options files), stop it. The pid file is the only state; a pid is believed
 only while ``/proc/<pid>/cmdline`` still names that pid file, so a recycled
-pid is never signalled.
+pid is never signalled. The metadata proxies are daemons of the same
+kind (``name`` says which in errors).
 """
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ class DnsmasqError(RuntimeError):
 
 
 class DnsmasqProcess:
-    def __init__(self, pid_file: str, namespace: str | None) -> None:
+    def __init__(self, pid_file: str, namespace: str | None, name: str = "dnsmasq") -> None:
         self.pid_file = pid_file
         self.namespace = namespace
+        self.name = name
 
     @property
     def pid(self) -> int | None:
@@ -42,7 +44,7 @@ class DnsmasqProcess:
         cmd = (["ip", "netns", "exec", self.namespace] if self.namespace else []) + argv
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode:
-            raise DnsmasqError(f"dnsmasq failed ({done.returncode}): {done.stderr.strip()}")
+            raise DnsmasqError(f"{self.name} failed ({done.returncode}): {done.stderr.strip()}")
 
     def reload(self) -> bool:
         """SIGHUP; False when no dnsmasq runs."""

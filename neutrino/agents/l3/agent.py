@@ -18,6 +18,7 @@ from oslo_config import cfg
 from neutrino.agents import interface
 from neutrino.agents.base import Agent
 from neutrino.agents.interface import InterfaceDriver
+from neutrino.agents.l3 import metadata
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.agents.l3.router import RouterManager
 from neutrino.rpc.transport import rpc_transport
@@ -35,6 +36,7 @@ L3_OPTS = [
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     interface.register_opts(conf)
+    metadata.options.register_l3(conf)
     for opt in L3_OPTS:
         try:
             conf.register_opt(opt)
@@ -89,7 +91,7 @@ class L3Agent(Agent):
         register_opts(conf)
         self.driver = driver
         self.plugin_rpc = plugin_rpc
-        self.routers = routers or RouterManager(driver)
+        self.routers = routers or RouterManager(driver, metadata=metadata.from_conf(conf))
         self._cond = threading.Condition()
         self._dirty: set[str] = set()
         self._deleted: set[str] = set()

@@ -13,6 +13,7 @@ transaction (declare, delete, redefine), so no packet sees a half ruleset.
 """
 from __future__ import annotations
 
+from neutrino.agents.l3 import metadata as md
 from neutrino.agents.l3.model import DesiredRouter
 
 FAMILY = "ip"
@@ -25,16 +26,22 @@ def _ports(spec: str) -> str:
     return spec.replace(":", "-")
 
 
-def rules(router: DesiredRouter) -> dict[str, list[str]]:
-    """The rules of each chain, in order (what the unit tests look at)."""
+def rules(router: DesiredRouter, metadata: "md.RouterMetadata | None" = None
+          ) -> dict[str, list[str]]:
+    """The rules of each chain, in order (what the unit tests look at); with
+    ``metadata``, also its redirect and the ``input`` chain guarding its port."""
     gw = router.gateway_device
     pre: list[str] = []
     out: list[str] = []
     post: list[str] = []
     mangle: list[str] = []
+    chains = {"mangle_prerouting": mangle, "prerouting": pre, "output": out,
+              "postrouting": post}
+    if metadata is not None:
+        for chain, extra in md.rules(metadata.port, metadata.mark).items():
+            chains.setdefault(chain, []).extend(extra)
     if gw is None:
-        return {"mangle_prerouting": mangle, "prerouting": pre, "output": out,
-                "postrouting": post}
+        return chains
     mangle.append(f'iifname "{gw}" meta mark set {EXTERNAL_MARK}')
     for pf in router.port_forwardings:
         pre.append(f"ip daddr {pf.floating_ip_address} {pf.protocol} dport "
@@ -51,8 +58,7 @@ def rules(router: DesiredRouter) -> dict[str, list[str]]:
             post.append(f'oifname "{gw}" ip saddr {{ {", ".join(router.snat_sources)} }} '
                         f"snat to {source}")
         post.append(f"meta mark != {EXTERNAL_MARK} ct status dnat snat to {source}")
-    return {"mangle_prerouting": mangle, "prerouting": pre, "output": out,
-            "postrouting": post}
+    return chains
 
 
 _HOOKS = {
@@ -60,13 +66,14 @@ _HOOKS = {
     "prerouting": "type nat hook prerouting priority dstnat; policy accept;",
     "output": "type nat hook output priority -100; policy accept;",
     "postrouting": "type nat hook postrouting priority srcnat; policy accept;",
+    "input": "type filter hook input priority filter; policy accept;",
 }
 
 
-def table(router: DesiredRouter) -> str:
+def table(router: DesiredRouter, metadata: "md.RouterMetadata | None" = None) -> str:
     """The table definition (one statement per line: nft rejects ``}`` after a rule)."""
     lines = [f"table {FAMILY} {TABLE} {{"]
-    for chain, chain_rules in rules(router).items():
+    for chain, chain_rules in rules(router, metadata).items():
         lines.append(f"  chain {chain} {{")
         lines.append(f"    {_HOOKS[chain]}")
         lines.extend(f"    {rule}" for rule in chain_rules)
@@ -75,10 +82,10 @@ def table(router: DesiredRouter) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_script(router: DesiredRouter) -> str:
+def replace_script(router: DesiredRouter, metadata: "md.RouterMetadata | None" = None) -> str:
     """Declare (so delete cannot fail), delete, redefine: one nft transaction."""
     return (f"table {FAMILY} {TABLE}\n"
-            f"delete table {FAMILY} {TABLE}\n" + table(router))
+            f"delete table {FAMILY} {TABLE}\n" + table(router, metadata))
 
 
 def delete_script() -> str:

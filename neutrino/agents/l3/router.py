@@ -4,8 +4,9 @@
 earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
-then the NAT table replaced at once. New IPv4 addresses are announced with
-a gratuitous ARP, as upstream does. ``remove`` takes everything away.
+then the NAT table replaced at once, then the router's metadata proxy
+(when metadata is on). New IPv4 addresses are announced with a gratuitous
+ARP, as upstream does. ``remove`` takes everything away.
 
 Floating IP statuses, as upstream's agent reports them: ACTIVE once the
 floating IP works, ERROR when setting it up failed, DOWN when it left the
@@ -22,6 +23,7 @@ import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3 import model, nat
+from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.linux import LinuxHost
 
 LOG = logging.getLogger(__name__)
@@ -36,9 +38,11 @@ class Result:
 
 
 class RouterManager:
-    def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None) -> None:
+    def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None,
+                 metadata: RouterMetadata | None = None) -> None:
         self.driver = driver
         self.host = host or LinuxHost()
+        self.metadata = metadata
         self.applied: dict[str, model.DesiredRouter] = {}
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
@@ -53,6 +57,8 @@ class RouterManager:
             self._addresses(desired)
             self._routes(desired)
             self._nat(desired)
+            if self.metadata is not None:
+                self.metadata.ensure(desired.router_id, desired.namespace)
         except Exception as exc:  # noqa: BLE001 - the router is retried; FIPs say ERROR
             LOG.exception("router %s: applying failed", desired.router_id)
             error = exc
@@ -113,7 +119,7 @@ class RouterManager:
                                             route.device, route.onlink)
 
     def _nat(self, desired: model.DesiredRouter) -> None:
-        self.host.nft(desired.namespace, nat.replace_script(desired))
+        self.host.nft(desired.namespace, nat.replace_script(desired, self.metadata))
 
     # -- statuses ------------------------------------------------------------------
 
@@ -145,6 +151,8 @@ class RouterManager:
         ns = model.namespace_name(router_id)
         self.applied.pop(router_id, None)
         self._reported.pop(router_id, None)
+        if self.metadata is not None:
+            self.metadata.stop(router_id)
         if ns not in self.host.namespaces():
             return
         for name in self.host.links(ns):
@@ -154,7 +162,10 @@ class RouterManager:
         self.host.delete_namespace(ns)
 
     def stale_router_ids(self, keep: set[str]) -> list[str]:
-        """Routers whose namespace exists on the host but that this host no longer serves."""
-        return sorted(ns[len(model.NS_PREFIX):] for ns in self.host.namespaces()
-                      if ns.startswith(model.NS_PREFIX)
-                      and ns[len(model.NS_PREFIX):] not in keep)
+        """Routers whose namespace (or metadata proxy) exists on the host but
+        that this host no longer serves."""
+        found = {ns[len(model.NS_PREFIX):] for ns in self.host.namespaces()
+                 if ns.startswith(model.NS_PREFIX)}
+        if self.metadata is not None:
+            found.update(self.metadata.running())
+        return sorted(found - keep)
