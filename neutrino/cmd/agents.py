@@ -49,7 +49,13 @@ def _ovs(conf: cfg.ConfigOpts) -> Any:
     return _UntilStopped(agent.OvsAgent(conf))
 
 
-AGENTS = {"dhcp": _dhcp, "l3": _l3, "ovs": _ovs}
+def _linuxbridge(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents.linuxbridge import agent, config
+    config.register(conf)
+    return _UntilStopped(agent.LinuxBridgeAgent(conf))
+
+
+AGENTS = {"dhcp": _dhcp, "l3": _l3, "ovs": _ovs, "linuxbridge": _linuxbridge}
 
 
 class _Foreground:
