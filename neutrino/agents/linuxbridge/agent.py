@@ -177,6 +177,8 @@ class LinuxBridgeAgent(Agent):
                     continue
                 known = self.l2pop.setdefault(network_id, {})
                 for ip, ports in (entry.get("ports") or {}).items():
+                    if ip == self.conf.VXLAN.local_ip:  # our own ports: bridged here
+                        continue
                     mine = known.setdefault(ip, set())
                     for mac, address in ports:
                         (mine.add if add else mine.discard)((mac, address))

@@ -89,7 +89,7 @@ def _spoof_chain(n: int, facts: PortFacts) -> list[str]:
             lines.append(f"ether saddr {pair_mac} arp saddr ether {pair_mac} "
                          f"arp saddr ip {net} return")
         lines.append(f"ether saddr {pair_mac} {_family(cidr)} saddr {net} return")
-    lines += ["drop", "}"]
+    lines += ["counter drop", "}"]
     return lines
 
 
@@ -108,7 +108,7 @@ def _filter_chains(n: int, facts: PortFacts) -> list[str]:
         line = f"{rule_expr(rule)} return"
         if line not in chain:
             chain.append(line)
-    return egress + ["drop", "}"] + ingress + ["drop", "}"]
+    return egress + ["counter drop", "}"] + ingress + ["counter drop", "}"]
 
 
 def ruleset(ports: list[FilteredPort]) -> str:
