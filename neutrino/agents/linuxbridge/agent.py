@@ -117,7 +117,7 @@ class LinuxBridgeAgent(Agent):
     topic = "N/A"
 
     def __init__(self, conf: cfg.ConfigOpts, host: str | None = None,
-                 plugin_rpc: Any = None) -> None:
+                 plugin_rpc: Any = None, linux: Host | None = None) -> None:
         config.register(conf)
         super().__init__(conf, host)
         lb, vx = conf.LINUX_BRIDGE, conf.VXLAN
@@ -128,7 +128,7 @@ class LinuxBridgeAgent(Agent):
         if vx.enable_vxlan and not vx.local_ip and conf.VXLAN.l2_population:
             raise ValueError("[vxlan] local_ip is required with l2_population")
         self.firewall = config.firewall(conf)
-        self.linux = Host(lb.namespace)
+        self.linux = linux or Host(lb.namespace)
         self.plugin_rpc = plugin_rpc
         self.wired: dict[str, Wired] = {}  # tap -> its port
         self.nets: dict[str, Net] = {}
