@@ -60,7 +60,14 @@ def _metadata(conf: cfg.ConfigOpts) -> Any:
     return MetadataAgent(conf)
 
 
-AGENTS = {"dhcp": _dhcp, "l3": _l3, "metadata": _metadata, "metering": _metering, "ovs": _ovs}
+def _linuxbridge(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents.linuxbridge import agent, config
+    config.register(conf)
+    return _UntilStopped(agent.LinuxBridgeAgent(conf))
+
+
+AGENTS = {"dhcp": _dhcp, "l3": _l3, "linuxbridge": _linuxbridge, "metadata": _metadata,
+          "metering": _metering, "ovs": _ovs}
 
 
 class _Foreground:

@@ -134,6 +134,18 @@ def test_a_dead_agent_lets_the_next_driver_bind(make_conf: Callable[[str], Any])
     assert mgr.bind_port(ctx) and ctx.binding_levels[0]["driver"] == "openvswitch"
 
 
+def test_a_linuxbridge_agent_without_vlan_in_its_network_types_is_not_bound_to_vlan(
+        make_conf: Callable[[str], Any]) -> None:
+    mgr = MechanismManager(make_conf("[ml2]\nmechanism_drivers = linuxbridge,openvswitch\n"))
+    lb = _agent(interface_mappings={"physnet1": "eth1"}, tunnel_types=["vxlan"],
+                network_types=["local", "flat", "vxlan"])
+    ctx = _port_context([VLAN], {"Open vSwitch agent": [_agent(bridge_mappings={"physnet1": "b"})],
+                                 "Linux bridge agent": [lb]})
+    assert mgr.bind_port(ctx) and ctx.binding_levels[0]["driver"] == "openvswitch"
+    ctx = _port_context([VXLAN], {"Linux bridge agent": [lb]})
+    assert mgr.bind_port(ctx) and ctx.binding_levels[0]["driver"] == "linuxbridge"
+
+
 def test_hierarchical_binding_continues_on_a_dynamic_segment(
         make_conf: Callable[[str], Any]) -> None:
     mgr = MechanismManager(make_conf(

@@ -31,6 +31,7 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.agents import secgroup_facts
 from neutrino.agents.base import Agent
 from neutrino.agents.ovs import config, firewall, flows
 from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
@@ -287,14 +288,9 @@ class OvsAgent(Agent):
             with self._lock:
                 self._sg_dirty |= port_ids
             return
-        devices = info.get("devices") or {}
         for pid in port_ids:
             wired = self.wired[pid]
-            device = devices.get(pid) or {}
-            self.port_groups[pid] = (set(device.get("security_groups") or []),
-                                     set(device.get("security_group_source_groups") or [])
-                                     | set(device.get("security_group_remote_address_groups")
-                                           or []))
+            self.port_groups[pid] = secgroup_facts.port_groups(info, pid)
             self.port_security[pid] = firewall.from_info(
                 info, pid, wired.port.name, wired.port.ofport, self.vlans[wired.network_id])
 

@@ -38,6 +38,8 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.ovs.flows import INT_SWITCH, Flow
+from neutrino.agents.secgroup_facts import (  # noqa: F401 - expand_remote, link_local: API
+    ICMP6_ND, PROTOCOL_NUMBERS, PROTOCOLS, expand_remote, link_local, port_facts)
 
 BASE_EGRESS, RULES_EGRESS, ACCEPT_OR_INGRESS = 71, 72, 73
 BASE_INGRESS, RULES_INGRESS = 81, 82
@@ -50,18 +52,6 @@ DRIVERS = {  # [securitygroup] firewall_driver values -> our driver name
     "neutron.agent.linux.openvswitch_firewall:OVSFirewallDriver": "openvswitch",
     "neutron.agent.linux.openvswitch_firewall.OVSFirewallDriver": "openvswitch",
 }
-# protocol names and numbers -> (IPv4 match, IPv6 match)
-PROTOCOLS = {"tcp": ("tcp", "tcp6"), "6": ("tcp", "tcp6"),
-             "udp": ("udp", "udp6"), "17": ("udp", "udp6"),
-             "sctp": ("sctp", "sctp6"), "132": ("sctp", "sctp6"),
-             "icmp": ("icmp", "icmp6"), "1": ("icmp", "icmp6"),
-             "ipv6-icmp": ("icmp6", "icmp6"), "icmpv6": ("icmp6", "icmp6"),
-             "58": ("icmp6", "icmp6")}
-PROTOCOL_NUMBERS = {"ah": 51, "dccp": 33, "egp": 8, "esp": 50, "gre": 47, "igmp": 2,
-                    "ipv6-encap": 41, "ipv6-frag": 44, "ipv6-nonxt": 59,
-                    "ipv6-opts": 60, "ipv6-route": 43, "ospf": 89, "pgm": 113,
-                    "rsvp": 46, "udplite": 136, "vrrp": 112}
-ICMP6_ND = (133, 134, 135, 136)  # RS, RA, NS, NA
 
 
 def driver_name(configured: str | None) -> str:
@@ -88,46 +78,14 @@ class PortSecurity:
         return self.ofport
 
 
-def link_local(mac: str) -> str:
-    """The IPv6 link-local address the port derives from its MAC (EUI-64)."""
-    return str(netaddr.EUI(mac).ipv6_link_local())
-
-
 def from_info(info: dict[str, Any], port_id: str, name: str, ofport: int,
               vlan: int) -> PortSecurity | None:
-    """A port's facts from the server's ``security_group_info_for_devices``
-    answer, or None when the port is not to be filtered."""
-    device = (info.get("devices") or {}).get(port_id)
-    if not device or device.get("port_security_enabled") is False:
+    """A port's filtering on br-int from the server's answer, or None when
+    the port is not to be filtered."""
+    facts = port_facts(info, port_id)
+    if facts is None:
         return None
-    mac = device["mac_address"]
-    addresses = [(mac, ip) for ip in device.get("fixed_ips") or []]
-    addresses.append((mac, link_local(mac)))
-    for pair in device.get("allowed_address_pairs") or []:
-        addresses.append((pair.get("mac_address") or mac, pair["ip_address"]))
-    groups = info.get("security_groups") or {}
-    members = info.get("sg_member_ips") or {}
-    rules: list[dict[str, Any]] = []
-    for group in device.get("security_groups") or []:
-        for rule in groups.get(group, []):
-            for expanded in expand_remote(rule, members):
-                if expanded not in rules:
-                    rules.append(expanded)
-    return PortSecurity(name, ofport, vlan, mac, tuple(dict.fromkeys(addresses)),
-                        tuple(rules))
-
-
-def expand_remote(rule: dict[str, Any], members: dict[str, Any]) -> list[dict[str, Any]]:
-    """A rule naming a remote group (or address group) as one rule per
-    member address of the rule's ethertype; other rules unchanged."""
-    remote = rule.get("remote_group_id") or rule.get("remote_address_group_id")
-    base = {k: v for k, v in rule.items()
-            if k not in ("remote_group_id", "remote_address_group_id")}
-    if not remote:
-        return [base]
-    key = "source_ip_prefix" if rule["direction"] == "ingress" else "dest_ip_prefix"
-    ips = sorted({m[0] for m in (members.get(remote) or {}).get(rule["ethertype"], [])})
-    return [{**base, key: str(netaddr.IPNetwork(ip).cidr)} for ip in ips]
+    return PortSecurity(name, ofport, vlan, facts.mac, facts.addresses, facts.rules)
 
 
 def port_masks(low: int, high: int) -> list[str]:

@@ -3,9 +3,13 @@
 The agent maps physical networks to interfaces (``interface_mappings``) or
 to existing bridges (``bridge_mappings``); either makes a flat or VLAN
 segment reachable. VXLAN is reachable when the agent lists it in
-``tunnel_types``.
+``tunnel_types``. An agent that cannot build some types (neutrino's: no
+VLAN devices in its kernel) lists the ones it can in ``network_types``,
+and only those are bound on its host.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from neutrino.plugins.ml2 import agents_db
 from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
@@ -26,3 +30,9 @@ class LinuxbridgeMechanismDriver(AgentMechanismDriver):
     }
     qos_vif_types = (VIF_TYPE_BRIDGE, "tap")
     qos_vnic_types = (VNIC_NORMAL,)
+
+    def network_types(self, agent: dict[str, Any]) -> set[str]:
+        reported = agent["configurations"].get("network_types")
+        if isinstance(reported, list):
+            return set(reported)
+        return super().network_types(agent)

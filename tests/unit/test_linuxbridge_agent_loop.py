@@ -1,0 +1,128 @@
+"""The Linux bridge agent's loop against an in-memory host and server: what
+it bridges, what it refuses, and which VXLAN forwarding entries it keeps."""
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.agents.linuxbridge import config
+from neutrino.agents.linuxbridge.agent import LinuxBridgeAgent
+from neutrino.agents.linuxbridge.linux import FLOOD_MAC
+
+NET, PORT, VLAN_PORT = "n" * 36, "p" * 36, "v" * 36
+LOCAL, PEER = "10.98.0.1", "10.98.0.2"
+
+
+class FakeHost:
+    def __init__(self, *taps: str) -> None:
+        self.state: dict[str, dict[str, Any]] = {t: {"ifname": t} for t in taps}
+        self.fdbs: dict[str, set[tuple[str, str]]] = {}
+        self.neigh: dict[str, dict[str, str]] = {}
+        self.loaded: list[str] = []
+
+    def links(self) -> dict[str, dict[str, Any]]:
+        return {k: dict(v) for k, v in self.state.items()}
+
+    def ensure_bridge(self, name: str) -> None:
+        self.state.setdefault(name, {"ifname": name})
+
+    def ensure_vxlan(self, name: str, vni: int, *args: Any, **kw: Any) -> None:
+        self.state.setdefault(name, {"ifname": name})
+        self.fdbs.setdefault(name, set())
+
+    def enslave(self, device: str, bridge: str, up: bool = True, mtu: int | None = None) -> None:
+        self.state[device]["master"] = bridge
+
+    def release(self, device: str) -> None:
+        self.state[device].pop("master", None)
+
+    def delete(self, device: str) -> None:
+        self.state.pop(device, None)
+        self.fdbs.pop(device, None)
+
+    def fdb(self, device: str) -> set[tuple[str, str]]:
+        return set(self.fdbs[device])
+
+    def fdb_add(self, device: str, mac: str, dst: str) -> None:
+        self.fdbs[device].add((mac, dst))
+
+    def fdb_del(self, device: str, mac: str, dst: str) -> None:
+        self.fdbs[device].discard((mac, dst))
+
+    def neigh_replace(self, device: str, ip: str, mac: str) -> None:
+        self.neigh.setdefault(device, {})[ip] = mac
+
+    def nft_load(self, text: str) -> None:
+        self.loaded.append(text)
+
+
+class FakeServer:
+    def __init__(self) -> None:
+        self.ports = {PORT[:11]: {"port_id": PORT, "network_id": NET, "network_type": "vxlan",
+                                  "segmentation_id": 1001, "admin_state_up": True},
+                      VLAN_PORT[:11]: {"port_id": VLAN_PORT, "network_id": "m" * 36,
+                                       "network_type": "vlan", "segmentation_id": 100,
+                                       "physical_network": "physnet1",
+                                       "admin_state_up": True}}
+        self.up: list[str] = []
+        self.down: list[str] = []
+
+    def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
+        return {"devices": [{"device": d, **self.ports.get(d, {})} for d in devices],
+                "failed_devices": []}
+
+    def tunnel_sync(self, tunnel_ip: str, tunnel_type: str) -> dict[str, Any]:
+        return {"tunnels": [{"ip_address": PEER, "host": "h2"}]}
+
+    def update_device_list(self, up: list[str], down: list[str]) -> dict[str, Any]:
+        self.up += up
+        self.down += down
+        return {"failed_devices_up": []}
+
+
+def _agent(host: FakeHost, server: FakeServer) -> LinuxBridgeAgent:
+    conf = cfg.ConfigOpts()
+    conf.register_opt(cfg.StrOpt("host", default="h1"))
+    config.register(conf)
+    conf([], default_config_files=[])
+    conf.set_override("local_ip", LOCAL, "VXLAN")
+    conf.set_override("l2_population", True, "VXLAN")
+    conf.set_override("firewall_driver", "noop", "SECURITYGROUP")
+    return LinuxBridgeAgent(conf, plugin_rpc=server, linux=host)  # type: ignore[arg-type]
+
+
+def test_vxlan_port_is_bridged_and_reported_up_and_a_vlan_port_is_left_alone() -> None:
+    tap, vlan_tap = "tap" + PORT[:11], "tap" + VLAN_PORT[:11]
+    host, server = FakeHost(tap, vlan_tap), FakeServer()
+    agent = _agent(host, server)
+    assert agent.configurations()["network_types"] == ["local", "flat", "vxlan"]
+    agent.run_once()
+    assert host.state[tap]["master"] == "brq" + NET[:11]
+    assert host.state["vxlan-1001"]["master"] == "brq" + NET[:11]
+    assert "master" not in host.state[vlan_tap]
+    assert server.up == [PORT[:11]]
+
+
+def test_l2pop_entries_of_other_hosts_become_forwarding_entries_and_its_own_are_ignored() -> None:
+    tap = "tap" + PORT[:11]
+    host, server = FakeHost(tap), FakeServer()
+    agent = _agent(host, server)
+    agent.run_once()
+    agent.fdb_changed({NET: {"segment_id": 1001, "network_type": "vxlan", "ports": {
+        LOCAL: [[FLOOD_MAC, "0.0.0.0"], ["fa:16:3e:00:00:01", "10.0.0.1"]],
+        "10.98.0.3": [[FLOOD_MAC, "0.0.0.0"], ["fa:16:3e:00:00:03", "10.0.0.3"]]}}}, add=True)
+    agent.run_once()
+    assert host.fdbs["vxlan-1001"] == {(FLOOD_MAC, PEER), (FLOOD_MAC, "10.98.0.3"),
+                                      ("fa:16:3e:00:00:03", "10.98.0.3")}
+    assert host.neigh["vxlan-1001"] == {"10.0.0.3": "fa:16:3e:00:00:03"}
+
+
+def test_a_network_whose_last_tap_goes_loses_its_bridge_and_vxlan_device() -> None:
+    tap = "tap" + PORT[:11]
+    host, server = FakeHost(tap), FakeServer()
+    agent = _agent(host, server)
+    agent.run_once()
+    del host.state[tap]
+    assert agent.run_once()["down"] == [PORT[:11]]
+    assert "brq" + NET[:11] not in host.state and "vxlan-1001" not in host.state
