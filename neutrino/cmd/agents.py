@@ -52,14 +52,14 @@ def _ovs(conf: cfg.ConfigOpts) -> Any:
 AGENTS = {"dhcp": _dhcp, "l3": _l3, "ovs": _ovs}
 
 
-class _Foreground:
+class Foreground:
     """Runs agents with either loop shape (``run`` blocking, or ``start`` +
     ``wait``) and stops them on a signal."""
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
 
-    def stop(self, signum: int, frame: Any) -> None:
+    def stop(self, signum: int | None, frame: Any) -> None:
         for name in ("halt", "request_stop"):
             if hasattr(self.agent, name):
                 getattr(self.agent, name)()
@@ -75,7 +75,7 @@ class _Foreground:
 
 def run(kind: str, conf: cfg.ConfigOpts) -> None:
     agent = AGENTS[kind](conf)
-    foreground = _Foreground(agent)
+    foreground = Foreground(agent)
     signal.signal(signal.SIGTERM, foreground.stop)
     signal.signal(signal.SIGINT, foreground.stop)
     try:
