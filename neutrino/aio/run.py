@@ -28,7 +28,7 @@ def say(line: str) -> None:
     print(f"neutrino all-in-one: {line}", file=sys.stderr, flush=True)
 
 
-def _rpc_service(conf: cfg.ConfigOpts, api: Any) -> Any:
+def rpc_service(conf: cfg.ConfigOpts, api: Any) -> Any:
     """The RPC endpoints ``neutrino serve`` runs in its RPC process, here in
     threads, over the plugins the API uses."""
     from neutrino.cmd.serve import RpcPlugins
@@ -64,7 +64,7 @@ def run(conf: cfg.ConfigOpts, api: Any) -> None:
         if kind in skipped:
             say(f"{host.TITLES[kind]} skipped: {skipped[kind]}")
     kinds = [k for k in host.AGENTS if k not in skipped]
-    rpc = _rpc_service(conf, api)
+    rpc = rpc_service(conf, api)
     rpc.start()
     switch = agents = None
     if kinds:
