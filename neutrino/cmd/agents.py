@@ -74,6 +74,11 @@ class Foreground:
 
 
 def run(kind: str, conf: cfg.ConfigOpts) -> None:
+    from neutrino.rpc.transport import in_process
+    if in_process(conf):
+        raise ValueError("[DEFAULT] transport_url: fake:// is the all-in-one's in-process bus; "
+                         "its agents run inside `neutrino serve` (a separate agent needs a "
+                         "broker, e.g. rabbit://)")
     agent = AGENTS[kind](conf)
     foreground = Foreground(agent)
     signal.signal(signal.SIGTERM, foreground.stop)

@@ -212,3 +212,11 @@ def test_without_open_vswitch_it_says_what_it_skipped_and_serves_the_api(
         assert server.stop() == 0
     finally:
         server.destroy([])
+
+
+def test_a_separate_agent_refuses_the_in_process_bus() -> None:
+    done = subprocess.run([sys.executable, "-m", "neutrino.cmd.main", "agent", "ovs",
+                           "--config-file", str(AIO_CONF)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    assert "transport_url: fake:// is the all-in-one's in-process bus" in done.stderr
