@@ -19,12 +19,12 @@ from oslo_config import cfg
 
 
 def configured_url(conf: cfg.ConfigOpts) -> str | None:
-    """``[DEFAULT] transport_url`` when set in a configuration file, else None."""
+    """``[DEFAULT] transport_url`` when set (not empty) in a configuration file, else None."""
     register(conf)
     location = conf.get_location("transport_url")
     if location is None or location.location == cfg.Locations.opt_default:
         return None
-    return conf.transport_url
+    return conf.transport_url or None  # ``transport_url =`` written empty: none
 
 
 def in_process(conf: cfg.ConfigOpts) -> bool:

@@ -85,6 +85,21 @@ def test_fake_url_means_one_transport_for_the_whole_process(bus: InProcess) -> N
     assert rpc_transport(other) is rpc_transport(bus.conf)
 
 
+@pytest.mark.parametrize("line, url, inside", [
+    ("transport_url = fake://\n", "fake://", True),
+    ("transport_url = rabbit://guest:guest@127.0.0.1:5672/\n",
+     "rabbit://guest:guest@127.0.0.1:5672/", False),
+    ("transport_url =\n", None, False),
+    ("", None, False)])
+def test_only_a_written_fake_url_selects_the_in_process_bus(
+        tmp_path: Path, line: str, url: str | None, inside: bool) -> None:
+    from neutrino.rpc.transport import configured_url
+    path = tmp_path / "n.conf"
+    path.write_text(f"[DEFAULT]\n{line}")
+    conf = make_conf(["--config-file", str(path)])
+    assert (configured_url(conf), in_process(conf)) == (url, inside)
+
+
 def test_state_report_device_details_and_port_update_travel_in_process(
         bus: InProcess) -> None:
     agent = OvsAgent(bus.conf)
