@@ -54,49 +54,62 @@ def _switch(conf: cfg.ConfigOpts, agent_conf: cfg.ConfigOpts) -> host.LocalSwitc
     return switch
 
 
-def run(conf: cfg.ConfigOpts, api: Any) -> None:
-    options.register(conf)
-    from neutrino.rpc.transport import close_in_process
-    from neutrino.service import build_wsgi
-
+def _start_agents(conf: cfg.ConfigOpts) -> tuple[host.LocalSwitch | None, LocalAgents | None]:
+    """The switch and the agents this host can run; one line per agent skipped."""
     skipped = host.skipped_agents()
     for kind in host.AGENTS:
         if kind in skipped:
             say(f"{host.TITLES[kind]} skipped: {skipped[kind]}")
     kinds = [k for k in host.AGENTS if k not in skipped]
-    rpc = rpc_service(conf, api)
-    rpc.start()
-    switch = agents = None
-    if kinds:
-        make_conf = agent_conf_factory(conf)
-        try:
-            switch = _switch(conf, make_conf())
-            agents = LocalAgents(kinds, make_conf)
-            agents.start()
-            say(f"{', '.join(host.TITLES[k] for k in kinds)} running on host {conf.host}; "
-                f"Open vSwitch in namespace {conf.aio.namespace}, "
-                f"OVS_RUNDIR={switch.rundir}")
-        except Exception as exc:  # noqa: BLE001 - serve the API anyway
-            LOG.exception("starting the agents failed")
-            say(f"agents skipped: starting them failed: {exc}")
-            if switch is not None:
-                switch.stop()
-            switch = agents = None
-    http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port).start()
-    say(f"API on http://{conf.bind_host}:{conf.bind_port}"
-        + ("" if agents else " (API only: no agents)"))
+    if not kinds:
+        return None, None
+    make_conf = agent_conf_factory(conf)
+    switch = None
+    try:
+        switch = _switch(conf, make_conf())
+        agents = LocalAgents(kinds, make_conf)
+        agents.start()
+    except Exception as exc:  # noqa: BLE001 - serve the API anyway
+        LOG.exception("starting the agents failed")
+        say(f"agents skipped: starting them failed: {exc}")
+        if switch is not None:
+            switch.stop()
+        return None, None
+    say(f"{', '.join(host.TITLES[k] for k in kinds)} running on host {conf.host}; "
+        f"Open vSwitch in namespace {conf.aio.namespace}, OVS_RUNDIR={switch.rundir}")
+    return switch, agents
+
+
+def run(conf: cfg.ConfigOpts, api: Any) -> None:
+    from neutrino.cmd.serve import StartupError
+    from neutrino.rpc.transport import close_in_process
+    from neutrino.service import build_wsgi
+    options.register(conf)
+    # from here on a stop request waits for the start to finish, then undoes it
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
-    while not done.wait(1.0):
-        pass
-    say("stopping")
-    http.stop()
-    if agents is not None:
-        agents.stop()
-    rpc.stop()
-    if switch is not None:
-        switch.stop()
-    close_in_process()
-    api.plugin.db.dispose()
-    say("stopped")
+    started: list[Any] = []  # what to stop, in start order
+    try:
+        rpc = rpc_service(conf, api)
+        rpc.start()
+        started.append(rpc)
+        switch, agents = _start_agents(conf)
+        started += [part for part in (switch, agents) if part is not None]
+        try:
+            http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port)
+        except OSError as exc:
+            raise StartupError(f"cannot listen on {conf.bind_host}:{conf.bind_port}: "
+                               f"{exc}") from None
+        started.append(http.start())
+        say(f"API on http://{conf.bind_host}:{conf.bind_port}"
+            + ("" if agents else " (API only: no agents)"))
+        while not done.wait(1.0):
+            pass
+        say("stopping")
+    finally:
+        for part in reversed(started):
+            part.stop()
+        close_in_process()
+        api.plugin.db.dispose()
+        say("stopped")
