@@ -86,18 +86,19 @@ def _shared_in_process(conf: cfg.ConfigOpts) -> Any:
     """The process's one in-process transport; agents and clients that
     ``cleanup()`` theirs on stop must not empty the queues the others use."""
     global _shared
-    from oslo_messaging import transport as transport_mod
-    from oslo_messaging.rpc import transport as rpc_transport_mod
-
-    class InProcessTransport(transport_mod.RPCTransport):  # type: ignore[misc]
-        def cleanup(self) -> None:
-            """Kept open: shared by every user in this process (see ``close_in_process``)."""
-
-        def close(self) -> None:
-            super().cleanup()
-
     with _shared_lock:
         if _shared is None:
+            from oslo_messaging import transport as transport_mod
+            from oslo_messaging.rpc import transport as rpc_transport_mod
+
+            class InProcessTransport(transport_mod.RPCTransport):  # type: ignore[misc]
+                def cleanup(self) -> None:
+                    """Kept open: shared by every user in this process (see
+                    ``close_in_process``)."""
+
+                def close(self) -> None:
+                    super().cleanup()
+
             _shared = rpc_transport_mod.get_rpc_transport(
                 conf, transport_cls=InProcessTransport)
         return _shared

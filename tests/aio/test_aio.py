@@ -112,8 +112,9 @@ def _own_namespaces(admin: Client) -> list[str]:
 
 @pytest.fixture(scope="module")
 def aio() -> Iterator[Aio]:
-    reason = missing_reason() or (None if shutil.which("dnsmasq") and shutil.which("nft")
-                                  and shutil.which("busybox") else "needs dnsmasq, nft, busybox")
+    tools = ("dnsmasq", "nft", "busybox", "ethtool", "ping")
+    reason = missing_reason() or next((f"{t} is not installed" for t in tools
+                                       if shutil.which(t) is None), None)
     if reason:
         pytest.skip(reason)
     server = Aio()
