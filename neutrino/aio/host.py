@@ -74,7 +74,17 @@ class LocalSwitch:
         _run("ip", "netns", "exec", self.namespace, *argv, env=self.env)
 
     def start(self) -> None:
-        """A fresh switch: what a crashed earlier run left is removed first."""
+        """A fresh switch: what a crashed earlier run left is removed first;
+        a namespace another process still uses is left alone (an error)."""
+        ours = {pid for d in ("ovs-vswitchd", "ovsdb-server")
+                if (pid := _pid(self.rundir / f"{d}.pid")) is not None}
+        if iproute.namespace_exists(self.namespace):
+            others = {int(p) for p in iproute.ip("netns", "pids", self.namespace,
+                                                 check=False).split()} - ours
+            if others:
+                raise RuntimeError(f"namespace {self.namespace} is in use by processes "
+                                   f"{sorted(others)} (another all-in-one?); choose "
+                                   f"another with [aio] namespace")
         self.stop()
         self.rundir.mkdir(parents=True, exist_ok=True)
         db = self.rundir / "conf.db"

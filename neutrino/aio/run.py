@@ -91,16 +91,16 @@ def run(conf: cfg.ConfigOpts, api: Any) -> None:
     signal.signal(signal.SIGINT, lambda *_: done.set())
     started: list[Any] = []  # what to stop, in start order
     try:
+        try:  # bound first: a second all-in-one on the same port stops here
+            http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port)
+        except OSError as exc:
+            raise StartupError(f"cannot listen on {conf.bind_host}:{conf.bind_port}: "
+                               f"{exc}") from None
         rpc = rpc_service(conf, api)
         rpc.start()
         started.append(rpc)
         switch, agents = _start_agents(conf)
         started += [part for part in (switch, agents) if part is not None]
-        try:
-            http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port)
-        except OSError as exc:
-            raise StartupError(f"cannot listen on {conf.bind_host}:{conf.bind_port}: "
-                               f"{exc}") from None
         started.append(http.start())
         say(f"API on http://{conf.bind_host}:{conf.bind_port}"
             + ("" if agents else " (API only: no agents)"))

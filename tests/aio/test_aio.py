@@ -165,6 +165,22 @@ def test_the_readme_walkthrough_ends_in_a_ping(aio: Aio) -> None:
     assert "from 10.0.0.1" in done.stdout and "from 172.24.4.1" in done.stdout, done.stdout
 
 
+def test_a_second_all_in_one_leaves_a_running_ones_switch_alone(aio: Aio) -> None:
+    second = Aio()
+    second.override.write_text(second.override.read_text().replace(
+        second.namespace, aio.namespace))
+    try:
+        second.start()
+        assert f"namespace {aio.namespace} is in use by processes" in second.output()
+        assert "(API only: no agents)" in second.output()
+        assert second.stop() == 0
+    finally:
+        second.destroy([])  # its own (unused) namespace name, never the first one's
+    vswitchd = (aio.rundir / "ovs-vswitchd.pid").read_text().strip()
+    assert Path(f"/proc/{vswitchd}").exists()
+    assert wait_for(lambda: registered(aio) == AGENT_TYPES, 30)
+
+
 def test_a_stop_removes_the_namespaces_and_the_switch_it_made(aio: Aio) -> None:
     made = _own_namespaces(Client(aio.url))
     assert any(ns.startswith("qdhcp-") for ns in made), made
