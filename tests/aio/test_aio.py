@@ -47,6 +47,7 @@ class Aio:
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.log = self.state / "server.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.foreign_router = ""
 
     def command(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "neutrino.cmd.main", *args,
@@ -118,8 +119,11 @@ def aio() -> Iterator[Aio]:
     if reason:
         pytest.skip(reason)
     server = Aio()
-    leftovers: list[str] = [f"{server.prefix}vm1"]
+    # another cloud's router on this machine, there before the all-in-one starts
+    server.foreign_router = f"qrouter-{uuid.uuid4()}"
+    leftovers: list[str] = [f"{server.prefix}vm1", server.foreign_router]
     try:
+        sh("ip", "netns", "add", server.foreign_router)
         server.start()
         yield server
     finally:
@@ -163,6 +167,13 @@ def test_the_readme_walkthrough_ends_in_a_ping(aio: Aio) -> None:
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:],
                                   aio.output()[-3000:])
     assert "from 10.0.0.1" in done.stdout and "from 172.24.4.1" in done.stdout, done.stdout
+
+
+def test_router_namespaces_it_did_not_make_are_left_alone(aio: Aio) -> None:
+    """Its L3 agent's full syncs (at start, and with the walk-through's router)."""
+    made = _own_namespaces(Client(aio.url))
+    assert any(ns.startswith("qrouter-") for ns in made), made
+    assert aio.foreign_router in sh("ip", "netns", "list").stdout.split()
 
 
 def test_a_second_all_in_one_leaves_a_running_ones_switch_alone(aio: Aio) -> None:
