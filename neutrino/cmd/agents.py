@@ -70,14 +70,14 @@ AGENTS = {"dhcp": _dhcp, "l3": _l3, "linuxbridge": _linuxbridge, "metadata": _me
           "metering": _metering, "ovs": _ovs}
 
 
-class _Foreground:
+class Foreground:
     """Runs agents with either loop shape (``run`` blocking, or ``start`` +
     ``wait``) and stops them on a signal."""
 
     def __init__(self, agent: Any) -> None:
         self.agent = agent
 
-    def stop(self, signum: int, frame: Any) -> None:
+    def stop(self, signum: int | None, frame: Any) -> None:
         for name in ("halt", "request_stop"):
             if hasattr(self.agent, name):
                 getattr(self.agent, name)()
@@ -92,8 +92,13 @@ class _Foreground:
 
 
 def run(kind: str, conf: cfg.ConfigOpts) -> None:
+    from neutrino.rpc.transport import in_process
+    if in_process(conf):
+        raise ValueError("[DEFAULT] transport_url: fake:// is the all-in-one's in-process bus; "
+                         "its agents run inside `neutrino serve` (a separate agent needs a "
+                         "broker, e.g. rabbit://)")
     agent = AGENTS[kind](conf)
-    foreground = _Foreground(agent)
+    foreground = Foreground(agent)
     signal.signal(signal.SIGTERM, foreground.stop)
     signal.signal(signal.SIGINT, foreground.stop)
     try:

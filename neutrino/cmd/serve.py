@@ -1,5 +1,7 @@
 """``neutrino serve``: the API under gunicorn, one process per ``api_workers``,
 and the RPC endpoints in one more process when a ``transport_url`` is set.
+With ``transport_url = fake://`` (the all-in-one) everything runs in this
+one process instead: see ``neutrino.aio``.
 
 gunicorn brings what a production server needs and we would otherwise
 write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
@@ -68,13 +70,14 @@ class Server(BaseApplication):
         return build_wsgi(self.conf)
 
 
-class _PluginsInRpc:
-    """The loaded plugins as the RPC process sees them: built there, once,
-    after the fork; their RPC endpoints by topic and their periodic tasks."""
+class RpcPlugins:
+    """The loaded plugins as the RPC endpoints see them: built there, once,
+    after the fork (or given, in the all-in-one's single process); their RPC
+    endpoints by topic and their periodic tasks."""
 
-    def __init__(self, conf: cfg.ConfigOpts) -> None:
+    def __init__(self, conf: cfg.ConfigOpts, plugins: list[Any] | None = None) -> None:
         self.conf = conf
-        self._plugins: list[Any] | None = None
+        self._plugins = plugins
 
     def plugins(self) -> list[Any]:
         if self._plugins is None:
@@ -100,19 +103,24 @@ def run(conf: cfg.ConfigOpts) -> None:
     from neutrino.plugins.loader import PluginLoadError
     from neutrino.service import build_api
     try:
-        plugin = build_api(conf).plugin  # fail fast on bad plugin/driver configuration
+        api = build_api(conf)  # fail fast on bad plugin/driver configuration
     except PluginLoadError as exc:
         raise StartupError(str(exc)) from None
+    plugin = api.plugin
     initialize = getattr(plugin, "initialize", None)
     if initialize is not None:
         initialize()  # once per server, before the workers fork (ML2 segment pools)
+    from neutrino.rpc.transport import configured_url, in_process
+    if in_process(conf):
+        from neutrino.aio import run as aio
+        aio.run(conf, api)
+        return
     plugin.db.dispose()
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)
     from neutrino.rpc import server as rpc_server
-    from neutrino.rpc.transport import configured_url
-    in_rpc = _PluginsInRpc(conf)
+    in_rpc = RpcPlugins(conf)
     rpc = (rpc_server.start_process(conf, in_rpc.endpoints, in_rpc.tasks)
            if configured_url(conf) else None)
     if rpc is None:

@@ -34,35 +34,57 @@ def endpoints_by_topic(conf: cfg.ConfigOpts, db: Any,
     return out
 
 
+class RpcService:
+    """The RPC servers of every topic and the plugins' periodic tasks, in
+    threads of the calling process; ``stop`` ends both."""
+
+    def __init__(self, conf: cfg.ConfigOpts, transport: Any,
+                 endpoints: dict[str, list[Any]],
+                 tasks: list[tuple[float, Callable[[], None]]]) -> None:
+        self.conf, self.transport = conf, transport
+        self.endpoints, self.tasks = endpoints, tasks
+        self.done = threading.Event()
+        self.servers: list[Any] = []
+
+    def start(self) -> None:
+        import oslo_messaging
+        for topic, endpoints in self.endpoints.items():
+            target = oslo_messaging.Target(topic=topic, server=self.conf.host)
+            server = oslo_messaging.get_rpc_server(self.transport, target, endpoints,
+                                                   executor="threading")
+            server.start()
+            self.servers.append(server)
+            LOG.info("RPC: serving %s on %s", topic, self.conf.host)
+        for interval, task in self.tasks:
+            threading.Thread(target=_repeat, args=(self.done, interval, task), daemon=True,
+                             name=getattr(task, "__name__", "periodic")).start()
+
+    def stop(self) -> None:
+        self.done.set()
+        for server in self.servers:
+            server.stop()
+        for server in self.servers:
+            server.wait()
+        self.servers = []
+
+
 def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
           plugin_tasks: PluginTasks | None = None) -> None:
     """Run the RPC servers (and the plugins' periodic tasks) until SIGTERM;
     the plugins' endpoints are built here, after the fork, so their database
     connections are this process's."""
-    import oslo_messaging
     from neutrino.conf.options import database_url
     from neutrino.db.engine import Database
     db = Database(database_url(conf))
     transport = rpc_transport(conf)
-    servers = []
-    for topic, endpoints in endpoints_by_topic(conf, db, plugin_endpoints).items():
-        target = oslo_messaging.Target(topic=topic, server=conf.host)
-        server = oslo_messaging.get_rpc_server(transport, target, endpoints,
-                                               executor="threading")
-        server.start()
-        servers.append(server)
-        LOG.info("RPC: serving %s on %s", topic, conf.host)
+    service = RpcService(conf, transport, endpoints_by_topic(conf, db, plugin_endpoints),
+                         plugin_tasks() if plugin_tasks else [])
+    service.start()
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
-    for interval, task in (plugin_tasks() if plugin_tasks else []):
-        threading.Thread(target=_repeat, args=(done, interval, task), daemon=True,
-                         name=getattr(task, "__name__", "periodic")).start()
     done.wait()
-    for server in servers:
-        server.stop()
-    for server in servers:
-        server.wait()
+    service.stop()
     transport.cleanup()
     db.dispose()
 

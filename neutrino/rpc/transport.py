@@ -3,22 +3,37 @@
 Only a ``transport_url`` the operator wrote counts: oslo.messaging's own
 default (``rabbit://`` on localhost) would make an all-in-one server with no
 agents connect to whatever broker happens to run on the machine.
+
+``fake://`` names the in-process bus of the all-in-one (``make run``): API,
+RPC endpoints and agents in one process. oslo.messaging's fake driver only
+carries messages inside one process, so every user there gets the same
+transport object, and closing it is left to whoever owns the process.
 """
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 from oslo_config import cfg
 
 
 def configured_url(conf: cfg.ConfigOpts) -> str | None:
-    """``[DEFAULT] transport_url`` when set in a configuration file, else None."""
+    """``[DEFAULT] transport_url`` when set (not empty) in a configuration file, else None."""
     register(conf)
     location = conf.get_location("transport_url")
     if location is None or location.location == cfg.Locations.opt_default:
         return None
-    return conf.transport_url
+    return conf.transport_url or None  # ``transport_url =`` written empty: none
+
+
+def in_process(conf: cfg.ConfigOpts) -> bool:
+    """True when the configured bus is the in-process one (``fake://``)."""
+    url = configured_url(conf)
+    return url is not None and url.split(":", 1)[0] == IN_PROCESS_SCHEME
+
+
+IN_PROCESS_SCHEME = "fake"
 
 
 def register(conf: cfg.ConfigOpts) -> None:
@@ -58,4 +73,41 @@ _GLOBAL_ONLY = (
 def rpc_transport(conf: cfg.ConfigOpts) -> Any:
     import oslo_messaging
     register(conf)
+    if in_process(conf):
+        return _shared_in_process(conf)
     return oslo_messaging.get_rpc_transport(conf)
+
+
+_shared: Any = None
+_shared_lock = threading.Lock()
+
+
+def _shared_in_process(conf: cfg.ConfigOpts) -> Any:
+    """The process's one in-process transport; agents and clients that
+    ``cleanup()`` theirs on stop must not empty the queues the others use."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            from oslo_messaging import transport as transport_mod
+            from oslo_messaging.rpc import transport as rpc_transport_mod
+
+            class InProcessTransport(transport_mod.RPCTransport):  # type: ignore[misc]
+                def cleanup(self) -> None:
+                    """Kept open: shared by every user in this process (see
+                    ``close_in_process``)."""
+
+                def close(self) -> None:
+                    super().cleanup()
+
+            _shared = rpc_transport_mod.get_rpc_transport(
+                conf, transport_cls=InProcessTransport)
+        return _shared
+
+
+def close_in_process() -> None:
+    """Close the in-process transport (the all-in-one's last step)."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.close()
+            _shared = None

@@ -1,0 +1,127 @@
+"""This host's agents as threads of the all-in-one process.
+
+Each agent gets its own configuration object read from the server's files,
+as a separate ``neutrino agent <kind>`` process would, so agents register
+their options without meeting each other's. They are built and stopped
+exactly as that command does (``neutrino.cmd.agents``). Stopping also
+removes what the DHCP and L3 agents made on the host (qdhcp-/qrouter-
+namespaces, dnsmasq, their devices), since the private switch those devices
+hang on goes away with the all-in-one; the next start rebuilds them from
+the database.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from oslo_config import cfg
+
+from neutrino.agents.l3 import linux, model
+from neutrino.cmd import agents as agent_cmd
+
+LOG = logging.getLogger(__name__)
+
+
+class OwnRouterNamespaces(linux.LinuxHost):
+    """The L3 agent's view of the host limited to the router namespaces this
+    all-in-one made (listed in a file of its state directory, so a restart
+    adopts them). A full sync deletes every ``qrouter-`` namespace the agent
+    does not serve, as upstream's on a real host; on a machine shared with
+    other clouds (another all-in-one, a test suite) those are not ours."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _owned(self) -> set[str]:
+        return set(self.path.read_text().split()) if self.path.exists() else set()
+
+    def _write(self, owned: set[str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("".join(f"{ns}\n" for ns in sorted(owned)))
+
+    def namespaces(self) -> list[str]:
+        owned = self._owned()
+        return [ns for ns in super().namespaces()
+                if not ns.startswith(model.NS_PREFIX) or ns in owned]
+
+    def ensure_namespace(self, ns: str) -> None:
+        if ns not in (owned := self._owned()):
+            self._write(owned | {ns})
+        super().ensure_namespace(ns)
+
+    def delete_namespace(self, ns: str) -> None:
+        super().delete_namespace(ns)
+        self._write(self._owned() - {ns})
+
+
+def _l3(conf: cfg.ConfigOpts) -> Any:
+    from neutrino.agents import interface
+    from neutrino.agents.l3 import agent, router
+    agent.register_opts(conf)
+    driver = interface.load(conf)
+    host = OwnRouterNamespaces(Path(conf.state_path) / "aio-router-namespaces")
+    return agent.L3Agent(conf, driver, routers=router.RouterManager(driver, host))
+
+
+BUILDERS = {**agent_cmd.AGENTS, "l3": _l3}
+
+
+class LocalAgent:
+    def __init__(self, kind: str, conf: cfg.ConfigOpts) -> None:
+        self.kind = kind
+        self.agent = BUILDERS[kind](conf)
+        self.runner = agent_cmd.Foreground(self.agent)
+        self.thread = threading.Thread(target=self._run, name=f"{kind}-agent", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.runner.run()
+        except Exception:  # noqa: BLE001 - the others and the API keep serving
+            LOG.exception("%s agent stopped on an error", self.kind)
+
+    def stop(self) -> None:
+        self.runner.stop(None, None)
+        self.thread.join(60)
+        self.agent.stop()
+        self._remove_host_state()
+
+    def _remove_host_state(self) -> None:
+        inner = getattr(self.agent, "agent", self.agent)
+        try:
+            if self.kind == "dhcp":
+                for network_id in list(inner.networks):
+                    inner.disable(network_id)
+            elif self.kind == "l3":
+                for router_id in list(inner.routers.applied):
+                    inner.routers.remove(router_id)
+        except Exception:  # noqa: BLE001 - the next start's full sync cleans up
+            LOG.exception("%s agent: removing its namespaces failed", self.kind)
+
+
+class LocalAgents:
+    def __init__(self, kinds: list[str], make_conf: Callable[[], cfg.ConfigOpts]) -> None:
+        self.agents = [LocalAgent(kind, make_conf()) for kind in kinds]
+
+    def start(self) -> None:
+        for agent in self.agents:
+            agent.thread.start()
+
+    def stop(self) -> None:
+        for agent in reversed(self.agents):  # L3 and DHCP before the L2 agent
+            agent.stop()
+
+
+def agent_conf_factory(conf: cfg.ConfigOpts) -> Callable[[], cfg.ConfigOpts]:
+    """A fresh configuration from the same files and directories as ``conf``."""
+    from neutrino.service import make_conf
+    args: list[str] = []
+    for path in conf.config_file or []:
+        args += ["--config-file", path]
+    for path in conf.config_dir or []:
+        args += ["--config-dir", path]
+
+    def make() -> Any:
+        return make_conf(args)
+    return make

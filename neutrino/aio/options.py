@@ -1,0 +1,28 @@
+"""``[aio]``: where the all-in-one puts its private Open vSwitch."""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+AIO_OPTS = [
+    cfg.StrOpt("namespace", default="neutrino-aio",
+               help="Network namespace the all-in-one's ovs-vswitchd runs in (its bridges "
+                    "and the devices plugged into them live there, not in the host's own "
+                    "namespace). Removed on stop."),
+    cfg.StrOpt("ovs_rundir", default="$state_path/ovs",
+               help="Run directory of the private ovsdb-server and ovs-vswitchd "
+                    "(sockets, pid files, logs, conf.db); point OVS_RUNDIR here to use "
+                    "ovs-vsctl on it."),
+    cfg.StrOpt("external_bridge", default="br-ex",
+               help="The bridge of [ovs] bridge_mappings that gets external_address."),
+    cfg.StrOpt("external_address", default="172.24.4.1/24",
+               help="Address (CIDR) of external_bridge inside the namespace: the "
+                    "external network's gateway, as devstack's br-ex. Empty: none."),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    for opt in AIO_OPTS:
+        try:
+            conf.register_opt(opt, "aio")
+        except cfg.DuplicateOptError:
+            pass

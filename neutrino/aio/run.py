@@ -1,0 +1,115 @@
+"""``neutrino serve`` with ``transport_url = fake://``: everything in one process.
+
+Start order: RPC endpoints on the in-process bus, the private Open vSwitch,
+the agents, then the API; a stop (SIGTERM/SIGINT) goes the other way. An
+agent this host cannot run is skipped with one line saying why, and the API
+is served anyway.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from oslo_config import cfg
+
+from neutrino.aio import host, options
+from neutrino.aio.agents import LocalAgents, agent_conf_factory
+from neutrino.aio.wsgi import ThreadedWsgi
+
+LOG = logging.getLogger(__name__)
+
+
+def say(line: str) -> None:
+    print(f"neutrino all-in-one: {line}", file=sys.stderr, flush=True)
+
+
+def rpc_service(conf: cfg.ConfigOpts, api: Any) -> Any:
+    """The RPC endpoints ``neutrino serve`` runs in its RPC process, here in
+    threads, over the plugins the API uses."""
+    from neutrino.cmd.serve import RpcPlugins
+    from neutrino.rpc import server as rpc_server
+    from neutrino.rpc.transport import rpc_transport
+    plugins = RpcPlugins(conf, api.directory.all_plugins())
+    endpoints = rpc_server.endpoints_by_topic(conf, api.plugin.db, plugins.endpoints)
+    return rpc_server.RpcService(conf, rpc_transport(conf), endpoints, plugins.tasks())
+
+
+def _switch(conf: cfg.ConfigOpts, agent_conf: cfg.ConfigOpts) -> host.LocalSwitch:
+    """The private switch, its bridges of bridge_mappings, and OVS_RUNDIR set
+    so that this process's agents (and their OVS tools) manage it."""
+    from neutrino.agents.ovs import config as ovs_config
+    ovs_config.register(agent_conf)
+    switch = host.LocalSwitch(Path(conf.aio.ovs_rundir), conf.aio.namespace)
+    switch.start()
+    os.environ.update({k: switch.env[k] for k in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR")})
+    for bridge in ovs_config.bridge_mappings(agent_conf).values():
+        address = (conf.aio.external_address or None
+                   if bridge == conf.aio.external_bridge else None)
+        switch.add_bridge(bridge, address)
+    return switch
+
+
+def _start_agents(conf: cfg.ConfigOpts) -> tuple[host.LocalSwitch | None, LocalAgents | None]:
+    """The switch and the agents this host can run; one line per agent skipped."""
+    skipped = host.skipped_agents()
+    for kind in host.AGENTS:
+        if kind in skipped:
+            say(f"{host.TITLES[kind]} skipped: {skipped[kind]}")
+    kinds = [k for k in host.AGENTS if k not in skipped]
+    if not kinds:
+        return None, None
+    make_conf = agent_conf_factory(conf)
+    switch = None
+    try:
+        switch = _switch(conf, make_conf())
+        agents = LocalAgents(kinds, make_conf)
+        agents.start()
+    except Exception as exc:  # noqa: BLE001 - serve the API anyway
+        LOG.exception("starting the agents failed")
+        say(f"agents skipped: starting them failed: {exc}")
+        if switch is not None:
+            switch.stop()
+        return None, None
+    say(f"{', '.join(host.TITLES[k] for k in kinds)} running on host {conf.host}; "
+        f"Open vSwitch in namespace {conf.aio.namespace}, OVS_RUNDIR={switch.rundir}")
+    return switch, agents
+
+
+def run(conf: cfg.ConfigOpts, api: Any) -> None:
+    from neutrino.cmd.serve import StartupError
+    from neutrino.rpc.transport import close_in_process
+    from neutrino.service import build_wsgi
+    options.register(conf)
+    # from here on a stop request waits for the start to finish, then undoes it
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    started: list[Any] = []  # what to stop, in start order
+    try:
+        try:  # bound first: a second all-in-one on the same port stops here
+            http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port)
+        except OSError as exc:
+            raise StartupError(f"cannot listen on {conf.bind_host}:{conf.bind_port}: "
+                               f"{exc}") from None
+        rpc = rpc_service(conf, api)
+        rpc.start()
+        started.append(rpc)
+        switch, agents = _start_agents(conf)
+        started += [part for part in (switch, agents) if part is not None]
+        started.append(http.start())
+        say(f"API on http://{conf.bind_host}:{conf.bind_port}"
+            + ("" if agents else " (API only: no agents)"))
+        while not done.wait(1.0):
+            pass
+        say("stopping")
+    finally:
+        for part in reversed(started):
+            part.stop()
+        close_in_process()
+        api.plugin.db.dispose()
+        say("stopped")

@@ -1,0 +1,250 @@
+"""The all-in-one as ``make run`` starts it: ``etc/neutrino-aio.conf`` (plus a
+file moving its port, state directory and namespace out of the way), the
+in-process bus, and, as root with Open vSwitch, this host's agents.
+
+The README's walk-through is executed as written, with only those names
+replaced, and must end in successful pings.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import requests
+
+from tests.conftest import ROOT, Client, free_port
+from tests.fullstack.hosts import missing_reason, sh, wait_for
+
+AIO_CONF = ROOT / "etc" / "neutrino-aio.conf"
+AGENT_TYPES = {"Open vSwitch agent", "DHCP agent", "L3 agent"}
+
+
+class Aio:
+    """``neutrino db upgrade`` then ``neutrino serve``, as the Makefile's ``run``."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.prefix = "a" + uuid.uuid4().hex[:4]
+        # dnsmasq drops privileges: its files must be readable by everyone
+        self.state = Path(tempfile.mkdtemp(prefix=f"{self.prefix}-"))
+        self.state.chmod(0o755)
+        self.namespace = f"{self.prefix}-aio"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.override = self.state / "override.conf"
+        self.override.write_text(
+            f"[DEFAULT]\nbind_port = {self.port}\nstate_path = {self.state / 'var'}\n"
+            f"[aio]\nnamespace = {self.namespace}\n")
+        self.env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+        self.log = self.state / "server.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.foreign_router = ""
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "neutrino.cmd.main", *args,
+                "--config-file", str(AIO_CONF), "--config-file", str(self.override)]
+
+    @property
+    def rundir(self) -> Path:
+        return self.state / "var" / "ovs"
+
+    def start(self) -> "Aio":
+        subprocess.run(self.command("db", "upgrade"), check=True, capture_output=True,
+                       env=self.env, cwd=ROOT)
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.command("serve"), stdout=log, stderr=log,
+                                         env=self.env, cwd=ROOT)
+
+        def up() -> bool:
+            if self.proc is None or self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.output()[-3000:]}")
+            try:
+                return requests.get(self.url + "/", timeout=1).ok
+            except requests.RequestException:
+                return False
+        assert wait_for(up, 120), self.output()[-3000:]
+        return self
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(90)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def destroy(self, extra_namespaces: list[str]) -> None:
+        """What a failed test may leave: this server's namespaces, its switch."""
+        self.stop()
+        for ns in [self.namespace, *extra_namespaces]:
+            if ns in sh("ip", "netns", "list", check=False).stdout.split():
+                for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+                    sh("kill", "-9", pid, check=False)
+                sh("ip", "netns", "del", ns, check=False)
+        for daemon in ("ovs-vswitchd", "ovsdb-server"):
+            pidfile = self.rundir / f"{daemon}.pid"
+            if pidfile.exists():
+                sh("kill", "-9", pidfile.read_text().strip(), check=False)
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+def _own_namespaces(admin: Client) -> list[str]:
+    ids = [n["id"] for n in admin.get("/v2.0/networks")[1]["networks"]]
+    ids += [r["id"] for r in admin.get("/v2.0/routers")[1]["routers"]]
+    return [ns for ns in sh("ip", "netns", "list").stdout.split()
+            if ns.startswith(("qdhcp-", "qrouter-")) and ns.split("-", 1)[1] in ids]
+
+
+@pytest.fixture(scope="module")
+def aio() -> Iterator[Aio]:
+    tools = ("dnsmasq", "nft", "busybox", "ethtool", "ping")
+    reason = missing_reason() or next((f"{t} is not installed" for t in tools
+                                       if shutil.which(t) is None), None)
+    if reason:
+        pytest.skip(reason)
+    server = Aio()
+    # another cloud's router on this machine, there before the all-in-one starts
+    server.foreign_router = f"qrouter-{uuid.uuid4()}"
+    leftovers: list[str] = [f"{server.prefix}vm1", server.foreign_router]
+    try:
+        sh("ip", "netns", "add", server.foreign_router)
+        server.start()
+        yield server
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            leftovers += _own_namespaces(Client(server.url))
+        server.destroy(leftovers)
+
+
+def registered(aio: Aio) -> set[str]:
+    agents = Client(aio.url).get("/v2.0/agents")[1]["agents"]
+    return {a["agent_type"] for a in agents
+            if a["alive"] and a["host"] == socket.gethostname()}
+
+
+def test_the_agents_of_this_host_register(aio: Aio) -> None:
+    assert wait_for(lambda: registered(aio) == AGENT_TYPES, 60), aio.output()[-3000:]
+    assert "OVS agent, DHCP agent, L3 agent running on host" in aio.output()
+    assert f"Open vSwitch in namespace {aio.namespace}" in aio.output()
+
+
+def walkthrough() -> str:
+    """The README's walk-through block."""
+    readme = (ROOT / "README.md").read_text()
+    found = re.search(r"<!-- walk-through[^>]*-->\s*```sh\n(.*?)```", readme, re.S)
+    assert found, "README has no walk-through block"
+    return found.group(1)
+
+
+def test_the_readme_walkthrough_ends_in_a_ping(aio: Aio) -> None:
+    assert wait_for(lambda: registered(aio) == AGENT_TYPES, 60), aio.output()[-3000:]
+    hook = aio.state / "udhcpc-hook"
+    script = walkthrough()
+    for old, new in (("http://127.0.0.1:9696", aio.url), ("$PWD/var/ovs", str(aio.rundir)),
+                     ("neutrino-aio", aio.namespace), ("vm1", f"{aio.prefix}vm1"),
+                     ("/tmp/udhcpc-hook", str(hook)),
+                     (".venv/bin/openstack", str(Path(sys.executable).parent / "openstack"))):
+        assert old in script, old
+        script = script.replace(old, new)
+    done = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, timeout=600)
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:],
+                                  aio.output()[-3000:])
+    assert "from 10.0.0.1" in done.stdout and "from 172.24.4.1" in done.stdout, done.stdout
+
+
+def test_router_namespaces_it_did_not_make_are_left_alone(aio: Aio) -> None:
+    """Its L3 agent's full syncs (at start, and with the walk-through's router)."""
+    made = _own_namespaces(Client(aio.url))
+    assert any(ns.startswith("qrouter-") for ns in made), made
+    assert aio.foreign_router in sh("ip", "netns", "list").stdout.split()
+
+
+def test_a_second_all_in_one_leaves_a_running_ones_switch_alone(aio: Aio) -> None:
+    second = Aio()
+    second.override.write_text(second.override.read_text().replace(
+        second.namespace, aio.namespace))
+    try:
+        second.start()
+        assert f"namespace {aio.namespace} is in use by processes" in second.output()
+        assert "(API only: no agents)" in second.output()
+        assert second.stop() == 0
+    finally:
+        second.destroy([])  # its own (unused) namespace name, never the first one's
+    vswitchd = (aio.rundir / "ovs-vswitchd.pid").read_text().strip()
+    assert Path(f"/proc/{vswitchd}").exists()
+    assert wait_for(lambda: registered(aio) == AGENT_TYPES, 30)
+
+
+def test_a_stop_removes_the_namespaces_and_the_switch_it_made(aio: Aio) -> None:
+    made = _own_namespaces(Client(aio.url))
+    assert any(ns.startswith("qdhcp-") for ns in made), made
+    assert any(ns.startswith("qrouter-") for ns in made), made
+    pids = [(aio.rundir / f"{d}.pid").read_text().strip()
+            for d in ("ovs-vswitchd", "ovsdb-server")]
+    assert aio.stop() == 0, aio.output()[-3000:]
+    left = sh("ip", "netns", "list").stdout.split()
+    assert aio.namespace not in left
+    assert not set(made) & set(left)
+    assert not [p for p in pids if Path(f"/proc/{p}/cmdline").exists()
+                and b"ovs" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert "all-in-one: stopped" in aio.output()
+
+
+def test_without_open_vswitch_it_says_what_it_skipped_and_serves_the_api(
+        tmp_path: Path) -> None:
+    """ovs-vswitchd is hidden from PATH (every other tool stays reachable)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("ovsdb-tool", "ovsdb-server", "ovs-vsctl", "ovs-ofctl", "ip", "nsenter",
+                 "dnsmasq", "nft"):
+        where = shutil.which(tool)
+        if where:
+            (bin_dir / tool).symlink_to(where)
+    server = Aio(env={"PATH": str(bin_dir)})
+    try:
+        server.start()
+        out = server.output()
+        if os.geteuid() != 0:
+            why = "not running as root"
+            expected = [f"OVS agent skipped: {why}", f"DHCP agent skipped: {why}",
+                        f"L3 agent skipped: {why}"]
+        else:
+            why = "ovs-vswitchd not found on PATH"
+            expected = [f"OVS agent skipped: {why}",
+                        f"DHCP agent skipped: needs Open vSwitch ({why}",
+                        f"L3 agent skipped: needs Open vSwitch ({why}"]
+        for line in expected:
+            assert line in out, out[-3000:]
+        assert "(API only: no agents)" in out
+        admin = Client(server.url)
+        assert admin.post("/v2.0/networks", {"network": {"name": "n"}})[0] == 201
+        assert admin.get("/v2.0/agents")[1]["agents"] == []
+        assert server.namespace not in sh("ip", "netns", "list").stdout.split()
+        assert server.stop() == 0
+    finally:
+        server.destroy([])
+
+
+def test_a_separate_agent_refuses_the_in_process_bus() -> None:
+    done = subprocess.run([sys.executable, "-m", "neutrino.cmd.main", "agent", "ovs",
+                           "--config-file", str(AIO_CONF)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    assert "transport_url: fake:// is the all-in-one's in-process bus" in done.stderr
