@@ -18,51 +18,13 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
-from neutrino.agents.l3 import linux, model
 from neutrino.cmd import agents as agent_cmd
 
 LOG = logging.getLogger(__name__)
 
 
-class OwnRouterNamespaces(linux.LinuxHost):
-    """The L3 agent's view of the host limited to the router namespaces this
-    all-in-one made (listed in a file of its state directory, so a restart
-    adopts them). A full sync deletes every ``qrouter-`` namespace the agent
-    does not serve, as upstream's on a real host; on a machine shared with
-    other clouds (another all-in-one, a test suite) those are not ours."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _owned(self) -> set[str]:
-        return set(self.path.read_text().split()) if self.path.exists() else set()
-
-    def _write(self, owned: set[str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text("".join(f"{ns}\n" for ns in sorted(owned)))
-
-    def namespaces(self) -> list[str]:
-        owned = self._owned()
-        return [ns for ns in super().namespaces()
-                if not ns.startswith(model.NS_PREFIX) or ns in owned]
-
-    def ensure_namespace(self, ns: str) -> None:
-        if ns not in (owned := self._owned()):
-            self._write(owned | {ns})
-        super().ensure_namespace(ns)
-
-    def delete_namespace(self, ns: str) -> None:
-        super().delete_namespace(ns)
-        self._write(self._owned() - {ns})
-
-
 def _l3(conf: cfg.ConfigOpts) -> Any:
-    from neutrino.agents import interface
-    from neutrino.agents.l3 import agent, router
-    agent.register_opts(conf)
-    driver = interface.load(conf)
-    host = OwnRouterNamespaces(Path(conf.state_path) / "aio-router-namespaces")
-    return agent.L3Agent(conf, driver, routers=router.RouterManager(driver, host))
+    return agent_cmd.l3_agent(conf, Path(conf.state_path) / "aio-router-namespaces")
 
 
 BUILDERS = {**agent_cmd.AGENTS, "l3": _l3}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 from oslo_config import cfg
@@ -20,11 +21,17 @@ def _dhcp(conf: cfg.ConfigOpts) -> Any:
     return DhcpAgent(conf, DhcpPluginApi(conf, conf.host))
 
 
-def _l3(conf: cfg.ConfigOpts) -> Any:
+def l3_agent(conf: cfg.ConfigOpts, owned_namespaces: Path | None = None) -> Any:
+    """The L3 agent; with ``owned_namespaces`` it counts as its routers only the
+    namespaces listed there (see ``OwnRouterNamespaces``)."""
     from neutrino.agents import interface
-    from neutrino.agents.l3 import agent
+    from neutrino.agents.l3 import agent, linux, router
     agent.register_opts(conf)
-    return agent.L3Agent(conf, interface.load(conf))
+    driver = interface.load(conf)
+    if owned_namespaces is None:
+        return agent.L3Agent(conf, driver)
+    host = linux.OwnRouterNamespaces(owned_namespaces)
+    return agent.L3Agent(conf, driver, routers=router.RouterManager(driver, host))
 
 
 def _metering(conf: cfg.ConfigOpts) -> Any:
@@ -66,7 +73,7 @@ def _linuxbridge(conf: cfg.ConfigOpts) -> Any:
     return _UntilStopped(agent.LinuxBridgeAgent(conf))
 
 
-AGENTS = {"dhcp": _dhcp, "l3": _l3, "linuxbridge": _linuxbridge, "metadata": _metadata,
+AGENTS = {"dhcp": _dhcp, "l3": l3_agent, "linuxbridge": _linuxbridge, "metadata": _metadata,
           "metering": _metering, "ovs": _ovs}
 
 

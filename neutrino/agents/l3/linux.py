@@ -11,7 +11,10 @@ import logging
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
+
+from neutrino.agents.l3 import model
 
 LOG = logging.getLogger(__name__)
 
@@ -114,3 +117,36 @@ class LinuxHost:
             return
         for flag in ("--orig-dst", "--reply-src"):
             run(["ip", "netns", "exec", ns, "conntrack", "-D", flag, address], check=False)
+
+
+class OwnRouterNamespaces(LinuxHost):
+    """The L3 agent's view of the host limited to the router namespaces it
+    made (listed in a file of its state directory, so a restart adopts them).
+    A full sync deletes every ``qrouter-`` namespace the agent does not
+    serve, as upstream's on a real host; on a machine shared with other
+    clouds (the all-in-one beside a test suite, emulated hosts of a test)
+    those are not ours."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _owned(self) -> set[str]:
+        return set(self.path.read_text().split()) if self.path.exists() else set()
+
+    def _write(self, owned: set[str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("".join(f"{ns}\n" for ns in sorted(owned)))
+
+    def namespaces(self) -> list[str]:
+        owned = self._owned()
+        return [ns for ns in super().namespaces()
+                if not ns.startswith(model.NS_PREFIX) or ns in owned]
+
+    def ensure_namespace(self, ns: str) -> None:
+        if ns not in (owned := self._owned()):
+            self._write(owned | {ns})
+        super().ensure_namespace(ns)
+
+    def delete_namespace(self, ns: str) -> None:
+        super().delete_namespace(ns)
+        self._write(self._owned() - {ns})
