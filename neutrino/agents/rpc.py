@@ -32,9 +32,13 @@ class PluginApi:
     def update_device_down(self, device: str) -> dict[str, Any]:
         return self._call("update_device_down", "1.0", device=device)
 
-    def update_device_list(self, devices_up: list[str], devices_down: list[str]) -> dict[str, Any]:
+    def update_device_list(self, devices_up: list[str], devices_down: list[str],
+                           refresh_tunnels: bool = False) -> dict[str, Any]:
+        """``refresh_tunnels``: the agent lost its l2population entries (it
+        restarted) and asks for those of the devices' networks again."""
+        extra = {"refresh_tunnels": True} if refresh_tunnels else {}
         return self._call("update_device_list", "1.5", devices_up=devices_up,
-                          devices_down=devices_down)
+                          devices_down=devices_down, **extra)
 
     # security groups (upstream's SecurityGroupServerRpcApi, same topic)
 

@@ -10,6 +10,12 @@ flows are re-added under this run's cookie and then the flows of other
 cookies (an earlier run's, now stale) are deleted — no flow is missing in
 between and none is left twice.
 
+With ``[agent] l2_population`` the tunnel peers, flood lists and remote
+MACs come from the server's l2population casts (``l2pop``) instead of
+polling ``tunnel_sync``; the first pass reports its devices with
+``refresh_tunnels`` so the server sends this host the full entries of its
+networks again (a restart loses them).
+
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server.
 
@@ -32,7 +38,7 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
-from neutrino.agents.ovs import config, firewall, flows
+from neutrino.agents.ovs import config, firewall, flows, l2pop
 from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
 from neutrino.agents.rpc import PluginApi
 from neutrino.rpc import topics
@@ -43,6 +49,7 @@ LOG = logging.getLogger(__name__)
 PORT_UPDATE_TOPIC = topics.PORT_UPDATE
 PORT_DELETE_TOPIC = topics.PORT_DELETE
 SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
+L2POP_TOPIC = topics.L2POPULATION_UPDATE
 TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
 
 
@@ -89,6 +96,31 @@ class SecurityGroupEndpoint:
         self.agent.groups_changed(None, members=True)
 
 
+class L2populationEndpoint:
+    """The l2population casts (fanout, or to this host alone): each changes
+    the agent's forwarding entries; the loop turns them into ports and flows."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def add_fdb_entries(self, context: Any, fdb_entries: dict[str, Any],
+                        host: str | None = None, **kwargs: Any) -> None:
+        if host is None or host == self.agent.host:
+            self.agent.fdb_changed("add", fdb_entries)
+
+    def remove_fdb_entries(self, context: Any, fdb_entries: dict[str, Any],
+                           host: str | None = None, **kwargs: Any) -> None:
+        if host is None or host == self.agent.host:
+            self.agent.fdb_changed("remove", fdb_entries)
+
+    def update_fdb_entries(self, context: Any, fdb_entries: dict[str, Any],
+                           host: str | None = None, **kwargs: Any) -> None:
+        if host is None or host == self.agent.host:
+            self.agent.fdb_changed("update", fdb_entries)
+
+
 class OvsAgent(Agent):
     agent_type = "Open vSwitch agent"
     binary = "neutron-openvswitch-agent"
@@ -104,6 +136,9 @@ class OvsAgent(Agent):
         self.tunnel_types = list(conf.AGENT.tunnel_types)
         if self.tunnel_types and not conf.OVS.local_ip:
             raise ValueError("[ovs] local_ip is required when [agent] tunnel_types is set")
+        self.l2pop = bool(conf.AGENT.l2_population and self.tunnel_types)
+        self.arp_responder = bool(conf.AGENT.arp_responder and self.l2pop)
+        self.fdb = l2pop.Fdb(conf.OVS.local_ip)
         self.ovs = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
         self.plugin_rpc = plugin_rpc
         self.cookie = random.getrandbits(63) | 1
@@ -111,6 +146,7 @@ class OvsAgent(Agent):
         self.nets: dict[str, flows.LocalNet] = {}
         self.wired: dict[str, Wired] = {}
         self.tunnels: dict[str, str] = {}  # port name -> type
+        self._retiring: set[str] = set()  # tunnel ports to delete once off the flows
         self.programmed: dict[str, set[flows.Flow]] = {}
         self._dirty: set[str] = set()
         self._sg_dirty: set[str] = set()
@@ -129,12 +165,16 @@ class OvsAgent(Agent):
                 "tunneling_ip": self.conf.OVS.local_ip,
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
-                "l2_population": False, "arp_responder_enabled": False,
+                "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
                 "enable_distributed_routing": False, "devices": len(self.wired)}
 
     def mark_dirty(self, port_id: str) -> None:
         with self._lock:
             self._dirty.add(port_id)
+
+    def fdb_changed(self, how: str, fdb_entries: dict[str, Any]) -> None:
+        with self._lock:
+            getattr(self.fdb, how)(fdb_entries)
 
     def groups_changed(self, groups: list[str] | None, members: bool) -> None:
         """Mark the ports a group change affects (all of them if ``groups`` is None):
@@ -183,6 +223,9 @@ class OvsAgent(Agent):
     def sync_tunnels(self) -> None:
         if not self.tunnel_types:
             return
+        if self.l2pop:
+            self.sync_l2pop_tunnels()
+            return
         local_ip = self.conf.OVS.local_ip
         for kind in self.tunnel_types:
             peers = self.plugin_rpc.tunnel_sync(local_ip, kind).get("tunnels", [])
@@ -193,6 +236,32 @@ class OvsAgent(Agent):
                                            peer["ip_address"])
                     self.tunnels[name] = kind
                     LOG.info("tunnel %s to %s (%s)", name, peer["ip_address"], peer["host"])
+
+    def sync_l2pop_tunnels(self) -> None:
+        """Tunnel ports to exactly the peers the forwarding entries name for the
+        networks wired here. Ports an earlier run left get a few passes'
+        grace, the time for the server's full entries to arrive."""
+        with self._lock:
+            wanted = l2pop.wanted_tunnels(self.fdb, list(self.nets.values()))
+        for name, (kind, ip) in sorted(wanted.items()):
+            if name not in self.tunnels:
+                self.ovs.ensure_tunnel(self.bridges.tunnel, name, kind, self.conf.OVS.local_ip,
+                                       ip)
+                self.tunnels[name] = kind
+                LOG.info("tunnel %s to %s (l2population)", name, ip)
+        if self._passes < TUNNEL_SYNC_EVERY:
+            return
+        # off the flows first: a flow naming a deleted port cannot be deleted by name
+        for name in sorted(set(self.tunnels) - set(wanted)):
+            del self.tunnels[name]
+            self._retiring.add(name)
+
+    def retire_tunnels(self) -> None:
+        """Delete the tunnel ports no flow names any more (after programming)."""
+        for name in sorted(self._retiring):
+            self.ovs.delete_port(self.bridges.tunnel, name)
+            self._retiring.discard(name)
+            LOG.info("tunnel %s removed: no network here needs it", name)
 
     def scan(self) -> dict[str, VifPort]:
         return {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
@@ -214,7 +283,8 @@ class OvsAgent(Agent):
         removed = [pid for pid in self.wired if pid not in scanned]
         up: list[str] = []
         down: list[str] = []
-        if todo or self._first or self._passes % TUNNEL_SYNC_EVERY == 0:
+        polled = todo or self._first or self._passes % TUNNEL_SYNC_EVERY == 0
+        if polled and not self.l2pop:
             try:
                 self.sync_tunnels()
             except Exception:  # noqa: BLE001 - retried next pass
@@ -231,11 +301,16 @@ class OvsAgent(Agent):
             self.port_groups.pop(pid, None)
             down.append(pid)
         self._refresh_nets()
+        if self.l2pop:
+            self.sync_tunnels()
         if self.firewall == "openvswitch":
             self.refresh_security((todo | sg_dirty) & set(self.wired))
         self.program_flows()
+        self.retire_tunnels()
         if up or down:
-            result = self.plugin_rpc.update_device_list(up, down)
+            # a full resync asks for this host's l2population entries again
+            refresh = {"refresh_tunnels": True} if self.l2pop and self._first else {}
+            result = self.plugin_rpc.update_device_list(up, down, **refresh)
             with self._lock:
                 self._dirty |= set(result.get("failed_devices_up", []))
         self._first = False
@@ -324,7 +399,12 @@ class OvsAgent(Agent):
         if self.firewall == "openvswitch":
             out[self.bridges.integration] |= set(self.firewall_flows())
         if self.tunnel_types:
-            out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges))
+            out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges,
+                                                              flood=not self.l2pop))
+            if self.l2pop:
+                with self._lock:
+                    out[self.bridges.tunnel] |= set(l2pop.fdb_flows(
+                        self.fdb, nets, self.arp_responder, set(self.tunnels)))
         for physnet, bridge in self.mappings.items():
             out[bridge] = set(flows.physical_flows(nets, physnet, bridge))
         return out
@@ -355,6 +435,8 @@ class OvsAgent(Agent):
                                      PORT_DELETE_TOPIC: NotifierEndpoint(self)}
         if self.firewall == "openvswitch":
             endpoints[SG_UPDATE_TOPIC] = SecurityGroupEndpoint(self)
+        if self.l2pop:
+            endpoints[L2POP_TOPIC] = L2populationEndpoint(self)
         for topic, endpoint in endpoints.items():
             server = oslo_messaging.get_rpc_server(
                 transport, oslo_messaging.Target(topic=topic, server=self.host),

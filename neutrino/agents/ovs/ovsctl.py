@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -53,6 +54,9 @@ class OvsCtl:
     def __init__(self, db: str | None = None, timeout: int = 10) -> None:
         self.db = db
         self.timeout = timeout
+        # port name -> OpenFlow port number, as last seen: a flow naming a port
+        # that is gone can only be deleted by its number
+        self._ofports: dict[str, int] = {}
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -151,10 +155,22 @@ class OvsCtl:
     def add_flows(self, bridge: str, specs: Iterable[str]) -> None:
         text = "\n".join(specs)
         if text:
+            self._remember_ofports()
             self.ofctl("add-flows", bridge, "-", stdin=text + "\n")
 
+    def _remember_ofports(self) -> None:
+        for row in self._rows("Interface", "name,ofport"):
+            ofport = _ovs_scalar(row["ofport"])
+            if isinstance(ofport, int) and ofport > 0:
+                self._ofports[row["name"]] = ofport
+
+    def _by_number(self, key: str) -> str:
+        """``in_port=<name>`` as the number the port had when the flow was added."""
+        return re.sub(r"in_port=([^,]+)",
+                      lambda m: f"in_port={self._ofports.get(m.group(1), m.group(1))}", key)
+
     def delete_flows_strict(self, bridge: str, keys: Iterable[str]) -> None:
-        text = "\n".join(keys)
+        text = "\n".join(self._by_number(k) for k in keys)
         if text:
             self.ofctl("--strict", "del-flows", bridge, "-", stdin=text + "\n")
 
