@@ -55,5 +55,13 @@ class PluginApi:
         return self.client.prepare(version="1.4").call(
             {}, "tunnel_sync", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type, host=self.host)
 
+    def qos_policies(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The QoS policies ``ids`` (resources RPC ``bulk_pull``)."""
+        import oslo_messaging
+        client = oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
+        return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
+                           filter_kwargs={"id": ids}) or []
+
     def close(self) -> None:
         self.transport.cleanup()

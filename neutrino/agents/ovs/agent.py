@@ -16,6 +16,11 @@ polling ``tunnel_sync``; the first pass reports its devices with
 ``refresh_tunnels`` so the server sends this host the full entries of its
 networks again (a restart loses them).
 
+With ``[agent] extensions = qos`` the ports' QoS policies (their own or
+their network's, named in the device details) are pulled from the server
+and enforced (``qos``: meters, shaping, DSCP); the server's fanout ``push``
+of a changed policy updates them live.
+
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server.
 
@@ -38,7 +43,7 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
-from neutrino.agents.ovs import config, firewall, flows, l2pop
+from neutrino.agents.ovs import config, firewall, flows, l2pop, qos
 from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
 from neutrino.agents.rpc import PluginApi
 from neutrino.rpc import topics
@@ -50,6 +55,7 @@ PORT_UPDATE_TOPIC = topics.PORT_UPDATE
 PORT_DELETE_TOPIC = topics.PORT_DELETE
 SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 L2POP_TOPIC = topics.L2POPULATION_UPDATE
+QOS_TOPIC = topics.QOS_POLICY_PUSH
 TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
 
 
@@ -121,6 +127,19 @@ class L2populationEndpoint:
             self.agent.fdb_changed("update", fdb_entries)
 
 
+class QosPushEndpoint:
+    """The server's fanout of changed QoS policies."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def push(self, context: Any, resource_list: list[dict[str, Any]] | None = None,
+             event_type: str = "updated", **kwargs: Any) -> None:
+        self.agent.policies_pushed(resource_list or [], event_type == "deleted")
+
+
 class OvsAgent(Agent):
     agent_type = "Open vSwitch agent"
     binary = "neutron-openvswitch-agent"
@@ -139,6 +158,12 @@ class OvsAgent(Agent):
         self.l2pop = bool(conf.AGENT.l2_population and self.tunnel_types)
         self.arp_responder = bool(conf.AGENT.arp_responder and self.l2pop)
         self.fdb = l2pop.Fdb(conf.OVS.local_ip)
+        self.qos = "qos" in [e.strip() for e in conf.AGENT.extensions]
+        self.policies: dict[str, dict[str, Any]] = {}  # QoS policy id -> policy
+        self.port_policy: dict[str, str | None] = {}  # port id -> its QoS policy id
+        self.meters: dict[int, qos.Limit] = {}  # applied: meter id (ofport) -> limit
+        self.shaped: dict[str, qos.Limit] = {}  # applied: port name -> limit
+        self._stale_meters: set[int] = set()
         self.ovs = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
         self.plugin_rpc = plugin_rpc
         self.cookie = random.getrandbits(63) | 1
@@ -175,6 +200,14 @@ class OvsAgent(Agent):
     def fdb_changed(self, how: str, fdb_entries: dict[str, Any]) -> None:
         with self._lock:
             getattr(self.fdb, how)(fdb_entries)
+
+    def policies_pushed(self, policies: list[dict[str, Any]], deleted: bool) -> None:
+        with self._lock:
+            for policy in policies:
+                if deleted:
+                    self.policies.pop(policy["id"], None)
+                elif policy["id"] in self.policies or policy["id"] in self.port_policy.values():
+                    self.policies[policy["id"]] = policy
 
     def groups_changed(self, groups: list[str] | None, members: bool) -> None:
         """Mark the ports a group change affects (all of them if ``groups`` is None):
@@ -297,6 +330,7 @@ class OvsAgent(Agent):
                 self._dirty |= set(answer.get("failed_devices", []))
         for pid in removed:
             del self.wired[pid]
+            self.port_policy.pop(pid, None)
             self.port_security.pop(pid, None)
             self.port_groups.pop(pid, None)
             down.append(pid)
@@ -305,8 +339,12 @@ class OvsAgent(Agent):
             self.sync_tunnels()
         if self.firewall == "openvswitch":
             self.refresh_security((todo | sg_dirty) & set(self.wired))
+        if self.qos:
+            self.apply_qos()
         self.program_flows()
         self.retire_tunnels()
+        if self.qos:
+            self.retire_meters()
         if up or down:
             # a full resync asks for this host's l2population entries again
             refresh = {"refresh_tunnels": True} if self.l2pop and self._first else {}
@@ -343,6 +381,8 @@ class OvsAgent(Agent):
                 "net_uuid": net_id, "network_type": details["network_type"],
                 "segmentation_id": str(details.get("segmentation_id") or "")})
         self.wired[device] = Wired(port, net_id, admin_up)
+        self.port_policy[device] = (details.get("qos_policy_id")
+                                    or details.get("network_qos_policy_id"))
         (up if admin_up else down).append(device)
 
     def _refresh_nets(self) -> None:
@@ -373,6 +413,64 @@ class OvsAgent(Agent):
             self.port_security[pid] = firewall.from_info(
                 info, pid, wired.port.name, wired.port.ofport, self.vlans[wired.network_id])
 
+    # -- QoS ------------------------------------------------------------------------
+
+    def _port_qos(self) -> dict[str, qos.PortQos]:
+        with self._lock:
+            return {pid: qos.port_qos(self.policies.get(self.port_policy.get(pid) or ""))
+                    for pid, w in self.wired.items() if w.admin_up}
+
+    def apply_qos(self) -> None:
+        """Pull the policies not known yet, then make meters and shaping match
+        the ports' policies; meters no port wants go after the flows."""
+        with self._lock:
+            if self._first:
+                self.policies.clear()
+            missing = sorted({p for p in self.port_policy.values() if p} - set(self.policies))
+        if missing:
+            pulled = self.plugin_rpc.qos_policies(missing)
+            with self._lock:
+                self.policies.update({p["id"]: p for p in pulled})
+        br = self.bridges.integration
+        if self._first:
+            self.meters = {mid: qos.Limit(*v) for mid, v in self.ovs.meters(br).items()}
+            self.shaped = {name: qos.Limit(*v) for name, v in self.ovs.port_shapings().items()}
+        wanted = self._port_qos()
+        meters = {self.wired[pid].port.ofport: q.egress for pid, q in wanted.items() if q.egress}
+        shaping = {self.wired[pid].port.name: q.ingress for pid, q in wanted.items()
+                   if q.ingress}
+        for mid, limit in sorted(meters.items()):
+            if self.meters.get(mid) != limit:
+                self.ovs.set_meter(br, qos.meter_spec(mid, limit), exists=mid in self.meters)
+                self.meters[mid] = limit
+        names = {w.port.name for w in self.wired.values()}
+        for name in sorted(set(shaping) | set(self.shaped)):
+            limit = shaping.get(name)
+            if self.shaped.get(name) == limit:
+                continue
+            if name in names:
+                self.ovs.set_port_shaping(name, limit and limit.kbps,
+                                          limit.burst_kb if limit else 0)
+            if limit:
+                self.shaped[name] = limit
+            else:
+                self.shaped.pop(name, None)
+        self._stale_meters = set(self.meters) - set(meters)
+
+    def retire_meters(self) -> None:
+        for mid in sorted(self._stale_meters):
+            self.ovs.delete_meter(self.bridges.integration, mid)
+            self.meters.pop(mid, None)
+        self._stale_meters = set()
+
+    def qos_flows(self) -> list[flows.Flow]:
+        out: list[flows.Flow] = []
+        for pid, port_qos in sorted(self._port_qos().items()):
+            port = self.wired[pid].port
+            if port.ofport in self.meters or port_qos.egress is None:
+                out += qos.entry_flows(port.name, port.ofport, port_qos)
+        return out
+
     def firewall_flows(self) -> list[flows.Flow]:
         filtered, unfiltered = [], []
         for pid, wired in sorted(self.wired.items()):
@@ -398,6 +496,8 @@ class OvsAgent(Agent):
         out = {self.bridges.integration: set(flows.integration_flows(nets, self.mappings))}
         if self.firewall == "openvswitch":
             out[self.bridges.integration] |= set(self.firewall_flows())
+        if self.qos:
+            out[self.bridges.integration] |= set(self.qos_flows())
         if self.tunnel_types:
             out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges,
                                                               flood=not self.l2pop))
@@ -437,6 +537,8 @@ class OvsAgent(Agent):
             endpoints[SG_UPDATE_TOPIC] = SecurityGroupEndpoint(self)
         if self.l2pop:
             endpoints[L2POP_TOPIC] = L2populationEndpoint(self)
+        if self.qos:
+            endpoints[QOS_TOPIC] = QosPushEndpoint(self)
         for topic, endpoint in endpoints.items():
             server = oslo_messaging.get_rpc_server(
                 transport, oslo_messaging.Target(topic=topic, server=self.host),
