@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, wait_for
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, wait_for
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"1": "10.99.0.1", "2": "10.99.0.2"}
@@ -96,3 +96,105 @@ def test_l2pop_tunnels_come_with_a_shared_network_and_go_with_its_last_port(env:
     assert wait_for(lambda: not any(_ip(p2) in f or p2["mac_address"] in f
                                     for f in h1.flows("br-tun")
                                     if "hard_timeout" not in f), 10), "\n".join(h1.flows("br-tun"))
+
+
+# -- QoS ---------------------------------------------------------------------------------
+
+RECEIVE = ("import socket,sys\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,"
+           "socket.SO_REUSEADDR,1);s.bind(('',5001));s.listen(1);s.settimeout(60)\n"
+           "c,_=s.accept()\nwhile c.recv(65536): pass\nc.close()")
+SEND = ("import socket,sys,time\nfor _ in range(50):\n try:\n  s=socket.create_connection("
+        "(sys.argv[1],5001),timeout=2); break\n except OSError: time.sleep(0.1)\n"
+        "s.settimeout(60);t=time.monotonic();s.sendall(b'x'*int(sys.argv[2]))\n"
+        "s.shutdown(socket.SHUT_WR);s.recv(1);print(time.monotonic()-t)")
+
+
+def _throughput(src: str, dst: str, dst_ip: str, size: int = 1_000_000) -> float:
+    """Bits per second of one TCP transfer from namespace ``src`` to ``dst``."""
+    import subprocess
+    import sys
+    receiver = subprocess.Popen(["ip", "netns", "exec", dst, sys.executable, "-c", RECEIVE])
+    try:
+        took = sh("ip", "netns", "exec", src, sys.executable, "-c", SEND, dst_ip, str(size),
+                  timeout=120).stdout
+    finally:
+        receiver.wait(60)
+    return size * 8 / float(took)
+
+
+def _qos_policy(env: Cloud, *rules: dict[str, Any]) -> str:
+    status, body = env.admin.post("/v2.0/qos/policies", {"policy": {"name": "fs-qos"}})
+    assert status == 201, body
+    pid = body["policy"]["id"]
+    for r in rules:
+        status, made = env.admin.post(f"/v2.0/qos/policies/{pid}/bandwidth_limit_rules",
+                                      {"bandwidth_limit_rule": r})
+        assert status == 201, made
+    return str(pid)
+
+
+def _meters(host: Host) -> str:
+    return sh("ovs-ofctl", "-O", "OpenFlow13", "dump-meters", "br-int", env=host.env).stdout
+
+
+def _shaping(host: Host, port: dict[str, Any]) -> str:
+    tap = host.vsctl("--bare", "--columns=name", "find", "interface",
+                     f"external_ids:iface-id={port['id']}").strip()
+    return host.vsctl("--bare", "--columns=qos", "list", "port", tap).strip()
+
+
+def test_bandwidth_limits_cap_tcp_both_ways_follow_rule_updates_and_go_with_the_policy(
+        env: Cloud) -> None:
+    h1 = env.hosts["1"]
+    net = cloud.network(env.admin, "fs-qos", "10.103.0.0/24")
+    pid = _qos_policy(env, {"max_kbps": 4000, "direction": "egress"},
+                      {"max_kbps": 4000, "direction": "ingress"})
+    limited, vm_l = _instance(env, net, "1", "q1", qos_policy_id=pid)
+    free, vm_f = _instance(env, net, "1", "q2")
+    other, vm_o = _instance(env, net, "1", "q3")
+    assert wait_for(lambda: "rate=4000" in _meters(h1) and _shaping(h1, limited), 30)
+    unlimited = _throughput(vm_f, vm_o, _ip(other))
+    out = _throughput(vm_l, vm_f, _ip(free))  # egress from the instance: the meter
+    into = _throughput(vm_f, vm_l, _ip(limited))  # ingress to the instance: shaping
+    print(f"\nTCP bit/s unlimited {unlimited:.0f}, egress-limited {out:.0f}, "
+          f"ingress-limited {into:.0f} (limits 4,000,000)")
+    assert out < unlimited / 3 and into < unlimited / 3, (unlimited, out, into)
+    assert out < 4000 * 1000 * 1.5 and into < 4000 * 1000 * 1.5, (out, into)
+    # a rule update applies live (the server pushes the policy)
+    rules = env.admin.get(f"/v2.0/qos/policies/{pid}")[1]["policy"]["rules"]
+    egress = next(r for r in rules if r["direction"] == "egress")
+    status, body = env.admin.put(f"/v2.0/qos/policies/{pid}/bandwidth_limit_rules/"
+                                 f"{egress['id']}", {"bandwidth_limit_rule": {"max_kbps": 8000}})
+    assert status == 200, body
+    assert wait_for(lambda: "rate=8000" in _meters(h1), 30)
+    # detached: the meter, its flow and the shaping go
+    status, body = env.admin.put(f"/v2.0/ports/{limited['id']}",
+                                 {"port": {"qos_policy_id": None}})
+    assert status == 200, body
+    assert wait_for(lambda: "rate=" not in _meters(h1) and not _shaping(h1, limited), 30)
+    assert not any("meter:" in f for f in sh(
+        "ovs-ofctl", "-O", "OpenFlow13", "dump-flows", "br-int", env=h1.env).stdout.splitlines())
+
+
+# -- stateless security groups -------------------------------------------------------------
+
+
+def test_a_stateless_group_lets_answers_in_only_with_a_rule_of_their_own(env: Cloud) -> None:
+    net = cloud.network(env.admin, "fs-stateless", "10.104.0.0/24")
+    status, body = env.admin.post("/v2.0/security-groups", {"security_group": {
+        "name": "fs-stateless", "stateful": False}})
+    assert status == 201, body
+    group = body["security_group"]
+    assert group["stateful"] is False
+    target, _ = _instance(env, net, "2", "s0", port_security_enabled=False, security_groups=[])
+    _, vm = _instance(env, net, "1", "s1", security_groups=[group["id"]])
+    # egress is open (the group's default rules), the echo reply is not let back in
+    assert not ping(vm, _ip(target), tries=3)
+    status, body = env.admin.post("/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": group["id"], "direction": "ingress", "ethertype": "IPv4",
+        "protocol": "icmp"}})
+    assert status == 201, body
+    assert wait_for(lambda: ping(vm, _ip(target), tries=1), 30)
+    tap = f"{env.fabric.prefix}ts1"
+    entry = [f for f in env.hosts["1"].flows("br-int") if tap in f and "table=71" in f]
+    assert entry and not [f for f in entry if "ct(" in f]
