@@ -57,6 +57,7 @@ SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 L2POP_TOPIC = topics.L2POPULATION_UPDATE
 QOS_TOPIC = topics.QOS_POLICY_PUSH
 TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
+DETAILS_CHUNK = 100  # devices per get_devices_details_list call: no call outlives its timeout
 
 
 @dataclass
@@ -322,8 +323,10 @@ class OvsAgent(Agent):
                 self.sync_tunnels()
             except Exception:  # noqa: BLE001 - retried next pass
                 LOG.exception("tunnel_sync failed")
-        if todo:
-            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(sorted(todo))
+        ordered = sorted(todo)
+        for start in range(0, len(ordered), DETAILS_CHUNK):
+            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(
+                ordered[start:start + DETAILS_CHUNK])
             for details in answer.get("devices", []):
                 self._wire(scanned, details, up, down)
             with self._lock:
