@@ -30,6 +30,10 @@ class MemorySwitch:
     def vif_ports(self, bridge: str) -> list[VifPort]:
         return list(self.vifs.values())
 
+    def set_port_tags(self, tags: list[tuple[str, int, dict[str, str]]]) -> None:
+        for name, tag, other in tags:
+            self.set_port_tag(name, tag, other)
+
     def set_port_tag(self, name: str, tag: int, other: dict[str, str]) -> None:
         self.calls.append(("tag", name, tag))
         p = self.vifs[name]

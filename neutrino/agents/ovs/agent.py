@@ -173,6 +173,7 @@ class OvsAgent(Agent):
         self.wired: dict[str, Wired] = {}
         self.tunnels: dict[str, str] = {}  # port name -> type
         self._retiring: set[str] = set()  # tunnel ports to delete once off the flows
+        self._tags: list[tuple[str, int, dict[str, str]]] = []  # this pass's, in one go
         self.programmed: dict[str, set[flows.Flow]] = {}
         self._dirty: set[str] = set()
         self._sg_dirty: set[str] = set()
@@ -324,6 +325,7 @@ class OvsAgent(Agent):
             except Exception:  # noqa: BLE001 - retried next pass
                 LOG.exception("tunnel_sync failed")
         ordered = sorted(todo)
+        self._tags = []
         for start in range(0, len(ordered), DETAILS_CHUNK):
             answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(
                 ordered[start:start + DETAILS_CHUNK])
@@ -331,6 +333,7 @@ class OvsAgent(Agent):
                 self._wire(scanned, details, up, down)
             with self._lock:
                 self._dirty |= set(answer.get("failed_devices", []))
+        self.ovs.set_port_tags(self._tags)
         for pid in removed:
             del self.wired[pid]
             self.port_policy.pop(pid, None)
@@ -366,7 +369,7 @@ class OvsAgent(Agent):
             return
         if "port_id" not in details or not details.get("network_type"):
             # unknown here, or bound elsewhere: keep it off every network
-            self.ovs.set_port_tag(port.name, flows.DEAD_VLAN, {})
+            self._tags.append((port.name, flows.DEAD_VLAN, {}))
             self.wired.pop(device, None)
             return
         net_id = details["network_id"]
@@ -380,9 +383,9 @@ class OvsAgent(Agent):
         admin_up = bool(details.get("admin_state_up", True))
         tag = vlan if admin_up else flows.DEAD_VLAN
         if port.tag != tag or port.other_config.get("net_uuid") != net_id:
-            self.ovs.set_port_tag(port.name, tag, {
+            self._tags.append((port.name, tag, {
                 "net_uuid": net_id, "network_type": details["network_type"],
-                "segmentation_id": str(details.get("segmentation_id") or "")})
+                "segmentation_id": str(details.get("segmentation_id") or "")}))
         self.wired[device] = Wired(port, net_id, admin_up)
         self.port_policy[device] = (details.get("qos_policy_id")
                                     or details.get("network_qos_policy_id"))

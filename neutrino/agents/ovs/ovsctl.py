@@ -126,13 +126,22 @@ class OvsCtl:
                    "external_ids:iface-status=active", f"external_ids:attached-mac={mac}")
 
     def set_port_tag(self, port: str, tag: int, other_config: dict[str, str]) -> None:
-        """Tag the port; an empty ``other_config`` value (a flat network has no
+        self.set_port_tags([(port, tag, other_config)])
+
+    def set_port_tags(self, tags: list[tuple[str, int, dict[str, str]]]) -> None:
+        """Tag ports, in one transaction per 200 (ovs-vsctl waits for the switch
+        to apply each transaction: one per port makes a 1,000-port resync take
+        minutes). An empty ``other_config`` value (a flat network has no
         segmentation id) removes that key, as ovs-vsctl refuses ``key=``."""
-        args = ["set", "port", port, f"tag={tag}"]
-        args += [f"other_config:{k}={v}" for k, v in other_config.items() if v != ""]
-        for key in (k for k, v in other_config.items() if v == ""):
-            args += ["--", "remove", "port", port, "other_config", key]
-        self.vsctl(*args)
+        for start in range(0, len(tags), 200):
+            args: list[str] = []
+            for port, tag, other_config in tags[start:start + 200]:
+                args += ["--", "set", "port", port, f"tag={tag}"]
+                args += [f"other_config:{k}={v}" for k, v in other_config.items() if v != ""]
+                for key in (k for k, v in other_config.items() if v == ""):
+                    args += ["--", "remove", "port", port, "other_config", key]
+            if args:
+                self.vsctl(*args[1:])
 
     def _rows(self, table: str, columns: str) -> list[dict[str, Any]]:
         raw = json.loads(self.vsctl("--format=json", f"--columns={columns}", "list", table))
