@@ -32,9 +32,13 @@ class PluginApi:
     def update_device_down(self, device: str) -> dict[str, Any]:
         return self._call("update_device_down", "1.0", device=device)
 
-    def update_device_list(self, devices_up: list[str], devices_down: list[str]) -> dict[str, Any]:
+    def update_device_list(self, devices_up: list[str], devices_down: list[str],
+                           refresh_tunnels: bool = False) -> dict[str, Any]:
+        """``refresh_tunnels``: the agent lost its l2population entries (it
+        restarted) and asks for those of the devices' networks again."""
+        extra = {"refresh_tunnels": True} if refresh_tunnels else {}
         return self._call("update_device_list", "1.5", devices_up=devices_up,
-                          devices_down=devices_down)
+                          devices_down=devices_down, **extra)
 
     # security groups (upstream's SecurityGroupServerRpcApi, same topic)
 
@@ -50,6 +54,14 @@ class PluginApi:
         """The other agents' endpoints of ``tunnel_type``: ``{"tunnels": [...]}``."""
         return self.client.prepare(version="1.4").call(
             {}, "tunnel_sync", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type, host=self.host)
+
+    def qos_policies(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The QoS policies ``ids`` (resources RPC ``bulk_pull``)."""
+        import oslo_messaging
+        client = oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
+        return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
+                           filter_kwargs={"id": ids}) or []
 
     def close(self) -> None:
         self.transport.cleanup()

@@ -33,6 +33,7 @@ class PortFacts:
     mac: str
     addresses: tuple[tuple[str, str], ...]  # (mac, ip or cidr) allowed as source
     rules: tuple[dict[str, Any], ...] = field(default=())  # remote groups expanded
+    stateful: bool = True  # False: the port's groups are stateless (no conntrack)
 
 
 def link_local(mac: str) -> str:
@@ -55,12 +56,15 @@ def port_facts(info: dict[str, Any], port_id: str) -> PortFacts | None:
     groups = info.get("security_groups") or {}
     members = info.get("sg_member_ips") or {}
     rules: list[dict[str, Any]] = []
+    stateful = True
     for group in device.get("security_groups") or []:
         for rule in groups.get(group, []):
+            # a port's groups are all stateful or all stateless (the API refuses a mix)
+            stateful = stateful and rule.get("stateful", True) is not False
             for expanded in expand_remote(rule, members):
                 if expanded not in rules:
                     rules.append(expanded)
-    return PortFacts(mac, tuple(dict.fromkeys(addresses)), tuple(rules))
+    return PortFacts(mac, tuple(dict.fromkeys(addresses)), tuple(rules), stateful)
 
 
 def port_groups(info: dict[str, Any], port_id: str) -> tuple[set[str], set[str]]:

@@ -107,9 +107,11 @@ class CorePlugin:
         NovaNotifier(self.conf, self.db).subscribe(self.events)
         self.casts = Casts(self.conf)
         AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
+        self.l2pop = None
         if any(d.name == "l2population" for d in self.mechanisms.drivers):
             from neutrino.plugins.ml2.l2pop import L2Population
-            L2Population(self.db, self.casts).subscribe(self.events)
+            self.l2pop = L2Population(self.db, self.casts)
+            self.l2pop.subscribe(self.events)
 
     @property
     def quota(self) -> Any:

@@ -24,5 +24,9 @@ NETWORK_DELETE = f"{AGENT}-network-delete"
 SECURITY_GROUP_UPDATE = f"{AGENT}-security_group-update"
 L2POPULATION_UPDATE = f"{AGENT}-l2population-update"
 
+# resources RPC (QoS policies): agents pull from the server, the server pushes
+RESOURCES_PULL = "q-resources-server"
+QOS_POLICY_PUSH = "neutron-vo-QosPolicy-1.10"
+
 SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
 SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices

@@ -85,3 +85,24 @@ def test_a_port_moving_away_is_removed_from_its_old_host(
     assert status == 200, body
     moved = fdb(net, {"192.0.2.31": [FLOOD, *entries(a)]})
     assert wait(lambda: moved in h2.of("remove_fdb_entries")), h2.calls
+
+
+def test_a_restarted_agent_asking_refresh_tunnels_gets_the_full_entries_again(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    h1, h2 = agents(tunneling_ip="192.0.2.41"), agents(tunneling_ip="192.0.2.42")
+    net = network(admin)
+    a = port(admin, net, **{"binding:host_id": h1.host})
+    b = port(admin, net, **{"binding:host_id": h2.host})
+    c = port(admin, net, **{"binding:host_id": h2.host})
+    for agent, p in ((h1, a), (h2, b), (h2, c)):
+        activate(agent, p["id"])
+    full = fdb(net, {"192.0.2.41": [FLOOD, *entries(a)]})
+    assert wait(lambda: full in h2.of("add_fdb_entries")), h2.calls
+    assert h2.api is not None
+    # already ACTIVE: without refresh_tunnels nothing is sent again
+    h2.api.update_device_list([b["id"], c["id"]], [])
+    before = len(h2.of("add_fdb_entries"))
+    sent = h2.of("add_fdb_entries").count(full)
+    h2.api.update_device_list([b["id"], c["id"]], [], refresh_tunnels=True)
+    assert wait(lambda: h2.of("add_fdb_entries").count(full) == sent + 1), h2.calls
+    assert len(h2.of("add_fdb_entries")) == before + 1  # once per network, not per port

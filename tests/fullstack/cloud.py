@@ -17,12 +17,19 @@ ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
 PHYS_BRIDGE = "br-phys"
 
 
-def start_server(tmp: Path, vhost: str, service_plugins: str = "") -> Server:
+def start_server(tmp: Path, vhost: str, service_plugins: str = "",
+                 mechanism_drivers: str = "openvswitch", extension_drivers: str = "port_security"
+                 ) -> Server:
     plugins = f"service_plugins = {service_plugins}\n" if service_plugins else ""
-    return Server(tmp, extra=f"transport_url = {bus(vhost)}\n{plugins}{ML2}").start()
+    ml2 = ML2.replace("mechanism_drivers = openvswitch",
+                      f"mechanism_drivers = {mechanism_drivers}").replace(
+        "extension_drivers = port_security", f"extension_drivers = {extension_drivers}")
+    return Server(tmp, extra=f"transport_url = {bus(vhost)}\n{plugins}{ml2}").start()
 
 
-def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "noop") -> Path:
+def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "noop",
+               agent_options: str = "") -> Path:
+    """The OVS agent's file; ``agent_options``: more ``[agent]`` lines."""
     path = host.dir / "agent.conf"
     path.write_text(
         f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
@@ -30,6 +37,7 @@ def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "no
         f"[ovs]\nlocal_ip = {local_ip}\ndatapath_type = netdev\n"
         f"bridge_mappings = physnet1:{PHYS_BRIDGE}\n"
         "[agent]\ntunnel_types = vxlan\npolling_interval = 0.5\nreport_interval = 2\n"
+        f"{agent_options}"
         f"[securitygroup]\nfirewall_driver = {firewall_driver}\n")
     return path
 

@@ -30,6 +30,10 @@ class MemorySwitch:
     def vif_ports(self, bridge: str) -> list[VifPort]:
         return list(self.vifs.values())
 
+    def set_port_tags(self, tags: list[tuple[str, int, dict[str, str]]]) -> None:
+        for name, tag, other in tags:
+            self.set_port_tag(name, tag, other)
+
     def set_port_tag(self, name: str, tag: int, other: dict[str, str]) -> None:
         self.calls.append(("tag", name, tag))
         p = self.vifs[name]
@@ -218,3 +222,24 @@ def test_a_resync_after_a_failed_pass_still_removes_flows_of_networks_gone_meanw
     agent.run_once()
     assert server.reported[-1] == ([], ["a"])
     assert not [k for k in switch.flows["br-tun"] if "tun_id" in k]
+
+
+def test_a_full_resync_asks_device_details_in_chunks_and_reports_once(tmp_path: Path) -> None:
+    from neutrino.agents.ovs.agent import DETAILS_CHUNK
+
+    class Counting(MemoryServer):
+        calls: list[int] = []
+
+        def get_devices_details_list_and_failed_devices(self, devices: list[str]
+                                                        ) -> dict[str, Any]:
+            self.calls.append(len(devices))
+            return super().get_devices_details_list_and_failed_devices(devices)
+
+    count = DETAILS_CHUNK * 2 + 5
+    ports = [VifPort(f"tap-{i}", f"p{i}", "m", i + 1, None, {}) for i in range(count)]
+    server = Counting({f"p{i}": _details(f"p{i}", f"net-{i % 7}", 1000 + i % 7)
+                       for i in range(count)})
+    agent = _agent(tmp_path, MemorySwitch(ports), server)
+    agent.run_once()
+    assert server.calls == [DETAILS_CHUNK, DETAILS_CHUNK, 5]
+    assert len(server.reported) == 1 and len(server.reported[0][0]) == count

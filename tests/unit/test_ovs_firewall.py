@@ -146,3 +146,20 @@ def test_without_filtered_ports_only_defaults_and_entries_remain() -> None:
     got = firewall.firewall_flows([], [("tap9", 4)])
     assert Flow(60, 100, "in_port=tap9", "load:4->NXM_NX_REG6[],resubmit(,73)") in got
     assert not [f for f in got if f.table in (81, 82) and "reg5" in f.match]
+
+
+def test_a_stateless_groups_port_is_filtered_without_conntrack() -> None:
+    info = _info()
+    for rule in info["security_groups"][SG]:
+        rule["stateful"] = False
+    port = firewall.from_info(info, "p1", "tap1", 5, 3)
+    assert port is not None and not port.stateful
+    got = firewall.port_flows(port)
+    assert not [f for f in got if "ct(" in f.actions or "ct_state" in f.match]
+    assert Flow(71, 90, f"in_port=tap1,dl_src={MAC},ip,nw_src=10.0.0.5/32",
+                "resubmit(,72)") in got
+    assert Flow(81, 80, "reg5=5,ip", "resubmit(,82)") in got
+    # each rule accepts single packets of its own direction
+    assert Flow(82, 70, "reg5=5,tcp,tp_dst=22", "output:tap1") in got
+    assert Flow(72, 70, "in_port=tap1,ip", "resubmit(,73)") in got
+    assert firewall.from_info(_info(), "p1", "tap1", 5, 3).stateful  # type: ignore[union-attr]

@@ -10,6 +10,17 @@ flows are re-added under this run's cookie and then the flows of other
 cookies (an earlier run's, now stale) are deleted — no flow is missing in
 between and none is left twice.
 
+With ``[agent] l2_population`` the tunnel peers, flood lists and remote
+MACs come from the server's l2population casts (``l2pop``) instead of
+polling ``tunnel_sync``; the first pass reports its devices with
+``refresh_tunnels`` so the server sends this host the full entries of its
+networks again (a restart loses them).
+
+With ``[agent] extensions = qos`` the ports' QoS policies (their own or
+their network's, named in the device details) are pulled from the server
+and enforced (``qos``: meters, shaping, DSCP); the server's fanout ``push``
+of a changed policy updates them live.
+
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server.
 
@@ -33,7 +44,7 @@ from oslo_config import cfg
 
 from neutrino.agents import secgroup_facts
 from neutrino.agents.base import Agent
-from neutrino.agents.ovs import config, firewall, flows
+from neutrino.agents.ovs import config, firewall, flows, l2pop, qos
 from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
 from neutrino.agents.rpc import PluginApi
 from neutrino.rpc import topics
@@ -44,7 +55,10 @@ LOG = logging.getLogger(__name__)
 PORT_UPDATE_TOPIC = topics.PORT_UPDATE
 PORT_DELETE_TOPIC = topics.PORT_DELETE
 SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
+L2POP_TOPIC = topics.L2POPULATION_UPDATE
+QOS_TOPIC = topics.QOS_POLICY_PUSH
 TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
+DETAILS_CHUNK = 100  # devices per get_devices_details_list call: no call outlives its timeout
 
 
 @dataclass
@@ -90,6 +104,44 @@ class SecurityGroupEndpoint:
         self.agent.groups_changed(None, members=True)
 
 
+class L2populationEndpoint:
+    """The l2population casts (fanout, or to this host alone): each changes
+    the agent's forwarding entries; the loop turns them into ports and flows."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def add_fdb_entries(self, context: Any, fdb_entries: dict[str, Any],
+                        host: str | None = None, **kwargs: Any) -> None:
+        if host is None or host == self.agent.host:
+            self.agent.fdb_changed("add", fdb_entries)
+
+    def remove_fdb_entries(self, context: Any, fdb_entries: dict[str, Any],
+                           host: str | None = None, **kwargs: Any) -> None:
+        if host is None or host == self.agent.host:
+            self.agent.fdb_changed("remove", fdb_entries)
+
+    def update_fdb_entries(self, context: Any, fdb_entries: dict[str, Any],
+                           host: str | None = None, **kwargs: Any) -> None:
+        if host is None or host == self.agent.host:
+            self.agent.fdb_changed("update", fdb_entries)
+
+
+class QosPushEndpoint:
+    """The server's fanout of changed QoS policies."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        import oslo_messaging
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def push(self, context: Any, resource_list: list[dict[str, Any]] | None = None,
+             event_type: str = "updated", **kwargs: Any) -> None:
+        self.agent.policies_pushed(resource_list or [], event_type == "deleted")
+
+
 class OvsAgent(Agent):
     agent_type = "Open vSwitch agent"
     binary = "neutron-openvswitch-agent"
@@ -105,6 +157,15 @@ class OvsAgent(Agent):
         self.tunnel_types = list(conf.AGENT.tunnel_types)
         if self.tunnel_types and not conf.OVS.local_ip:
             raise ValueError("[ovs] local_ip is required when [agent] tunnel_types is set")
+        self.l2pop = bool(conf.AGENT.l2_population and self.tunnel_types)
+        self.arp_responder = bool(conf.AGENT.arp_responder and self.l2pop)
+        self.fdb = l2pop.Fdb(conf.OVS.local_ip)
+        self.qos = "qos" in [e.strip() for e in conf.AGENT.extensions]
+        self.policies: dict[str, dict[str, Any]] = {}  # QoS policy id -> policy
+        self.port_policy: dict[str, str | None] = {}  # port id -> its QoS policy id
+        self.meters: dict[int, qos.Limit] = {}  # applied: meter id (ofport) -> limit
+        self.shaped: dict[str, qos.Limit] = {}  # applied: port name -> limit
+        self._stale_meters: set[int] = set()
         self.ovs = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
         self.plugin_rpc = plugin_rpc
         self.cookie = random.getrandbits(63) | 1
@@ -112,6 +173,8 @@ class OvsAgent(Agent):
         self.nets: dict[str, flows.LocalNet] = {}
         self.wired: dict[str, Wired] = {}
         self.tunnels: dict[str, str] = {}  # port name -> type
+        self._retiring: set[str] = set()  # tunnel ports to delete once off the flows
+        self._tags: list[tuple[str, int, dict[str, str]]] = []  # this pass's, in one go
         self.programmed: dict[str, set[flows.Flow]] = {}
         self._dirty: set[str] = set()
         self._sg_dirty: set[str] = set()
@@ -130,12 +193,24 @@ class OvsAgent(Agent):
                 "tunneling_ip": self.conf.OVS.local_ip,
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
-                "l2_population": False, "arp_responder_enabled": False,
+                "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
                 "enable_distributed_routing": False, "devices": len(self.wired)}
 
     def mark_dirty(self, port_id: str) -> None:
         with self._lock:
             self._dirty.add(port_id)
+
+    def fdb_changed(self, how: str, fdb_entries: dict[str, Any]) -> None:
+        with self._lock:
+            getattr(self.fdb, how)(fdb_entries)
+
+    def policies_pushed(self, policies: list[dict[str, Any]], deleted: bool) -> None:
+        with self._lock:
+            for policy in policies:
+                if deleted:
+                    self.policies.pop(policy["id"], None)
+                elif policy["id"] in self.policies or policy["id"] in self.port_policy.values():
+                    self.policies[policy["id"]] = policy
 
     def groups_changed(self, groups: list[str] | None, members: bool) -> None:
         """Mark the ports a group change affects (all of them if ``groups`` is None):
@@ -184,6 +259,9 @@ class OvsAgent(Agent):
     def sync_tunnels(self) -> None:
         if not self.tunnel_types:
             return
+        if self.l2pop:
+            self.sync_l2pop_tunnels()
+            return
         local_ip = self.conf.OVS.local_ip
         for kind in self.tunnel_types:
             peers = self.plugin_rpc.tunnel_sync(local_ip, kind).get("tunnels", [])
@@ -194,6 +272,32 @@ class OvsAgent(Agent):
                                            peer["ip_address"])
                     self.tunnels[name] = kind
                     LOG.info("tunnel %s to %s (%s)", name, peer["ip_address"], peer["host"])
+
+    def sync_l2pop_tunnels(self) -> None:
+        """Tunnel ports to exactly the peers the forwarding entries name for the
+        networks wired here. Ports an earlier run left get a few passes'
+        grace, the time for the server's full entries to arrive."""
+        with self._lock:
+            wanted = l2pop.wanted_tunnels(self.fdb, list(self.nets.values()))
+        for name, (kind, ip) in sorted(wanted.items()):
+            if name not in self.tunnels:
+                self.ovs.ensure_tunnel(self.bridges.tunnel, name, kind, self.conf.OVS.local_ip,
+                                       ip)
+                self.tunnels[name] = kind
+                LOG.info("tunnel %s to %s (l2population)", name, ip)
+        if self._passes < TUNNEL_SYNC_EVERY:
+            return
+        # off the flows first: a flow naming a deleted port cannot be deleted by name
+        for name in sorted(set(self.tunnels) - set(wanted)):
+            del self.tunnels[name]
+            self._retiring.add(name)
+
+    def retire_tunnels(self) -> None:
+        """Delete the tunnel ports no flow names any more (after programming)."""
+        for name in sorted(self._retiring):
+            self.ovs.delete_port(self.bridges.tunnel, name)
+            self._retiring.discard(name)
+            LOG.info("tunnel %s removed: no network here needs it", name)
 
     def scan(self) -> dict[str, VifPort]:
         return {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
@@ -215,28 +319,43 @@ class OvsAgent(Agent):
         removed = [pid for pid in self.wired if pid not in scanned]
         up: list[str] = []
         down: list[str] = []
-        if todo or self._first or self._passes % TUNNEL_SYNC_EVERY == 0:
+        polled = todo or self._first or self._passes % TUNNEL_SYNC_EVERY == 0
+        if polled and not self.l2pop:
             try:
                 self.sync_tunnels()
             except Exception:  # noqa: BLE001 - retried next pass
                 LOG.exception("tunnel_sync failed")
-        if todo:
-            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(sorted(todo))
+        ordered = sorted(todo)
+        self._tags = []
+        for start in range(0, len(ordered), DETAILS_CHUNK):
+            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(
+                ordered[start:start + DETAILS_CHUNK])
             for details in answer.get("devices", []):
                 self._wire(scanned, details, up, down)
             with self._lock:
                 self._dirty |= set(answer.get("failed_devices", []))
+        self.ovs.set_port_tags(self._tags)
         for pid in removed:
             del self.wired[pid]
+            self.port_policy.pop(pid, None)
             self.port_security.pop(pid, None)
             self.port_groups.pop(pid, None)
             down.append(pid)
         self._refresh_nets()
+        if self.l2pop:
+            self.sync_tunnels()
         if self.firewall == "openvswitch":
             self.refresh_security((todo | sg_dirty) & set(self.wired))
+        if self.qos:
+            self.apply_qos()
         self.program_flows()
+        self.retire_tunnels()
+        if self.qos:
+            self.retire_meters()
         if up or down:
-            result = self.plugin_rpc.update_device_list(up, down)
+            # a full resync asks for this host's l2population entries again
+            refresh = {"refresh_tunnels": True} if self.l2pop and self._first else {}
+            result = self.plugin_rpc.update_device_list(up, down, **refresh)
             with self._lock:
                 self._dirty |= set(result.get("failed_devices_up", []))
         self._first = False
@@ -251,7 +370,7 @@ class OvsAgent(Agent):
             return
         if "port_id" not in details or not details.get("network_type"):
             # unknown here, or bound elsewhere: keep it off every network
-            self.ovs.set_port_tag(port.name, flows.DEAD_VLAN, {})
+            self._tags.append((port.name, flows.DEAD_VLAN, {}))
             self.wired.pop(device, None)
             return
         net_id = details["network_id"]
@@ -265,10 +384,12 @@ class OvsAgent(Agent):
         admin_up = bool(details.get("admin_state_up", True))
         tag = vlan if admin_up else flows.DEAD_VLAN
         if port.tag != tag or port.other_config.get("net_uuid") != net_id:
-            self.ovs.set_port_tag(port.name, tag, {
+            self._tags.append((port.name, tag, {
                 "net_uuid": net_id, "network_type": details["network_type"],
-                "segmentation_id": str(details.get("segmentation_id") or "")})
+                "segmentation_id": str(details.get("segmentation_id") or "")}))
         self.wired[device] = Wired(port, net_id, admin_up)
+        self.port_policy[device] = (details.get("qos_policy_id")
+                                    or details.get("network_qos_policy_id"))
         (up if admin_up else down).append(device)
 
     def _refresh_nets(self) -> None:
@@ -293,6 +414,64 @@ class OvsAgent(Agent):
             self.port_groups[pid] = secgroup_facts.port_groups(info, pid)
             self.port_security[pid] = firewall.from_info(
                 info, pid, wired.port.name, wired.port.ofport, self.vlans[wired.network_id])
+
+    # -- QoS ------------------------------------------------------------------------
+
+    def _port_qos(self) -> dict[str, qos.PortQos]:
+        with self._lock:
+            return {pid: qos.port_qos(self.policies.get(self.port_policy.get(pid) or ""))
+                    for pid, w in self.wired.items() if w.admin_up}
+
+    def apply_qos(self) -> None:
+        """Pull the policies not known yet, then make meters and shaping match
+        the ports' policies; meters no port wants go after the flows."""
+        with self._lock:
+            if self._first:
+                self.policies.clear()
+            missing = sorted({p for p in self.port_policy.values() if p} - set(self.policies))
+        if missing:
+            pulled = self.plugin_rpc.qos_policies(missing)
+            with self._lock:
+                self.policies.update({p["id"]: p for p in pulled})
+        br = self.bridges.integration
+        if self._first:
+            self.meters = {mid: qos.Limit(*v) for mid, v in self.ovs.meters(br).items()}
+            self.shaped = {name: qos.Limit(*v) for name, v in self.ovs.port_shapings().items()}
+        wanted = self._port_qos()
+        meters = {self.wired[pid].port.ofport: q.egress for pid, q in wanted.items() if q.egress}
+        shaping = {self.wired[pid].port.name: q.ingress for pid, q in wanted.items()
+                   if q.ingress}
+        for mid, limit in sorted(meters.items()):
+            if self.meters.get(mid) != limit:
+                self.ovs.set_meter(br, qos.meter_spec(mid, limit), exists=mid in self.meters)
+                self.meters[mid] = limit
+        names = {w.port.name for w in self.wired.values()}
+        for name in sorted(set(shaping) | set(self.shaped)):
+            limit = shaping.get(name)
+            if self.shaped.get(name) == limit:
+                continue
+            if name in names:
+                self.ovs.set_port_shaping(name, limit and limit.kbps,
+                                          limit.burst_kb if limit else 0)
+            if limit:
+                self.shaped[name] = limit
+            else:
+                self.shaped.pop(name, None)
+        self._stale_meters = set(self.meters) - set(meters)
+
+    def retire_meters(self) -> None:
+        for mid in sorted(self._stale_meters):
+            self.ovs.delete_meter(self.bridges.integration, mid)
+            self.meters.pop(mid, None)
+        self._stale_meters = set()
+
+    def qos_flows(self) -> list[flows.Flow]:
+        out: list[flows.Flow] = []
+        for pid, port_qos in sorted(self._port_qos().items()):
+            port = self.wired[pid].port
+            if port.ofport in self.meters or port_qos.egress is None:
+                out += qos.entry_flows(port.name, port.ofport, port_qos)
+        return out
 
     def firewall_flows(self) -> list[flows.Flow]:
         filtered, unfiltered = [], []
@@ -319,8 +498,15 @@ class OvsAgent(Agent):
         out = {self.bridges.integration: set(flows.integration_flows(nets, self.mappings))}
         if self.firewall == "openvswitch":
             out[self.bridges.integration] |= set(self.firewall_flows())
+        if self.qos:
+            out[self.bridges.integration] |= set(self.qos_flows())
         if self.tunnel_types:
-            out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges))
+            out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges,
+                                                              flood=not self.l2pop))
+            if self.l2pop:
+                with self._lock:
+                    out[self.bridges.tunnel] |= set(l2pop.fdb_flows(
+                        self.fdb, nets, self.arp_responder, set(self.tunnels)))
         for physnet, bridge in self.mappings.items():
             out[bridge] = set(flows.physical_flows(nets, physnet, bridge))
         return out
@@ -351,6 +537,10 @@ class OvsAgent(Agent):
                                      PORT_DELETE_TOPIC: NotifierEndpoint(self)}
         if self.firewall == "openvswitch":
             endpoints[SG_UPDATE_TOPIC] = SecurityGroupEndpoint(self)
+        if self.l2pop:
+            endpoints[L2POP_TOPIC] = L2populationEndpoint(self)
+        if self.qos:
+            endpoints[QOS_TOPIC] = QosPushEndpoint(self)
         for topic, endpoint in endpoints.items():
             server = oslo_messaging.get_rpc_server(
                 transport, oslo_messaging.Target(topic=topic, server=self.host),

@@ -24,6 +24,15 @@ OVS_OPTS = [
 AGENT_OPTS = [
     cfg.ListOpt("tunnel_types", default=[], item_type=cfg.types.String(
         choices=["vxlan", "gre", "geneve"]), help="Tunnel types this host supports."),
+    cfg.BoolOpt("l2_population", default=False,
+                help="Learn tunnel peers and remote MACs from the server's l2population "
+                     "casts (the server must load the l2population mechanism driver) "
+                     "instead of asking tunnel_sync and flooding to every peer."),
+    cfg.BoolOpt("arp_responder", default=False,
+                help="With l2_population: br-tun answers ARP requests for remote "
+                     "addresses itself instead of flooding them."),
+    cfg.ListOpt("extensions", default=[],
+                help="Agent extensions to load; 'qos' enforces QoS policies' rules."),
     cfg.FloatOpt("polling_interval", default=2, min=0.1,
                  help="Seconds between scans of the integration bridge."),
 ]

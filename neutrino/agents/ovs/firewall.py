@@ -27,6 +27,11 @@ Tables (upstream's numbers, so traces read alike):
     pass; the rest is dropped.
 82  ingress rules; accepted -> output to the port (reg5).
 
+A port of a stateless group (``stateful = False``) is filtered without
+conntrack: its IP packets go straight to the rule tables, a rule accepts
+single packets and commits nothing, so an answer passes only if a rule of
+its own direction allows it (as upstream's OVS firewall does).
+
 A port with port security off, a port the network owns (DHCP, router) and
 a port the server knows no security facts of are not filtered at all.
 """
@@ -72,6 +77,7 @@ class PortSecurity:
     mac: str
     addresses: tuple[tuple[str, str], ...]  # (mac, ip or cidr) allowed as source
     rules: tuple[dict[str, Any], ...] = field(default=())  # remote groups expanded
+    stateful: bool = True
 
     @property
     def zone(self) -> int:
@@ -85,7 +91,8 @@ def from_info(info: dict[str, Any], port_id: str, name: str, ofport: int,
     facts = port_facts(info, port_id)
     if facts is None:
         return None
-    return PortSecurity(name, ofport, vlan, facts.mac, facts.addresses, facts.rules)
+    return PortSecurity(name, ofport, vlan, facts.mac, facts.addresses, facts.rules,
+                        facts.stateful)
 
 
 def port_masks(low: int, high: int) -> list[str]:
@@ -133,6 +140,11 @@ def rule_matches(rule: dict[str, Any]) -> list[str]:
     return [f"{base},tp_dst={m}" for m in port_masks(int(low), int(high or low))]
 
 
+def _to_rules(p: PortSecurity, table: int) -> str:
+    """Into a rule table: through the port's conntrack zone, or straight when stateless."""
+    return f"ct(table={table},zone={p.zone})" if p.stateful else f"resubmit(,{table})"
+
+
 def _egress_base(p: PortSecurity) -> list[Flow]:
     port = f"in_port={p.name}"
     out = [Flow(BASE_EGRESS, 10, port, "drop"),
@@ -148,14 +160,14 @@ def _egress_base(p: PortSecurity) -> list[Flow]:
             out.append(Flow(BASE_EGRESS, 90, f"{port},dl_src={mac},arp,arp_spa={net.cidr}",
                             f"resubmit(,{ACCEPT_OR_INGRESS})"))
             out.append(Flow(BASE_EGRESS, 90, f"{port},dl_src={mac},ip,nw_src={net.cidr}",
-                            f"ct(table={RULES_EGRESS},zone={p.zone})"))
+                            _to_rules(p, RULES_EGRESS)))
         else:
             for kind in ICMP6_ND[0:1] + ICMP6_ND[2:]:
                 out.append(Flow(BASE_EGRESS, 95, f"{port},dl_src={mac},icmp6,"
                                 f"ipv6_src={net.cidr},icmp_type={kind}",
                                 f"resubmit(,{ACCEPT_OR_INGRESS})"))
             out.append(Flow(BASE_EGRESS, 90, f"{port},dl_src={mac},ipv6,ipv6_src={net.cidr}",
-                            f"ct(table={RULES_EGRESS},zone={p.zone})"))
+                            _to_rules(p, RULES_EGRESS)))
     return out
 
 
@@ -165,8 +177,8 @@ def _ingress_base(p: PortSecurity) -> list[Flow]:
            Flow(BASE_INGRESS, 90, f"{port},arp", f"output:{p.name}"),
            Flow(BASE_INGRESS, 95, f"{port},udp,tp_src=67,tp_dst=68", f"output:{p.name}"),
            Flow(BASE_INGRESS, 95, f"{port},udp6,tp_src=547,tp_dst=546", f"output:{p.name}"),
-           Flow(BASE_INGRESS, 80, f"{port},ip", f"ct(table={RULES_INGRESS},zone={p.zone})"),
-           Flow(BASE_INGRESS, 80, f"{port},ipv6", f"ct(table={RULES_INGRESS},zone={p.zone})")]
+           Flow(BASE_INGRESS, 80, f"{port},ip", _to_rules(p, RULES_INGRESS)),
+           Flow(BASE_INGRESS, 80, f"{port},ipv6", _to_rules(p, RULES_INGRESS))]
     out += [Flow(BASE_INGRESS, 95, f"{port},icmp6,icmp_type={kind}", f"output:{p.name}")
             for kind in ICMP6_ND[1:]]
     return out
@@ -180,8 +192,11 @@ def _rule_flows(p: PortSecurity) -> list[Flow]:
         who = f"in_port={p.name}" if egress else f"reg5={p.ofport}"
         then = f"resubmit(,{ACCEPT_OR_INGRESS})" if egress else f"output:{p.name}"
         for match in rule_matches(rule):
-            out.append(Flow(table, 70, f"ct_state=+new-est-inv+trk,{who},{match}",
-                            f"ct(commit,zone={p.zone}),{then}"))
+            if p.stateful:
+                out.append(Flow(table, 70, f"ct_state=+new-est-inv+trk,{who},{match}",
+                                f"ct(commit,zone={p.zone}),{then}"))
+            else:
+                out.append(Flow(table, 70, f"{who},{match}", then))
     return out
 
 
@@ -192,8 +207,10 @@ def port_flows(p: PortSecurity) -> list[Flow]:
              Flow(INT_SWITCH, 90, f"dl_vlan={p.vlan},dl_dst={p.mac}",
                   f"strip_vlan,load:{p.ofport}->{REG_PORT},resubmit(,{BASE_INGRESS})"),
              Flow(ACCEPT_OR_INGRESS, 90, f"reg6={p.vlan},dl_dst={p.mac}",
-                  f"load:{p.ofport}->{REG_PORT},resubmit(,{BASE_INGRESS})"),
-             Flow(RULES_EGRESS, 100, f"ct_state=+est-rel-inv+trk,in_port={p.name}",
+                  f"load:{p.ofport}->{REG_PORT},resubmit(,{BASE_INGRESS})")]
+    if not p.stateful:
+        return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p)
+    flows += [Flow(RULES_EGRESS, 100, f"ct_state=+est-rel-inv+trk,in_port={p.name}",
                   f"resubmit(,{ACCEPT_OR_INGRESS})"),
              Flow(RULES_EGRESS, 100, f"ct_state=+rel-inv+trk,in_port={p.name}",
                   f"resubmit(,{ACCEPT_OR_INGRESS})"),

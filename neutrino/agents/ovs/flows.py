@@ -127,8 +127,9 @@ def physical_flows(nets: list[LocalNet], physnet: str, bridge: str) -> list[Flow
 
 
 def tunnel_flows(nets: list[LocalNet], tunnels: dict[str, str],
-                 bridges: Bridges = Bridges()) -> list[Flow]:
-    """br-tun's flows; ``tunnels`` maps tunnel port name -> tunnel type."""
+                 bridges: Bridges = Bridges(), flood: bool = True) -> list[Flow]:
+    """br-tun's flows; ``tunnels`` maps tunnel port name -> tunnel type.
+    Without ``flood`` (l2population) the flood lists come from ``l2pop``."""
     flows = [Flow(0, 1, f"in_port={bridges.patch_int}", f"resubmit(,{PATCH_LV_TO_TUN})"),
              Flow(0, 0, "", "drop"),
              Flow(PATCH_LV_TO_TUN, 0, "dl_dst=00:00:00:00:00:00/01:00:00:00:00:00",
@@ -152,7 +153,7 @@ def tunnel_flows(nets: list[LocalNet], tunnels: dict[str, str],
         flows.append(Flow(TUN_TO_LV, 1, f"tun_id={vni}",
                           f"mod_vlan_vid:{net.vlan},resubmit(,{LEARN_FROM_TUN})"))
         outs = [p for p, kind in sorted(tunnels.items()) if kind == net.network_type]
-        if outs:
+        if outs and flood:
             flows.append(Flow(FLOOD_TO_TUN, 1, f"dl_vlan={net.vlan}",
                               f"strip_vlan,set_tunnel:{vni},"
                               + ",".join(f"output:{p}" for p in outs)))

@@ -115,6 +115,31 @@ class L2Population:
 
     # -- what changes ----------------------------------------------------------------
 
+    def _peer_entries(self, conn: Any, network_id: str, host: str,
+                      agent_ip: str) -> tuple[list[Any], dict[str, list[list[str]]]]:
+        """The network's active ports and, per other endpoint, its flooding
+        entry and its ports' MAC/IPs (what ``host`` needs to reach them)."""
+        active = self._active_ports(conn, network_id)
+        others = [r for r in active if r.host != host]
+        agents = self._tunnel_agents(conn, [r.host for r in others])
+        ips: dict[str, list[str]] = defaultdict(list)
+        ids = [r.id for r in others]
+        for part in range(0, len(ids), 500):
+            for row in conn.execute(sa.select(t.ipallocations.c.port_id,
+                                              t.ipallocations.c.ip_address)
+                                    .where(t.ipallocations.c.port_id.in_(
+                                        ids[part:part + 500]))):
+                ips[row.port_id].append(row.ip_address)
+        peers: dict[str, list[list[str]]] = {}
+        for row in others:
+            other_ip = (agents.get(row.host) or {}).get("tunneling_ip")
+            if not other_ip or other_ip == agent_ip:
+                continue
+            entries = peers.setdefault(other_ip, [FLOODING_ENTRY])
+            if row.device_owner != DVR_INTERFACE:
+                entries.extend([row.mac_address, ip] for ip in ips[row.id])
+        return active, peers
+
     def port_up(self, port: dict[str, Any], host: str) -> None:
         network_id = port["network_id"]
         with self.db.reader() as conn:
@@ -122,37 +147,41 @@ class L2Population:
             segment = self._segment(conn, port, agent) if agent else None
             if agent is None or segment is None:
                 return
-            active = self._active_ports(conn, network_id)
-            others = [r for r in active if r.host != host]
-            agents = self._tunnel_agents(conn, [r.host for r in others])
-            ips: dict[str, list[str]] = defaultdict(list)
-            ids = [r.id for r in others]
-            for part in range(0, len(ids), 500):
-                for row in conn.execute(sa.select(t.ipallocations.c.port_id,
-                                                  t.ipallocations.c.ip_address)
-                                        .where(t.ipallocations.c.port_id.in_(
-                                            ids[part:part + 500]))):
-                    ips[row.port_id].append(row.ip_address)
+            active, peers = self._peer_entries(conn, network_id, host, agent["tunneling_ip"])
         agent_ip = agent["tunneling_ip"]
         fanout = self._template(segment, network_id, agent_ip)
         mine = sum(1 for r in active if r.host == host)
         # Two: another port may have gone ACTIVE on the host at the same time.
         if mine in (1, 2):
-            full = self._template(segment, network_id, agent_ip)
-            full[network_id]["ports"] = {}
-            for row in others:
-                other_ip = (agents.get(row.host) or {}).get("tunneling_ip")
-                if not other_ip or other_ip == agent_ip:
-                    continue
-                entries = full[network_id]["ports"].setdefault(other_ip, [FLOODING_ENTRY])
-                if row.device_owner != DVR_INTERFACE:
-                    entries.extend([row.mac_address, ip] for ip in ips[row.id])
-            if full[network_id]["ports"]:
+            if peers:
+                full = self._template(segment, network_id, agent_ip)
+                full[network_id]["ports"] = peers
                 self._to_host("add_fdb_entries", full, host)
             fanout[network_id]["ports"][agent_ip].append(FLOODING_ENTRY)
         if port.get("device_owner") != DVR_INTERFACE:
             fanout[network_id]["ports"][agent_ip].extend(port_entries(port))
         self._fanout("add_fdb_entries", fanout)
+
+    def refresh_host(self, ports: list[dict[str, Any]], host: str) -> None:
+        """An agent that lost its entries (restarted) reports ``ports`` up with
+        ``refresh_tunnels``: send it the full entries of their networks, once
+        per network (upstream's agent-restart case)."""
+        with self.db.reader() as conn:
+            agent = self._tunnel_agents(conn, [host]).get(host)
+            if agent is None:
+                return
+            full: Fdb = {}
+            for port in {p["network_id"]: p for p in ports}.values():
+                segment = self._segment(conn, port, agent)
+                if segment is None:
+                    continue
+                _, peers = self._peer_entries(conn, port["network_id"], host,
+                                              agent["tunneling_ip"])
+                if peers:
+                    full[port["network_id"]] = {"segment_id": segment["segmentation_id"],
+                                                "network_type": segment["network_type"],
+                                                "ports": peers}
+        self._to_host("add_fdb_entries", full, host)
 
     def port_down(self, port: dict[str, Any], host: str, use_binding: bool = True) -> None:
         network_id = port["network_id"]

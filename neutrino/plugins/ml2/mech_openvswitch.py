@@ -21,13 +21,13 @@ class OpenvswitchMechanismDriver(AgentMechanismDriver):
     vif_type = VIF_TYPE_OVS
     supported_vnic_types = (VNIC_NORMAL, VNIC_DIRECT)
     mapping_keys = ("bridge_mappings",)
-    # Every rule type, in both directions (minimum packet rate also "any").
+    # What the agent's qos extension enforces (neutrino.agents.ovs.qos): bandwidth
+    # limits both ways and DSCP marking; the minimums are scheduling guarantees
+    # (upstream reports them to placement), not limits the switch applies. Packet
+    # rate limits are not enforced, so not offered.
     qos_rules = {
         qos.BANDWIDTH_LIMIT: {"max_kbps": qos.value_range(), "max_burst_kbps": qos.value_range(),
                               "direction": qos.choices(*qos.DIRECTIONS)},
-        qos.PACKET_RATE_LIMIT: {"max_kpps": qos.value_range(),
-                                "max_burst_kpps": qos.value_range(),
-                                "direction": qos.choices(*qos.DIRECTIONS)},
         qos.DSCP_MARKING: {"dscp_mark": qos.choices(*qos.DSCP_MARKS)},
         qos.MINIMUM_BANDWIDTH: {"min_kbps": qos.value_range(),
                                 "direction": qos.choices(*qos.DIRECTIONS)},

@@ -186,4 +186,16 @@ class L2Endpoint:
             except Exception:  # noqa: BLE001
                 LOG.exception("device %s down failed", device)
                 result["failed_devices_down"].append(device)
+        if kwargs.get("refresh_tunnels") and host and getattr(self.plugin, "l2pop", None):
+            self._refresh_tunnels(result["devices_up"], host)
         return result
+
+    def _refresh_tunnels(self, devices: list[str], host: str) -> None:
+        """A restarted agent's devices: it needs its l2population entries again."""
+        with self.plugin.db.reader() as conn:
+            ids = [pid for d in devices if (pid := self._port_id(conn, d))]
+            ports = [{"id": r.id, "network_id": r.network_id} for part in
+                     range(0, len(ids), 500) for r in conn.execute(
+                         sa.select(P.id, P.network_id).where(P.id.in_(ids[part:part + 500])))]
+        if ports:
+            self.plugin.l2pop.refresh_host(ports, host)

@@ -87,6 +87,8 @@ class QosPlugin(ServicePlugin):
 
     def connect(self, core: Any) -> None:
         super().connect(core)
+        from neutrino.plugins.qos.agent_rpc import PolicyPusher
+        self.pusher = PolicyPusher(self.db, getattr(core, "casts", None))
         rbac_handler = core.handlers["rbac_policies"]
         rbac_handler.actions = {**rbac_handler.actions, pol.KIND: (rbac_res.ACCESS_AS_SHARED,)}
 
@@ -134,7 +136,10 @@ class QosPlugin(ServicePlugin):
         def make_rules(conn: Any) -> list[dict[str, Any]]:
             ids = [self.rules.create(conn, rtype, item) for item in items]
             return [self.rules.get(conn, rtype, i) for i in ids]
-        return self._write(make_rules)
+        made = self._write(make_rules)
+        for policy_id in dict.fromkeys(r[qos.POLICY_KEY] for r in made):
+            self.pusher.updated(policy_id)
+        return made
 
     def _policies_for(self, conn: Any, ctx: Context | None, ids: list[str]) -> list[dict[str, Any]]:
         return self.policies.present(conn, ctx, [self.policies.get(conn, i) for i in ids])
@@ -179,14 +184,27 @@ class QosPlugin(ServicePlugin):
         def change_rule(conn: Any) -> dict[str, Any]:
             self.rules.update(conn, rtype, rid, data)
             return self.rules.get(conn, rtype, rid)
-        return self._write(change_rule)
+        rule = self._write(change_rule)
+        self.pusher.updated(rule[qos.POLICY_KEY])
+        return rule
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         if plural == qos.POLICIES:
             self._write(lambda conn: self.policies.delete(conn, rid, revision))
+            self.pusher.deleted(rid)
             return
         rtype = self._rtype(plural)
-        self._write(lambda conn: self.rules.delete(conn, rtype, rid))
+
+        def remove(conn: Any) -> str:
+            policy_id = self.rules.get(conn, rtype, rid)[qos.POLICY_KEY]
+            self.rules.delete(conn, rtype, rid)
+            return str(policy_id)
+        self.pusher.updated(self._write(remove))
+
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        from neutrino.plugins.qos.agent_rpc import ResourcesPullEndpoint
+        from neutrino.rpc import topics
+        return {topics.RESOURCES_PULL: [ResourcesPullEndpoint(self.db)]}
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
                  remove: list[str] | None = None, replace: list[str] | None = None) -> list[str]:
