@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from neutrino.agents.ovs.ovsctl import OvsCtl
+from neutrino.agents.ovs.ovsctl import OvsCtl, OvsError
 from tests.fullstack.hosts import Fabric, Host, needs_ovs
 
 pytestmark = needs_ovs()
@@ -82,3 +84,84 @@ def test_flows_are_added_by_cookie_and_stale_cookies_removed(ovs: OvsCtl) -> Non
     assert ovs.cookies("br-scr") == {0x22}
     ovs.delete_flows_strict("br-scr", ["table=3,priority=2"])
     assert ovs.dump_flows("br-scr") == []
+
+
+@pytest.fixture
+def ofctl_only_path(tmp_path: Path) -> Iterator[str]:
+    """PATH holding ``ovs-ofctl`` and nothing else (no ``ovs-vsctl``)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ovs-ofctl").symlink_to(shutil.which("ovs-ofctl") or "ovs-ofctl")
+    saved = os.environ["PATH"]
+    os.environ["PATH"] = str(bin_dir)
+    try:
+        yield str(bin_dir)
+    finally:
+        os.environ["PATH"] = saved
+
+
+def test_the_database_is_managed_without_ovs_vsctl(ovs: OvsCtl, host: Host,
+                                                   ofctl_only_path: str) -> None:
+    assert shutil.which("ovs-vsctl") is None and shutil.which("ovs-ofctl")
+    ovs.ensure_bridge("br-idl", "netdev")
+    ovs.add_internal_port("br-idl", "tapi1", "port-i1", "fa:16:3e:00:01:01")
+    ovs.set_port_tags([("tapi1", 7, {"net_uuid": "net-7"})])
+    ovs.add_flows("br-idl", ["cookie=0x7,table=0,priority=1,in_port=tapi1,actions=drop"])
+    ovs.set_port_shaping("tapi1", 2000, 200)
+    assert [(p.iface_id, p.tag) for p in ovs.vif_ports("br-idl")] == [("port-i1", 7)]
+    assert ovs.cookies("br-idl") == {0x7}
+    assert ovs.port_shapings() == {"tapi1": (2000, 200)}
+    ovs.delete_port("br-idl", "tapi1")
+    assert ovs.ports("br-idl") == []
+    os.environ["PATH"] = os.pathsep.join([ofctl_only_path, *os.defpath.split(os.pathsep)])
+    assert "tapi1" not in host.vsctl("list-ports", "br-idl")
+
+
+def test_replaced_and_cleared_shaping_leaves_no_qos_or_queue_rows(ovs: OvsCtl,
+                                                                  host: Host) -> None:
+    def rows() -> tuple[set[str], set[str]]:
+        return (set(host.vsctl("--bare", "--columns=_uuid", "list", "qos").split()),
+                set(host.vsctl("--bare", "--columns=_uuid", "list", "queue").split()))
+
+    before = rows()
+    ovs.ensure_bridge("br-int", "netdev")
+    ovs.add_internal_port("br-int", "tapq1", "port-q1", "fa:16:3e:00:02:01")
+    ovs.set_port_shaping("tapq1", 1000, 100)
+    ovs.set_port_shaping("tapq1", 3000, 300)
+    assert ovs.port_shapings()["tapq1"] == (3000, 300)
+    assert [len(now - was) for now, was in zip(rows(), before)] == [1, 1]
+    ovs.set_port_shaping("tapq1", None)
+    ovs.set_port_shaping("tapq1", None)  # nothing to clear is fine
+    assert "tapq1" not in ovs.port_shapings()
+    assert rows() == before
+    ovs.delete_port("br-int", "tapq1")
+
+
+def test_a_batch_of_tags_is_applied_to_every_port(ovs: OvsCtl) -> None:
+    ovs.ensure_bridge("br-int", "netdev")
+    names = [f"tapb{i}" for i in range(30)]
+    for i, name in enumerate(names):
+        ovs.add_internal_port("br-int", name, f"port-b{i}", f"fa:16:3e:00:03:{i:02x}")
+    ovs.set_port_tags([(n, 10 + i, {"net_uuid": f"net-{i}"}) for i, n in enumerate(names)])
+    tags = {p.name: (p.tag, p.other_config["net_uuid"]) for p in ovs.vif_ports("br-int")}
+    assert tags == {n: (10 + i, f"net-{i}") for i, n in enumerate(names)}
+    for name in names:
+        ovs.delete_port("br-int", name)
+
+
+def test_the_default_database_follows_ovs_rundir_and_an_explicit_one_wins(
+        host: Host, tmp_path: Path) -> None:
+    saved = os.environ.get("OVS_RUNDIR")
+    os.environ["OVS_RUNDIR"] = str(tmp_path)
+    try:
+        assert OvsCtl().db == f"unix:{tmp_path}/db.sock"
+        with pytest.raises(OvsError):
+            OvsCtl().bridge_exists("br-int")  # no switch there
+        assert OvsCtl(f"unix:{host.dir}/db.sock").bridge_exists(host.name) is False
+        os.environ.pop("OVS_RUNDIR")
+        assert OvsCtl().db == "unix:/var/run/openvswitch/db.sock"
+    finally:
+        if saved is None:
+            os.environ.pop("OVS_RUNDIR", None)
+        else:
+            os.environ["OVS_RUNDIR"] = saved

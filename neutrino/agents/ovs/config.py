@@ -17,9 +17,13 @@ OVS_OPTS = [
     cfg.StrOpt("datapath_type", default="system", choices=["system", "netdev"],
                help="OVS datapath of the bridges the agent creates."),
     cfg.StrOpt("ovsdb_connection", default=None,
-               help="OVSDB to manage (e.g. unix:/run/openvswitch/db.sock); unset: the "
-                    "local one, found as the OVS tools find it (OVS_RUNDIR)."),
-    cfg.IntOpt("ovsdb_timeout", default=10, help="Seconds an OVSDB command may take."),
+               help="OVSDB endpoint the agent's native IDL connection manages (e.g. "
+                    "tcp:127.0.0.1:6640 or unix:/run/openvswitch/db.sock); unset: the "
+                    "local switch's socket, unix:$OVS_RUNDIR/db.sock "
+                    "(/var/run/openvswitch without OVS_RUNDIR), as the OVS tools find it."),
+    cfg.IntOpt("ovsdb_timeout", default=10,
+               help="Seconds an OVSDB transaction (including ovs-vswitchd applying it) "
+                    "may take."),
 ]
 AGENT_OPTS = [
     cfg.ListOpt("tunnel_types", default=[], item_type=cfg.types.String(

@@ -1,26 +1,42 @@
-"""The adapter to Open vSwitch: ``ovs-vsctl`` for the database, ``ovs-ofctl`` for flows.
+"""The adapter to Open vSwitch: OVSDB through ovsdbapp, ``ovs-ofctl`` for flows.
 
-The agent's logic never builds a command line; it asks this adapter for
-bridges, ports and flows. Which switch is meant comes from the environment
-(``OVS_RUNDIR``, as every OVS tool reads it) or from ``[ovs]
-ovsdb_connection``; so an emulated host's private ovsdb-server is reached
-the same way as a real hypervisor's. Every call is one process run; the
-agent batches (one ``add-flows`` for many flows) where it matters.
+The agent's logic never builds a command line nor an OVSDB operation; it
+asks this adapter for bridges, ports and flows. The database is reached
+through one native IDL connection per OVSDB endpoint and process (a
+replica of the tables kept current by the server's updates, so reads cost
+no round trip): ``[ovs] ovsdb_connection`` names the endpoint; unset, it
+is the local switch's socket, ``unix:$OVS_RUNDIR/db.sock`` (as every OVS
+tool finds it, ``/var/run/openvswitch`` without ``OVS_RUNDIR``), so an
+emulated host's private ovsdb-server is reached the same way as a real
+hypervisor's. Writes wait, as ``ovs-vsctl`` does, until ovs-vswitchd has
+applied them. OpenFlow stays one ``ovs-ofctl`` run per call; the agent
+batches (one ``add-flows`` for many flows) where it matters.
 """
 from __future__ import annotations
 
-import json
 import logging
+import os
 import re
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ovsdbapp.backend.ovs_idl import connection as idl_connection
+from ovsdbapp.backend.ovs_idl import idlutils
+from ovsdbapp.schema.open_vswitch import impl_idl
+
 LOG = logging.getLogger(__name__)
+
+# the tables the adapter reads or writes; Interface without its counters,
+# which the switch rewrites every few seconds for every port
+_TABLES = ("Open_vSwitch", "Bridge", "Port", "QoS", "Queue")
+_IFACE_SKIP = {"statistics"}
+_QOS_OWNER = "neutrino-qos"
 
 
 class OvsError(RuntimeError):
-    """An OVS tool failed; the message carries its stderr."""
+    """OVSDB refused or timed out, or an OVS tool failed; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -34,38 +50,80 @@ class VifPort:
     other_config: dict[str, str] = field(default_factory=dict)
 
 
-def _ovs_map(value: Any) -> dict[str, str]:
-    """Decode an OVSDB map as ``ovs-vsctl --format=json`` prints it."""
-    if isinstance(value, list) and value and value[0] == "map":
-        return {k: v for k, v in value[1]}
-    return {}
+def default_connection() -> str:
+    """The local switch's database socket, found as the OVS tools find it."""
+    rundir = os.environ.get("OVS_RUNDIR", "/var/run/openvswitch")
+    return f"unix:{rundir}/db.sock"
 
 
-def _ovs_map_uuid(value: Any) -> list[tuple[Any, Any]]:
-    """An OVSDB map whose values are references, as (key, ["uuid", id]) pairs."""
-    if isinstance(value, list) and value and value[0] == "map":
-        return [(k, v) for k, v in value[1]]
-    return []
-
-
-def _ovs_scalar(value: Any) -> Any:
-    """OVSDB optional scalars are ``["set", []]`` when empty."""
-    if isinstance(value, list) and value and value[0] == "set":
-        return value[1][0] if value[1] else None
-    if isinstance(value, list) and value and value[0] == "uuid":
-        return value[1]
+def _one(value: Any) -> Any:
+    """An optional OVSDB column (``[]`` when empty, ``x`` or ``[x]`` when set)
+    as x or None."""
+    if isinstance(value, list):
+        return value[0] if value else None
     return value
+
+
+_apis: dict[tuple[str, int], impl_idl.OvsdbIdl] = {}
+_apis_lock = threading.Lock()
+
+
+def _api(endpoint: str, timeout: int) -> impl_idl.OvsdbIdl:
+    """The process's IDL for ``endpoint``, connected on first use. A failed
+    connect is not remembered: the next call tries again (the switch may be
+    starting)."""
+    with _apis_lock:
+        api = _apis.get((endpoint, timeout))
+        if api is None:
+            try:
+                helper = idlutils.get_schema_helper(endpoint, "Open_vSwitch")
+                for table in _TABLES:
+                    helper.register_table(table)
+                columns = helper.schema_json["tables"]["Interface"]["columns"]
+                helper.register_columns("Interface", [c for c in columns
+                                                      if c not in _IFACE_SKIP])
+                idl = idl_connection.OvsdbIdl(endpoint, helper)
+                api = impl_idl.OvsdbIdl(idl_connection.Connection(idl, timeout))
+            except Exception as exc:  # ovs and ovsdbapp raise several kinds
+                raise OvsError(f"OVSDB {endpoint}: {exc}") from exc
+            _apis[(endpoint, timeout)] = api
+        return api
 
 
 class OvsCtl:
     def __init__(self, db: str | None = None, timeout: int = 10) -> None:
-        self.db = db
+        self.db = db or default_connection()
         self.timeout = timeout
         # port name -> OpenFlow port number, as last seen: a flow naming a port
         # that is gone can only be deleted by its number
         self._ofports: dict[str, int] = {}
 
     # -- plumbing --------------------------------------------------------------------
+
+    @property
+    def api(self) -> impl_idl.OvsdbIdl:
+        return _api(self.db, self.timeout)
+
+    def _commit(self, commands: list[Any]) -> None:
+        """Run ``commands`` as one OVSDB transaction."""
+        if not commands:
+            return
+        api = self.api
+        try:
+            with api.transaction(check_error=True, log_errors=False) as txn:
+                for command in commands:
+                    txn.add(command)
+        except Exception as exc:
+            raise OvsError(f"OVSDB {self.db}: {exc}") from exc
+
+    def _read(self, command: Any) -> Any:
+        try:
+            return command.execute(check_error=True, log_errors=False)
+        except Exception as exc:
+            raise OvsError(f"OVSDB {self.db}: {exc}") from exc
+
+    def _rows(self, table: str, columns: list[str]) -> list[dict[str, Any]]:
+        return self._read(self.api.db_list(table, columns=columns))
 
     def _run(self, argv: list[str], stdin: str | None = None) -> str:
         proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
@@ -74,12 +132,6 @@ class OvsCtl:
             raise OvsError(f"{' '.join(argv[:4])}...: {proc.stderr.strip()}")
         return proc.stdout
 
-    def vsctl(self, *args: str) -> str:
-        base = ["ovs-vsctl", f"--timeout={self.timeout}"]
-        if self.db:
-            base.append(f"--db={self.db}")
-        return self._run([*base, *args])
-
     def ofctl(self, *args: str, stdin: str | None = None) -> str:
         return self._run(["ovs-ofctl", *args], stdin)
 
@@ -87,84 +139,80 @@ class OvsCtl:
 
     def ensure_bridge(self, name: str, datapath_type: str = "system",
                       fail_mode: str = "secure") -> None:
-        self.vsctl("--may-exist", "add-br", name, "--", "set", "bridge", name,
-                   f"datapath_type={datapath_type}", f"fail_mode={fail_mode}")
+        self._commit([self.api.add_br(name, may_exist=True, datapath_type=datapath_type),
+                      self.api.db_set("Bridge", name, ("fail_mode", fail_mode))])
 
     def bridge_exists(self, name: str) -> bool:
-        return name in self.vsctl("list-br").split()
+        return bool(self._read(self.api.br_exists(name)))
 
     def ports(self, bridge: str) -> list[str]:
-        return self.vsctl("list-ports", bridge).split()
+        return sorted(self._read(self.api.list_ports(bridge)))
+
+    def _ensure_port(self, bridge: str, port: str, **iface: Any) -> None:
+        """The port (one interface of the same name), its interface's columns
+        set also when it existed (maps are merged into what is there)."""
+        self._commit([self.api.add_port(bridge, port, may_exist=True),
+                      self.api.db_set("Interface", port, *iface.items())])
 
     def ensure_patch(self, bridge: str, port: str, peer: str) -> None:
-        self.vsctl("--may-exist", "add-port", bridge, port, "--", "set", "interface", port,
-                   "type=patch", f"options:peer={peer}")
+        self._ensure_port(bridge, port, type="patch", options={"peer": peer})
 
     def ensure_tunnel(self, bridge: str, port: str, tunnel_type: str, local_ip: str,
                       remote_ip: str) -> None:
-        self.vsctl("--may-exist", "add-port", bridge, port, "--", "set", "interface", port,
-                   f"type={tunnel_type}", f"options:remote_ip={remote_ip}",
-                   f"options:local_ip={local_ip}", "options:in_key=flow",
-                   "options:out_key=flow")
+        self._ensure_port(bridge, port, type=tunnel_type,
+                          options={"remote_ip": remote_ip, "local_ip": local_ip,
+                                   "in_key": "flow", "out_key": "flow"})
 
     def tunnel_ports(self, bridge: str) -> dict[str, str]:
         """Tunnel port name -> remote IP, for the tunnel ports of ``bridge``."""
-        out = {}
-        rows = self._rows("Interface", "name,type,options")
         names = set(self.ports(bridge))
-        for row in rows:
-            if row["name"] in names and row["type"] in ("vxlan", "gre", "geneve"):
-                out[row["name"]] = _ovs_map(row["options"]).get("remote_ip", "")
-        return out
+        return {row["name"]: row["options"].get("remote_ip", "")
+                for row in self._rows("Interface", ["name", "type", "options"])
+                if row["name"] in names and row["type"] in ("vxlan", "gre", "geneve")}
 
     def delete_port(self, bridge: str, port: str) -> None:
-        self.vsctl("--if-exists", "del-port", bridge, port)
+        self._commit([self.api.del_port(port, bridge, if_exists=True)])
 
     def add_internal_port(self, bridge: str, port: str, iface_id: str, mac: str) -> None:
-        self.vsctl("--may-exist", "add-port", bridge, port, "--", "set", "interface", port,
-                   "type=internal", f"external_ids:iface-id={iface_id}",
-                   "external_ids:iface-status=active", f"external_ids:attached-mac={mac}")
+        self._ensure_port(bridge, port, type="internal",
+                          external_ids={"iface-id": iface_id, "iface-status": "active",
+                                        "attached-mac": mac})
 
     def set_port_tag(self, port: str, tag: int, other_config: dict[str, str]) -> None:
         self.set_port_tags([(port, tag, other_config)])
 
     def set_port_tags(self, tags: list[tuple[str, int, dict[str, str]]]) -> None:
-        """Tag ports, in one transaction per 200 (ovs-vsctl waits for the switch
-        to apply each transaction: one per port makes a 1,000-port resync take
+        """Tag ports, all in one transaction: the switch is waited for once,
+        not per port (one wait per port makes a 1,000-port resync take
         minutes). An empty ``other_config`` value (a flat network has no
-        segmentation id) removes that key, as ovs-vsctl refuses ``key=``."""
-        for start in range(0, len(tags), 200):
-            args: list[str] = []
-            for port, tag, other_config in tags[start:start + 200]:
-                args += ["--", "set", "port", port, f"tag={tag}"]
-                args += [f"other_config:{k}={v}" for k, v in other_config.items() if v != ""]
-                for key in (k for k, v in other_config.items() if v == ""):
-                    args += ["--", "remove", "port", port, "other_config", key]
-            if args:
-                self.vsctl(*args[1:])
-
-    def _rows(self, table: str, columns: str) -> list[dict[str, Any]]:
-        raw = json.loads(self.vsctl("--format=json", f"--columns={columns}", "list", table))
-        heads = raw["headings"]
-        return [dict(zip(heads, row)) for row in raw["data"]]
+        segmentation id) removes that key instead of storing ``""``."""
+        commands = []
+        for port, tag, other_config in tags:
+            keep = {k: v for k, v in other_config.items() if v != ""}
+            drop = [k for k, v in other_config.items() if v == ""]
+            commands.append(self.api.db_set("Port", port, ("tag", tag),
+                                            ("other_config", keep)))
+            if drop:
+                commands.append(self.api.db_remove("Port", port, "other_config", *drop))
+        self._commit(commands)
 
     def vif_ports(self, bridge: str) -> list[VifPort]:
         """Ports of ``bridge`` whose interface names a Neutron port (iface-id)."""
         names = set(self.ports(bridge))
-        ifaces = {r["name"]: r for r in self._rows("Interface", "name,external_ids,ofport")}
+        ifaces = {r["name"]: r for r in
+                  self._rows("Interface", ["name", "external_ids", "ofport"])}
         out = []
-        for port in self._rows("Port", "name,tag,other_config"):
+        for port in self._rows("Port", ["name", "tag", "other_config"]):
             iface = ifaces.get(port["name"])
             if port["name"] not in names or iface is None:
                 continue
-            ext = _ovs_map(iface["external_ids"])
-            ofport = _ovs_scalar(iface["ofport"])
+            ext = iface["external_ids"]
+            ofport = _one(iface["ofport"])
             if "iface-id" not in ext or not isinstance(ofport, int) or ofport <= 0:
                 continue
             out.append(VifPort(port["name"], ext["iface-id"], ext.get("attached-mac"),
-                               ofport, _ovs_scalar(port["tag"]),
-                               _ovs_map(port["other_config"])))
-        return out
+                               ofport, _one(port["tag"]), dict(port["other_config"])))
+        return sorted(out, key=lambda p: p.name)
 
     # -- flows -------------------------------------------------------------------------
 
@@ -183,8 +231,8 @@ class OvsCtl:
                        stdin="\n".join(metered) + "\n")
 
     def _remember_ofports(self) -> None:
-        for row in self._rows("Interface", "name,ofport"):
-            ofport = _ovs_scalar(row["ofport"])
+        for row in self._rows("Interface", ["name", "ofport"]):
+            ofport = _one(row["ofport"])
             if isinstance(ofport, int) and ofport > 0:
                 self._ofports[row["name"]] = ofport
 
@@ -234,30 +282,43 @@ class OvsCtl:
 
     def set_port_shaping(self, port: str, kbps: int | None, burst_kb: int = 0) -> None:
         """Limit what the switch sends to ``port`` (``linux-htb``, one queue), or
-        with ``kbps`` None stop limiting. QoS and Queue rows nobody references
-        are removed by OVSDB itself."""
-        if kbps is None:
-            self.vsctl("--if-exists", "clear", "port", port, "qos")
+        with ``kbps`` None stop limiting. QoS and Queue are root tables, kept
+        while unreferenced: the rows this replaces are destroyed with it."""
+        api = self.api
+        ports = self._read(api.db_list("Port", [port], columns=["qos"], if_exists=True))
+        if not ports:
             return
-        rate, burst = kbps * 1000, burst_kb * 1000
-        self.vsctl("set", "port", port, "qos=@q", "--", "--id=@q", "create", "qos",
-                   "type=linux-htb", f"other-config:max-rate={rate}",
-                   "external_ids:owner=neutrino-qos", "queues:0=@q0", "--", "--id=@q0",
-                   "create", "queue", f"other-config:max-rate={rate}",
-                   f"other-config:burst={burst}")
+        commands = [api.db_clear("Port", port, "qos")]
+        old = _one(ports[0]["qos"])
+        old_queues = self._own_qos().get(old)
+        if old_queues is not None:
+            commands.append(api.db_destroy("QoS", old))
+            commands += [api.db_destroy("Queue", q) for q in old_queues.values()]
+        if kbps is not None:
+            rate, burst = str(kbps * 1000), str(burst_kb * 1000)
+            queue = api.db_create("Queue", other_config={"max-rate": rate, "burst": burst})
+            qos = api.db_create("QoS", type="linux-htb", other_config={"max-rate": rate},
+                                external_ids={"owner": _QOS_OWNER}, queues={0: queue})
+            commands += [queue, qos, api.db_set("Port", port, ("qos", qos))]
+        self._commit(commands)
+
+    def _own_qos(self) -> dict[Any, dict[Any, Any]]:
+        """QoS uuid -> its queues (number -> Queue uuid), of the QoS rows
+        ``set_port_shaping`` made."""
+        return {r["_uuid"]: {k: getattr(v, "uuid", v) for k, v in r["queues"].items()}
+                for r in self._rows("QoS", ["_uuid", "external_ids", "queues"])
+                if r["external_ids"].get("owner") == _QOS_OWNER}
 
     def port_shapings(self) -> dict[str, tuple[int, int]]:
         """Port name -> (kbps, burst kb) of the shaping ``set_port_shaping`` made."""
-        qos_rows = {_ovs_scalar(r["_uuid"]): r for r in
-                    self._rows("QoS", "_uuid,external_ids,queues")}
-        queues = {_ovs_scalar(r["_uuid"]): _ovs_map(r["other_config"])
-                  for r in self._rows("Queue", "_uuid,other_config")}
+        queues = {r["_uuid"]: r["other_config"]
+                  for r in self._rows("Queue", ["_uuid", "other_config"])}
+        own = self._own_qos()
         out = {}
-        for port in self._rows("Port", "name,qos"):
-            row = qos_rows.get(_ovs_scalar(port["qos"]))
-            if row is None or _ovs_map(row["external_ids"]).get("owner") != "neutrino-qos":
-                continue
-            queue = queues.get(_ovs_scalar(dict(_ovs_map_uuid(row["queues"])).get(0)), {})
-            out[port["name"]] = (int(queue.get("max-rate", 0)) // 1000,
-                                 int(queue.get("burst", 0)) // 1000)
+        for port in self._rows("Port", ["name", "qos"]):
+            qos = own.get(_one(port["qos"]))
+            if qos is not None:
+                queue = queues.get(qos.get(0), {})
+                out[port["name"]] = (int(queue.get("max-rate", 0)) // 1000,
+                                     int(queue.get("burst", 0)) // 1000)
         return out
