@@ -97,6 +97,7 @@ class OvsCtl:
         # port name -> OpenFlow port number, as last seen: a flow naming a port
         # that is gone can only be deleted by its number
         self._ofports: dict[str, int] = {}
+        self._ofports_seqno: int | None = None
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -231,10 +232,17 @@ class OvsCtl:
                        stdin="\n".join(metered) + "\n")
 
     def _remember_ofports(self) -> None:
+        """Read the port numbers again unless the replica is unchanged since
+        the last read (reading a 1,000-port table costs a good part of a
+        second in Python; a pass adds flows several times)."""
+        seqno = self.api.idl.change_seqno
+        if seqno == self._ofports_seqno:
+            return
         for row in self._rows("Interface", ["name", "ofport"]):
             ofport = _one(row["ofport"])
             if isinstance(ofport, int) and ofport > 0:
                 self._ofports[row["name"]] = ofport
+        self._ofports_seqno = seqno
 
     def _by_number(self, key: str) -> str:
         """``in_port=<name>`` as the number the port had when the flow was added."""
