@@ -6,8 +6,9 @@ ovs-vswitchd on the userspace datapath, tests/fullstack/hosts.py), adds N
 internal ports to br-int with ``iface-id`` as the compute service would,
 and times the OVS agent's first pass (full resync: scan, device details,
 tags, every flow) and a restarted agent's first pass (tags already right,
-flows re-added under a new cookie and the old cookie's removed). The
-server is an in-memory answerer, so the figure is the agent and the switch
+flows re-added under a new cookie and the old cookie's removed), then the
+restarted agent's steady-state passes (nothing changed: the polling loop's
+cost per interval). The server is an in-memory answerer, so the figure is the agent and the switch
 alone. Everything created is removed at the end.
 
     sudo .venv/bin/python benchmarks/ovs_resync_bench.py --ports 1000
@@ -58,7 +59,7 @@ class Server:
         return {"tunnels": [{"ip_address": "10.0.0.2", "host": "peer"}]}
 
 
-def run(ports: int, networks: int) -> None:
+def run(ports: int, networks: int, scans: int = 5) -> None:
     fab = Fabric(Path(tempfile.mkdtemp()))
     try:
         host = fab.host("b")
@@ -87,6 +88,12 @@ def run(ports: int, networks: int) -> None:
             flows = sum(len(f) for f in agent.programmed.values())
             print(f"full resync ({label}): {took:.2f} s, {len(result['up'])} ports up, "
                   f"{flows} flows, RPC calls {server.calls}")
+        started = time.perf_counter()
+        for _ in range(scans):
+            agent.run_once()
+        if scans:
+            print(f"steady-state pass (nothing changed), mean of {scans}: "
+                  f"{(time.perf_counter() - started) / scans:.3f} s")
     finally:
         fab.destroy()
 
@@ -95,5 +102,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ports", type=int, default=1000)
     parser.add_argument("--networks", type=int, default=50)
+    parser.add_argument("--scans", type=int, default=5,
+                        help="steady-state passes to time after the restart")
     args = parser.parse_args()
-    run(args.ports, args.networks)
+    run(args.ports, args.networks, args.scans)
