@@ -81,7 +81,7 @@ class _Host:
 
 def render(network: dict[str, Any], settings: Settings, files: Files) -> Rendered:
     return Rendered(hosts_file(network, settings), addn_hosts_file(network, settings),
-                    opts_file(network), command_line(network, settings, files))
+                    opts_file(network, settings), command_line(network, settings, files))
 
 
 def dhcp_subnets(network: dict[str, Any]) -> list[dict[str, Any]]:
@@ -215,8 +215,10 @@ def _any_address(servers: list[str], ip_version: int) -> bool:
                ipaddress.ip_address(s).version == ip_version for s in servers)
 
 
-def _subnet_options(network: dict[str, Any]) -> tuple[list[str], set[str]]:
-    """Per subnet: DNS servers, routes (option 121 and 249), router."""
+def _subnet_options(network: dict[str, Any],
+                    settings: Settings) -> tuple[list[str], set[str]]:
+    """Per subnet: DNS servers, IPv6 domain search list, routes (option 121
+    and 249), router."""
     lines: list[str] = []
     without_dns: set[str] = set()
     isolated = _isolated(network)
@@ -235,6 +237,10 @@ def _subnet_options(network: dict[str, Any]) -> tuple[list[str], set[str]]:
         else:
             without_dns.add(subnet["id"])
         if version != 4:
+            # dnsmasq's --domain reaches DHCPv4 clients only; a DHCPv6 client
+            # learns the domain from this option alone.
+            if settings.dns_domain:
+                lines.append(option(6, tag, "domain-search", settings.dns_domain))
             continue
         gateway = subnet.get("gateway_ip")
         routes = []
@@ -286,10 +292,10 @@ def _port_options(network: dict[str, Any], without_dns: set[str]) -> list[str]:
     return lines
 
 
-def opts_file(network: dict[str, Any]) -> str:
+def opts_file(network: dict[str, Any], settings: Settings) -> str:
     """``--dhcp-optsfile``: subnet options, then port options (no final newline,
     as upstream writes it)."""
-    lines, without_dns = _subnet_options(network)
+    lines, without_dns = _subnet_options(network, settings)
     return "\n".join(lines + _port_options(network, without_dns))
 
 
