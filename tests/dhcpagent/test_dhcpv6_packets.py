@@ -24,7 +24,7 @@ import pytest
 from neutrino.agents import iproute
 from neutrino.agents.bridge_interface import BridgeInterfaceDriver
 from neutrino.agents.dhcp.dnsmasq import Settings
-from neutrino.agents.dhcp.driver import DnsmasqDriver
+from neutrino.agents.dhcp.driver import DnsmasqDriver, namespace, port_cidrs
 from neutrino.ipam.subnet_rules import eui64_address
 from tests.dhcpagent._host import Host, dhcp, dhcp6, needs_dhclient, needs_root
 
@@ -169,6 +169,19 @@ def test_stateless_client_takes_its_eui64_address_from_slaac_and_options_from_dh
     assert _global_addresses(client) == [site.slaac_vm["fixed_ips"][1]["ip_address"]]
     assert dhcp6(client, tmp_path, stateless=True) == {
         "ip": [], "dns": [SUBNET_DNS], "domain": ["openstacklocal."]}
+
+
+def test_the_dhcp_namespace_ignores_router_advertisements(
+        site: Site, router: str) -> None:
+    """Its addresses are the DHCP port's fixed IPs alone, and no default route
+    is learnt, as upstream: it disables RAs before plugging the port."""
+    client = site.host.client("fa:16:3e:60:00:98", site.stateless["id"])
+    assert _global_addresses(client)  # a router advertisement went out
+    port = site.stateless["ports"][0]
+    ns, device = namespace(site.stateless["id"]), site.driver.device_name(port)
+    assert iproute.ip("-6", "route", "show", "default", namespace=ns).strip() == ""
+    assert sorted(a for a in iproute.addresses(device, ns) if not a.startswith("fe80:")) == \
+        sorted(port_cidrs(site.stateless, port))
 
 
 def test_dual_stack_port_with_v6_extra_opts_gets_its_ipv4_lease_and_its_v6_dns_server(
