@@ -183,10 +183,13 @@ def test_command_line_options_follow_the_settings() -> None:
 
 def test_ipv6_stateful_and_stateless_get_ranges_slaac_does_not() -> None:
     for mode in ("dhcpv6-stateful", "dhcpv6-stateless", None):
-        argv = dnsmasq.command_line(network([subnet6(mode)], []), Settings(), FILES)
-        assert f"--dhcp-range=set:subnet-{S6},fd00::,static,64,86400s" in argv, mode
-    slaac = dnsmasq.command_line(network([subnet6("slaac")], []), Settings(), FILES)
-    assert not any(a.startswith("--dhcp-range") for a in slaac)
+        for ra_mode in {mode, None}:  # an external router when only the address mode is set
+            sub = subnet6(mode, ipv6_ra_mode=ra_mode)
+            argv = dnsmasq.command_line(network([sub], []), Settings(), FILES)
+            assert f"--dhcp-range=set:subnet-{S6},fd00::,static,64,86400s" in argv, mode
+    for slaac in (subnet6("slaac"), subnet6(None, ipv6_ra_mode="slaac")):
+        argv = dnsmasq.command_line(network([slaac], []), Settings(), FILES)
+        assert not any(a.startswith("--dhcp-range") for a in argv)
     short = subnet6("dhcpv6-stateful", cidr="fd00::/56")
     assert not any(a.startswith("--dhcp-range") for a in
                    dnsmasq.command_line(network([short], []), Settings(), FILES))
