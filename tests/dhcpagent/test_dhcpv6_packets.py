@@ -113,8 +113,9 @@ def site() -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def router(site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The stateless network's router: advertises the prefix (SLAAC allowed,
-    "other configuration" from DHCPv6) and serves no DHCP itself."""
+    """The stateless network's router: advertises the prefix for SLAAC and
+    serves no DHCP, so every DHCPv6 answer the clients get is the agent's.
+    (Its RAs lack the O flag radvd would set; dhclient -S asks regardless.)"""
     ns = site.host.client(site.router["mac_address"], site.stateless["id"])
     iproute.ip("addr", "add", site.router["fixed_ips"][1]["ip_address"] + "/64", "dev", "eth0",
                "nodad", namespace=ns)
