@@ -77,7 +77,7 @@ def test_extra_dhcp_opts_tag_the_host_and_become_port_options() -> None:
     net = network([subnet4()], [p])
     assert dnsmasq.hosts_file(net, Settings()) == (
         f"fa:16:3e:00:00:11,host-10-0-0-11.openstacklocal,10.0.0.11,set:port-{P1}\n")
-    assert dnsmasq.opts_file(net).split("\n")[-3:] == [
+    assert dnsmasq.opts_file(net, Settings()).split("\n")[-3:] == [
         f"tag:port-{P1},option:bootfile-name,pxelinux.0",
         f"tag:port-{P1},150,10.0.0.9",
         f"tag:port-{P1},tag:ipxe,option:bootfile-name,http://b/ipxe"]  # no IPv6 address: no v6 opt
@@ -93,7 +93,7 @@ def test_a_client_id_option_goes_into_the_host_line() -> None:
     assert dnsmasq.hosts_file(net, Settings()) == (
         "fa:16:3e:00:00:11,id:cid1,host-10-0-0-11.openstacklocal,10.0.0.11\n"
         f"fa:16:3e:00:00:12,id:cid2,host-10-0-0-12.openstacklocal,10.0.0.12,set:port-{P2}\n")
-    assert dnsmasq.opts_file(net).endswith(f"\ntag:port-{P2},option:mtu,1400")
+    assert dnsmasq.opts_file(net, Settings()).endswith(f"\ntag:port-{P2},option:mtu,1400")
 
 
 def test_subnet_options_router_dns_and_classless_routes_with_host_routes() -> None:
@@ -102,7 +102,7 @@ def test_subnet_options_router_dns_and_classless_routes_with_host_routes() -> No
     net = network([sub], [])
     tag = f"tag:subnet-{S4}"
     routes = "192.168.5.0/24,10.0.0.254,0.0.0.0/0,10.0.0.1"
-    assert dnsmasq.opts_file(net) == "\n".join([
+    assert dnsmasq.opts_file(net, Settings()) == "\n".join([
         f"{tag},option:dns-server,8.8.8.8,1.1.1.1",
         f"{tag},option:classless-static-route,{routes}",
         f"{tag},249,{routes}",
@@ -113,7 +113,7 @@ def test_a_routed_subnet_gets_the_metadata_route_via_its_gateway() -> None:
     router = port(RTR, "fa:16:3e:00:00:01", (S4, "10.0.0.1"), owner="network:router_interface")
     tag = f"tag:subnet-{S4}"
     routes = "169.254.169.254/32,10.0.0.1,0.0.0.0/0,10.0.0.1"
-    assert dnsmasq.opts_file(network([subnet4()], [router])) == "\n".join([
+    assert dnsmasq.opts_file(network([subnet4()], [router]), Settings()) == "\n".join([
         f"{tag},option:classless-static-route,{routes}", f"{tag},249,{routes}",
         f"{tag},option:router,10.0.0.1"])
     # router port present, the hosts file still lists it (routers resolve by name)
@@ -122,25 +122,28 @@ def test_a_routed_subnet_gets_the_metadata_route_via_its_gateway() -> None:
 
 def test_no_gateway_announces_an_empty_router_and_a_default_host_route_stands_in() -> None:
     tag = f"tag:subnet-{S4}"
-    assert dnsmasq.opts_file(network([subnet4(gateway_ip=None)], [])) == f"{tag},option:router"
+    assert dnsmasq.opts_file(network([subnet4(gateway_ip=None)], []), Settings()) == \
+        f"{tag},option:router"
     via_route = subnet4(gateway_ip=None, host_routes=[
         {"destination": "0.0.0.0/0", "nexthop": "10.0.0.254"}])
-    assert dnsmasq.opts_file(network([via_route], [])) == f"{tag},option:router,10.0.0.254"
+    assert dnsmasq.opts_file(network([via_route], []), Settings()) == \
+        f"{tag},option:router,10.0.0.254"
 
 
 def test_dns_server_any_address_announces_none_and_two_dhcp_ports_announce_both() -> None:
     tag = f"tag:subnet-{S4}"
-    assert dnsmasq.opts_file(network([subnet4(dns_nameservers=["0.0.0.0"])], [])) == (
+    no_dns = network([subnet4(dns_nameservers=["0.0.0.0"])], [])
+    assert dnsmasq.opts_file(no_dns, Settings()) == (
         f"{tag},option:dns-server\n{tag},option:router,10.0.0.1")
     ports = [port(DHCP, "fa:16:3e:00:00:02", (S4, "10.0.0.2"), owner="network:dhcp"),
              port(P2, "fa:16:3e:00:00:03", (S4, "10.0.0.3"), owner="network:dhcp")]
-    assert dnsmasq.opts_file(network([subnet4()], ports)).split("\n")[-1] == \
+    assert dnsmasq.opts_file(network([subnet4()], ports), Settings()).split("\n")[-1] == \
         f"{tag},option:dns-server,10.0.0.2,10.0.0.3"
 
 
 def test_other_ipv4_subnets_of_the_network_are_on_link_routes() -> None:
     other = subnet4(id="other", cidr="10.1.0.0/24", gateway_ip="10.1.0.1")
-    opts = dnsmasq.opts_file(network([subnet4(), other], [])).split("\n")
+    opts = dnsmasq.opts_file(network([subnet4(), other], []), Settings()).split("\n")
     assert opts[0] == (f"tag:subnet-{S4},option:classless-static-route,"
                        "10.1.0.0/24,0.0.0.0,0.0.0.0/0,10.0.0.1")
 
@@ -180,10 +183,13 @@ def test_command_line_options_follow_the_settings() -> None:
 
 def test_ipv6_stateful_and_stateless_get_ranges_slaac_does_not() -> None:
     for mode in ("dhcpv6-stateful", "dhcpv6-stateless", None):
-        argv = dnsmasq.command_line(network([subnet6(mode)], []), Settings(), FILES)
-        assert f"--dhcp-range=set:subnet-{S6},fd00::,static,64,86400s" in argv, mode
-    slaac = dnsmasq.command_line(network([subnet6("slaac")], []), Settings(), FILES)
-    assert not any(a.startswith("--dhcp-range") for a in slaac)
+        for ra_mode in {mode, None}:  # an external router when only the address mode is set
+            sub = subnet6(mode, ipv6_ra_mode=ra_mode)
+            argv = dnsmasq.command_line(network([sub], []), Settings(), FILES)
+            assert f"--dhcp-range=set:subnet-{S6},fd00::,static,64,86400s" in argv, mode
+    for slaac in (subnet6("slaac"), subnet6(None, ipv6_ra_mode="slaac")):
+        argv = dnsmasq.command_line(network([slaac], []), Settings(), FILES)
+        assert not any(a.startswith("--dhcp-range") for a in argv)
     short = subnet6("dhcpv6-stateful", cidr="fd00::/56")
     assert not any(a.startswith("--dhcp-range") for a in
                    dnsmasq.command_line(network([short], []), Settings(), FILES))
@@ -204,15 +210,24 @@ def test_ipv6_hosts_stateful_leases_stateless_and_slaac_do_not() -> None:
     assert dnsmasq.hosts_file(stateless_opts, Settings()) == (  # the stateless entry first
         f"fa:16:3e:00:00:11,tag:dhcpv6,set:port-{P1}\n"
         f"fa:16:3e:00:00:11,host-10-0-0-11.openstacklocal,10.0.0.11,set:port-{P1}\n")
-    assert dnsmasq.opts_file(stateless_opts).endswith(
+    assert dnsmasq.opts_file(stateless_opts, Settings()).endswith(
         f"tag:port-{P1},option6:dns-server,[fd00::9]")
 
 
 def test_ipv6_subnet_options_use_option6_and_bracketed_addresses() -> None:
     sub = subnet6("dhcpv6-stateful", dns_nameservers=["fd00::53"])
-    assert dnsmasq.opts_file(network([sub], [])) == \
+    assert dnsmasq.opts_file(network([sub], []), Settings(dns_domain="")) == \
         f"tag:subnet-{S6},option6:dns-server,[fd00::53]"
-    assert dnsmasq.opts_file(network([subnet6("slaac", dns_nameservers=["fd00::53"])], [])) == ""
+    assert dnsmasq.opts_file(network([subnet6("slaac", dns_nameservers=["fd00::53"])], []),
+                             Settings()) == ""
+
+
+def test_ipv6_subnets_announce_the_dns_domain_as_domain_search() -> None:
+    for mode in ("dhcpv6-stateful", "dhcpv6-stateless"):
+        assert dnsmasq.opts_file(network([subnet4(), subnet6(mode)], []),
+                                 Settings(dns_domain="example.org")).split("\n") == [
+            f"tag:subnet-{S4},option:router,10.0.0.1",
+            f"tag:subnet-{S6},option6:domain-search,example.org"]
 
 
 def test_initial_leases_list_ipv4_hosts_expiring_one_lease_from_now() -> None:
@@ -226,4 +241,4 @@ def test_render_bundles_all_files_and_the_command_line() -> None:
     net = network([subnet4()], [port(P1, "fa:16:3e:00:00:11", (S4, "10.0.0.11"))])
     out = dnsmasq.render(net, Settings(), FILES)
     assert (out.hosts, out.opts, out.argv[0]) == (
-        dnsmasq.hosts_file(net, Settings()), dnsmasq.opts_file(net), "dnsmasq")
+        dnsmasq.hosts_file(net, Settings()), dnsmasq.opts_file(net, Settings()), "dnsmasq")

@@ -10,7 +10,8 @@ they get their addresses by DHCP (busybox udhcpc) from the network node.
 The scenarios build on each other, in file order: one tenant network
 (DHCP, east-west), a second network behind a router, SNAT to the
 external host, a floating IP, and finally deleting everything through the
-API leaves nothing behind on any host.
+API leaves nothing behind on any host. An IPv6 network (stateful DHCPv6,
+ISC dhclient) stands alone: it removes what it made.
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
 from tests.conftest import Client, Server
+from tests.dhcpagent._host import dhcp6, needs_dhclient
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh, wait_for
 
@@ -153,6 +156,43 @@ def test_instances_on_two_hosts_get_addresses_by_dhcp_and_ping_each_other(stack:
     assert wait_for(lambda: cloud.status_of(stack.admin, dhcp_port["id"]) == "ACTIVE", 30)
     stack.made.update(net_a=net, vm1=vm1, p1=p1, vm2=vm2, p2=p2)
     print(f"port create -> first successful ping (DHCP, cross-host): {first_ping:.2f} s")
+
+
+def _link_local_ready(ns: str) -> bool:
+    out = sh("ip", "-n", ns, "-6", "addr", "show", "dev", "eth0", "scope", "link").stdout
+    return "fe80:" in out and "tentative" not in out
+
+
+@needs_dhclient
+def test_dhcpv6_stateful_instance_gets_its_fixed_ipv6_address_from_the_network_node(
+        stack: Stack, tmp_path: Path) -> None:
+    """IPv6 end to end: the server's IPAM and DHCP RPC, the DHCP agent's
+    dnsmasq behind an OVS internal port, the OVS agents' wiring across the
+    tunnel; ISC dhclient -6 in the instance. Removes what it made."""
+    admin = stack.admin
+    status, body = admin.post("/v2.0/networks", {"network": {"name": "stack-v6"}})
+    assert status == 201, body
+    net = body["network"]
+    port: dict[str, Any] = {}
+    try:
+        status, sub = admin.post("/v2.0/subnets", {"subnet": {
+            "network_id": net["id"], "ip_version": 6, "cidr": "2001:db8:100::/64",
+            "ipv6_address_mode": "dhcpv6-stateful", "dns_nameservers": ["2001:db8::53"]}})
+        assert status == 201, sub
+        started = time.monotonic()
+        port = cloud.bound_port(admin, net, stack.hosts["1"].hostname)
+        ns = stack.hosts["1"].instance("v6", port, prefix_len=None)
+        assert cloud.wait_active(admin, port["id"], 60), _log_tail(stack)
+        assert wait_for(lambda: _link_local_ready(ns), 10)
+        leased = dhcp6(ns, tmp_path, timeout=30)
+        print(f"IPv6 port create -> DHCPv6 lease: {time.monotonic() - started:.2f} s")
+        assert leased.get("ip") == [_ip(port)], (leased, _log_tail(stack))
+        assert leased["dns"] == ["2001:db8::53"]
+    finally:
+        if port:
+            stack.hosts["1"].unplug("v6")
+            admin.delete(f"/v2.0/ports/{port['id']}")
+        admin.delete(f"/v2.0/networks/{net['id']}")
 
 
 def test_two_networks_joined_by_a_router_route_between_instances(stack: Stack) -> None:

@@ -82,7 +82,7 @@ def test_dhcp_serves_metadata_and_routes_169_254_169_254_as_upstream(
         routed: bool, flags: Flags, serves: bool, via: str | None) -> None:
     network, port = _net(routed, v6=True)
     assert should_serve(network, flags) is serves
-    opts = dnsmasq.opts_file(network, route_ips(network, port, flags))
+    opts = dnsmasq.opts_file(network, dnsmasq.Settings(), route_ips(network, port, flags))
     routes = [line for line in opts.split("\n") if "classless-static-route" in line]
     if via is None:
         assert routes == []

@@ -82,7 +82,8 @@ class _Host:
 def render(network: dict[str, Any], settings: Settings, files: Files,
            metadata_ips: dict[str, str] | None = None) -> Rendered:
     return Rendered(hosts_file(network, settings), addn_hosts_file(network, settings),
-                    opts_file(network, metadata_ips), command_line(network, settings, files))
+                    opts_file(network, settings, metadata_ips),
+                    command_line(network, settings, files))
 
 
 def dhcp_subnets(network: dict[str, Any]) -> list[dict[str, Any]]:
@@ -216,11 +217,12 @@ def _any_address(servers: list[str], ip_version: int) -> bool:
                ipaddress.ip_address(s).version == ip_version for s in servers)
 
 
-def _subnet_options(network: dict[str, Any], metadata_ips: dict[str, str]
-                    ) -> tuple[list[str], set[str]]:
-    """Per subnet: DNS servers, routes (option 121 and 249), router. The
-    metadata route goes to the DHCP port's address where ``metadata_ips``
-    names one (the namespace serves metadata), else to a router's gateway."""
+def _subnet_options(network: dict[str, Any], settings: Settings,
+                    metadata_ips: dict[str, str]) -> tuple[list[str], set[str]]:
+    """Per subnet: DNS servers, IPv6 domain search list, routes (option 121
+    and 249), router. The metadata route goes to the DHCP port's address
+    where ``metadata_ips`` names one (the namespace serves metadata), else
+    to a router's gateway."""
     lines: list[str] = []
     without_dns: set[str] = set()
     isolated = isolated_subnets(network)
@@ -239,6 +241,10 @@ def _subnet_options(network: dict[str, Any], metadata_ips: dict[str, str]
         else:
             without_dns.add(subnet["id"])
         if version != 4:
+            # dnsmasq's --domain reaches DHCPv4 clients only; a DHCPv6 client
+            # learns the domain from this option alone.
+            if settings.dns_domain:
+                lines.append(option(6, tag, "domain-search", settings.dns_domain))
             continue
         gateway = subnet.get("gateway_ip")
         routes = []
@@ -292,10 +298,11 @@ def _port_options(network: dict[str, Any], without_dns: set[str]) -> list[str]:
     return lines
 
 
-def opts_file(network: dict[str, Any], metadata_ips: dict[str, str] | None = None) -> str:
+def opts_file(network: dict[str, Any], settings: Settings,
+              metadata_ips: dict[str, str] | None = None) -> str:
     """``--dhcp-optsfile``: subnet options, then port options (no final newline,
     as upstream writes it)."""
-    lines, without_dns = _subnet_options(network, metadata_ips or {})
+    lines, without_dns = _subnet_options(network, settings, metadata_ips or {})
     return "\n".join(lines + _port_options(network, without_dns))
 
 

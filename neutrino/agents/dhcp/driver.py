@@ -82,6 +82,7 @@ class DnsmasqDriver:
         on the server); start dnsmasq, or make a running one re-read."""
         ns, device = namespace(network["id"]), self.device_name(port)
         iproute.ensure_namespace(ns)
+        self._ignore_router_advertisements(ns)
         self.interface.plug(network["id"], port["id"], device, port["mac_address"],
                             namespace=ns, mtu=network.get("mtu") or None)
         metadata_on = self.metadata is not None and self.metadata.flags.any
@@ -119,6 +120,16 @@ class DnsmasqDriver:
         _write(files.host, rendered.hosts)
         _write(files.addn_hosts, rendered.addn_hosts)
         _write(files.opts, rendered.opts)
+
+    @staticmethod
+    def _ignore_router_advertisements(ns: str) -> None:
+        """The port's addresses are the fixed IPs the agent sets, nothing a
+        router advertises (no SLAAC address, no learnt default route), as
+        upstream. Set for devices yet to be made, so before the port is
+        plugged: an RA may arrive as soon as it is."""
+        if not os.path.isdir("/proc/sys/net/ipv6"):
+            return  # a kernel without IPv6 (upstream checks the same)
+        iproute.netns_exec(ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0")
 
     @staticmethod
     def _fill_udp_checksums(ns: str) -> None:
