@@ -258,6 +258,10 @@ def check_db(engine: sa.Engine, listed: dict[str, Any]) -> None:
                                  .where(t.ml2_vlan_allocations.c.allocated.is_(True))).scalars())
         vnis = set(conn.execute(sa.select(t.ml2_vxlan_allocations.c.id)
                                 .where(t.ml2_vxlan_allocations.c.allocated.is_(True))).scalars())
+        bound = sorted(conn.execute(sa.select(t.ml2_port_bindings.c.port_id)).scalars())
+        guarded = set(conn.execute(sa.select(t.securitygroupportbindings.c.port_id)).scalars())
+        defaults = conn.execute(sa.select(t.securitygroups.c.project_id)
+                                .where(t.securitygroups.c.name == "default")).scalars().all()
     assert nets == listed["networks"] and {p.id for p in ports} == listed["ports"]
     assert {s.network_id for s in segs} == nets, "a network without a segment, or the reverse"
     keys = [(s.network_type, s.segmentation_id) for s in segs]
@@ -271,6 +275,9 @@ def check_db(engine: sa.Engine, listed: dict[str, Any]) -> None:
     assert len(addresses) == len(set(addresses)), "an IP given twice"
     assert sorted(ip.port_id for ip in ips) == sorted(p.id for p in ports), \
         "a port without its IP, or an IP without its port"
+    assert bound == sorted(p.id for p in ports), "a port without its binding row"
+    assert guarded == {p.id for p in ports}, "a port without its default security group"
+    assert len(defaults) == len(set(defaults)), "two default security groups for a project"
 
 
 def test_readme_shows_the_tested_deployment_files() -> None:
