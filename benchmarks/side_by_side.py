@@ -33,9 +33,10 @@ import pymysql
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-ANCHOR = ROOT.parent.parent / "shared" / "anchors" / "upstream-neutron"
-if not ANCHOR.is_dir():  # the worktree layout (/work/wt/<branch>) or the main one
-    ANCHOR = Path("/work/shared/anchors/upstream-neutron")
+# ../shared beside the checkout; a worktree (wt/<branch>) is one level deeper.
+ANCHOR = next((d / "shared" / "anchors" / "upstream-neutron" for d in (ROOT.parent, ROOT.parent.parent)
+               if (d / "shared" / "anchors" / "upstream-neutron").is_dir()),
+              ROOT.parent / "shared" / "anchors" / "upstream-neutron")
 MYSQL = {"host": "127.0.0.1", "user": "root", "password": "", "autocommit": True}
 NEUTRINO_CONF = """[DEFAULT]
 bind_host = 127.0.0.1
