@@ -103,8 +103,13 @@ def bench(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
            "--count", str(args.count), "--list-size", str(args.list_size),
            "--concurrency", *map(str, args.concurrency), "--json", str(out)]
     log(f"$ {' '.join(cmd[1:])}")
-    subprocess.run(cmd, check=False, cwd=ROOT)
-    return json.loads(out.read_text())
+    done = subprocess.run(cmd, check=False, cwd=ROOT)
+    data = json.loads(out.read_text()) if out.exists() else {"results": []}
+    # api_bench exits 1 when requests failed, 2 when setup or a phase aborted
+    # (e.g. a bulk create past its timeout): the rows it has are kept, the
+    # report says the run was cut short.
+    data["exit_status"] = done.returncode
+    return data
 
 
 def run_neutrino(args: argparse.Namespace, home: Path) -> dict[str, Any]:
@@ -200,6 +205,11 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
         "work ran on the machine; ratios from one run are the comparable figures, the "
         "absolute numbers move with the load.",
         "",
+        *[f"**{name}'s api_bench run ended with status {run['exit_status']}** (1: some "
+          "requests failed, 2: a phase aborted, e.g. an untimed bulk create past its "
+          "timeout); rows it did not reach are shown as –.\n"
+          for name, run in (("neutrino", ours), ("upstream", theirs))
+          if run is not None and run.get("exit_status")],
         "Ratios: throughput neutrino/upstream; p50 upstream/neutrino (higher is better "
         "for neutrino in both).",
         "",
