@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 # Debian packages the test suite uses (none are needed to serve the API).
-DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client
+DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy
 PYTEST_ARGS ?=
 
 .PHONY: run test install system-deps bench clean
@@ -35,8 +35,16 @@ run: install
 test: install system-deps
 	$(PY) -m pytest -q -n 2 --dist loadfile --durations=25 $(PYTEST_ARGS)
 
+# `make bench`: neutrino on a fresh MariaDB database, benchmarks/api_bench.py
+# against it; UPSTREAM=1 also stands up upstream Neutron (../shared/anchors)
+# on the same MariaDB with the same API process count and writes the side-by-
+# side table to docs/performance-side-by-side.md. URL=... benches a running server.
 bench: install
-	$(PY) benchmarks/api_bench.py --url $${URL:-http://127.0.0.1:9696}
+ifdef URL
+	$(PY) benchmarks/api_bench.py --url $(URL) $(BENCH_ARGS)
+else
+	$(PY) benchmarks/side_by_side.py $(if $(filter 1,$(UPSTREAM)),--upstream) $(BENCH_ARGS)
+endif
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

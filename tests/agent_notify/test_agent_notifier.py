@@ -1,5 +1,9 @@
 """The server tells L2 agents what changed, over fanouts, once committed:
-port and network updates and deletes, and security group changes."""
+port and network updates and deletes, and security group changes; and how
+many messages it puts on the bus for that (a fleet of agents multiplies them).
+
+Ordering without clocks: a fanout queue delivers in order, so once a
+sentinel ``port_update`` sent last has arrived, every earlier one has too."""
 from __future__ import annotations
 
 import time
@@ -8,6 +12,9 @@ from typing import Any, Callable
 from tests.agent_notify.conftest import wait
 from tests.agent_notify.recorder import RecordingAgent
 from tests.conftest import Client
+
+UPDATES = 6
+REPORTS = 20
 
 
 def network(admin: Client, **extra: Any) -> dict[str, Any]:
@@ -122,3 +129,43 @@ def test_ports_joining_and_leaving_groups_fan_out_member_updated(
     assert wait(lambda: {"port_id": dhcp["id"]} in agent.of("port_delete"))
     # the network's own ports are in no group: no member updates for them
     assert {"security_groups": []} not in member("security_groups_member_updated")
+
+
+
+def flush(admin: Client, agents: list[RecordingAgent], sentinel: dict[str, Any]) -> None:
+    """Set ``sentinel`` down and wait until every agent has its port_update."""
+    assert admin.put(f"/v2.0/ports/{sentinel['id']}",
+                     {"port": {"admin_state_up": False}})[0] == 200
+    for agent in agents:
+        assert wait(lambda: [c for c in agent.of("port_update")
+                             if c["port"]["id"] == sentinel["id"]]), agent.calls
+
+
+def test_a_port_update_is_one_fanout_message_whatever_the_number_of_agents(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    hosts = [agents(tunneling_ip=f"192.0.2.{n}") for n in (11, 12, 13)]
+    net = network(admin)
+    p = port(admin, net, **{"binding:host_id": hosts[0].host})
+    sentinel = port(admin, net, **{"binding:host_id": hosts[0].host})
+    for agent in hosts:
+        agent.calls.clear()
+    for n in range(UPDATES):
+        assert admin.put(f"/v2.0/ports/{p['id']}",
+                         {"port": {"admin_state_up": n % 2 == 1}})[0] == 200
+    flush(admin, hosts, sentinel)
+    for agent in hosts:
+        mine = [(m, c) for m, c in agent.calls
+                if m != "port_update" or c["port"]["id"] != sentinel["id"]]
+        assert [m for m, _ in mine] == ["port_update"] * UPDATES, mine
+
+
+def test_state_reports_put_nothing_on_the_bus_for_other_agents(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    listener, reporter = agents(tunneling_ip="192.0.2.21"), agents(tunneling_ip="192.0.2.22")
+    net = network(admin)
+    sentinel = port(admin, net, **{"binding:host_id": listener.host})
+    listener.calls.clear()
+    answers = {reporter.report_state() for _ in range(REPORTS)}
+    assert answers == {"alive"}
+    flush(admin, [listener], sentinel)
+    assert [m for m, c in listener.calls if c.get("port", {}).get("id") != sentinel["id"]] == []

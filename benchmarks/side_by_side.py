@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Run ``api_bench.py`` against neutrino and, with ``--upstream``, against
+upstream Neutron, on the same MariaDB server with the same number of API
+processes, and write one Markdown table with the ratios (``make bench``,
+``make bench UPSTREAM=1``).
+
+neutrino gets a fresh database of its own on the MariaDB at 127.0.0.1:3306
+(dropped afterwards); upstream is stood up by the shared script
+``../shared/anchors/upstream-neutron/start.sh`` (its own ``neutron_bench``
+database on the same server, its own state directory, a free port) and
+stopped by its ``stop.sh``. Both: noauth, ML2 with the openvswitch mechanism
+driver, VXLAN project networks, the port_security and qos extension
+drivers, the router/qos/segments/metering/trunk/port_forwarding service
+plugins, quotas unlimited.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+# ../shared beside the checkout; a worktree (wt/<branch>) is one level deeper.
+ANCHOR = next((d / "shared" / "anchors" / "upstream-neutron" for d in (ROOT.parent, ROOT.parent.parent)
+               if (d / "shared" / "anchors" / "upstream-neutron").is_dir()),
+              ROOT.parent / "shared" / "anchors" / "upstream-neutron")
+MYSQL = {"host": "127.0.0.1", "user": "root", "password": "", "autocommit": True}
+NEUTRINO_CONF = """[DEFAULT]
+bind_host = 127.0.0.1
+bind_port = {port}
+api_workers = {workers}
+auth_strategy = noauth
+core_plugin = ml2
+service_plugins = router,qos,segments,metering,trunk,port_forwarding
+state_path = {home}
+access_log =
+
+[database]
+connection = {database}
+
+[ml2]
+type_drivers = flat,vlan,vxlan,local
+tenant_network_types = vxlan
+mechanism_drivers = openvswitch
+extension_drivers = port_security,qos
+
+[ml2_type_vxlan]
+vni_ranges = 1:1000
+
+[quotas]
+quota_network = -1
+quota_subnet = -1
+quota_port = -1
+"""
+LABELS = {"network-create": "network create", "network-show": "network show",
+          "network-update": "network update", "network-delete": "network delete",
+          "network-list": "list networks", "subnet-create": "subnet create",
+          "subnet-show": "subnet show", "subnet-update": "subnet update",
+          "subnet-delete": "subnet delete", "subnet-list": "list subnets",
+          "port-create": "port create (IP allocated)", "port-list": "list ports",
+          "port-show": "show a port", "port-update": "port update",
+          "port-delete": "port delete"}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(url: str, proc: subprocess.Popen[bytes] | None, log_file: Path) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(log_file.read_text()[-2000:])
+        try:
+            requests.get(url + "/", timeout=5)
+            return
+        except requests.RequestException:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def bench(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "api_bench.py"), "--url", url,
+           "--count", str(args.count), "--list-size", str(args.list_size),
+           "--concurrency", *map(str, args.concurrency), "--json", str(out)]
+    log(f"$ {' '.join(cmd[1:])}")
+    done = subprocess.run(cmd, check=False, cwd=ROOT)
+    data = json.loads(out.read_text()) if out.exists() else {"results": []}
+    # api_bench exits 1 when requests failed, 2 when setup or a phase aborted
+    # (e.g. a bulk create past its timeout): the rows it has are kept, the
+    # report says the run was cut short.
+    data["exit_status"] = done.returncode
+    return data
+
+
+def run_neutrino(args: argparse.Namespace, home: Path) -> dict[str, Any]:
+    name = f"neutrino_bench_{uuid.uuid4().hex[:8]}"
+    conn = pymysql.connect(**MYSQL)
+    conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    port = free_port()
+    conf = home / "neutrino.conf"
+    conf.write_text(NEUTRINO_CONF.format(port=port, workers=args.workers, home=home,
+                                         database=f"mysql+pymysql://root@127.0.0.1:3306/{name}"))
+    neutrino = [sys.executable, "-m", "neutrino.cmd.main"]
+    server_log = home / "neutrino.log"
+    proc = None
+    try:
+        subprocess.run([*neutrino, "db", "upgrade", "--config-file", str(conf)], check=True,
+                       capture_output=True, cwd=ROOT)
+        with open(server_log, "ab") as out:
+            proc = subprocess.Popen([*neutrino, "serve", "--config-file", str(conf)],
+                                    stdout=out, stderr=out, cwd=ROOT)
+        url = f"http://127.0.0.1:{port}"
+        wait_up(url, proc, server_log)
+        return bench(url, args, home / "neutrino.json")
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            proc.wait(60)
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+        conn.close()
+
+
+def run_upstream(args: argparse.Namespace, home: Path) -> dict[str, Any]:
+    port = free_port()
+    env = {**os.environ, "NEUTRON_PORT": str(port), "API_WORKERS": str(args.workers),
+           "TENANT_NETWORK_TYPES": "vxlan", "VNI_RANGES": "1:1000",
+           "NEUTRON_ANCHOR_DIR": str(home / "upstream"), "DB_NAME": "neutron_bench",
+           "SERVICE_PLUGINS": "router,qos,segments,metering,trunk,port_forwarding",
+           "WRITE_READY": "0"}
+    try:
+        subprocess.run(["bash", str(ANCHOR / "start.sh")], env=env, check=True, cwd=home)
+        return bench(f"http://127.0.0.1:{port}", args, home / "upstream.json")
+    finally:
+        subprocess.run(["bash", str(ANCHOR / "stop.sh")], env=env, check=False, cwd=home)
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.1f}x" if a and b else "–"
+
+
+def table(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
+    def cells(r: dict[str, Any]) -> str:
+        err = f" ({r['errors']} errors)" if r["errors"] else ""
+        return f"{r['ops_per_s']:,.1f} | {r['p50_ms']:,.1f}{err}"
+    index = {(r["op"], r["concurrency"]): r for r in (theirs or {}).get("results", [])}
+    if theirs is None:
+        lines = ["| operation | clients | neutrino ops/s | neutrino p50 ms |",
+                 "|---|---:|---:|---:|"]
+    else:
+        lines = ["| operation | clients | neutrino ops/s | neutrino p50 ms | upstream ops/s "
+                 "| upstream p50 ms | throughput ratio | p50 ratio |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in ours["results"]:
+        row = f"| {LABELS.get(r['op'], r['op'])} | {r['concurrency']} | {cells(r)}"
+        u = index.get((r["op"], r["concurrency"]))
+        if theirs is not None:
+            row += (f" | {cells(u)} | {ratio(r['ops_per_s'], u['ops_per_s'])} | "
+                    f"{ratio(u['p50_ms'], r['p50_ms'])}" if u else " | – | – | – | –")
+        lines.append(row + " |")
+    return "\n".join(lines)
+
+
+def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any] | None,
+           load: tuple[list[float], list[float]]) -> str:
+    mariadb = pymysql.connect(**MYSQL)
+    with mariadb.cursor() as cur:
+        cur.execute("SELECT VERSION()")
+        version = cur.fetchone()[0]
+    mariadb.close()
+    command = "make bench UPSTREAM=1" if theirs is not None else "make bench"
+    fmt = lambda xs: " / ".join(f"{x:.1f}" for x in xs)  # noqa: E731
+    return "\n".join([
+        "# Side by side: neutrino and upstream Neutron",
+        "",
+        f"Written by `{command}` (`benchmarks/side_by_side.py "
+        f"{' '.join(sys.argv[1:])}`) on {dt.date.today().isoformat()}.",
+        "",
+        f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"MariaDB {version} on 127.0.0.1 for both servers; {args.workers} API processes "
+        "each (neutrino: gunicorn workers, 8 threads each; upstream: uwsgi processes, one "
+        "thread each); noauth; VXLAN project networks. "
+        f"{args.count} requests per row, at least {args.list_size} ports while listing.",
+        "",
+        f"Load average (1/5/15 min) before: {fmt(load[0])}; after: {fmt(load[1])}. Other "
+        "work ran on the machine; ratios from one run are the comparable figures, the "
+        "absolute numbers move with the load.",
+        "",
+        *[f"**{name}'s api_bench run ended with status {run['exit_status']}** (1: some "
+          "requests failed, 2: a phase aborted, e.g. an untimed bulk create past its "
+          "timeout); rows it did not reach are shown as –.\n"
+          for name, run in (("neutrino", ours), ("upstream", theirs))
+          if run is not None and run.get("exit_status")],
+        "Ratios: throughput neutrino/upstream; p50 upstream/neutrino (higher is better "
+        "for neutrino in both).",
+        "",
+        table(ours, theirs),
+        "",
+    ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--upstream", action="store_true", help="also run upstream Neutron")
+    p.add_argument("--workers", type=int, default=2, help="API processes of each server")
+    p.add_argument("--count", type=int, default=50)
+    p.add_argument("--list-size", type=int, default=1000)
+    p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
+    p.add_argument("--out", default=str(ROOT / "docs" / "performance-side-by-side.md"))
+    args = p.parse_args(argv)
+    home = Path(tempfile.mkdtemp(prefix="side-by-side-"))
+    before = list(os.getloadavg())
+    ours = run_neutrino(args, home)
+    theirs = run_upstream(args, home) if args.upstream else None
+    text = report(args, ours, theirs, (before, list(os.getloadavg())))
+    Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
