@@ -133,7 +133,7 @@ class Collection:
             self._check_marker(ctx, q.marker)
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
-        targets.prefetch(items)
+        shaper.prefetch(items)
         items = [i for i in items if shaper.visible(i)]
         self.api.extend(ctx, self.rdef.plural, items)
         payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
