@@ -31,29 +31,34 @@ def visible_clause(ctx: Context) -> Any:
     return sa.or_(t.ports.c.project_id == ctx.project_id, t.ports.c.network_id.in_(owned_nets))
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
-    ids = [r.id for r in rows]
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> store.Page:
+    ids = store.row_ids(rows)
     tags = store.load_tags(conn, ids)
     ips = store.children(conn, t.ipallocations, "port_id", ids, (),
                          ("port_id", "subnet_id", "ip_address"))
-    pairs = store.children(conn, t.allowed_address_pairs, "port_id", ids)
-    opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,))
-    out = []
+    pairs = store.children(conn, t.allowed_address_pairs, "port_id", ids, (),
+                           ("port_id", "ip_address", "mac_address"))
+    opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,),
+                          ("port_id", "opt_name", "opt_value", "ip_version"))
+    standard = store.standard_dict
+    out = store.Page((), getattr(rows, "id_query", None))
     for row in rows:
-        d = store.standard_dict(row)
-        d.update(network_id=row.network_id, mac_address=row.mac_address,
-                 admin_state_up=row.admin_state_up, status=row.status,
-                 device_id=row.device_id, device_owner=row.device_owner,
-                 fixed_ips=[{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
-                            for a in _ordered(ips.get(row.id, []))],
-                 allowed_address_pairs=[{"ip_address": p.ip_address,
-                                         "mac_address": p.mac_address}
-                                        for p in pairs.get(row.id, [])],
-                 extra_dhcp_opts=[{"opt_name": o.opt_name, "opt_value": o.opt_value,
-                                   "ip_version": o.ip_version}
-                                  for o in opts.get(row.id, [])],
-                 ip_allocation=row.ip_allocation or "immediate",
-                 tags=tags.get(row.id, []))
+        rid = row.id
+        d = standard(row)
+        d["network_id"] = row.network_id
+        d["mac_address"] = row.mac_address
+        d["admin_state_up"] = row.admin_state_up
+        d["status"] = row.status
+        d["device_id"] = row.device_id
+        d["device_owner"] = row.device_owner
+        d["fixed_ips"] = [{"subnet_id": s, "ip_address": ip}
+                          for _, s, ip in _ordered(ips[rid])]
+        d["allowed_address_pairs"] = [{"ip_address": ip, "mac_address": mac}
+                                      for _, ip, mac in pairs[rid]]
+        d["extra_dhcp_opts"] = [{"opt_name": n, "opt_value": val, "ip_version": ver}
+                                for _, n, val, ver in opts[rid]]
+        d["ip_allocation"] = row.ip_allocation or "immediate"
+        d["tags"] = tags[rid]
         out.append(d)
     return out
 
