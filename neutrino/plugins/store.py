@@ -48,6 +48,9 @@ class ListQuery:
     fields: list[str] | None = None
     # Conditions from extension drivers on attributes they store themselves.
     extra: list[Any] = field(default_factory=list)
+    # Set by ``paged_select``: whether the marker names a row (None: not looked
+    # up there), so the API's 404 for an unknown marker costs no query of its own.
+    marker_found: bool | None = None
 
 
 def standard_row(ctx_project: str | None, data: dict[str, Any],
@@ -306,7 +309,9 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         sorts = [(k, not asc) for k, asc in sorts]
     where = [*clauses, *query.extra]
     if query.marker:
-        marker = conn.execute(sa.select(table).where(table.c.id == query.marker)).first()
+        marker = conn.execute(sa.select(*[table.c[k] for k, _ in sorts])
+                              .where(table.c.id == query.marker)).first()
+        query.marker_found = marker is not None
         if marker is not None:
             where.append(_after(table, sorts, marker))
     stmt = sa.select(table).where(*where).order_by(
