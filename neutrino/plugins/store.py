@@ -114,8 +114,9 @@ def check_revision(conn: Connection, table: Table, rid: str,
 
 
 class Page(list):  # type: ignore[type-arg]
-    """The rows (or API dicts) of one list request; ``id_query`` is a SELECT
-    of exactly their ids when no limit cut the page short.
+    """The rows (or API dicts) of one list request; ``id_query``, when set,
+    is a SELECT of their ids (a few more may appear since: children of
+    unknown parents are ignored).
 
     Child tables then load through that subquery instead of an ``IN`` list
     of every id, whose parameters cost more to bind than the query takes.
@@ -300,7 +301,8 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
     """Rows after filters, sorting and marker; and whether more follow.
 
     The rows come as a ``Page`` whose ``id_query`` selects the same rows
-    when the limit did not cut them (see ``Page``).
+    (see ``Page``) when the limit did not cut them or they are sorted by id
+    alone.
     """
     sorts = [(("project_id" if k == "tenant_id" else k), asc) for k, asc in query.sorts]
     if not any(k == "id" for k, _ in sorts):
@@ -324,7 +326,16 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         rows = rows[:query.limit]
     if query.page_reverse:
         rows.reverse()
-    return Page(rows, None if more else sa.select(table.c.id).where(*where)), more
+    if not more:
+        id_query = sa.select(table.c.id).where(*where)
+    elif [k for k, _ in sorts] == ["id"] and rows:
+        # Sorted by id alone (the default), a cut page is an id range.
+        ids = [r.id for r in rows]
+        id_query = sa.select(table.c.id).where(*where, table.c.id >= min(ids),
+                                               table.c.id <= max(ids))
+    else:
+        id_query = None
+    return Page(rows, id_query), more
 
 
 def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:
