@@ -1,6 +1,7 @@
 """Ports: MAC and IP assignment, address pairs, DHCP options."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import netaddr
@@ -40,27 +41,35 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> store.Page:
                            ("port_id", "ip_address", "mac_address"))
     opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,),
                           ("port_id", "opt_name", "opt_value", "ip_version"))
-    standard = store.standard_dict
     out = store.Page((), getattr(rows, "id_query", None))
+    if not rows:
+        return out
+    # The plain columns in one C call per row, straight into the dict.
+    fields = rows[0]._fields
+    pick = operator.itemgetter(*[fields.index(c) for c in _PLAIN])
+    created, updated = fields.index("created_at"), fields.index("updated_at")
+    iso = store.iso
     for row in rows:
-        rid = row.id
-        d = standard(row)
-        d["network_id"] = row.network_id
-        d["mac_address"] = row.mac_address
-        d["admin_state_up"] = row.admin_state_up
-        d["status"] = row.status
-        d["device_id"] = row.device_id
-        d["device_owner"] = row.device_owner
+        d = dict(zip(_PLAIN, pick(row)))
+        rid = d["id"]
+        d["tenant_id"] = d["project_id"]
+        d["created_at"] = iso(row[created])
+        d["updated_at"] = iso(row[updated])
         d["fixed_ips"] = [{"subnet_id": s, "ip_address": ip}
                           for _, s, ip in _ordered(ips[rid])]
         d["allowed_address_pairs"] = [{"ip_address": ip, "mac_address": mac}
                                       for _, ip, mac in pairs[rid]]
         d["extra_dhcp_opts"] = [{"opt_name": n, "opt_value": val, "ip_version": ver}
                                 for _, n, val, ver in opts[rid]]
-        d["ip_allocation"] = row.ip_allocation or "immediate"
+        d["ip_allocation"] = d["ip_allocation"] or "immediate"
         d["tags"] = tags[rid]
         out.append(d)
     return out
+
+
+_PLAIN = ("id", "name", "description", "project_id", "revision_number", "network_id",
+          "mac_address", "admin_state_up", "status", "device_id", "device_owner",
+          "ip_allocation")
 
 
 def _ordered(allocs: list[Any]) -> list[Any]:

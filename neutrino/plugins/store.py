@@ -29,7 +29,9 @@ def iso(value: dt.datetime | None) -> str | None:
     # microseconds (see ``now``), so both give "2026-01-01T00:00:00Z".
     if value is None:
         return None
-    return value.replace(microsecond=0).isoformat() + "Z" if value.microsecond else value.isoformat() + "Z"
+    if value.microsecond:
+        value = value.replace(microsecond=0)
+    return value.isoformat() + "Z"
 
 
 def new_id() -> str:
@@ -74,11 +76,7 @@ def standard_dict(row: Any) -> dict[str, Any]:
     project, created, updated = row.project_id, row.created_at, row.updated_at
     return {"id": row.id, "name": row.name, "description": row.description,
             "project_id": project, "tenant_id": project,
-            # Stored without microseconds (``now``): isoformat is then exact.
-            "created_at": iso(created) if created is None or created.microsecond
-            else created.isoformat() + "Z",
-            "updated_at": iso(updated) if updated is None or updated.microsecond
-            else updated.isoformat() + "Z",
+            "created_at": iso(created), "updated_at": iso(updated),
             "revision_number": row.revision_number}
 
 
