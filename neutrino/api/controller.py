@@ -129,11 +129,11 @@ class Collection:
         targets = Targets(self.api.plugin, ctx)
         if within_parent(self.api, self.rdef, ctx, targets, pid):
             q.filters[self.rdef.parent_key] = [pid]
-        if q.marker:
-            self._check_marker(ctx, q.marker)
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
-        targets.prefetch(items)
+        if q.marker and not q.marker_found:
+            self._check_marker(ctx, q.marker)
+        shaper.prefetch(items)
         items = [i for i in items if shaper.visible(i)]
         self.api.extend(ctx, self.rdef.plural, items)
         payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
@@ -145,6 +145,7 @@ class Collection:
         send(resp, 200, payload)
 
     def _check_marker(self, ctx: Context, marker: str) -> None:
+        """An unknown marker is 404, as upstream (who looks it up first)."""
         try:
             self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, marker)
         except errors.NotFound:

@@ -29,12 +29,12 @@ def visible_clause(ctx: Context) -> Any:
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
-    ids = [r.id for r in rows]
+    ids = store.row_ids(rows)
     tags = store.load_tags(conn, ids)
     subnets = store.children(conn, t.subnets, "network_id", ids,
                              (t.subnets.c.created_at, t.subnets.c.id), ("id", "network_id"))
     scopes = address_scopes.network_scopes(conn, ids) if ids else {}
-    out = []
+    out = store.Page((), getattr(rows, "id_query", None))
     for row in rows:
         d = store.standard_dict(row)
         d.update(admin_state_up=row.admin_state_up, status=row.status,

@@ -1,6 +1,7 @@
 """Ports: MAC and IP assignment, address pairs, DHCP options."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import netaddr
@@ -31,31 +32,44 @@ def visible_clause(ctx: Context) -> Any:
     return sa.or_(t.ports.c.project_id == ctx.project_id, t.ports.c.network_id.in_(owned_nets))
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
-    ids = [r.id for r in rows]
+def to_dicts(conn: Connection, rows: Sequence[Any]) -> store.Page:
+    ids = store.row_ids(rows)
     tags = store.load_tags(conn, ids)
     ips = store.children(conn, t.ipallocations, "port_id", ids, (),
                          ("port_id", "subnet_id", "ip_address"))
-    pairs = store.children(conn, t.allowed_address_pairs, "port_id", ids)
-    opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,))
-    out = []
+    pairs = store.children(conn, t.allowed_address_pairs, "port_id", ids, (),
+                           ("port_id", "ip_address", "mac_address"))
+    opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,),
+                          ("port_id", "opt_name", "opt_value", "ip_version"))
+    out = store.Page((), getattr(rows, "id_query", None))
+    if not rows:
+        return out
+    # The plain columns in one C call per row, straight into the dict.
+    fields = rows[0]._fields
+    pick = operator.itemgetter(*[fields.index(c) for c in _PLAIN])
+    created, updated = fields.index("created_at"), fields.index("updated_at")
+    iso = store.iso
     for row in rows:
-        d = store.standard_dict(row)
-        d.update(network_id=row.network_id, mac_address=row.mac_address,
-                 admin_state_up=row.admin_state_up, status=row.status,
-                 device_id=row.device_id, device_owner=row.device_owner,
-                 fixed_ips=[{"subnet_id": a.subnet_id, "ip_address": a.ip_address}
-                            for a in _ordered(ips.get(row.id, []))],
-                 allowed_address_pairs=[{"ip_address": p.ip_address,
-                                         "mac_address": p.mac_address}
-                                        for p in pairs.get(row.id, [])],
-                 extra_dhcp_opts=[{"opt_name": o.opt_name, "opt_value": o.opt_value,
-                                   "ip_version": o.ip_version}
-                                  for o in opts.get(row.id, [])],
-                 ip_allocation=row.ip_allocation or "immediate",
-                 tags=tags.get(row.id, []))
+        d = dict(zip(_PLAIN, pick(row)))
+        rid = d["id"]
+        d["tenant_id"] = d["project_id"]
+        d["created_at"] = iso(row[created])
+        d["updated_at"] = iso(row[updated])
+        d["fixed_ips"] = [{"subnet_id": s, "ip_address": ip}
+                          for _, s, ip in _ordered(ips[rid])]
+        d["allowed_address_pairs"] = [{"ip_address": ip, "mac_address": mac}
+                                      for _, ip, mac in pairs[rid]]
+        d["extra_dhcp_opts"] = [{"opt_name": n, "opt_value": val, "ip_version": ver}
+                                for _, n, val, ver in opts[rid]]
+        d["ip_allocation"] = d["ip_allocation"] or "immediate"
+        d["tags"] = tags[rid]
         out.append(d)
     return out
+
+
+_PLAIN = ("id", "name", "description", "project_id", "revision_number", "network_id",
+          "mac_address", "admin_state_up", "status", "device_id", "device_owner",
+          "ip_allocation")
 
 
 def _ordered(allocs: list[Any]) -> list[Any]:

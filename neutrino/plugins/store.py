@@ -29,7 +29,9 @@ def iso(value: dt.datetime | None) -> str | None:
     # microseconds (see ``now``), so both give "2026-01-01T00:00:00Z".
     if value is None:
         return None
-    return value.replace(microsecond=0).isoformat() + "Z" if value.microsecond else value.isoformat() + "Z"
+    if value.microsecond:
+        value = value.replace(microsecond=0)
+    return value.isoformat() + "Z"
 
 
 def new_id() -> str:
@@ -48,6 +50,9 @@ class ListQuery:
     fields: list[str] | None = None
     # Conditions from extension drivers on attributes they store themselves.
     extra: list[Any] = field(default_factory=list)
+    # Set by ``paged_select``: whether the marker names a row (None: not looked
+    # up there), so the API's 404 for an unknown marker costs no query of its own.
+    marker_found: bool | None = None
 
 
 def standard_row(ctx_project: str | None, data: dict[str, Any],
@@ -68,9 +73,10 @@ def standard_row(ctx_project: str | None, data: dict[str, Any],
 
 
 def standard_dict(row: Any) -> dict[str, Any]:
+    project, created, updated = row.project_id, row.created_at, row.updated_at
     return {"id": row.id, "name": row.name, "description": row.description,
-            "project_id": row.project_id, "tenant_id": row.project_id,
-            "created_at": iso(row.created_at), "updated_at": iso(row.updated_at),
+            "project_id": project, "tenant_id": project,
+            "created_at": iso(created), "updated_at": iso(updated),
             "revision_number": row.revision_number}
 
 
@@ -105,6 +111,41 @@ def check_revision(conn: Connection, table: Table, rid: str,
                                                     current=current)
 
 
+class Page(list):  # type: ignore[type-arg]
+    """The rows (or API dicts) of one list request; ``id_query``, when set,
+    is a SELECT of their ids (a few more may appear since: children of
+    unknown parents are ignored).
+
+    Child tables then load through that subquery instead of an ``IN`` list
+    of every id, whose parameters cost more to bind than the query takes.
+    """
+
+    def __init__(self, items: Iterable[Any] = (), id_query: Any = None) -> None:
+        super().__init__(items)
+        self.id_query = id_query
+
+
+class Ids(list):  # type: ignore[type-arg]
+    """Parent ids for ``children``, with the page's ``id_query`` if any."""
+
+    def __init__(self, ids: Iterable[str], query: Any = None) -> None:
+        super().__init__(ids)
+        self.query = query
+
+
+def row_ids(rows: Sequence[Any]) -> Ids:
+    return Ids([r.id for r in rows], getattr(rows, "id_query", None))
+
+
+def item_ids(items: Sequence[dict[str, Any]]) -> Ids:
+    """The ids of API dicts, keeping their page's ``id_query``."""
+    return Ids([i["id"] for i in items], getattr(items, "id_query", None))
+
+
+# Below this many parents an IN list is as cheap as a subquery.
+SUBQUERY_FROM = 50
+
+
 def chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(ids), CHUNK):
         yield ids[i:i + CHUNK]
@@ -114,20 +155,47 @@ def children(conn: Connection, table: Table, key: str, ids: Sequence[str],
              order_by: Sequence[Any] = (), columns: Sequence[str] = ()) -> dict[str, list[Any]]:
     """Rows of a child table grouped by parent id, in one query per chunk."""
     out: dict[str, list[Any]] = {i: [] for i in ids}
-    col = table.c[key]
-    selected = [table.c[c] for c in columns] if columns else [table]
-    for part in chunks(list(ids)):
-        stmt = sa.select(*selected).where(col.in_(part))
+    index = (list(columns).index(key) if columns else list(table.c.keys()).index(key))
+    query = getattr(ids, "query", None)
+    if query is not None and len(out) >= SUBQUERY_FROM:
+        selected = [table.c[c] for c in columns] if columns else [table]
+        stmt = sa.select(*selected).where(table.c[key].in_(query))
         if order_by:
             stmt = stmt.order_by(*order_by)
-        for row in conn.execute(stmt):
-            out[getattr(row, key)].append(row)
+        results = [conn.execute(stmt).all()]
+    else:
+        stmt = _children_stmt(table, key, tuple(order_by), tuple(columns))
+        results = [conn.execute(stmt, {"ids": part}).all() for part in chunks(list(out))]
+    for rows in results:
+        for row in rows:
+            found = out.get(row[index])
+            if found is not None:  # a parent that appeared since (read committed)
+                found.append(row)
     return out
 
 
+_CHILD_STMTS: dict[Any, Any] = {}
+
+
+def _children_stmt(table: Table, key: str, order_by: tuple[Any, ...],
+                   columns: tuple[str, ...]) -> Any:
+    """One statement object per child query, with the ids as one expanding
+    parameter: building ``IN (<500 literals>)`` anew each time costs more
+    than running it."""
+    memo = (table.name, key, tuple(str(o) for o in order_by), columns)
+    stmt = _CHILD_STMTS.get(memo)
+    if stmt is None:
+        selected = [table.c[c] for c in columns] if columns else [table]
+        stmt = sa.select(*selected).where(table.c[key].in_(sa.bindparam("ids", expanding=True)))
+        if order_by:
+            stmt = stmt.order_by(*order_by)
+        stmt = _CHILD_STMTS[memo] = stmt
+    return stmt
+
+
 def load_tags(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
-    grouped = children(conn, t.tags, "resource_id", ids, (t.tags.c.tag,))
-    return {rid: [r.tag for r in rows] for rid, rows in grouped.items()}
+    grouped = children(conn, t.tags, "resource_id", ids, (t.tags.c.tag,), ("resource_id", "tag"))
+    return {rid: [r[1] for r in rows] for rid, rows in grouped.items()}
 
 
 def set_tags(conn: Connection, rid: str, tags: Iterable[str]) -> None:
@@ -227,29 +295,45 @@ def _parse_time(value: Any) -> Any:
 
 
 def paged_select(conn: Connection, table: Table, clauses: list[Any],
-                 query: ListQuery) -> tuple[list[Any], bool]:
-    """Rows after filters, sorting and marker; and whether more follow."""
+                 query: ListQuery) -> tuple[Page, bool]:
+    """Rows after filters, sorting and marker; and whether more follow.
+
+    The rows come as a ``Page`` whose ``id_query`` selects the same rows
+    (see ``Page``) when the limit did not cut them or they are sorted by id
+    alone.
+    """
     sorts = [(("project_id" if k == "tenant_id" else k), asc) for k, asc in query.sorts]
     if not any(k == "id" for k, _ in sorts):
         sorts.append(("id", sorts[-1][1] if sorts else True))
     if query.page_reverse:
         sorts = [(k, not asc) for k, asc in sorts]
-    stmt = sa.select(table).where(*clauses, *query.extra)
+    where = [*clauses, *query.extra]
     if query.marker:
-        marker = conn.execute(sa.select(table).where(table.c.id == query.marker)).first()
+        marker = conn.execute(sa.select(*[table.c[k] for k, _ in sorts])
+                              .where(table.c.id == query.marker)).first()
+        query.marker_found = marker is not None
         if marker is not None:
-            stmt = stmt.where(_after(table, sorts, marker))
-    stmt = stmt.order_by(*[(table.c[k].asc() if asc else table.c[k].desc())
-                           for k, asc in sorts])
+            where.append(_after(table, sorts, marker))
+    stmt = sa.select(table).where(*where).order_by(
+        *[(table.c[k].asc() if asc else table.c[k].desc()) for k, asc in sorts])
     if query.limit:
         stmt = stmt.limit(query.limit + 1)
-    rows = list(conn.execute(stmt))
+    rows = conn.execute(stmt).all()
     more = bool(query.limit) and len(rows) > query.limit
     if more:
         rows = rows[:query.limit]
     if query.page_reverse:
         rows.reverse()
-    return rows, more
+    if not more:
+        id_query = sa.select(table.c.id).where(*where)
+    elif [k for k, _ in sorts] == ["id"] and rows:
+        # Sorted by id alone (the default), a cut page is an id range.
+        ids = [r.id for r in rows]
+        id_query = sa.select(table.c.id).where(*where, table.c.id >= min(ids),
+                                               table.c.id <= max(ids))
+    else:
+        id_query = None
+    return Page(rows, id_query), more
 
 
 def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:

@@ -36,7 +36,7 @@ def visible_clause(ctx: Context) -> Any:
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
-    ids = [r.id for r in rows]
+    ids = store.row_ids(rows)
     tags = store.load_tags(conn, ids)
     pools = store.children(conn, t.allocation_pools, "subnet_id", ids,
                            (t.allocation_pools.c.id,))
@@ -45,7 +45,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     routes = store.children(conn, t.subnet_routes, "subnet_id", ids)
     # ``subnet-external-network``: whether the subnet's network is external.
     external = rbac.external_ids(conn, [r.network_id for r in rows]) if rows else set()
-    out = []
+    out = store.Page((), getattr(rows, "id_query", None))
     for row in rows:
         d = store.standard_dict(row)
         d.update(network_id=row.network_id, ip_version=row.ip_version, cidr=row.cidr,

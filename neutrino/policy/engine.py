@@ -53,7 +53,8 @@ class Policy:
         self.enforcer.register_defaults(defaults.rules())
         self._names: frozenset[str] = frozenset()
         self._get_attr_rules: dict[str, list[tuple[str, str]]] = {}
-        self._keys: dict[str, tuple[str, ...] | None] = {}
+        self._plans: dict[Any, tuple[bool | None, tuple[str, ...] | None]] = {}
+        self._generation = 0
         self._rules_obj: Any = None
         self.refresh()
 
@@ -74,24 +75,29 @@ class Policy:
         if names != self._names or self.enforcer.rules is not self._rules_obj:
             self._names = names
             self._get_attr_rules = {}
-            self._keys = {}
+            self._plans = {}
+            self._generation += 1
             self._rules_obj = self.enforcer.rules
 
     def check(self, ctx: Any, action: str, target: dict[str, Any]) -> bool:
         """Evaluate ``action``; results are memoised per request.
 
         A rule's outcome depends only on the caller and on the few target
-        keys it mentions, so for a list of 1,000 ports the rules are
-        evaluated once per distinct (owner, network owner, ...) and not once
-        per row: oslo.policy's evaluation is far too slow for that.
+        keys that are left once the caller's credentials are applied (see
+        ``plan``), so for a list of 1,000 ports the rules are evaluated once
+        per distinct (owner, network owner, ...), or once in all for an
+        admin, and not once per row: oslo.policy's evaluation is far too
+        slow for that.
         """
         if action not in self._names:
             return True
-        keys = self._target_keys(action)
+        value, keys = self.plan(ctx, action)
+        if value is not None:
+            return value
         cache = getattr(ctx, "policy_cache", None)
         memo_key = None
         if keys is not None and cache is not None:
-            memo_key = (action, tuple(_hashable(target.get(k)) for k in keys))
+            memo_key = (action, self._generation, tuple([_hashable(target.get(k)) for k in keys]))
             found = cache.get(memo_key)
             if found is not None:
                 return found
@@ -99,6 +105,54 @@ class Policy:
         if memo_key is not None:
             cache[memo_key] = result
         return result
+
+    def plan(self, ctx: Any, action: str) -> tuple[bool | None, tuple[str, ...] | None]:
+        """``action`` partially evaluated for this caller: its outcome when
+        that does not depend on the target, else None and the target keys it
+        still reads (None when a check we do not know reads who knows what).
+
+        Roles, ``is_admin`` and the other untemplated checks depend on the
+        caller alone, so ``admin_or_owner`` is simply true for an admin.
+        Memoised per caller (the credentials, not the request), so a
+        request pays for it only the first time such a caller comes.
+        """
+        if action not in self._names:
+            return True, ()
+        cache = getattr(ctx, "policy_cache", None)
+        if cache is not None:
+            # Per generation of the rules: a context outliving a policy
+            # file edit (in tests) does not keep the old rules' plans.
+            memo = ("plan", action, self._generation)
+            mine = cache.get(memo)
+            if mine is None:
+                mine = cache[memo] = self._caller_plan(ctx, action)
+            return mine
+        return self._caller_plan(ctx, action)
+
+    def _caller_plan(self, ctx: Any, action: str) -> tuple[bool | None, tuple[str, ...] | None]:
+        creds = ctx.policy_creds()
+        memo = (action, _hashable(creds))
+        found = self._plans.get(memo)
+        if found is None:
+            found = self._plan(action, creds)
+            if len(self._plans) > 4096:  # many distinct callers: start over
+                self._plans.clear()
+            self._plans[memo] = found
+        return found
+
+    def _plan(self, action: str, creds: dict[str, Any]) -> tuple[bool | None, tuple[str, ...] | None]:
+        rule = self.enforcer.rules.get(action)
+        if rule is None:
+            rule = self.enforcer.rules.get("default")
+            if rule is None:
+                return False, ()
+        default = self.enforcer.registered_rules.get(action)
+        scopes = getattr(default, "scope_types", None)
+        token_scope = "system" if creds.get("system_scope") else "project"
+        if scopes and token_scope not in scopes:
+            return False, ()
+        value, keys = _residual(rule, creds, self.enforcer.rules, frozenset({action}))
+        return value, (None if keys is None else tuple(sorted(keys)))
 
     def _evaluate(self, action: str, target: dict[str, Any], creds: dict[str, Any]) -> bool:
         """Evaluate the parsed rule directly.
@@ -119,13 +173,6 @@ class Policy:
         if scopes and token_scope not in scopes:
             return False
         return bool(rule(target, creds, self.enforcer, action))
-
-    def _target_keys(self, action: str) -> tuple[str, ...] | None:
-        """Target keys a rule reads, or None when that cannot be known."""
-        if action not in self._keys:
-            found = _keys_of(self.enforcer.rules.get(action), self.enforcer.rules, set())
-            self._keys[action] = None if found is None else tuple(sorted(found))
-        return self._keys[action]
 
     def enforce(self, ctx: Any, action: str, target: dict[str, Any]) -> None:
         if not self.check(ctx, action, target):
@@ -169,45 +216,56 @@ class Policy:
         return [attr for rule, attr in self._attr_rules(singular)
                 if attr in target and not self.check(ctx, rule, target)]
 
-    def view(self, ctx: Any, singular: str, target: dict[str, Any]) -> tuple[bool, frozenset[str]]:
-        """Whether the caller sees ``target`` at all, and which attributes not.
-
-        One memo lookup per row: the key is the values of every target key
-        that the ``get_<resource>`` rules read, so a list of 1,000 rows
-        with a handful of distinct owners evaluates the rules a handful of
-        times.
-        """
-        keys = self._view_keys(singular)
-        cache = getattr(ctx, "policy_cache", None)
-        memo = None
-        if keys is not None and cache is not None:
-            memo = ("view", singular, tuple(_hashable(target.get(k)) for k in keys),
-                    frozenset(a for _, a in self._attr_rules(singular) if a in target))
-            found = cache.get(memo)
-            if found is not None:
-                return found
-        result = (self.check(ctx, f"get_{singular}", target),
-                  frozenset(self.hidden_attributes(ctx, singular, target)))
-        if memo is not None:
-            cache[memo] = result
-        return result
-
-    def _view_keys(self, singular: str) -> tuple[str, ...] | None:
-        name = f"view:{singular}"
-        if name not in self._keys:
-            rules = [f"get_{singular}"] + [r for r, _ in self._attr_rules(singular)]
-            union: set[str] = set()
-            for rule in rules:
-                keys = self._target_keys(rule) if rule in self._names else ()
-                if keys is None:
-                    union = None  # type: ignore[assignment]
-                    break
-                union |= set(keys)
-            self._keys[name] = None if union is None else tuple(sorted(union))
-        return self._keys[name]
+    def view(self, ctx: Any, singular: str) -> "View":
+        """Who sees which rows and attributes of ``singular``, for one caller."""
+        return View(self, ctx, singular)
 
 
-_TEMPLATE = re.compile(r"%\((\w[\w:]*)\)s")
+class View:
+    """The ``get_<resource>`` rule and its attribute rules for one caller.
+
+    Deciding a row costs one memo lookup: the key is the target values
+    the rules still read once the caller's credentials are applied, so a
+    list of 1,000 rows with a handful of distinct owners evaluates the
+    rules a handful of times, and an admin's list once.
+    """
+
+    def __init__(self, policy: Policy, ctx: Any, singular: str) -> None:
+        self.policy, self.ctx = policy, ctx
+        self.action = f"get_{singular}"
+        self.attr_rules = policy._attr_rules(singular)
+        keys: set[str] | None = set()
+        for rule in [self.action] + [r for r, _ in self.attr_rules]:
+            _value, found = policy.plan(ctx, rule)
+            if found is None or keys is None:
+                keys = None
+            else:
+                keys |= set(found)
+        # The target keys that decide a row; None: every row is decided anew.
+        self.keys: tuple[str, ...] | None = None if keys is None else tuple(sorted(keys))
+        self._memo: dict[Any, tuple[bool, frozenset[str]]] = {}
+
+    def __call__(self, target: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+        """Whether the caller sees ``target`` at all, and which attributes not
+        (attributes it may not see, whether or not ``target`` has them)."""
+        if self.keys is None:
+            return self._decide(target)
+        memo = tuple([_hashable(target.get(k)) for k in self.keys]) if self.keys else ()
+        found = self._memo.get(memo)
+        if found is None:
+            found = self._memo[memo] = self._decide(target)
+        return found
+
+    def _decide(self, target: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+        check = self.policy.check
+        return (check(self.ctx, self.action, target),
+                frozenset(attr for rule, attr in self.attr_rules
+                          if not check(self.ctx, rule, target)))
+
+
+# ``%(name)s`` in a check's match: ``match % target`` looks ``name`` up as a
+# whole (dots and colons included).
+_TEMPLATE = re.compile(r"%\(([^)]*)\)")
 
 
 def _hashable(value: Any) -> Any:
@@ -218,28 +276,50 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-def _keys_of(check: Any, rules: Any, seen: set[str]) -> set[str] | None:
-    """The target keys a check tree reads; None for checks we do not know."""
-    if check is None or isinstance(check, (_checks.TrueCheck, _checks.FalseCheck,
-                                           _checks.RoleCheck)):
-        return set()
+def _residual(check: Any, creds: dict[str, Any], rules: Any,
+              seen: frozenset[str]) -> tuple[bool | None, frozenset[str] | None]:
+    """A check tree partially evaluated for ``creds``: (outcome, ()) when the
+    target does not matter, else (None, the target keys still read), with
+    None for keys when a check we do not know is involved."""
+    if check is None:  # a rule that names a missing rule is false, as oslo.policy has it
+        return False, frozenset()
+    if isinstance(check, _checks.TrueCheck):
+        return True, frozenset()
+    if isinstance(check, _checks.FalseCheck):
+        return False, frozenset()
     if isinstance(check, (_checks.AndCheck, _checks.OrCheck)):
-        out: set[str] = set()
+        decisive = isinstance(check, _checks.OrCheck)  # the value that ends the check
+        keys: set[str] = set()
+        unknown = False
         for sub in check.rules:
-            found = _keys_of(sub, rules, seen)
-            if found is None:
-                return None
-            out |= found
-        return out
+            value, found = _residual(sub, creds, rules, seen)
+            if value is decisive:
+                return decisive, frozenset()
+            if value is None:
+                if found is None:
+                    unknown = True
+                else:
+                    keys |= found
+        if unknown:
+            return None, None
+        if not keys:
+            return not decisive, frozenset()
+        return None, frozenset(keys)
     if isinstance(check, _checks.NotCheck):
-        return _keys_of(check.rule, rules, seen)
+        value, found = _residual(check.rule, creds, rules, seen)
+        return (None if value is None else not value), found
     if isinstance(check, _checks.RuleCheck):
         if check.match in seen:
-            return set()
-        return _keys_of(rules.get(check.match), rules, seen | {check.match})
+            return None, None
+        return _residual(rules.get(check.match), creds, rules, seen | {check.match})
     if isinstance(check, FieldCheck):
-        return {check.field}
-    if isinstance(check, _checks.GenericCheck):
-        # ``kind`` names a credential; only the templated match reads the target.
-        return set(_TEMPLATE.findall(check.match))
-    return None
+        return None, frozenset({check.field})
+    if isinstance(check, (_checks.GenericCheck, _checks.RoleCheck)):
+        templated = _TEMPLATE.findall(check.match)
+        if templated:
+            return None, frozenset(templated)
+        try:
+            return bool(check({}, creds, None)), frozenset()
+        except Exception:  # noqa: BLE001 - a match we cannot pre-evaluate
+            return None, None
+    return None, None

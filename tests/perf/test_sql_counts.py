@@ -65,3 +65,39 @@ def test_port_create_is_a_bounded_number_of_statements(app: App) -> None:
     net = _network_with_ports(app, 0)
     count, _ = app.counted("POST", "/v2.0/ports", json={"port": {"network_id": net}})
     assert count <= 34  # includes the port's default security group
+
+
+def test_a_page_after_a_marker_costs_one_lookup_more_than_the_first(app: App) -> None:
+    """The marker's sort values ride along in the list's own lookup: one
+    primary-key read, not a whole show of the marker resource."""
+    net = _network_with_ports(app, 30)
+    first_count, first = app.counted("GET", f"/v2.0/ports?network_id={net}&limit=10")
+    marker = first["ports"][-1]["id"]
+    count, page = app.counted("GET", f"/v2.0/ports?network_id={net}&limit=10&marker={marker}")
+    assert [p["id"] > marker for p in page["ports"]] == [True] * 10
+    assert count == first_count + 1
+
+
+def test_a_whole_list_of_ports_is_a_fixed_handful_of_statements(app: App) -> None:
+    """Every child table and extension attribute in one statement each, for
+    an admin (no network lookups: the admin's policy needs none)."""
+    net = _network_with_ports(app, 120)
+    count, body = app.counted("GET", f"/v2.0/ports?network_id={net}",
+                              headers={"X-Roles": "admin", "X-Project-Id": "p"})
+    assert len(body["ports"]) == 120
+    assert count <= 9
+
+
+def test_a_member_listing_adds_one_lookup_of_the_networks(app: App) -> None:
+    """A member's rules read the network's owner: one read of the networks
+    of the whole page (in a transaction of its own), not one per port."""
+    headers = {"X-Project-Id": "lister", "X-Roles": "member"}
+    net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "n"}},
+                                   headers=headers).json["network"]["id"]
+    app.client.simulate_post("/v2.0/ports", headers=headers,
+                             json={"ports": [{"network_id": net} for _ in range(60)]})
+    admin = {"X-Roles": "admin", "X-Project-Id": "p"}
+    admin_count, _ = app.counted("GET", f"/v2.0/ports?network_id={net}", headers=admin)
+    count, body = app.counted("GET", f"/v2.0/ports?network_id={net}", headers=headers)
+    assert len(body["ports"]) == 60
+    assert count <= admin_count + 2

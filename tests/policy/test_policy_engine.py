@@ -123,3 +123,38 @@ def test_dict_attribute_keys_are_checked_by_their_own_rules(tmp_path: Path) -> N
     admin = _ctx("p1", "admin")
     admin.is_admin = True
     pol.enforce_attributes(admin, "update", "thing", {"info": {"snat": False}}, target)
+
+
+def test_an_admins_get_port_rules_do_not_depend_on_the_port(tmp_path: Path) -> None:
+    """Partial evaluation with the caller's credentials: one decision serves
+    an admin's whole list, a member's depends on the owners only."""
+    pol, _ = _policy(tmp_path)
+    admin = _ctx("p1", "admin")
+    admin.is_admin = True
+    view = pol.view(admin, "port")
+    assert view.keys == ()
+    assert view({"project_id": "anyone"}) == (True, frozenset())
+    member_view = pol.view(_ctx("p1", "member"), "port")
+    assert member_view.keys and "project_id" in member_view.keys
+    assert member_view({"project_id": "p1", "network:project_id": "x"})[0]
+    visible, hidden = member_view({"project_id": "p2", "network:project_id": "p1"})
+    assert visible and "binding:host_id" in hidden
+    assert not member_view({"project_id": "p2", "network:project_id": "p3"})[0]
+
+
+def test_a_templated_role_check_keeps_reading_the_target(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path, '"get_thing": "role:%(needed_role)s"\n')
+    ctx = _ctx("p1", "member")
+    assert pol.plan(ctx, "get_thing") == (None, ("needed_role",))
+    assert pol.check(ctx, "get_thing", {"needed_role": "member"})
+    assert not pol.check(ctx, "get_thing", {"needed_role": "admin"})
+
+
+def test_a_rule_the_caller_decides_alone_is_constant(tmp_path: Path) -> None:
+    pol, _ = _policy(tmp_path, '"get_thing": "role:admin or project_id:%(project_id)s"\n'
+                               '"make_thing": "role:reader and not role:member"\n')
+    admin, member = _ctx("p1", "admin"), _ctx("p1", "member")
+    assert pol.plan(admin, "get_thing") == (True, ())
+    assert pol.plan(member, "get_thing") == (None, ("project_id",))
+    assert pol.plan(member, "make_thing") == (False, ())
+    assert pol.plan(_ctx("p1", "reader"), "make_thing") == (True, ())

@@ -95,16 +95,34 @@ class Shaper:
 
     def __init__(self, api: Any, rdef: ResourceDef, ctx: Context, targets: Targets) -> None:
         self.api, self.rdef, self.ctx, self.targets = api, rdef, ctx, targets
-        self.invisible = {n for n, a in rdef.attributes.items() if not a.is_visible}
+        self.invisible = frozenset(n for n, a in rdef.attributes.items() if not a.is_visible)
+        self.view = api.policy.view(ctx, rdef.policy_singular)
+        keys = self.view.keys
+        # The row alone decides unless the rules read what ``Targets.of``
+        # adds (the network's owner and sharing, a parent's owner): then
+        # every row needs its full target (an admin's rows never do).
+        self.needs_target = (keys is None or targets.parent is not None
+                             or any(":" in k or k == "shared" for k in keys))
+        self._hidden: dict[frozenset[str], frozenset[str]] = {}
+
+    def prefetch(self, items: list[dict[str, Any]]) -> None:
+        """Load what the targets of a whole list need, when they need it."""
+        if self.needs_target:
+            self.targets.prefetch(items)
+
+    def _decide(self, item: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+        return self.view(self.targets.of(item) if self.needs_target else item)
 
     def visible(self, item: dict[str, Any]) -> bool:
-        return self.api.policy.view(self.ctx, self.rdef.policy_singular, self.targets.of(item))[0]
+        return self._decide(item)[0]
 
     def shape(self, item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
-        hidden = self.api.policy.view(self.ctx, self.rdef.policy_singular, self.targets.of(item))[1]
-        hidden = hidden | self.invisible
+        hidden = self._decide(item)[1]
+        both = self._hidden.get(hidden)
+        if both is None:
+            both = self._hidden[hidden] = hidden | self.invisible
         if fields:
-            return {k: item[k] for k in fields if k in item and k not in hidden}
-        if not hidden:
+            return {k: item[k] for k in fields if k in item and k not in both}
+        if not both or both.isdisjoint(item):
             return item
-        return {k: val for k, val in item.items() if k not in hidden}
+        return {k: val for k, val in item.items() if k not in both}

@@ -21,6 +21,7 @@ from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import store
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import Attribute, attr
@@ -216,10 +217,5 @@ class DnsDriver(ExtensionDriver):
     @staticmethod
     def _lookup(conn: Connection, table: Any, key: str, column: str,
                 items: list[dict[str, Any]]) -> dict[str, str]:
-        ids = [i["id"] for i in items]
-        found: dict[str, str] = {}
-        for part in range(0, len(ids), 500):
-            for row in conn.execute(sa.select(table.c[key], table.c[column])
-                                    .where(table.c[key].in_(ids[part:part + 500]))):
-                found[row[0]] = row[1]
-        return found
+        found = store.children(conn, table, key, store.item_ids(items), (), (key, column))
+        return {rid: rows[0][1] for rid, rows in found.items() if rows}

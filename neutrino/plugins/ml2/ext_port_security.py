@@ -15,6 +15,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import store
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import Attribute, attr
@@ -86,14 +87,11 @@ class PortSecurityDriver(ExtensionDriver):
         table, key = self._table(plural)
         if table is None:
             return
-        ids = [i["id"] for i in items]
-        found: dict[str, bool] = {}
-        for part in range(0, len(ids), 500):
-            for row in conn.execute(sa.select(table.c[key], table.c.port_security_enabled)
-                                    .where(table.c[key].in_(ids[part:part + 500]))):
-                found[row[0]] = row[1]
+        ids = store.item_ids(items)
+        found = store.children(conn, table, key, ids, (), (key, "port_security_enabled"))
         for item in items:
-            item[ATTR] = found.get(item["id"], True)
+            rows = found.get(item["id"])
+            item[ATTR] = bool(rows[0][1]) if rows else True
 
     @staticmethod
     def _table(plural: str) -> tuple[Any, str]:

@@ -106,11 +106,11 @@ class QosDriver(ExtensionDriver):
 
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural == "networks":
-            found = self._bound(conn, NB, "network_id", [i["id"] for i in items])
+            found = self._bound(conn, NB, "network_id", store.item_ids(items))
             for item in items:
                 item[ATTR] = found.get(item["id"])
         elif plural == "ports":
-            own = self._bound(conn, PB, "port_id", [i["id"] for i in items])
+            own = self._bound(conn, PB, "port_id", store.item_ids(items))
             nets = self._bound(conn, NB, "network_id", [i["network_id"] for i in items])
             for item in items:
                 item[ATTR] = own.get(item["id"])
@@ -118,9 +118,6 @@ class QosDriver(ExtensionDriver):
 
     @staticmethod
     def _bound(conn: Connection, table: Any, key: str, ids: list[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for part in store.chunks(list(dict.fromkeys(ids))):
-            out.update((r[0], r[1]) for r in conn.execute(
-                sa.select(table.c[key], table.c.policy_id).where(table.c[key].in_(part))))
-        return out
+        found = store.children(conn, table, key, ids, (), (key, "policy_id"))
+        return {rid: rows[0][1] for rid, rows in found.items() if rows}
 

@@ -19,11 +19,13 @@ import json
 import logging
 from typing import Any, Callable
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import store
 from neutrino.plugins.ml2 import agents_db, provisioning, segments_db
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.ml2.mech_api import (VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND,
@@ -76,7 +78,7 @@ def _profile(value: Any) -> dict[str, Any]:
 
 def _json(text: str | None) -> dict[str, Any]:
     try:
-        value = json.loads(text) if text else {}
+        value = orjson.loads(text) if text else {}
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -253,18 +255,19 @@ class PortBinding(ExtensionDriver):
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural != "ports":
             return
-        ids = [i["id"] for i in items]
-        rows: dict[str, Any] = {}
-        for part in range(0, len(ids), 500):
-            for row in conn.execute(sa.select(B).where(B.c.port_id.in_(ids[part:part + 500]))):
-                rows[row.port_id] = row
+        found = store.children(conn, B, "port_id", store.item_ids(items), (),
+                               ("port_id", "host", "vnic_type", "profile", "vif_type",
+                                "vif_details"))
         for item in items:
-            row = rows.get(item["id"])
-            item[HOST] = row.host if row else ""
-            item[VNIC] = row.vnic_type if row else VNIC_NORMAL
-            item[PROFILE] = _json(row.profile) if row else {}
-            item[VIF_TYPE] = row.vif_type if row else VIF_TYPE_UNBOUND
-            item[VIF_DETAILS] = _json(row.vif_details) if row else {}
+            rows = found.get(item["id"])
+            if rows:
+                _, host, vnic, profile, vif_type, details = rows[0]
+                item[HOST], item[VNIC], item[VIF_TYPE] = host, vnic, vif_type
+                item[PROFILE] = _json(profile) if profile else {}
+                item[VIF_DETAILS] = _json(details) if details else {}
+            else:
+                item[HOST], item[VNIC], item[VIF_TYPE] = "", VNIC_NORMAL, VIF_TYPE_UNBOUND
+                item[PROFILE], item[VIF_DETAILS] = {}, {}
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

@@ -132,7 +132,7 @@ class PortSecurityGroupsDriver(ExtensionDriver):
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural != "ports":
             return
-        found = store.children(conn, B, "port_id", [i["id"] for i in items],
+        found = store.children(conn, B, "port_id", store.item_ids(items),
                                (B.c.security_group_id,))
         for item in items:
             item[ATTR] = [r.security_group_id for r in found.get(item["id"], [])]
