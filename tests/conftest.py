@@ -191,3 +191,27 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         drop()
+
+
+# Modules that take minutes (emulated hosts, several servers, the all-in-one),
+# longest first. pytest-xdist hands out whole files in collection order, so a
+# long module collected last would leave the other worker idle at the end;
+# starting them first lets the short files fill in around them.
+LONG_MODULES = (
+    "tests/fullstack/test_stack.py", "tests/scaleout/", "tests/aio/",
+    "tests/fullstack/test_ovs_agent.py", "tests/fullstack/test_metadata.py",
+    "tests/fullstack/test_ovs_extras.py", "tests/lbagent/", "tests/fullstack/",
+    "tests/l3host/", "tests/metering/", "tests/dhcpagent/",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    for rank, prefix in enumerate(LONG_MODULES):
+        if path.startswith(prefix):
+            return rank
+    return len(LONG_MODULES)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=_rank)  # stable: each module keeps its own order
