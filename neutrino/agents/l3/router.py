@@ -21,7 +21,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import model, nat
+from neutrino.agents.l3 import keepalived, model, nat
 from neutrino.agents.l3.linux import LinuxHost
 
 LOG = logging.getLogger(__name__)
@@ -36,9 +36,13 @@ class Result:
 
 
 class RouterManager:
-    def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None) -> None:
+    def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None,
+                 ha_confs_path: str = "./ha_confs",
+                 ha_settings: keepalived.Settings | None = None) -> None:
         self.driver = driver
         self.host = host or LinuxHost()
+        self.ha_confs_path = ha_confs_path
+        self.ha_settings = ha_settings or keepalived.Settings()
         self.applied: dict[str, model.DesiredRouter] = {}
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
@@ -53,6 +57,7 @@ class RouterManager:
             self._addresses(desired)
             self._routes(desired)
             self._nat(desired)
+            self._vrrp(desired)
         except Exception as exc:  # noqa: BLE001 - the router is retried; FIPs say ERROR
             LOG.exception("router %s: applying failed", desired.router_id)
             error = exc
@@ -82,8 +87,22 @@ class RouterManager:
             if dev.mtu and dev.name in mtus and mtus[dev.name] != dev.mtu:
                 self.host.set_mtu(ns, dev.name, dev.mtu)
 
+    def keepalived(self, router_id: str) -> keepalived.Keepalived:
+        return keepalived.Keepalived(self.ha_confs_path, router_id)
+
+    def _vrrp(self, desired: model.DesiredRouter) -> None:
+        """An HA router's keepalived runs with its current addresses and routes."""
+        if desired.ha is not None:
+            self.keepalived(desired.router_id).ensure(desired, self.ha_settings)
+        elif self.keepalived(desired.router_id).dir.exists():
+            self.keepalived(desired.router_id).stop()  # no longer HA here
+
     def _addresses(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
+        if desired.ha is not None:  # keepalived owns the rest (and the VIP on ha-)
+            if desired.ha.cidr not in self.host.addresses(ns, desired.ha.device):
+                self.host.add_address(ns, desired.ha.device, desired.ha.cidr)
+            return
         for dev in desired.devices:
             wanted = desired.addresses(dev.name)
             present = self.host.addresses(ns, dev.name)
@@ -98,6 +117,8 @@ class RouterManager:
 
     def _routes(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
+        if desired.ha is not None:
+            return  # keepalived's virtual_routes, on the master only
         for version in (4, 6):
             wanted = [r for r in desired.routes if r.version == version]
             keys = {(r.destination, r.nexthop) for r in wanted}
@@ -145,6 +166,7 @@ class RouterManager:
         ns = model.namespace_name(router_id)
         self.applied.pop(router_id, None)
         self._reported.pop(router_id, None)
+        self.keepalived(router_id).stop()
         if ns not in self.host.namespaces():
             return
         for name in self.host.links(ns):
