@@ -100,6 +100,10 @@ class RouterManager:
     def _addresses(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
         if desired.ha is not None:  # keepalived owns the rest (and the VIP on ha-)
+            # a backup's qr-/qg- (same MACs as the master's) must stay silent:
+            # no IPv6 link-local traffic that would teach switches the wrong host
+            self.host.disable_ipv6(ns, sorted(d.name for d in desired.devices
+                                              if d.name != desired.ha.device))
             if desired.ha.cidr not in self.host.addresses(ns, desired.ha.device):
                 self.host.add_address(ns, desired.ha.device, desired.ha.cidr)
             return
