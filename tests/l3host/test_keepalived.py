@@ -89,3 +89,38 @@ def test_keepalived_states_map_to_the_servers_ha_states(tmp_path) -> None:  # ty
     for written, shown in (("MASTER", "active"), ("BACKUP", "standby"), ("FAULT", "standby")):
         proc.state_file.write_text(written)
         assert proc.state() == shown
+
+
+class StatesPlugin:
+    def __init__(self) -> None:
+        self.reported: list[dict[str, str]] = []
+
+    def update_ha_routers_states(self, states: dict[str, str]) -> None:
+        self.reported.append(states)
+
+
+def test_agent_reports_keepalived_transitions_once_and_redoes_a_dead_keepalived(
+        tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from neutrino.agents.l3.agent import L3Agent
+    from neutrino.agents.l3.router import RouterManager
+    from neutrino.service import make_conf
+    path = tmp_path / "l3.conf"
+    path.write_text(f"[DEFAULT]\nhost = l3host-a\nstate_path = {tmp_path}\n"
+                    "[AGENT]\nreport_interval = 0\n")
+    conf = make_conf(["--config-file", str(path)])
+    plugin = StatesPlugin()
+    manager = RouterManager(object(), ha_confs_path=str(tmp_path / "ha"))  # type: ignore[arg-type]
+    agent = L3Agent(conf, driver=object(), plugin_rpc=plugin, routers=manager)  # type: ignore[arg-type]
+    desired = model.desired_router(ha_router())
+    manager.applied[desired.router_id] = desired
+    agent._take()  # the start's full sync is not what this test is about
+    proc = manager.keepalived(desired.router_id)
+    proc.dir.mkdir(parents=True)
+    proc.state_file.write_text("BACKUP")  # what the server has already: nothing to say
+    agent.check_ha_states()
+    assert plugin.reported == []
+    assert agent.pending()  # no keepalived running: the router is redone
+    proc.state_file.write_text("MASTER")
+    agent.check_ha_states()
+    agent.check_ha_states()
+    assert plugin.reported == [{desired.router_id: "active"}]
