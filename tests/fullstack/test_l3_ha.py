@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -189,3 +190,22 @@ def test_when_the_active_node_loses_its_ha_link_the_other_takes_over(ha_cloud: C
     assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
     print(f"ha- link down -> new active shown by the API: {shown:.2f} s, "
           f"-> ping through it again: {time.monotonic() - started:.2f} s")
+
+
+def test_deleting_the_router_stops_keepalived_and_removes_its_namespaces(ha_cloud: Cloud
+                                                                          ) -> None:
+    cl = ha_cloud
+    rid = cl.router["id"]
+    confs = [Path(f"/tmp/{cl.fabric.prefix}-{n}-l3/ha_confs/{rid}") for n in ("a", "b")]
+    pids = [int((c / "keepalived.pid").read_text()) for c in confs]
+    net = cl.admin.get("/v2.0/networks?name=ha-tenant")[1]["networks"][0]
+    subnet_id = cl.admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"]
+    assert cl.admin.put(f"/v2.0/routers/{rid}/remove_router_interface",
+                        {"subnet_id": subnet_id})[0] == 200
+    assert cl.admin.delete(f"/v2.0/routers/{rid}")[0] == 204
+
+    def leftovers() -> list[str]:
+        return ([ns for ns in sh("ip", "netns", "list").stdout.split() if rid in ns]
+                + [str(c) for c in confs if c.exists()]
+                + [f"keepalived {p}" for p in pids if Path(f"/proc/{p}").exists()])
+    assert wait_for(lambda: not leftovers(), 60), leftovers()

@@ -252,6 +252,8 @@ class L3Agent(Agent):
         if not changed:
             return
         LOG.info("HA routers on %s changed state: %s", self.host, changed)
+        for router_id in sorted(r for r, s in changed.items() if s == "active"):
+            self.routers.announce_vips(router_id)
         try:
             self.plugin_rpc.update_ha_routers_states(changed)
         except Exception:  # noqa: BLE001 - reported again on the next look

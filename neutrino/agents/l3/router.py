@@ -97,6 +97,20 @@ class RouterManager:
         elif self.keepalived(desired.router_id).dir.exists():
             self.keepalived(desired.router_id).stop()  # no longer HA here
 
+    def announce_vips(self, router_id: str) -> None:
+        """A new master's gratuitous ARPs for its IPv4 addresses, once more
+        after keepalived's own: neighbours and switches learn where they went."""
+        desired = self.applied.get(router_id)
+        if desired is None or desired.ha is None:
+            return
+        for dev in desired.devices:
+            if dev.name == desired.ha.device:
+                continue
+            v4 = [c.split("/")[0] for c in sorted(desired.addresses(dev.name))
+                  if netaddr.IPNetwork(c).version == 4]
+            if v4:
+                self.host.announce(desired.namespace, dev.name, v4)
+
     def _addresses(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
         if desired.ha is not None:  # keepalived owns the rest (and the VIP on ha-)
