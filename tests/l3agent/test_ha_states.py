@@ -117,3 +117,23 @@ def test_ha_router_sync_data_gives_each_host_its_ha_port_and_ports_follow_the_ac
     agent.call("update_ha_routers_states", host=second, states={router["id"]: "active"})
     port = admin.get(f"/v2.0/ports/{iface['port_id']}")[1]["port"]
     assert port["binding:host_id"] == second
+
+
+def test_vrrp_ids_are_unique_on_the_ha_network_and_kept_when_another_router_goes(
+        admin, l3_agents):
+    agent = l3_agents()
+    routers = [_l3.router(admin, ha=True) for _ in range(3)]
+    for r in routers:
+        _l3.add_interface(admin, r["id"], subnet_id=_l3.private_subnet(admin)["id"])
+
+    def vr_ids():
+        return {r["id"]: r["ha_vr_id"] for r in agent.call("sync_routers", host=agent.host)}
+    before = vr_ids()
+    assert sorted(before.values()) == [1, 2, 3]
+    first = min(before, key=before.get)
+    for port in admin.get(f"/v2.0/ports?device_id={first}&device_owner="
+                          "network:ha_router_replicated_interface")[1]["ports"]:
+        _l3.remove_interface(admin, first, port_id=port["id"])
+    assert admin.delete(f"/v2.0/routers/{first}")[0] == 204
+    after = vr_ids()
+    assert after == {k: v for k, v in before.items() if k != first}

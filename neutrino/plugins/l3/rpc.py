@@ -157,25 +157,15 @@ class L3RpcEndpoint:
         return routers
 
     def _vr_ids(self, rows: list[Any]) -> dict[str, int]:
-        """A VRRP router id (1-255) for each HA router, unique among the HA
-        routers of its project (which share one HA network).
-
-        Derived, not stored: the rank of the router's id among its
-        project's HA routers; deleting a router renumbers the later ones
-        (their keepalived reloads). Upstream stores an allocation instead."""
-        projects = sorted({r.project_id for r in rows if r.ha})
-        if not projects:
+        """Each HA router's VRRP id (allocated with its first HA port)."""
+        ids = [r.id for r in rows if r.ha]
+        if not ids:
             return {}
-        r = t.routers.c
+        v = t.ha_router_vrid_allocations.c
         with self.plugin.db.reader() as conn:
-            all_ha = list(conn.execute(sa.select(r.id, r.project_id).where(
-                r.ha.is_(True), r.project_id.in_(projects)).order_by(r.id)))
-        rank: dict[str, int] = {}
-        out = {}
-        for row in all_ha:
-            rank[row.project_id] = rank.get(row.project_id, 0) + 1
-            out[row.id] = (rank[row.project_id] - 1) % 255 + 1
-        return {row.id: out[row.id] for row in rows if row.ha and row.id in out}
+            return {row.router_id: row.vr_id for part in store.chunks(ids)
+                    for row in conn.execute(sa.select(v.router_id, v.vr_id).where(
+                        v.router_id.in_(part)))}
 
     def _ports(self, admin: Context, port_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Ports with their subnets' details and MTU, as the agent plugs them."""
