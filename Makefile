@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 # Debian packages the test suite uses (none are needed to serve the API).
-DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy
+DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived
 PYTEST_ARGS ?=
 
 .PHONY: run test install system-deps bench clean

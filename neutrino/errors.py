@@ -170,6 +170,12 @@ class OverlappingAllocationPools(Conflict):
                "for subnet %(subnet_cidr)s.")
 
 
+class NoVRIDAvailable(Conflict):
+    message = ("No more Virtual Router Identifier (VRID) available when creating "
+               "router %(router_id)s. The limit of number of HA Routers per tenant "
+               "is 254.")
+
+
 class InUse(Conflict):
     message = "The resource is in use."
 

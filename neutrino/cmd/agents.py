@@ -25,13 +25,10 @@ def l3_agent(conf: cfg.ConfigOpts, owned_namespaces: Path | None = None) -> Any:
     """The L3 agent; with ``owned_namespaces`` it counts as its routers only the
     namespaces listed there (see ``OwnRouterNamespaces``)."""
     from neutrino.agents import interface
-    from neutrino.agents.l3 import agent, linux, router
+    from neutrino.agents.l3 import agent, linux
     agent.register_opts(conf)
-    driver = interface.load(conf)
-    if owned_namespaces is None:
-        return agent.L3Agent(conf, driver)
-    host = linux.OwnRouterNamespaces(owned_namespaces)
-    return agent.L3Agent(conf, driver, routers=router.RouterManager(driver, host))
+    namespaces = None if owned_namespaces is None else linux.OwnRouterNamespaces(owned_namespaces)
+    return agent.L3Agent(conf, interface.load(conf), namespaces=namespaces)
 
 
 def _metering(conf: cfg.ConfigOpts) -> Any:

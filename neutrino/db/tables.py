@@ -633,6 +633,15 @@ ha_router_agent_port_bindings = Table(
     UniqueConstraint("router_id", "l3_agent_id"),
 )
 
+# ``l3-ha``: each HA router's VRRP router id, unique on its HA network (the
+# primary key makes a second claim of an id lose its race).
+ha_router_vrid_allocations = Table(
+    "ha_router_vrid_allocations", metadata,
+    Column("network_id", String(36), _fk("networks"), primary_key=True),
+    Column("vr_id", Integer, primary_key=True, autoincrement=False),
+    Column("router_id", String(36), _fk("routers"), nullable=False, unique=True),
+)
+
 # The ports a router owns: its gateway and its interfaces. A port is
 # attached to at most one router; while the row exists the port cannot be
 # deleted through the ports API.

@@ -9,14 +9,38 @@ all-in-one builds its own, on ``OwnRouterNamespaces``: it sees as routers
 only the namespaces it made (listed in the host's directory, its working
 directory, so a restarted agent adopts them). Upstream's fullstack suite
 solves the same problem by renaming namespaces.
+
+An HA router lives on several emulated hosts at once, and each wants its
+own ``qrouter-<id>``: with ``NEUTRINO_NS_SUFFIX`` set, this host's router
+namespaces are ``qrouter-<id>@<suffix>`` (as upstream's fullstack does).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
+from neutrino.agents.l3 import model, router
 from neutrino.cmd import agents
 from neutrino.cmd.main import main
 
+
+def _suffix_namespaces(suffix: str) -> None:
+    plain = model.namespace_name
+    stale = router.RouterManager.stale_router_ids
+
+    def namespace_name(router_id: str) -> str:
+        return f"{plain(router_id)}@{suffix}"
+
+    def stale_router_ids(self: Any, keep: set[str]) -> list[str]:
+        return [i.split("@")[0] for i in stale(self, keep)]
+
+    model.namespace_name = namespace_name  # type: ignore[assignment]
+    router.RouterManager.stale_router_ids = stale_router_ids  # type: ignore[method-assign]
+
+
 if __name__ == "__main__":
     agents.AGENTS["l3"] = lambda conf: agents.l3_agent(conf, Path("owned-namespaces").resolve())
+    if os.environ.get("NEUTRINO_NS_SUFFIX"):
+        _suffix_namespaces(os.environ["NEUTRINO_NS_SUFFIX"])
     main()

@@ -92,3 +92,50 @@ def test_legacy_routers_show_no_ha_state(admin, l3_agents):
     _l3.add_interface(admin, router["id"], subnet_id=sub["id"])
     assert list(states(admin, router["id"]).values()) == ["absent"]
     assert ha_ports(admin, router["id"]) == []
+
+
+def test_ha_router_sync_data_gives_each_host_its_ha_port_and_ports_follow_the_active(
+        admin, l3_agents):
+    agents = [l3_agents() for _ in range(2)]
+    router = _l3.router(admin, ha=True)
+    sub = _l3.private_subnet(admin)
+    iface = _l3.add_interface(admin, router["id"], subnet_id=sub["id"])
+    ports = {p["id"]: p for p in ha_ports(admin, router["id"])}
+    synced = {a.host: a.call("sync_routers", host=a.host, router_ids=[router["id"]])[0]
+              for a in agents}
+    for host, data in synced.items():
+        assert data["ha"] is True and 1 <= data["ha_vr_id"] <= 255
+        assert data["_ha_interface"]["id"] in ports  # the agent's own HA port...
+        assert data["_ha_interface"]["binding:host_id"] == host  # ...bound to its host
+        assert data["_ha_state"] == "standby"
+        assert [p["id"] for p in data["_interfaces"]] == [iface["port_id"]]
+    assert len({d["_ha_interface"]["id"] for d in synced.values()}) == 2
+    assert len({d["ha_vr_id"] for d in synced.values()}) == 1
+    # the interface port is bound where the router is active
+    first, second = sorted(synced)
+    agent = next(a for a in agents if a.host == second)
+    agent.call("update_ha_routers_states", host=second, states={router["id"]: "active"})
+    port = admin.get(f"/v2.0/ports/{iface['port_id']}")[1]["port"]
+    assert port["binding:host_id"] == second
+
+
+def test_vrrp_ids_are_unique_on_the_ha_network_and_kept_when_another_router_goes(
+        admin, l3_agents):
+    agent = l3_agents()
+    routers = [_l3.router(admin, ha=True) for _ in range(3)]
+    for r in routers:
+        _l3.add_interface(admin, r["id"], subnet_id=_l3.private_subnet(admin)["id"])
+
+    def vr_ids():
+        mine = {r["id"] for r in routers}  # earlier tests' routers come to this agent too
+        return {r["id"]: r["ha_vr_id"] for r in agent.call("sync_routers", host=agent.host)
+                if r["id"] in mine}
+    before = vr_ids()
+    assert sorted(before.values()) == [1, 2, 3]
+    first = min(before, key=before.get)
+    for port in admin.get(f"/v2.0/ports?device_id={first}&device_owner="
+                          "network:ha_router_replicated_interface")[1]["ports"]:
+        _l3.remove_interface(admin, first, port_id=port["id"])
+    assert admin.delete(f"/v2.0/routers/{first}")[0] == 204
+    after = vr_ids()
+    assert after == {k: v for k, v in before.items() if k != first}

@@ -18,7 +18,8 @@ from oslo_config import cfg
 from neutrino.agents import interface
 from neutrino.agents.base import Agent
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import metadata
+from neutrino.agents.l3 import keepalived, metadata
+from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.agents.l3.router import RouterManager
 from neutrino.rpc.transport import rpc_transport
@@ -31,7 +32,19 @@ L3_OPTS = [
                     "routers are implemented."),
     cfg.BoolOpt("handle_internal_only_routers", default=True,
                 help="Also host routers without an external gateway."),
+    cfg.StrOpt("ha_confs_path", default="$state_path/ha_confs",
+               help="Where HA routers' keepalived configurations and states are kept."),
+    cfg.StrOpt("ha_vrrp_auth_type", default="PASS", choices=["AH", "PASS"],
+               help="VRRP authentication type."),
+    cfg.StrOpt("ha_vrrp_auth_password", secret=True,
+               help="VRRP authentication password (none: no authentication)."),
+    cfg.IntOpt("ha_vrrp_advert_int", default=2, min=1,
+               help="Seconds between VRRP advertisements."),
+    cfg.IntOpt("ha_keepalived_state_change_server_threads", default=1, min=1,
+               help="Accepted for upstream compatibility; states are read from the "
+                    "files keepalived's notify script writes."),
 ]
+HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -86,12 +99,21 @@ class L3Agent(Agent):
 
     def __init__(self, conf: cfg.ConfigOpts, driver: InterfaceDriver,
                  host: str | None = None, plugin_rpc: Any = None,
-                 routers: RouterManager | None = None) -> None:
+                 routers: RouterManager | None = None,
+                 namespaces: LinuxHost | None = None) -> None:
+        """``namespaces``: the host adapter the routers are built on (all of the
+        machine's namespaces by default)."""
         super().__init__(conf, host)
         register_opts(conf)
         self.driver = driver
         self.plugin_rpc = plugin_rpc
-        self.routers = routers or RouterManager(driver, metadata=metadata.from_conf(conf))
+        self.routers = routers or RouterManager(
+            driver, host=namespaces, metadata=metadata.from_conf(conf),
+            ha_confs_path=conf.ha_confs_path,
+            ha_settings=keepalived.Settings(conf.ha_vrrp_advert_int, conf.ha_vrrp_auth_type,
+                                            conf.ha_vrrp_auth_password))
+        self._ha_reported: dict[str, str] = {}  # router -> state the server has
+        self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()
         self._dirty: set[str] = set()
         self._deleted: set[str] = set()
@@ -210,6 +232,48 @@ class L3Agent(Agent):
             self.mark_dirty([router["id"]])
         return ok
 
+    # -- HA routers' states --------------------------------------------------------
+
+    def check_ha_states(self) -> None:
+        """Report keepalived's transitions to the server; a keepalived that died
+        is started again by redoing its router."""
+        changed: dict[str, str] = {}
+        dead = []
+        for router_id, desired in list(self.routers.applied.items()):
+            if desired.ha is None:
+                continue
+            proc = self.routers.keepalived(router_id)
+            if proc.pid() is None:
+                dead.append(router_id)
+            state = proc.state()
+            if state is None:
+                continue
+            known = self._ha_reported.get(router_id, desired.ha.state)
+            if state != known:
+                changed[router_id] = state
+        for router_id in set(self._ha_reported) - set(self.routers.applied):
+            del self._ha_reported[router_id]
+        if dead:
+            self.mark_dirty(dead)
+        if not changed:
+            return
+        LOG.info("HA routers on %s changed state: %s", self.host, changed)
+        for router_id in sorted(r for r, s in changed.items() if s == "active"):
+            self.routers.announce_vips(router_id)
+        try:
+            self.plugin_rpc.update_ha_routers_states(changed)
+        except Exception:  # noqa: BLE001 - reported again on the next look
+            LOG.exception("reporting HA router states failed")
+            return
+        self._ha_reported.update(changed)
+
+    def _watch_ha(self) -> None:
+        while not self._stop.wait(HA_WATCH_INTERVAL):
+            try:
+                self.check_ha_states()
+            except Exception:  # noqa: BLE001 - keep watching
+                LOG.exception("watching HA router states failed")
+
     # -- the process ---------------------------------------------------------------
 
     def _loop(self) -> None:
@@ -236,6 +300,9 @@ class L3Agent(Agent):
         self.start_reporting()
         self._loop_thread = threading.Thread(target=self._loop, name="l3-agent", daemon=True)
         self._loop_thread.start()
+        self._ha_thread = threading.Thread(target=self._watch_ha, name="l3-ha-states",
+                                           daemon=True)
+        self._ha_thread.start()
 
     def stop(self) -> None:
         self._stop.set()

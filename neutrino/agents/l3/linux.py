@@ -53,6 +53,12 @@ class LinuxHost:
         run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
              "net.ipv6.conf.all.forwarding=1"])
 
+    def disable_ipv6(self, ns: str, devices: list[str]) -> None:
+        if not devices:
+            return
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+             *(f"net.ipv6.conf.{d}.disable_ipv6=1" for d in devices)])
+
     def links(self, ns: str) -> list[str]:
         return list(self.mtus(ns))
 

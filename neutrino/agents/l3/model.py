@@ -17,7 +17,8 @@ import netaddr
 NS_PREFIX = "qrouter-"
 INTERNAL_PREFIX = "qr-"
 GATEWAY_PREFIX = "qg-"
-DEVICE_PREFIXES = (INTERNAL_PREFIX, GATEWAY_PREFIX)
+HA_PREFIX = "ha-"
+DEVICE_PREFIXES = (INTERNAL_PREFIX, GATEWAY_PREFIX, HA_PREFIX)
 
 
 def device_name(prefix: str, port_id: str) -> str:
@@ -71,6 +72,21 @@ class PortForwarding:
 
 
 @dataclasses.dataclass(frozen=True)
+class Ha:
+    """An HA router's VRRP side: keepalived owns the VIPs and routes then."""
+
+    vr_id: int
+    device: str  # the ``ha-`` device on the HA network
+    cidr: str  # this host's address on it (169.254.192.x/18)
+    state: str | None  # what the server last heard from this host
+
+    @property
+    def primary_vip(self) -> str:
+        """The address VRRP itself moves (upstream: 169.254.0.<vr_id>/24)."""
+        return f"169.254.0.{self.vr_id}/24"
+
+
+@dataclasses.dataclass(frozen=True)
 class DesiredRouter:
     router_id: str
     namespace: str
@@ -82,6 +98,7 @@ class DesiredRouter:
     enable_snat: bool
     floating_ips: tuple[FloatingIp, ...]
     port_forwardings: tuple[PortForwarding, ...]
+    ha: Ha | None = None
 
     @property
     def device_names(self) -> set[str]:
@@ -201,6 +218,10 @@ def desired_router(router: dict[str, Any]) -> DesiredRouter:
     sources = sorted({str(netaddr.IPNetwork(c).cidr) for d in interfaces for c in d.cidrs
                       if netaddr.IPNetwork(c).version == 4}, key=netaddr.IPNetwork)
     has_gw = gw_device is not None
+    ha = _ha(router)
+    if ha is not None:
+        ha_port = router["_ha_interface"]
+        devices.append(_device(HA_PREFIX, ha_port))
     return DesiredRouter(
         router_id=router["id"], namespace=namespace_name(router["id"]),
         devices=tuple(devices), routes=tuple(routes),
@@ -208,4 +229,16 @@ def desired_router(router: dict[str, Any]) -> DesiredRouter:
         gateway_ips=gateway_ips, snat_sources=tuple(sources),
         enable_snat=_snat_enabled(router) and has_gw,
         floating_ips=_floating_ips(router) if has_gw else (),
-        port_forwardings=_port_forwardings(router) if has_gw else ())
+        port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha)
+
+
+def _ha(router: dict[str, Any]) -> Ha | None:
+    """HA settings when the router is HA and this host has its HA port."""
+    port = router.get("_ha_interface")
+    if not router.get("ha") or not port or not router.get("ha_vr_id"):
+        return None
+    cidrs = _cidrs(port)
+    if not cidrs:
+        return None
+    return Ha(vr_id=int(router["ha_vr_id"]), device=device_name(HA_PREFIX, port["id"]),
+              cidr=cidrs[0], state=router.get("_ha_state"))

@@ -22,7 +22,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import model, nat
+from neutrino.agents.l3 import keepalived, model, nat
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.linux import LinuxHost
 
@@ -39,10 +39,14 @@ class Result:
 
 class RouterManager:
     def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None,
-                 metadata: RouterMetadata | None = None) -> None:
+                 metadata: RouterMetadata | None = None,
+                 ha_confs_path: str = "./ha_confs",
+                 ha_settings: keepalived.Settings | None = None) -> None:
         self.driver = driver
         self.host = host or LinuxHost()
         self.metadata = metadata
+        self.ha_confs_path = ha_confs_path
+        self.ha_settings = ha_settings or keepalived.Settings()
         self.applied: dict[str, model.DesiredRouter] = {}
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
@@ -59,6 +63,7 @@ class RouterManager:
             self._nat(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
+            self._vrrp(desired)
         except Exception as exc:  # noqa: BLE001 - the router is retried; FIPs say ERROR
             LOG.exception("router %s: applying failed", desired.router_id)
             error = exc
@@ -88,8 +93,40 @@ class RouterManager:
             if dev.mtu and dev.name in mtus and mtus[dev.name] != dev.mtu:
                 self.host.set_mtu(ns, dev.name, dev.mtu)
 
+    def keepalived(self, router_id: str) -> keepalived.Keepalived:
+        return keepalived.Keepalived(self.ha_confs_path, router_id)
+
+    def _vrrp(self, desired: model.DesiredRouter) -> None:
+        """An HA router's keepalived runs with its current addresses and routes."""
+        if desired.ha is not None:
+            self.keepalived(desired.router_id).ensure(desired, self.ha_settings)
+        elif self.keepalived(desired.router_id).dir.exists():
+            self.keepalived(desired.router_id).stop()  # no longer HA here
+
+    def announce_vips(self, router_id: str) -> None:
+        """A new master's gratuitous ARPs for its IPv4 addresses, once more
+        after keepalived's own: neighbours and switches learn where they went."""
+        desired = self.applied.get(router_id)
+        if desired is None or desired.ha is None:
+            return
+        for dev in desired.devices:
+            if dev.name == desired.ha.device:
+                continue
+            v4 = [c.split("/")[0] for c in sorted(desired.addresses(dev.name))
+                  if netaddr.IPNetwork(c).version == 4]
+            if v4:
+                self.host.announce(desired.namespace, dev.name, v4)
+
     def _addresses(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
+        if desired.ha is not None:  # keepalived owns the rest (and the VIP on ha-)
+            # a backup's qr-/qg- (same MACs as the master's) must stay silent:
+            # no IPv6 link-local traffic that would teach switches the wrong host
+            self.host.disable_ipv6(ns, sorted(d.name for d in desired.devices
+                                              if d.name != desired.ha.device))
+            if desired.ha.cidr not in self.host.addresses(ns, desired.ha.device):
+                self.host.add_address(ns, desired.ha.device, desired.ha.cidr)
+            return
         for dev in desired.devices:
             wanted = desired.addresses(dev.name)
             present = self.host.addresses(ns, dev.name)
@@ -104,6 +141,8 @@ class RouterManager:
 
     def _routes(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
+        if desired.ha is not None:
+            return  # keepalived's virtual_routes, on the master only
         for version in (4, 6):
             wanted = [r for r in desired.routes if r.version == version]
             keys = {(r.destination, r.nexthop) for r in wanted}
@@ -153,6 +192,7 @@ class RouterManager:
         self._reported.pop(router_id, None)
         if self.metadata is not None:
             self.metadata.stop(router_id)
+        self.keepalived(router_id).stop()
         if ns not in self.host.namespaces():
             return
         for name in self.host.links(ns):

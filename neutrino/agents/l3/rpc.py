@@ -33,5 +33,9 @@ class L3PluginApi:
         self._call("update_floatingip_statuses", "1.1", router_id=router_id,
                    fip_statuses=fip_statuses)
 
+    def update_ha_routers_states(self, states: dict[str, str]) -> None:
+        """``l3-ha``: {router_id: active|standby} as keepalived on this host sees it."""
+        self._call("update_ha_routers_states", "1.5", host=self.host, states=states)
+
     def close(self) -> None:
         self.transport.cleanup()

@@ -14,6 +14,9 @@ on the hosts belongs to the agents):
   agents), bound to the agent with the state the agent last reported
   (``update_ha_routers_states``), shown as ``ha_state`` in
   ``/routers/{id}/l3-agents``;
+- each HA router holds a VRRP router id (1-255) unique on its HA network,
+  the lowest free one, from its first HA port until it stops being HA
+  (``ha_router_vrid_allocations``; sync data ``ha_vr_id``);
 - its interface ports are ``network:ha_router_replicated_interface``
   unless it is also distributed;
 - ``ha`` changes only while the router is (or becomes, in the same
@@ -42,6 +45,8 @@ STATES = ("active", "standby", "unknown")
 
 _NET = t.ha_router_networks.c
 _BIND = t.ha_router_agent_port_bindings.c
+_VRID = t.ha_router_vrid_allocations.c
+VR_IDS = range(1, 256)  # VRRP's router ids
 
 
 def check_migration(router: Any, data: dict[str, Any]) -> bool:
@@ -136,6 +141,7 @@ class HighAvailability:
         if router is None or not router.ha:
             return
         net_id = self.ensure_network(router.project_id)
+        self.ensure_vr_id(router_id, net_id)
         port = self.core.create(c.internal(), "ports", [{
             "project_id": "", "network_id": net_id, "name": PORT_NAME % router.project_id,
             "admin_state_up": True, "device_id": router_id, "device_owner": HA_INTERFACE,
@@ -153,6 +159,32 @@ class HighAvailability:
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
+
+    def ensure_vr_id(self, router_id: str, net_id: str) -> int:
+        """The router's VRRP id on its HA network: the lowest free one, kept
+        until the router stops being HA (so other routers never renumber)."""
+        def claim(conn: Connection) -> int | None:
+            mine = conn.execute(sa.select(_VRID.vr_id).where(
+                _VRID.router_id == router_id)).scalar()
+            if mine is not None:
+                return int(mine)
+            used = set(conn.execute(sa.select(_VRID.vr_id).where(
+                _VRID.network_id == net_id)).scalars())
+            free = next((i for i in VR_IDS if i not in used), None)
+            if free is None:
+                raise errors.NoVRIDAvailable(router_id=router_id)
+            try:
+                with conn.begin_nested():
+                    conn.execute(sa.insert(t.ha_router_vrid_allocations).values(
+                        network_id=net_id, vr_id=free, router_id=router_id))
+            except sa_exc.IntegrityError:
+                return None  # taken meanwhile: look again
+            return free
+        for _ in range(10):
+            got = self.core.write(claim)
+            if got is not None:
+                return got
+        raise errors.NoVRIDAvailable(router_id=router_id)
 
     def sync_ports(self, router_id: str) -> None:
         """An HA port for each agent hosting the HA router that has none."""
@@ -182,6 +214,9 @@ class HighAvailability:
                         if p.id not in ids]
             if ids:
                 conn.execute(sa.delete(t.routerports).where(t.routerports.c.port_id.in_(ids)))
+            if agent_id is None:  # no longer HA (or going): its VRRP id is free again
+                conn.execute(sa.delete(t.ha_router_vrid_allocations).where(
+                    _VRID.router_id == router_id))
             return ids
         for port_id in self.core.write(unlink):
             try:

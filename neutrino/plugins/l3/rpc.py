@@ -21,6 +21,7 @@ from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import floatingips as fips_mod
+from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routers as routers_mod
 
 LOG = logging.getLogger(__name__)
@@ -67,8 +68,27 @@ class L3RpcEndpoint:
         host, states = kwargs.get("host"), kwargs.get("states") or {}
         with self.plugin.db.reader() as conn:
             agent = self.plugin.scheduler.agent_on_host(conn, host)
-        if agent is not None:
-            self.plugin.ha.set_states(agent.id, states)
+        if agent is None:
+            return
+        self.plugin.ha.set_states(agent.id, states)
+        active = sorted(r for r, s in states.items() if s == "active")
+        if active:  # as upstream: the router's ports are bound where it is active
+            self._bind_router_ports(host, active)
+
+    def _bind_router_ports(self, host: str, router_ids: list[str]) -> None:
+        """Gateway and interface ports of ``router_ids`` bound to ``host``, so
+        that host's L2 agent wires them (a port update reaches every L2 agent)."""
+        admin = Context.admin()
+        rp = t.routerports.c
+        with self.plugin.db.reader() as conn:
+            port_ids = list(conn.execute(sa.select(rp.port_id).where(
+                rp.router_id.in_(router_ids), rp.port_type != ha_mod.HA_INTERFACE)).scalars())
+        for port_id, port in self._ports(admin, port_ids).items():
+            if port.get(HOST_ID) != host:
+                try:
+                    self.core.update(admin, "ports", port_id, {HOST_ID: host})
+                except errors.NotFound:
+                    pass
 
     def get_router_ids(self, context: Any, host: str, **kwargs: Any) -> list[str]:
         return self._host_router_ids(host, None)
@@ -77,8 +97,28 @@ class L3RpcEndpoint:
                      **kwargs: Any) -> list[dict[str, Any]]:
         ids = self._host_router_ids(host, router_ids)
         routers = self.sync_data(ids) if ids else []
+        self._ha_interfaces(host, routers)
         self._ensure_host(host, routers)
         return routers
+
+    def _ha_interfaces(self, host: str, routers: list[dict[str, Any]]) -> None:
+        """``l3-ha``: each HA router gets this host's HA port (``_ha_interface``)
+        and the state the server last heard from this host (``_ha_state``)."""
+        ha = [r for r in routers if r.get("ha")]
+        if not ha:
+            return
+        b = t.ha_router_agent_port_bindings.c
+        with self.plugin.db.reader() as conn:
+            agent = self.plugin.scheduler.agent_on_host(conn, host)
+            rows = list(conn.execute(sa.select(b.router_id, b.port_id, b.state).where(
+                b.router_id.in_([r["id"] for r in ha]), b.l3_agent_id == agent.id))
+                ) if agent is not None else []
+        ports = self._ports(Context.admin(), [row.port_id for row in rows])
+        mine = {row.router_id: (ports.get(row.port_id), row.state) for row in rows}
+        for router in ha:
+            port, state = mine.get(router["id"], (None, None))
+            if port is not None:
+                router["_ha_interface"], router["_ha_state"] = port, state
 
     def sync_data(self, router_ids: list[str]) -> list[dict[str, Any]]:
         """Upstream's sync data of the enabled routers among ``router_ids``."""
@@ -97,12 +137,15 @@ class L3RpcEndpoint:
             fips = fips_mod.to_dicts(conn, fip_rows)
         ports = self._ports(admin, [link.port_id for link in links])
         by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
+        vr_ids = self._vr_ids(rows)
         for router, row in zip(routers, rows):
             router.update(gw_port_id=row.gw_port_id, enable_snat=row.enable_snat,
                           _interfaces=[], _floatingips=[])
+            if row.id in vr_ids:
+                router.update(ha=True, ha_vr_id=vr_ids[row.id])
         for link in links:
             port = ports.get(link.port_id)
-            if port is None:
+            if port is None or link.port_type == ha_mod.HA_INTERFACE:
                 continue
             router = by_router[link.router_id]
             if link.port_type == c.GATEWAY:
@@ -112,6 +155,17 @@ class L3RpcEndpoint:
         for fip in fips:
             by_router[fip["router_id"]]["_floatingips"].append(fip)
         return routers
+
+    def _vr_ids(self, rows: list[Any]) -> dict[str, int]:
+        """Each HA router's VRRP id (allocated with its first HA port)."""
+        ids = [r.id for r in rows if r.ha]
+        if not ids:
+            return {}
+        v = t.ha_router_vrid_allocations.c
+        with self.plugin.db.reader() as conn:
+            return {row.router_id: row.vr_id for part in store.chunks(ids)
+                    for row in conn.execute(sa.select(v.router_id, v.vr_id).where(
+                        v.router_id.in_(part)))}
 
     def _ports(self, admin: Context, port_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Ports with their subnets' details and MTU, as the agent plugs them."""
@@ -142,7 +196,10 @@ class L3RpcEndpoint:
         """The router's ports are bound to the host serving it (then L2 wires them)."""
         admin = Context.admin()
         for router in routers:
-            for port in [router.get("gw_port"), *router["_interfaces"]]:
+            # an HA router's own ports follow its active agent (update_ha_routers_states)
+            mine = ([router.get("_ha_interface")] if router.get("ha")
+                    else [router.get("gw_port"), *router["_interfaces"]])
+            for port in mine:
                 if port is None or port.get(HOST_ID) == host and (
                         port.get("binding:vif_type") != "binding_failed"):
                     continue

@@ -54,6 +54,17 @@ class L2Endpoint:
             return None
         return row
 
+    @staticmethod
+    def _ha_router_port(conn: Connection, port_id: str) -> bool:
+        """A gateway or interface port of an HA router: every host of the
+        router wires it (keepalived decides where it carries addresses); its
+        binding, and so its status, follow the active host."""
+        rp = t.routerports.c
+        return conn.execute(sa.select(rp.port_id).join(t.routers, t.routers.c.id == rp.router_id)
+                            .where(rp.port_id == port_id, t.routers.c.ha.is_(True),
+                                   rp.port_type != "network:router_ha_interface")
+                            ).first() is not None
+
     def _set_status(self, conn: Connection, port_id: str, status: str,
                     changes: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
         """Write the port's status; with subscribers, keep (before, after) for
@@ -83,7 +94,8 @@ class L2Endpoint:
             if port_id is None:
                 LOG.debug("device %s requested by %s not found", device, agent_id)
                 return {"device": device}
-            if self._bound_here(conn, port_id, host) is None:
+            here = self._bound_here(conn, port_id, host) is not None
+            if not here and not self._ha_router_port(conn, port_id):
                 return {"device": device, "no_active_binding": True}
             levels = list(conn.execute(sa.select(L.segment_id).where(L.port_id == port_id)
                                        .order_by(L.level.desc()).limit(1)))
@@ -93,8 +105,8 @@ class L2Endpoint:
                 levels[0].segment_id)
             port = self.plugin._load_one(conn, "ports", port_id)
             wanted = "BUILD" if port["admin_state_up"] else "DOWN"
-            if port["status"] not in (wanted, "ACTIVE") or (
-                    port["status"] == "ACTIVE" and not port["admin_state_up"]):
+            if here and (port["status"] not in (wanted, "ACTIVE") or (
+                    port["status"] == "ACTIVE" and not port["admin_state_up"])):
                 self._set_status(conn, port_id, wanted, changes)
                 port["status"] = wanted
             network = conn.execute(sa.select(t.networks.c.mtu).where(

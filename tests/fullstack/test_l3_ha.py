@@ -1,0 +1,211 @@
+"""Fullstack: an HA router on two network nodes, keepalived electing where it is active.
+
+Hosts ``a`` and ``b`` are network nodes (OVS and L3 agents), ``c`` a
+compute host; a VXLAN underlay joins all three. The external network is a
+flat physnet1 whose "switch" is a Linux bridge in the external host's
+namespace, with a leg into each network node's br-phys. Each L3 agent
+names its router namespaces ``qrouter-<id>@<host>`` (see agent_main), as
+two hosts share this machine's namespaces.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, wait_for
+from tests.rpc.bus import bus
+
+pytestmark = needs_ovs()
+LOCAL_IPS = {"a": "10.97.0.1", "b": "10.97.0.2", "c": "10.97.0.3"}
+EXT_HOST_IP = "172.24.6.1"
+
+
+@dataclass
+class Cloud:
+    admin: Client
+    fabric: Fabric
+    hosts: dict[str, Host]
+    ext_ns: str
+    router: dict[str, Any]
+    vm: str
+
+
+def _external_switch(fabric: Fabric, nodes: list[Host]) -> str:
+    """The external host: a bridge carrying its address, a veth leg per network node."""
+    ns = fabric.netns("ext")
+    sh("ip", "-n", ns, "link", "add", "brx", "type", "bridge")
+    sh("ip", "-n", ns, "addr", "add", f"{EXT_HOST_IP}/24", "dev", "brx")
+    sh("ip", "-n", ns, "link", "set", "brx", "up")
+    for node in nodes:
+        end = f"{fabric.prefix}x{node.name}"
+        sh("ip", "link", "add", end, "netns", node.ns, "type", "veth", "peer",
+           "name", f"leg{node.name}", "netns", ns)
+        sh("ip", "-n", ns, "link", "set", f"leg{node.name}", "master", "brx", "up")
+        node.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
+        sh("ip", "-n", node.ns, "link", "set", end, "up")
+        node.vsctl("add-port", cloud.PHYS_BRIDGE, end)
+    return ns
+
+
+def _l3_agent(fabric: Fabric, host: Host, vhost: str) -> Any:
+    conf = cloud.service_agent_conf(host, vhost, "l3")
+    conf.write_text(conf.read_text().replace("[AGENT]", "ha_vrrp_advert_int = 1\n[AGENT]"))
+    host.env["NEUTRINO_NS_SUFFIX"] = host.hostname
+    return cloud.start_agent(fabric, host, conf, "l3")
+
+
+def _router_namespaces(hosts: list[Host]) -> list[str]:
+    return [ns for ns in sh("ip", "netns", "list").stdout.split()
+            if ns.startswith("qrouter-") and any(ns.endswith("@" + h.hostname) for h in hosts)]
+
+
+def states(admin: Client, router_id: str) -> dict[str, str]:
+    status, body = admin.get(f"/v2.0/routers/{router_id}/l3-agents")
+    assert status == 200, body
+    return {a["host"]: a.get("ha_state") for a in body["agents"]}
+
+
+def active_hosts(admin: Client, router_id: str) -> list[str]:
+    return sorted(h for h, s in states(admin, router_id).items() if s == "active")
+
+
+@pytest.fixture(scope="module")
+def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[Cloud]:
+    server = Server(tmp_path_factory.mktemp("l3ha-server"), extra=(
+        f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+        "router_auto_schedule = true\nmax_l3_agents_per_router = 2\n" + cloud.ML2)).start()
+    hosts = {n: fabric.host(n) for n in LOCAL_IPS}
+    l3_procs: list[Any] = []
+    try:
+        admin = Client(server.url, roles="admin")
+        a, b, c = hosts["a"], hosts["b"], hosts["c"]
+        for x, y in ((a, b), (a, c)):  # a star: a mesh of standalone bridges loops
+            fabric.underlay(x, y, LOCAL_IPS[x.name], LOCAL_IPS[y.name])
+        for host in hosts.values():
+            host.vsctl("--may-exist", "add-br", cloud.PHYS_BRIDGE, "--", "set", "bridge",
+                       cloud.PHYS_BRIDGE, "datapath_type=netdev", "fail-mode=secure")
+        ext_ns = _external_switch(fabric, [a, b])
+        for name, host in hosts.items():
+            cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
+        l3_procs = [_l3_agent(fabric, node, vhost) for node in (a, b)]
+        for host in hosts.values():
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
+                                                      "Open vSwitch agent"), 60)
+        for node in (a, b):
+            assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, "L3 agent"), 60)
+
+        status, ext = admin.post("/v2.0/networks", {"network": {
+            "name": "ha-ext", "router:external": True, "provider:network_type": "flat",
+            "provider:physical_network": "physnet1"}})
+        assert status == 201, ext
+        status, body = admin.post("/v2.0/subnets", {"subnet": {
+            "network_id": ext["network"]["id"], "ip_version": 4, "cidr": "172.24.6.0/24",
+            "gateway_ip": EXT_HOST_IP, "enable_dhcp": False}})
+        assert status == 201, body
+        net = cloud.network(admin, "ha-tenant", "10.101.1.0/24")
+        status, router = admin.post("/v2.0/routers", {"router": {
+            "name": "ha-r", "ha": True,
+            "external_gateway_info": {"network_id": ext["network"]["id"]}}})
+        assert status == 201, router
+        router = router["router"]
+        subnet_id = admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"]
+        status, body = admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
+                                 {"subnet_id": subnet_id})
+        assert status == 200, body
+        port = cloud.bound_port(admin, net, c.hostname)
+        vm = c.instance("v1", port)
+        sh("ip", "-n", vm, "route", "replace", "default", "via", "10.101.1.1")
+        yield Cloud(admin, fabric, hosts, ext_ns, router, vm)
+    finally:
+        for proc in l3_procs:  # then nothing puts the routers back
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except Exception:  # noqa: BLE001
+                proc.kill()
+        for ns in _router_namespaces(list(hosts.values())):
+            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+                sh("kill", "-9", pid, check=False)  # keepalived, started by our agents
+            sh("ip", "netns", "del", ns, check=False)
+        server.stop()
+
+
+def _log_tail(cl: Cloud) -> str:
+    out = [sh("ip", "netns", "list").stdout, str(states(cl.admin, cl.router["id"]))]
+    ports = cl.admin.get("/v2.0/ports?device_owner=network:router_ha_interface")[1]["ports"]
+    out += [f"{p['id']} {p['status']} {p['binding:host_id']} {p['binding:vif_type']}"
+            for p in ports]
+    for node in ("a", "b"):
+        out.append(cl.hosts[node].vsctl("show"))
+        out += cl.hosts[node].flows("br-int")
+    for ns in _router_namespaces(list(cl.hosts.values())):
+        out.append(sh("ip", "-n", ns, "-br", "addr").stdout)
+    for node in ("a", "b"):
+        path = cl.hosts[node].dir / "l3-agent.log"
+        if path.exists():
+            lines = [ln for ln in path.read_text().splitlines() if " neutrino." in ln]
+            out.append(f"--- {node}\n" + "\n".join(lines[-25:]))
+    return "\n".join(out)
+
+
+def test_one_agent_is_active_and_the_instance_reaches_the_external_host(ha_cloud: Cloud
+                                                                         ) -> None:
+    cl = ha_cloud
+    rid = cl.router["id"]
+    assert wait_for(lambda: len(states(cl.admin, rid)) == 2, 60), _log_tail(cl)
+    assert wait_for(lambda: len(active_hosts(cl.admin, rid)) == 1, 60), _log_tail(cl)
+    assert sorted(states(cl.admin, rid).values()) == ["active", "standby"]
+    assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
+    # no split brain: the standby hears the master's adverts (the ping took a while)
+    assert len(active_hosts(cl.admin, rid)) == 1, _log_tail(cl)
+
+
+def test_when_the_active_node_loses_its_ha_link_the_other_takes_over(ha_cloud: Cloud
+                                                                      ) -> None:
+    cl = ha_cloud
+    rid = cl.router["id"]
+    actives = active_hosts(cl.admin, rid)
+    if len(actives) != 1:
+        pytest.skip("needs the election scenario")
+    old = actives[0]
+    ns = f"qrouter-{rid}@{old}"
+    links = sh("ip", "-o", "-n", ns, "link", "show").stdout
+    ha_dev = [ln.split(":")[1].strip().split("@")[0] for ln in links.splitlines()
+              if ln.split(":")[1].strip().startswith("ha-")]
+    assert len(ha_dev) == 1, links
+    started = time.monotonic()
+    sh("ip", "-n", ns, "link", "set", ha_dev[0], "down")
+    assert wait_for(lambda: active_hosts(cl.admin, rid) not in ([], [old]), 60), _log_tail(cl)
+    new = active_hosts(cl.admin, rid)
+    assert len(new) == 1 and new != [old]
+    shown = time.monotonic() - started
+    assert states(cl.admin, rid)[old] == "standby"
+    assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
+    print(f"ha- link down -> new active shown by the API: {shown:.2f} s, "
+          f"-> ping through it again: {time.monotonic() - started:.2f} s")
+
+
+def test_deleting_the_router_stops_keepalived_and_removes_its_namespaces(ha_cloud: Cloud
+                                                                          ) -> None:
+    cl = ha_cloud
+    rid = cl.router["id"]
+    confs = [Path(f"/tmp/{cl.fabric.prefix}-{n}-l3/ha_confs/{rid}") for n in ("a", "b")]
+    pids = [int((c / "keepalived.pid").read_text()) for c in confs]
+    net = cl.admin.get("/v2.0/networks?name=ha-tenant")[1]["networks"][0]
+    subnet_id = cl.admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"]
+    assert cl.admin.put(f"/v2.0/routers/{rid}/remove_router_interface",
+                        {"subnet_id": subnet_id})[0] == 200
+    assert cl.admin.delete(f"/v2.0/routers/{rid}")[0] == 204
+
+    def leftovers() -> list[str]:
+        return ([ns for ns in sh("ip", "netns", "list").stdout.split() if rid in ns]
+                + [str(c) for c in confs if c.exists()]
+                + [f"keepalived {p}" for p in pids if Path(f"/proc/{p}").exists()])
+    assert wait_for(lambda: not leftovers(), 60), leftovers()
