@@ -33,7 +33,7 @@ run: install
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
 test: install system-deps
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS)
 
 # `make bench`: neutrino on a fresh MariaDB database, benchmarks/api_bench.py
 # against it; UPSTREAM=1 also stands up upstream Neutron (../shared/anchors)

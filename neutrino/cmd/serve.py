@@ -67,9 +67,18 @@ class Server(BaseApplication):
 
     def load(self) -> Any:
         from neutrino.service import build_wsgi
+        _forget_masters_children()
         app = build_wsgi(self.conf)
         tune_gc()
         return app
+
+
+def _forget_masters_children() -> None:
+    """A worker is forked with multiprocessing's record of the master's
+    children (the RPC process); at exit multiprocessing would try to join
+    that process, which only the master can."""
+    import multiprocessing.process
+    multiprocessing.process._children.clear()  # type: ignore[attr-defined]
 
 
 def tune_gc() -> None:
@@ -142,9 +151,16 @@ def run(conf: cfg.ConfigOpts) -> None:
            if configured_url(conf) else None)
     if rpc is None:
         LOG.info("no transport_url: agents cannot reach this server (API only)")
+    master = os.getpid()
     try:
         Server(conf).run()
     finally:
-        if rpc is not None:
+        # gunicorn's workers leave run() by SystemExit through this frame too;
+        # only the master owns the RPC process.
+        if rpc is not None and os.getpid() == master:
             rpc.terminate()
             rpc.join(30)
+            if rpc.is_alive():
+                LOG.error("the RPC process did not stop in 30 s; killed")
+                rpc.kill()
+                rpc.join()

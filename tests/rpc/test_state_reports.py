@@ -109,11 +109,22 @@ def test_an_agent_that_stops_reporting_goes_dead_and_revives_when_it_reports(
         agent.stop()
 
 
-def test_the_rpc_process_ends_with_the_server(tmp_path: Path, vhost: str) -> None:
-    server = Server(tmp_path, extra=f"transport_url = {bus(vhost)}\n").start()
+def test_the_rpc_process_and_workers_that_cast_end_with_the_server(
+        tmp_path: Path, vhost: str) -> None:
+    """A worker that has used the bus (a network update casts to the agents)
+    once outlived the server: its exit ran the master's clean-up of the RPC
+    process and hung there."""
+    server = Server(tmp_path, extra=f"transport_url = {bus(vhost)}\n", workers=2).start()
+    admin = Client(server.url, roles="admin")
+    for _ in range(4):  # likely both workers
+        status, body = admin.post("/v2.0/networks", {"network": {"name": "cast"}})
+        assert status == 201, body
+        assert admin.put(f"/v2.0/networks/{body['network']['id']}",
+                         {"network": {"name": "again"}})[0] == 200
     children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children")
     pids = [int(p) for p in children.read_text().split()]
     names = {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids}
     server.stop()
-    assert len(pids) == 2, names  # one API worker and the RPC process
-    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+    assert len(pids) == 3, names  # two API workers and the RPC process
+    wait_for(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=15)
+    assert "can only join a child process" not in server.log.read_text()
