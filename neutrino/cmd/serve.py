@@ -159,8 +159,8 @@ def run(conf: cfg.ConfigOpts) -> None:
         # only the master owns the RPC process.
         if rpc is not None and os.getpid() == master:
             rpc.terminate()
-            rpc.join(30)
+            rpc.join(10)
             if rpc.is_alive():
-                LOG.error("the RPC process did not stop in 30 s; killed")
+                LOG.error("the RPC process did not stop in 10 s; killed")
                 rpc.kill()
                 rpc.join()

@@ -128,3 +128,15 @@ def test_the_rpc_process_and_workers_that_cast_end_with_the_server(
     assert len(pids) == 3, names  # two API workers and the RPC process
     wait_for(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=15)
     assert "can only join a child process" not in server.log.read_text()
+
+
+def test_a_killed_master_takes_its_rpc_process_along(tmp_path: Path, vhost: str) -> None:
+    """SIGKILL skips the master's clean-up; the RPC process asked the kernel
+    to end it with its parent, and gunicorn's workers watch their parent."""
+    server = Server(tmp_path, extra=f"transport_url = {bus(vhost)}\n").start()
+    children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children")
+    pids = [int(p) for p in children.read_text().split()]
+    assert len(pids) == 2
+    server.proc.kill()
+    server.proc.wait()
+    wait_for(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=30)
