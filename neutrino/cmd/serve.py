@@ -61,6 +61,7 @@ class Server(BaseApplication):
             # One control socket per user would be shared by every server
             # on the host (tests run several); we do not use it.
             "control_socket_disable": True,
+            "worker_exit": _exit_worker,
         }
         for key, value in settings.items():
             self.cfg.set(key, value)
@@ -71,6 +72,14 @@ class Server(BaseApplication):
         app = build_wsgi(self.conf)
         tune_gc()
         return app
+
+
+def _exit_worker(arbiter: Any, worker: Any) -> None:
+    """End a worker as soon as gunicorn is done with it: a worker that cast to
+    agents holds oslo.messaging connection threads that would keep its
+    interpreter from exiting (seen as orphaned workers after a stop)."""
+    logging.shutdown()
+    os._exit(0)
 
 
 def _forget_masters_children() -> None:
