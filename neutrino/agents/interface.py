@@ -17,6 +17,8 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.conf.options import register_missing
+
 NAMESPACE = "neutrino.interface_drivers"
 INTERFACE_OPTS = [
     cfg.StrOpt("interface_driver",
@@ -26,11 +28,7 @@ INTERFACE_OPTS = [
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    for opt in INTERFACE_OPTS:
-        try:
-            conf.register_opt(opt)
-        except cfg.DuplicateOptError:
-            pass
+    register_missing(conf, INTERFACE_OPTS)
 
 
 def load(conf: cfg.ConfigOpts) -> "InterfaceDriver":

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf.options import register_missing
+
 AIO_OPTS = [
     cfg.StrOpt("namespace", default="neutrino-aio",
                help="Network namespace the all-in-one's ovs-vswitchd runs in (its bridges "
@@ -21,8 +23,4 @@ AIO_OPTS = [
 
 
 def register(conf: cfg.ConfigOpts) -> None:
-    for opt in AIO_OPTS:
-        try:
-            conf.register_opt(opt, "aio")
-        except cfg.DuplicateOptError:
-            pass
+    register_missing(conf, AIO_OPTS, "aio")

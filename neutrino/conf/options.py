@@ -6,6 +6,7 @@ value stops start-up with one line naming the option.
 from __future__ import annotations
 
 import socket
+from typing import Iterable
 
 from oslo_config import cfg
 
@@ -100,3 +101,17 @@ def database_url(conf: cfg.ConfigOpts) -> str:
     return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"
 
 
+
+
+def register_missing(conf: cfg.ConfigOpts, opts: Iterable[cfg.Opt],
+                     group: str | None = None) -> None:
+    """Register options that are not registered yet.
+
+    Several agents (and oslo libraries) declare options of the same name,
+    sometimes with other help texts; whichever module registered one first
+    keeps it, and registering again must not stop the process."""
+    for opt in opts:
+        try:
+            conf.register_opt(opt, group)
+        except cfg.DuplicateOptError:
+            pass

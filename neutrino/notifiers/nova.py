@@ -28,6 +28,7 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.plugins import events as ev
+from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
 
@@ -66,11 +67,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(OPTS)
     conf.register_opts(NOVA_OPTS, GROUP)
     for opts in (loading.get_session_conf_options(), loading.get_auth_common_conf_options()):
-        for opt in opts:
-            try:
-                conf.register_opt(opt, GROUP)
-            except cfg.DuplicateOptError:
-                pass
+        register_missing(conf, opts, GROUP)
 
 
 def is_compute_port(port: dict[str, Any] | None) -> bool:

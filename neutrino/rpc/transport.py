@@ -17,6 +17,8 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.conf.options import register_missing
+
 
 def configured_url(conf: cfg.ConfigOpts) -> str | None:
     """``[DEFAULT] transport_url`` when set (not empty) in a configuration file, else None.
@@ -58,11 +60,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     # before anything registers them (``oslo_messaging_tracing`` on a call).
     for group, options in opts.list_opts():
         name = None if group in (None, "DEFAULT") else getattr(group, "name", group)
-        for opt in options:
-            try:
-                conf.register_opt(opt, group=name)
-            except cfg.DuplicateOptError:
-                pass  # registered differently by the code that owns it
+        register_missing(conf, options, name)
     # Tracing and metrics options are registered on oslo.config's global
     # CONF only, yet read from ours on every call; list_opts omits them.
     for module, attr, group in _GLOBAL_ONLY:
@@ -70,11 +68,7 @@ def register(conf: cfg.ConfigOpts) -> None:
             options = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError):  # another oslo.messaging release
             continue
-        for opt in options:
-            try:
-                conf.register_opt(opt, group=group)
-            except cfg.DuplicateOptError:
-                pass
+        register_missing(conf, options, group)
 
 
 _GLOBAL_ONLY = (

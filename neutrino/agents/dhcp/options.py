@@ -9,6 +9,7 @@ from neutrino.agents.dhcp.dnsmasq import Settings
 from neutrino.agents.dhcp.metadata import Flags
 from neutrino.agents import interface
 from neutrino.agents.metadata import options as metadata_options
+from neutrino.conf.options import register_missing
 
 DHCP_AGENT_OPTS = [
     cfg.StrOpt("dhcp_driver", default="neutron.agent.linux.dhcp.Dnsmasq",
@@ -46,11 +47,7 @@ DHCP_AGENT_OPTS = [
 def register(conf: cfg.ConfigOpts) -> None:
     interface.register_opts(conf)
     metadata_options.register_dhcp(conf)
-    for opt in DHCP_AGENT_OPTS:
-        try:
-            conf.register_opt(opt)
-        except cfg.DuplicateOptError:
-            pass  # the same name registered by another agent's module
+    register_missing(conf, DHCP_AGENT_OPTS)
 
 
 def metadata_flags(conf: cfg.ConfigOpts) -> Flags:

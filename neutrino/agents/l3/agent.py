@@ -23,6 +23,7 @@ from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.agents.l3.router import RouterManager
 from neutrino.rpc.transport import rpc_transport
+from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
 
@@ -50,11 +51,7 @@ HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files
 def register_opts(conf: cfg.ConfigOpts) -> None:
     interface.register_opts(conf)
     metadata.options.register_l3(conf)
-    for opt in L3_OPTS:
-        try:
-            conf.register_opt(opt)
-        except cfg.DuplicateOptError:
-            pass
+    register_missing(conf, L3_OPTS)
 
 
 class L3AgentEndpoint:

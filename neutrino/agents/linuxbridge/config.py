@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf.options import register_missing
+
 LB_OPTS = [
     cfg.ListOpt("physical_interface_mappings", default=[],
                 help="<physical_network>:<interface> pairs: flat networks of that physical "
@@ -54,11 +56,7 @@ FIREWALLS = {
 def register(conf: cfg.ConfigOpts) -> None:
     for group, opts in (("LINUX_BRIDGE", LB_OPTS), ("VXLAN", VXLAN_OPTS),
                         ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
-        for opt in opts:
-            try:
-                conf.register_opt(opt, group)
-            except cfg.DuplicateOptError:
-                pass
+        register_missing(conf, opts, group)
 
 
 def pairs(items: list[str], option: str, what: str) -> dict[str, str]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf.options import register_missing
+
 SOCKET_OPTS = [
     cfg.StrOpt("metadata_proxy_socket", default="$state_path/metadata_proxy",
                help="Location of the metadata agent's UNIX domain socket."),
@@ -51,11 +53,7 @@ L3_OPTS = [
 
 
 def _register(conf: cfg.ConfigOpts, opts: list[cfg.Opt]) -> None:
-    for opt in opts:
-        try:
-            conf.register_opt(opt)
-        except cfg.DuplicateOptError:
-            pass
+    register_missing(conf, opts)
 
 
 def register_agent(conf: cfg.ConfigOpts) -> None:

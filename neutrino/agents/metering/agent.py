@@ -23,6 +23,7 @@ from neutrino.agents.base import Agent
 from neutrino.agents.metering import accounting, driver as drivers, rules
 from neutrino.rpc import topics
 from neutrino.rpc.transport import rpc_transport
+from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
 
@@ -44,11 +45,7 @@ METERING_OPTS = [
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
-    for opt in METERING_OPTS:
-        try:
-            conf.register_opt(opt)
-        except cfg.DuplicateOptError:
-            pass
+    register_missing(conf, METERING_OPTS)
 
 
 class MeteringAgentEndpoint:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf.options import register_missing
+
 OVS_OPTS = [
     cfg.StrOpt("integration_bridge", default="br-int",
                help="Integration bridge: every VIF is an access port of it."),
@@ -50,11 +52,7 @@ SG_OPTS = [
 
 def register(conf: cfg.ConfigOpts) -> None:
     for group, opts in (("OVS", OVS_OPTS), ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
-        for opt in opts:
-            try:
-                conf.register_opt(opt, group)
-            except cfg.DuplicateOptError:
-                pass
+        register_missing(conf, opts, group)
 
 
 def bridge_mappings(conf: cfg.ConfigOpts) -> dict[str, str]:
