@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from oslo_config import cfg
 
@@ -49,6 +49,8 @@ class Agent(abc.ABC):
         self._start_flag = True
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._servers: list[Any] = []  # RPC servers of ``listen``
+        self._server_transport: Any = None
 
     @abc.abstractmethod
     def configurations(self) -> dict[str, Any]:
@@ -112,7 +114,30 @@ class Agent(abc.ABC):
         self._thread = threading.Thread(target=loop, name="state-report", daemon=True)
         self._thread.start()
 
+    def listen(self, topic: str, endpoints: list[Any]) -> None:
+        """Serve ``endpoints`` on ``topic`` for this host (its own queue and the
+        topic's fanout) until ``stop_listening``."""
+        import oslo_messaging
+        if self._server_transport is None:
+            self._server_transport = rpc_transport(self.conf)
+        server = oslo_messaging.get_rpc_server(
+            self._server_transport, oslo_messaging.Target(topic=topic, server=self.host),
+            endpoints, executor="threading")
+        server.start()
+        self._servers.append(server)
+
+    def stop_listening(self) -> None:
+        servers, self._servers = self._servers, []
+        for server in servers:
+            server.stop()
+        for server in servers:
+            server.wait()
+        if self._server_transport is not None:
+            self._server_transport.cleanup()
+            self._server_transport = None
+
     def stop(self) -> None:
+        self.stop_listening()
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)
@@ -120,3 +145,17 @@ class Agent(abc.ABC):
             self._transport.cleanup()
             self._transport = None
             self._client = None
+
+
+def poll(stop: threading.Event, interval: float, step: Callable[[], Any],
+         resync: Callable[[], None]) -> None:
+    """Run ``step`` every ``interval`` seconds until ``stop``; a pass that
+    fails is logged and ``resync`` makes the next one start over in full."""
+    while not stop.is_set():
+        started = time.monotonic()
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - the next pass retries
+            LOG.exception("reconcile pass failed; resyncing")
+            resync()
+        stop.wait(max(0.0, interval - (time.monotonic() - started)))

@@ -98,7 +98,6 @@ class DhcpAgent(Agent):
         self._full = True
         self._failed: dict[str, bool] = {}  # retried after resync_interval
         self._full_failed = False
-        self._rpc_server: Any = None
 
     # -- state reports --------------------------------------------------------------------------
 
@@ -265,13 +264,7 @@ class DhcpAgent(Agent):
     # -- process --------------------------------------------------------------------------------
 
     def start_listening(self) -> None:
-        import oslo_messaging
-
-        from neutrino.rpc.transport import rpc_transport
-        self._rpc_server = oslo_messaging.get_rpc_server(
-            rpc_transport(self.conf), oslo_messaging.Target(topic=TOPIC, server=self.host),
-            [Notifications(self)], executor="threading")
-        self._rpc_server.start()
+        self.listen(TOPIC, [Notifications(self)])
 
     def run(self) -> None:
         """Listen, report, sync; then converge whatever gets dirty, until stopped."""
@@ -291,8 +284,4 @@ class DhcpAgent(Agent):
 
     def stop(self) -> None:
         self.halt()
-        if self._rpc_server is not None:
-            self._rpc_server.stop()
-            self._rpc_server.wait()
-            self._rpc_server = None
         super().stop()

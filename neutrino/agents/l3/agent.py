@@ -22,7 +22,6 @@ from neutrino.agents.l3 import keepalived, metadata
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.agents.l3.router import RouterManager
-from neutrino.rpc.transport import rpc_transport
 from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
@@ -115,8 +114,6 @@ class L3Agent(Agent):
         self._dirty: set[str] = set()
         self._deleted: set[str] = set()
         self._full_sync = True
-        self._server: Any = None
-        self._server_transport: Any = None
         self._loop_thread: threading.Thread | None = None
 
     # -- identity ------------------------------------------------------------------
@@ -285,15 +282,9 @@ class L3Agent(Agent):
 
     def start(self) -> None:
         """Listen for notifications, report state, run the loop (in threads)."""
-        import oslo_messaging
         if self.plugin_rpc is None:
             self.plugin_rpc = L3PluginApi(self.conf, self.host)
-        self._server_transport = rpc_transport(self.conf)
-        self._server = oslo_messaging.get_rpc_server(
-            self._server_transport,
-            oslo_messaging.Target(topic=L3_AGENT_TOPIC, server=self.host),
-            [L3AgentEndpoint(self)], executor="threading")
-        self._server.start()
+        self.listen(L3_AGENT_TOPIC, [L3AgentEndpoint(self)])
         self.start_reporting()
         self._loop_thread = threading.Thread(target=self._loop, name="l3-agent", daemon=True)
         self._loop_thread.start()
@@ -307,11 +298,6 @@ class L3Agent(Agent):
             self._cond.notify_all()
         if self._loop_thread is not None:
             self._loop_thread.join(30)
-        if self._server is not None:
-            self._server.stop()
-            self._server.wait()
-            self._server = None
-            self._server_transport.cleanup()
         super().stop()
         if isinstance(self.plugin_rpc, L3PluginApi):
             self.plugin_rpc.close()

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from oslo_config import cfg
 
 from neutrino.agents import secgroup_facts
-from neutrino.agents.base import Agent
+from neutrino.agents.base import Agent, poll
 from neutrino.agents.bridge_interface import bridge_name
 from neutrino.agents.linuxbridge import config, nftables
 from neutrino.agents.linuxbridge.linux import FLOOD_MAC, Host
@@ -143,7 +142,6 @@ class LinuxBridgeAgent(Agent):
         self._lock = threading.Lock()
         self._first = True
         self._passes = 0
-        self._servers: list[Any] = []
 
     def configurations(self) -> dict[str, Any]:
         return {"interface_mappings": self.interfaces, "bridge_mappings": self.bridges,
@@ -367,9 +365,6 @@ class LinuxBridgeAgent(Agent):
     # -- process -------------------------------------------------------------------------
 
     def start_notifications(self) -> None:
-        import oslo_messaging
-        from neutrino.rpc.transport import rpc_transport
-        transport = rpc_transport(self.conf)
         wanted = {topics.PORT_UPDATE: "1.9", topics.PORT_DELETE: "1.9",
                   topics.NETWORK_DELETE: "1.9", topics.NETWORK_UPDATE: "1.9"}
         if self.firewall == "nftables":
@@ -377,11 +372,11 @@ class LinuxBridgeAgent(Agent):
         if self.conf.VXLAN.l2_population:
             wanted[topics.L2POPULATION_UPDATE] = "1.9"
         for topic, version in wanted.items():
-            server = oslo_messaging.get_rpc_server(
-                transport, oslo_messaging.Target(topic=topic, server=self.host),
-                [Endpoint(self, version)], executor="threading")
-            server.start()
-            self._servers.append(server)
+            self.listen(topic, [Endpoint(self, version)])
+
+    def resync(self) -> None:
+        self._first, self.ruleset, self._fdb_dirty = True, None, True
+        self.nets.clear()
 
     def run(self, stop: threading.Event) -> None:
         self.plugin_rpc = self.plugin_rpc or PluginApi(
@@ -390,16 +385,5 @@ class LinuxBridgeAgent(Agent):
         self.start_notifications()
         interval = self.conf.AGENT.polling_interval
         LOG.info("Linux bridge agent on %s: polling every %ss", self.host, interval)
-        while not stop.is_set():
-            started = time.monotonic()
-            try:
-                self.run_once()
-            except Exception:  # noqa: BLE001 - the next pass retries; a full resync
-                LOG.exception("reconcile pass failed; resyncing")
-                self._first, self.ruleset, self._fdb_dirty = True, None, True
-                self.nets.clear()
-            stop.wait(max(0.0, interval - (time.monotonic() - started)))
-        for server in self._servers:
-            server.stop()
-            server.wait()
+        poll(stop, interval, self.run_once, self.resync)
         self.stop()

@@ -22,7 +22,6 @@ from oslo_config import cfg
 from neutrino.agents.base import Agent
 from neutrino.agents.metering import accounting, driver as drivers, rules
 from neutrino.rpc import topics
-from neutrino.rpc.transport import rpc_transport
 from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
@@ -91,8 +90,6 @@ class MeteringAgent(Agent):
         self._lock = threading.Condition()
         self._sync_wanted = True
         self._last_sync = 0.0
-        self._server: Any = None
-        self._server_transport: Any = None
         self._loop_thread: threading.Thread | None = None
 
     def configurations(self) -> dict[str, Any]:
@@ -176,19 +173,13 @@ class MeteringAgent(Agent):
 
     def start(self) -> None:
         """Listen for casts, report state, run the loop (in threads)."""
-        import oslo_messaging
         from neutrino.agents.metering.rpc import MeteringPluginApi
         from neutrino.rpc.notifications import Notifications
         if self.plugin_rpc is None:
             self.plugin_rpc = MeteringPluginApi(self.conf, self.host)
         if self.notifier is None:
             self.notifier = Notifications(self.conf, publisher="metering")
-        self._server_transport = rpc_transport(self.conf)
-        self._server = oslo_messaging.get_rpc_server(
-            self._server_transport,
-            oslo_messaging.Target(topic=topics.METERING_AGENT, server=self.host),
-            [MeteringAgentEndpoint(self)], executor="threading")
-        self._server.start()
+        self.listen(topics.METERING_AGENT, [MeteringAgentEndpoint(self)])
         self.start_reporting()
         self._loop_thread = threading.Thread(target=self._loop, name="metering-agent",
                                              daemon=True)
@@ -200,11 +191,6 @@ class MeteringAgent(Agent):
             self._lock.notify_all()
         if self._loop_thread is not None:
             self._loop_thread.join(30)
-        if self._server is not None:
-            self._server.stop()
-            self._server.wait()
-            self._server = None
-            self._server_transport.cleanup()
         super().stop()
         close = getattr(self.plugin_rpc, "close", None)
         if close is not None:

@@ -36,14 +36,13 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from oslo_config import cfg
 
 from neutrino.agents import secgroup_facts
-from neutrino.agents.base import Agent
+from neutrino.agents.base import Agent, poll
 from neutrino.agents.ovs import config, firewall, flows, l2pop, qos
 from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
 from neutrino.agents.rpc import PluginApi
@@ -181,7 +180,6 @@ class OvsAgent(Agent):
         self._lock = threading.Lock()
         self._first = True
         self._passes = 0
-        self._notify_servers: list[Any] = []
         self.firewall = firewall.driver_name(conf.SECURITYGROUP.firewall_driver)
         # port id -> its filtering (None: not filtered), and the groups it uses
         # (its own, and those its rules name as remote) for the fanouts
@@ -530,9 +528,6 @@ class OvsAgent(Agent):
     # -- process -------------------------------------------------------------------------
 
     def start_notifications(self) -> None:
-        import oslo_messaging
-        from neutrino.rpc.transport import rpc_transport
-        transport = rpc_transport(self.conf)
         endpoints: dict[str, Any] = {PORT_UPDATE_TOPIC: NotifierEndpoint(self),
                                      PORT_DELETE_TOPIC: NotifierEndpoint(self)}
         if self.firewall == "openvswitch":
@@ -542,11 +537,10 @@ class OvsAgent(Agent):
         if self.qos:
             endpoints[QOS_TOPIC] = QosPushEndpoint(self)
         for topic, endpoint in endpoints.items():
-            server = oslo_messaging.get_rpc_server(
-                transport, oslo_messaging.Target(topic=topic, server=self.host),
-                [endpoint], executor="threading")
-            server.start()
-            self._notify_servers.append(server)
+            self.listen(topic, [endpoint])
+
+    def resync(self) -> None:
+        self._first = True
 
     def run(self, stop: threading.Event) -> None:
         self.plugin_rpc = self.plugin_rpc or PluginApi(self.conf, f"ovs-agent-{self.host}",
@@ -557,17 +551,7 @@ class OvsAgent(Agent):
         interval = self.conf.AGENT.polling_interval
         LOG.info("OVS agent on %s: cookie %#x, polling every %ss", self.host, self.cookie,
                  interval)
-        while not stop.is_set():
-            started = time.monotonic()
-            try:
-                self.run_once()
-            except Exception:  # noqa: BLE001 - the next pass retries; a full resync
-                LOG.exception("reconcile pass failed; resyncing")
-                self._first = True
-            stop.wait(max(0.0, interval - (time.monotonic() - started)))
-        for server in self._notify_servers:
-            server.stop()
-            server.wait()
+        poll(stop, interval, self.run_once, self.resync)
         self.stop()
 
 
