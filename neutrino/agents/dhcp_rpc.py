@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
-from neutrino.rpc.transport import rpc_transport
 
 
-class DhcpPluginApi:
+class DhcpPluginApi(ServerClient):
     def __init__(self, conf: Any, host: str) -> None:
-        import oslo_messaging
+        super().__init__(conf, topics.PLUGIN, namespace="dhcp")
         self.host = host
-        self.transport = rpc_transport(conf)
-        self.client = oslo_messaging.get_rpc_client(self.transport, oslo_messaging.Target(
-            topic=topics.PLUGIN, namespace="dhcp", version="1.0"))
 
     def _call(self, method: str, version: str, **kwargs: Any) -> Any:
-        return self.client.prepare(version=version).call({}, method, host=self.host, **kwargs)
+        return self.call(method, version, host=self.host, **kwargs)
 
     def get_active_networks_info(self, enable_dhcp_filter: bool = True) -> list[dict[str, Any]]:
         return self._call("get_active_networks_info", "1.1",
@@ -39,7 +36,4 @@ class DhcpPluginApi:
         return self._call("get_dhcp_port", "1.8", port_id=port_id)
 
     def dhcp_ready_on_ports(self, port_ids: list[str]) -> None:
-        self.client.prepare(version="1.5").call({}, "dhcp_ready_on_ports", port_ids=port_ids)
-
-    def close(self) -> None:
-        self.transport.cleanup()
+        self.call("dhcp_ready_on_ports", "1.5", port_ids=port_ids)

@@ -3,21 +3,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
-from neutrino.rpc.transport import rpc_transport
 
 
-class PluginApi:
+class PluginApi(ServerClient):
     def __init__(self, conf: Any, agent_id: str, host: str) -> None:
-        import oslo_messaging
+        super().__init__(conf, topics.PLUGIN)
         self.agent_id, self.host = agent_id, host
-        self.transport = rpc_transport(conf)
-        self.client = oslo_messaging.get_rpc_client(
-            self.transport, oslo_messaging.Target(topic=topics.PLUGIN, version="1.0"))
 
     def _call(self, method: str, version: str, **kwargs: Any) -> Any:
-        return self.client.prepare(version=version).call(
-            {}, method, agent_id=self.agent_id, host=self.host, **kwargs)
+        return self.call(method, version, agent_id=self.agent_id, host=self.host, **kwargs)
 
     def get_device_details(self, device: str) -> dict[str, Any]:
         return self._call("get_device_details", "1.0", device=device)
@@ -43,17 +39,15 @@ class PluginApi:
     # security groups (upstream's SecurityGroupServerRpcApi, same topic)
 
     def security_group_rules_for_devices(self, devices: list[str]) -> dict[str, Any]:
-        return self.client.prepare(version="1.1").call(
-            {}, "security_group_rules_for_devices", devices=devices)
+        return self.call("security_group_rules_for_devices", "1.1", devices=devices)
 
     def security_group_info_for_devices(self, devices: list[str]) -> dict[str, Any]:
-        return self.client.prepare(version="1.2").call(
-            {}, "security_group_info_for_devices", devices=devices)
+        return self.call("security_group_info_for_devices", "1.2", devices=devices)
 
     def tunnel_sync(self, tunnel_ip: str, tunnel_type: str) -> dict[str, Any]:
         """The other agents' endpoints of ``tunnel_type``: ``{"tunnels": [...]}``."""
-        return self.client.prepare(version="1.4").call(
-            {}, "tunnel_sync", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type, host=self.host)
+        return self.call("tunnel_sync", "1.4", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type,
+                         host=self.host)
 
     def qos_policies(self, ids: list[str]) -> list[dict[str, Any]]:
         """The QoS policies ``ids`` (resources RPC ``bulk_pull``)."""
@@ -62,6 +56,3 @@ class PluginApi:
             self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
         return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
                            filter_kwargs={"id": ids}) or []
-
-    def close(self) -> None:
-        self.transport.cleanup()

@@ -3,22 +3,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
-from neutrino.rpc.transport import rpc_transport
 
 L3_AGENT_TOPIC = "l3_agent"  # where the server's notifications to L3 agents go
 
 
-class L3PluginApi:
+class L3PluginApi(ServerClient):
     def __init__(self, conf: Any, host: str) -> None:
-        import oslo_messaging
+        super().__init__(conf, topics.L3PLUGIN)
         self.host = host
-        self.transport = rpc_transport(conf)
-        self.client = oslo_messaging.get_rpc_client(
-            self.transport, oslo_messaging.Target(topic=topics.L3PLUGIN, version="1.0"))
 
     def _call(self, method: str, version: str, **kwargs: Any) -> Any:
-        return self.client.prepare(version=version).call({}, method, **kwargs)
+        return self.call(method, version, **kwargs)
 
     def get_router_ids(self) -> list[str]:
         return self._call("get_router_ids", "1.9", host=self.host)
@@ -36,6 +33,3 @@ class L3PluginApi:
     def update_ha_routers_states(self, states: dict[str, str]) -> None:
         """``l3-ha``: {router_id: active|standby} as keepalived on this host sees it."""
         self._call("update_ha_routers_states", "1.5", host=self.host, states=states)
-
-    def close(self) -> None:
-        self.transport.cleanup()
