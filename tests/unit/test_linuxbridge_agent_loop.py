@@ -20,6 +20,7 @@ class FakeHost:
         self.fdbs: dict[str, set[tuple[str, str]]] = {}
         self.neigh: dict[str, dict[str, str]] = {}
         self.loaded: list[str] = []
+        self.vxlans: dict[str, tuple[Any, ...]] = {}
 
     def links(self) -> dict[str, dict[str, Any]]:
         return {k: dict(v) for k, v in self.state.items()}
@@ -30,6 +31,7 @@ class FakeHost:
     def ensure_vxlan(self, name: str, vni: int, *args: Any, **kw: Any) -> None:
         self.state.setdefault(name, {"ifname": name})
         self.fdbs.setdefault(name, set())
+        self.vxlans[name] = (vni, *args, kw)
 
     def enslave(self, device: str, bridge: str, up: bool = True, mtu: int | None = None) -> None:
         self.state[device]["master"] = bridge
@@ -81,13 +83,15 @@ class FakeServer:
         return {"failed_devices_up": []}
 
 
-def _agent(host: FakeHost, server: FakeServer) -> LinuxBridgeAgent:
+def _agent(host: FakeHost, server: FakeServer, l2pop: bool = True,
+           group: str | None = None) -> LinuxBridgeAgent:
     conf = cfg.ConfigOpts()
     conf.register_opt(cfg.StrOpt("host", default="h1"))
     config.register(conf)
     conf([], default_config_files=[])
     conf.set_override("local_ip", LOCAL, "VXLAN")
-    conf.set_override("l2_population", True, "VXLAN")
+    conf.set_override("l2_population", l2pop, "VXLAN")
+    conf.set_override("vxlan_group", group, "VXLAN")
     conf.set_override("firewall_driver", "noop", "SECURITYGROUP")
     return LinuxBridgeAgent(conf, plugin_rpc=server, linux=host)  # type: ignore[arg-type]
 
@@ -126,3 +130,12 @@ def test_a_network_whose_last_tap_goes_loses_its_bridge_and_vxlan_device() -> No
     del host.state[tap]
     assert agent.run_once()["down"] == [PORT[:11]]
     assert "brq" + NET[:11] not in host.state and "vxlan-1001" not in host.state
+
+
+def test_a_vxlan_group_carries_floods_by_multicast_and_macs_are_learned() -> None:
+    tap = "tap" + PORT[:11]
+    host, server = FakeHost(tap), FakeServer()
+    _agent(host, server, l2pop=False, group="239.1.1.1").run_once()
+    vni, local_ip, _port, group, options = host.vxlans["vxlan-1001"]
+    assert (vni, local_ip, group, options["learning"]) == (1001, LOCAL, "239.1.1.1", True)
+    assert host.fdbs["vxlan-1001"] == set()  # no unicast flooding to tunnel_sync's peers
