@@ -11,23 +11,15 @@ from typing import Any, Iterator
 import oslo_messaging
 import pytest
 
-from neutrino.agents.base import Agent
 from neutrino.agents.rpc import PluginApi
 from neutrino.service import make_conf
 from tests.conftest import Client, Server
 from tests.dhcp._agents import DhcpAgent, agent_id, bus, hosting_hosts, network_with_subnet
+from tests.rpc.bus import OvsAgent
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 700:800\n")
 
-
-class OvsAgent(Agent):
-    agent_type = "Open vSwitch agent"
-    binary = "neutrino-openvswitch-agent"
-    topic = "N/A"
-
-    def configurations(self) -> dict[str, Any]:
-        return {"bridge_mappings": {}, "tunnel_types": ["vxlan"]}
 
 
 @pytest.fixture(scope="module")

@@ -97,14 +97,6 @@ class FakeL3Agent(Agent):
         self.server.wait()
 
 
-class OvsAgent(Agent):
-    agent_type = "Open vSwitch agent"
-    binary = "neutron-openvswitch-agent"
-    topic = "N/A"
-
-    def configurations(self) -> dict[str, Any]:
-        return {"bridge_mappings": {}, "tunnel_types": ["vxlan"]}
-
 
 def agent_conf(tmp: Path, vhost: str, host: str, report_interval: float = 0) -> Any:
     path = tmp / f"{host}.conf"

@@ -11,8 +11,8 @@ import pytest
 from tests.api import _helpers as h
 from tests.conftest import Client, Server
 from tests.l3 import _l3
-from tests.l3agent.conftest import (OvsAgent, agent_conf, agent_id, hosts_of,
-                                    start_server)
+from tests.l3agent.conftest import agent_conf, agent_id, hosts_of, start_server
+from tests.rpc.bus import OvsAgent
 
 
 @pytest.fixture(scope="module")

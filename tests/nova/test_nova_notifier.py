@@ -16,7 +16,7 @@ from neutrino.service import make_conf
 from tests.conftest import Client, Server
 from tests.nova.fake_compute import FakeCompute
 from tests.rpc.conftest import vhost  # noqa: F401 - the fixture, reused
-from tests.rpc.test_l2_rpc import OvsAgent, bus
+from tests.rpc.bus import OvsAgent, bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 700:800\n")

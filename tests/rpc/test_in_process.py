@@ -11,7 +11,6 @@ import oslo_messaging
 import pytest
 from falcon import testing
 
-from neutrino.agents.base import Agent
 from neutrino.agents.rpc import PluginApi
 from neutrino.aio.run import rpc_service
 from neutrino.api.app import build_falcon
@@ -19,17 +18,10 @@ from neutrino.db import migrate
 from neutrino.rpc import topics
 from neutrino.rpc.transport import close_in_process, in_process, rpc_transport
 from neutrino.service import build_api, make_conf
+from tests.rpc.bus import OvsAgent
 
 HOST = "aio-host"
 
-
-class OvsAgent(Agent):
-    agent_type = "Open vSwitch agent"
-    binary = "neutrino-openvswitch-agent"
-    topic = "N/A"
-
-    def configurations(self) -> dict[str, Any]:
-        return {"bridge_mappings": {}, "tunnel_types": ["vxlan"]}
 
 
 class PortUpdates:

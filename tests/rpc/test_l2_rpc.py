@@ -9,22 +9,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from neutrino.agents.base import Agent
 from neutrino.agents.rpc import PluginApi
 from tests.conftest import Client, Server
-from tests.rpc.bus import agent_conf, bus
+from tests.rpc.bus import OvsAgent, agent_conf, bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 500:600\n")
 
-
-class OvsAgent(Agent):
-    agent_type = "Open vSwitch agent"
-    binary = "neutrino-openvswitch-agent"
-    topic = "N/A"
-
-    def configurations(self) -> dict[str, Any]:
-        return {"bridge_mappings": {}, "tunnel_types": ["vxlan"]}
 
 
 @pytest.fixture(scope="module")
