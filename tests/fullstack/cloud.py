@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT, Client, Server
-from tests.fullstack.hosts import Fabric, Host, wait_for
+from tests.fullstack.hosts import Fabric, Host, sh, wait_for
 from tests.rpc.bus import bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
@@ -107,3 +107,27 @@ def bound_port(admin: Client, net: dict[str, Any], hostname: str,
 
 def wait_active(admin: Client, port_id: str, timeout: float = 30) -> bool:
     return bool(wait_for(lambda: status_of(admin, port_id) == "ACTIVE", timeout))
+
+
+def add_phys_bridge(host: Host) -> None:
+    """The operator's bridge of ``bridge_mappings`` on ``host`` (physnet1)."""
+    host.vsctl("--may-exist", "add-br", PHYS_BRIDGE, "--", "set", "bridge", PHYS_BRIDGE,
+               "datapath_type=netdev", "fail-mode=secure")
+
+
+def delete_namespace(ns: str) -> None:
+    """A namespace and the processes in it (dnsmasq, proxies, keepalived)."""
+    for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+        sh("kill", "-9", pid, check=False)
+    sh("ip", "netns", "del", ns, check=False)
+
+
+def remove_agent_namespaces(server: Server) -> None:
+    """What the agents leave when a test fails before deleting through the API
+    (killed agents clean nothing): this cloud's qdhcp-/qrouter- namespaces."""
+    admin = Client(server.url, roles="admin")
+    ids = [n["id"] for n in admin.get("/v2.0/networks")[1].get("networks", [])]
+    ids += [r["id"] for r in admin.get("/v2.0/routers")[1].get("routers", [])]
+    for ns in sh("ip", "netns", "list").stdout.split():
+        if ns.startswith(("qdhcp-", "qrouter-")) and ns.split("-", 1)[1] in ids:
+            delete_namespace(ns)

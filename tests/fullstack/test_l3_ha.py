@@ -89,8 +89,7 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
         for x, y in ((a, b), (a, c)):  # a star: a mesh of standalone bridges loops
             fabric.underlay(x, y, LOCAL_IPS[x.name], LOCAL_IPS[y.name])
         for host in hosts.values():
-            host.vsctl("--may-exist", "add-br", cloud.PHYS_BRIDGE, "--", "set", "bridge",
-                       cloud.PHYS_BRIDGE, "datapath_type=netdev", "fail-mode=secure")
+            cloud.add_phys_bridge(host)
         ext_ns = _external_switch(fabric, [a, b])
         for name, host in hosts.items():
             cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
@@ -131,9 +130,7 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
             except Exception:  # noqa: BLE001
                 proc.kill()
         for ns in _router_namespaces(list(hosts.values())):
-            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
-                sh("kill", "-9", pid, check=False)  # keepalived, started by our agents
-            sh("ip", "netns", "del", ns, check=False)
+            cloud.delete_namespace(ns)  # and keepalived, started by our agents
         server.stop()
 
 

@@ -84,8 +84,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         admin = Client(server.url, roles="admin")
         host, peer = fabric.host("m"), fabric.host("p")
         fabric.underlay(host, peer, "10.99.0.5", "10.99.0.6")
-        host.vsctl("--may-exist", "add-br", cloud.PHYS_BRIDGE, "--", "set", "bridge",
-                   cloud.PHYS_BRIDGE, "datapath_type=netdev", "fail-mode=secure")
+        cloud.add_phys_bridge(host)
         cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, "10.99.0.5"))
         state = fabric.public_dir("md-state")  # one state_path: one socket for all
         extras = {"dhcp": "enable_isolated_metadata = true\n", "l3": "",
@@ -99,22 +98,10 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
                             60), (agent_type, _logs(host))
         yield Env(server, admin, fabric, host, backend, state)
     finally:
-        _remove_agent_namespaces(server)
+        cloud.remove_agent_namespaces(server)
         server.stop()
         backend.stop()
 
-
-def _remove_agent_namespaces(server: Server) -> None:
-    """What killed agents leave: this cloud's qdhcp-/qrouter- namespaces and the
-    proxies in them (killed with the namespace's processes)."""
-    admin = Client(server.url, roles="admin")
-    ids = [n["id"] for n in admin.get("/v2.0/networks")[1].get("networks", [])]
-    ids += [r["id"] for r in admin.get("/v2.0/routers")[1].get("routers", [])]
-    for ns in sh("ip", "netns", "list").stdout.split():
-        if ns.startswith(("qdhcp-", "qrouter-")) and ns.split("-", 1)[1] in ids:
-            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
-                sh("kill", "-9", pid, check=False)
-            sh("ip", "netns", "del", ns, check=False)
 
 
 def _logs(host: Host) -> str:

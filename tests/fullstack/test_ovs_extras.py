@@ -42,8 +42,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         hosts = {n: fabric.host(n) for n in LOCAL_IPS}
         fabric.underlay(hosts["1"], hosts["2"], LOCAL_IPS["1"], LOCAL_IPS["2"])
         for host in hosts.values():
-            host.vsctl("--may-exist", "add-br", cloud.PHYS_BRIDGE, "--", "set", "bridge",
-                       cloud.PHYS_BRIDGE, "datapath_type=netdev", "fail-mode=secure")
+            cloud.add_phys_bridge(host)
         for n, host in hosts.items():
             conf = cloud.agent_conf(host, vhost, LOCAL_IPS[n], "openvswitch", AGENT)
             cloud.start_agent(fabric, host, conf)

@@ -69,8 +69,7 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         fabric.underlay(hosts["n"], hosts["1"], LOCAL_IPS["n"], LOCAL_IPS["1"])
         fabric.underlay(hosts["n"], hosts["2"], LOCAL_IPS["n"], LOCAL_IPS["2"])
         for host in hosts.values():  # the operator's bridge of bridge_mappings
-            host.vsctl("--may-exist", "add-br", cloud.PHYS_BRIDGE, "--", "set", "bridge",
-                       cloud.PHYS_BRIDGE, "datapath_type=netdev", "fail-mode=secure")
+            cloud.add_phys_bridge(host)
         ext_ns = _external_host(fabric, hosts["n"])
         for name, host in hosts.items():
             cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
@@ -86,21 +85,9 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
                 agent_type)
         yield Stack(server, admin, fabric, hosts, ext_ns)
     finally:
-        _remove_agent_namespaces(server)
+        cloud.remove_agent_namespaces(server)
         server.stop()
 
-
-def _remove_agent_namespaces(server: Server) -> None:
-    """What the agents leave when a test fails before deleting through the API
-    (killed agents clean nothing): this cloud's qdhcp-/qrouter- namespaces."""
-    admin = Client(server.url, roles="admin")
-    ids = [n["id"] for n in admin.get("/v2.0/networks")[1].get("networks", [])]
-    ids += [r["id"] for r in admin.get("/v2.0/routers")[1].get("routers", [])]
-    for ns in sh("ip", "netns", "list").stdout.split():
-        if ns.startswith(("qdhcp-", "qrouter-")) and ns.split("-", 1)[1] in ids:
-            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
-                sh("kill", "-9", pid, check=False)
-            sh("ip", "netns", "del", ns, check=False)
 
 
 def _log_tail(stack: Stack) -> str:
