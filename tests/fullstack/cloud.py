@@ -131,3 +131,9 @@ def remove_agent_namespaces(server: Server) -> None:
     for ns in sh("ip", "netns", "list").stdout.split():
         if ns.startswith(("qdhcp-", "qrouter-")) and ns.split("-", 1)[1] in ids:
             delete_namespace(ns)
+
+
+def security_group(admin: Client, name: str) -> str:
+    status, body = admin.post("/v2.0/security-groups", {"security_group": {"name": name}})
+    assert status == 201, body
+    return str(body["security_group"]["id"])

@@ -251,6 +251,26 @@ def ping(ns: str, ip: str, tries: int = 5) -> bool:
     return False
 
 
+TCP_PORT = 8080
+
+
+def serve_tcp(fabric: "Fabric", ns: str, port: int = TCP_PORT) -> None:
+    """A TCP server answering "hello" on ``port`` in ``ns`` until the fabric goes."""
+    fabric.procs.append(subprocess.Popen(  # type: ignore[arg-type]
+        ["ip", "netns", "exec", ns, "busybox", "nc", "-ll", "-p", str(port), "-e",
+         "/bin/echo", "hello"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def tcp_answers(ns: str, ip: str, port: int = TCP_PORT) -> bool:
+    """Whether a connection from ``ns`` to ``ip:port`` gets ``serve_tcp``'s answer."""
+    try:
+        out = sh("ip", "netns", "exec", ns, "busybox", "nc", "-w", "2", ip, str(port),
+                 check=False, timeout=6).stdout
+    except subprocess.TimeoutExpired:
+        return False
+    return "hello" in out
+
+
 def wait_for(predicate: Any, timeout: float = 30, interval: float = 0.2) -> Any:
     deadline = time.monotonic() + timeout
     while True:

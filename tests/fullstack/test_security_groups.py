@@ -7,7 +7,6 @@ security-group fanouts to the agents are exercised too.
 """
 from __future__ import annotations
 
-import subprocess
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -16,11 +15,11 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, wait_for
+from tests.fullstack.hosts import (TCP_PORT, Fabric, Host, needs_ovs, ping, serve_tcp, sh,
+                                   tcp_answers, wait_for)
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"1": "10.99.0.1", "2": "10.99.0.2"}
-TCP_PORT = 8080
 
 
 @dataclass
@@ -68,12 +67,6 @@ def _ip(port: dict[str, Any]) -> str:
     return port["fixed_ips"][0]["ip_address"]
 
 
-def _group(env: Cloud, name: str) -> str:
-    status, body = env.admin.post("/v2.0/security-groups",
-                                  {"security_group": {"name": name}})
-    assert status == 201, body
-    return body["security_group"]["id"]
-
 
 def _rule(env: Cloud, group: str, **rule: Any) -> None:
     status, body = env.admin.post("/v2.0/security-group-rules", {"security_group_rule": {
@@ -81,21 +74,6 @@ def _rule(env: Cloud, group: str, **rule: Any) -> None:
     assert status == 201, body
 
 
-def _serve_tcp(env: Cloud, ns: str) -> None:
-    """A TCP server answering "hello" on TCP_PORT in ``ns`` until the fabric goes."""
-    proc = subprocess.Popen(["ip", "netns", "exec", ns, "busybox", "nc", "-ll", "-p",
-                             str(TCP_PORT), "-e", "/bin/echo", "hello"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env.fabric.procs.append(proc)  # type: ignore[arg-type]
-
-
-def _tcp(ns: str, ip: str) -> bool:
-    try:
-        out = sh("ip", "netns", "exec", ns, "busybox", "nc", "-w", "2", ip, str(TCP_PORT),
-                 check=False, timeout=6).stdout
-    except subprocess.TimeoutExpired:
-        return False
-    return "hello" in out
 
 
 def test_default_group_lets_instances_of_the_project_ping_each_other(
@@ -109,20 +87,21 @@ def test_default_group_lets_instances_of_the_project_ping_each_other(
 
 
 def test_tcp_is_blocked_until_a_rule_allows_it(env: Cloud, net: dict[str, Any]) -> None:
-    web = _group(env, "fs-web")  # egress only, no ingress
+    web = cloud.security_group(env.admin, "fs-web")  # egress only, no ingress
     server, vm_s = _instance(env, net, "2", "w1", security_groups=[web])
     _, vm_c = _instance(env, net, "1", "w2")
-    _serve_tcp(env, vm_s)
-    assert not _tcp(vm_c, _ip(server))
+    serve_tcp(env.fabric, vm_s)
+    assert not tcp_answers(vm_c, _ip(server))
     assert not ping(vm_c, _ip(server), tries=2)
     _rule(env, web, protocol="tcp", port_range_min=TCP_PORT, port_range_max=TCP_PORT)
-    assert wait_for(lambda: _tcp(vm_c, _ip(server)), 30)
+    assert wait_for(lambda: tcp_answers(vm_c, _ip(server)), 30)
     assert not ping(vm_c, _ip(server), tries=2)  # only that port was opened
 
 
 def test_remote_group_rule_admits_its_members_including_later_ones(
         env: Cloud, net: dict[str, Any]) -> None:
-    guarded, friends = _group(env, "fs-guarded"), _group(env, "fs-friends")
+    guarded = cloud.security_group(env.admin, "fs-guarded")
+    friends = cloud.security_group(env.admin, "fs-friends")
     _rule(env, guarded, protocol="icmp", remote_group_id=friends)
     target, _ = _instance(env, net, "2", "g1", security_groups=[guarded])
     _, vm_f = _instance(env, net, "1", "g2", security_groups=[friends])

@@ -24,7 +24,8 @@ from typing import Any, Iterator
 import pytest
 
 from tests.conftest import ROOT, Client, Server
-from tests.fullstack.hosts import Fabric, ping, sh, wait_for
+from tests.fullstack import cloud
+from tests.fullstack.hosts import TCP_PORT, Fabric, ping, serve_tcp, sh, tcp_answers, wait_for
 from tests.rpc.bus import bus
 from tests.rpc.conftest import vhost  # noqa: F401 - a RabbitMQ vhost per module
 
@@ -32,7 +33,6 @@ UNDERLAY = {"1": "10.98.0.1", "2": "10.98.0.2"}
 ML2 = ("[ml2]\ntype_drivers = flat,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = linuxbridge,l2population\nextension_drivers = port_security\n"
        "[ml2_type_vxlan]\nvni_ranges = 2000:2100\n[ml2_type_flat]\nflat_networks = physnet1\n")
-TCP_PORT = 8080
 
 
 def _missing() -> str | None:
@@ -163,25 +163,7 @@ def _brq(net: dict[str, Any]) -> str:
     return f"brq{net['id'][:11]}"
 
 
-def _group(env: Cloud, name: str) -> str:
-    status, body = env.admin.post("/v2.0/security-groups", {"security_group": {"name": name}})
-    assert status == 201, body
-    return str(body["security_group"]["id"])
 
-
-def _serve_tcp(env: Cloud, ns: str) -> None:
-    env.fabric.procs.append(subprocess.Popen(  # type: ignore[arg-type]
-        ["ip", "netns", "exec", ns, "busybox", "nc", "-ll", "-p", str(TCP_PORT), "-e",
-         "/bin/echo", "hello"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-
-
-def _tcp(ns: str, ip: str) -> bool:
-    try:
-        out = sh("ip", "netns", "exec", ns, "busybox", "nc", "-w", "2", ip, str(TCP_PORT),
-                 check=False, timeout=6).stdout
-    except subprocess.TimeoutExpired:
-        return False
-    return "hello" in out
 
 
 @pytest.fixture(scope="module")
@@ -213,16 +195,16 @@ def test_a_flat_network_bridges_the_mapped_physical_interface(env: Cloud) -> Non
 
 
 def test_tcp_is_blocked_until_a_rule_allows_it(env: Cloud, vxnet: dict[str, Any]) -> None:
-    web = _group(env, "lb-web")  # egress only, no ingress
+    web = cloud.security_group(env.admin, "lb-web")  # egress only, no ingress
     server, vm_s = _instance(env, vxnet, "2", "w1", security_groups=[web])
     _, vm_c = _instance(env, vxnet, "1", "w2")
-    _serve_tcp(env, vm_s)
-    assert not _tcp(vm_c, _ip(server))
+    serve_tcp(env.fabric, vm_s)
+    assert not tcp_answers(vm_c, _ip(server))
     status, body = env.admin.post("/v2.0/security-group-rules", {"security_group_rule": {
         "security_group_id": web, "direction": "ingress", "ethertype": "IPv4",
         "protocol": "tcp", "port_range_min": TCP_PORT, "port_range_max": TCP_PORT}})
     assert status == 201, body
-    assert wait_for(lambda: _tcp(vm_c, _ip(server)), 30)
+    assert wait_for(lambda: tcp_answers(vm_c, _ip(server)), 30)
     assert not ping(vm_c, _ip(server), tries=2)  # only that port was opened
 
 
@@ -238,7 +220,7 @@ def test_port_security_off_lets_a_spoofed_source_through_and_on_blocks_it(
         return any(sh("ip", "netns", "exec", vm, "ping", "-c1", "-W1", "-I", spoofed,
                       _ip(target), check=False).returncode == 0 for _ in range(tries))
     assert spoofed_ping()
-    egress_only = _group(env, "lb-egress")  # a new group lets everything out
+    egress_only = cloud.security_group(env.admin, "lb-egress")  # a new group lets everything out
     status, body = env.admin.put(f"/v2.0/ports/{sender['id']}", {"port": {
         "port_security_enabled": True, "security_groups": [egress_only]}})
     assert status == 200, body
