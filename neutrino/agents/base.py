@@ -108,8 +108,12 @@ class Agent(abc.ABC):
             return
 
         def loop() -> None:
+            # Until the server has answered once, attempts are short: a report
+            # sent before the server's consumers are bound is dropped by the
+            # broker and would otherwise hold the agent unregistered for the
+            # whole RPC response timeout.
             while not self._stop.is_set():
-                self.report_state()
+                self.report_state(timeout=5.0 if self._start_flag else None)
                 self._stop.wait(interval)
         self._thread = threading.Thread(target=loop, name="state-report", daemon=True)
         self._thread.start()

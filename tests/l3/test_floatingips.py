@@ -185,7 +185,10 @@ def test_projects_see_their_own_floating_ips_admins_all(admin, member, other, to
     assert {mine["id"], theirs["id"], admins["id"]} <= listed
     # admin creates one for a project, with the address it wants
     project = member.session.headers["X-Project-Id"]
-    wanted = topology["ext_sub"]["cidr"].replace("0/24", "200")
+    taken = {ip["ip_address"] for p in admin.get(f"/v2.0/ports?network_id={net['id']}")[1][
+        "ports"] for ip in p["fixed_ips"]}
+    wanted = next(a for a in (topology["ext_sub"]["cidr"].replace("0/24", str(n))
+                              for n in range(200, 254)) if a not in taken)
     made = l3.floatingip(admin, net["id"], project_id=project, port_id=topology["port"]["id"],
                          floating_ip_address=wanted)
     assert made["project_id"] == project and made["floating_ip_address"] == wanted

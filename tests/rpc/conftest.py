@@ -1,6 +1,7 @@
 """A RabbitMQ virtual host of its own for each test module, on the machine's broker."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import uuid
 from typing import Iterator
@@ -12,8 +13,9 @@ def _ctl(*args: str) -> None:
     subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
 
 
-@pytest.fixture(scope="module")
-def vhost() -> Iterator[str]:
+@contextlib.contextmanager
+def fresh_vhost() -> Iterator[str]:
+    """A virtual host nobody else uses, deleted afterwards."""
     name = f"neutrino_t_{uuid.uuid4().hex[:10]}"
     _ctl("add_vhost", name)
     try:
@@ -21,3 +23,9 @@ def vhost() -> Iterator[str]:
         yield name
     finally:
         _ctl("delete_vhost", name)
+
+
+@pytest.fixture(scope="module")
+def vhost() -> Iterator[str]:
+    with fresh_vhost() as name:
+        yield name

@@ -10,6 +10,7 @@ import pytest
 from neutrino.agents.base import Agent
 from tests.conftest import Client, Server
 from tests.rpc.bus import agent_conf, bus
+from tests.rpc.conftest import fresh_vhost
 
 DOWN_TIME = 3
 
@@ -105,6 +106,34 @@ def test_an_agent_that_stops_reporting_goes_dead_and_revives_when_it_reports(
         finally:
             restarted.stop()
         assert shown(admin, "host-c")["alive"] is True
+    finally:
+        agent.stop()
+
+
+def test_an_agent_started_before_its_server_registers_once_the_server_is_up(
+        tmp_path: Path) -> None:
+    """The broker drops reports sent before the server's consumers exist; the
+    report loop retries short attempts instead of waiting out the 60 s RPC
+    response timeout before it tries again."""
+    with fresh_vhost() as vhost:  # the module's server must not be listening on it
+        _agent_before_server(tmp_path, vhost)
+
+
+def _agent_before_server(tmp_path: Path, vhost: str) -> None:
+    conf = agent_conf(tmp_path, vhost, "host-early",
+                      "[AGENT]\nreport_interval = 0.5\n[DEFAULT]\nrpc_response_timeout = 60\n")
+    agent = RecordingAgent(conf)
+    agent.start_reporting()
+    try:
+        time.sleep(1)  # the first report is sent and lost
+        (tmp_path / "late").mkdir()
+        late = Server(tmp_path / "late", extra=f"transport_url = {bus(vhost)}\n").start()
+        try:
+            row = wait_for(lambda: shown(Client(late.url, roles="admin"), "host-early"),
+                           timeout=40)
+            assert row["alive"] is True
+        finally:
+            late.stop()
     finally:
         agent.stop()
 
