@@ -18,6 +18,7 @@ from typing import Any, Callable
 from oslo_config import cfg
 
 from neutrino.rpc import topics
+from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
 
 LOG = logging.getLogger(__name__)
@@ -132,10 +133,7 @@ class Agent(abc.ABC):
 
     def stop_listening(self) -> None:
         servers, self._servers = self._servers, []
-        for server in servers:
-            server.stop()
-        for server in servers:
-            server.wait()
+        stop_all(servers)
         if self._server_transport is not None:
             self._server_transport.cleanup()
             self._server_transport = None

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from oslo_config import cfg
 
 from neutrino.rpc import topics
+from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
 
 LOG = logging.getLogger(__name__)
@@ -62,10 +63,7 @@ class RpcService:
 
     def stop(self) -> None:
         self.done.set()
-        for server in self.servers:
-            server.stop()
-        for server in self.servers:
-            server.wait()
+        stop_all(self.servers)
         self.servers = []
 
 

@@ -2,6 +2,7 @@
 it, and recording agents on named hosts."""
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -45,8 +46,11 @@ def agents(vhost: str, tmp_path: Path) -> Iterator[Callable[..., RecordingAgent]
         agent.start()
         return agent
     yield start
-    for agent in started:
-        agent.stop()
+    stoppers = [threading.Thread(target=agent.stop) for agent in started]
+    for stopper in stoppers:  # each waits for its idle listeners: together
+        stopper.start()
+    for stopper in stoppers:
+        stopper.join()
 
 
 def wait(predicate: Callable[[], Any], timeout: float = 20) -> Any:

@@ -12,6 +12,7 @@ import oslo_messaging
 from neutrino.agents.base import Agent
 from neutrino.agents.rpc import PluginApi
 from neutrino.rpc import topics
+from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
 from neutrino.service import make_conf
 
@@ -76,10 +77,7 @@ class RecordingAgent(Agent):
         return [kwargs for name, kwargs in list(self.calls) if name == method]
 
     def stop(self) -> None:
-        for server in self.servers:
-            server.stop()
-        for server in self.servers:
-            server.wait()
+        stop_all(self.servers)
         if self.servers:
             self.servers[0].transport.cleanup()
         if self.api is not None:

@@ -165,6 +165,8 @@ def test_state_reports_put_nothing_on_the_bus_for_other_agents(
     listener, reporter = agents(tunneling_ip="192.0.2.21"), agents(tunneling_ip="192.0.2.22")
     net = network(admin)
     sentinel = port(admin, net, **{"binding:host_id": listener.host})
+    # the port's creation casts its group's member update: let it land first
+    assert wait(lambda: listener.of("security_groups_member_updated")), listener.calls
     listener.calls.clear()
     answers = {reporter.report_state() for _ in range(REPORTS)}
     assert answers == {"alive"}

@@ -118,13 +118,7 @@ class Fabric:
             host.vsctl("add-port", bridge, end)
 
     def destroy(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        terminate_all(self.procs)
         for host in self.hosts:
             host.stop_ovs()
         for ns in reversed(self.namespaces):
@@ -137,6 +131,22 @@ class Fabric:
             sh("ip", "netns", "del", ns, check=False)
         for path in self.dirs:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def terminate_all(procs: list[subprocess.Popen[bytes]], grace: float = 10) -> None:
+    """SIGTERM every process still running, then give them ``grace`` seconds
+    together (an agent takes seconds to wind down its RPC servers) before
+    SIGKILL."""
+    running = [proc for proc in procs if proc.poll() is None]
+    for proc in running:
+        proc.terminate()
+    deadline = time.monotonic() + grace
+    for proc in running:
+        try:
+            proc.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class Host:

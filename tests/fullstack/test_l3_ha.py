@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, wait_for
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, terminate_all, wait_for
 from tests.rpc.bus import bus
 
 pytestmark = needs_ovs()
@@ -123,12 +123,7 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
         sh("ip", "-n", vm, "route", "replace", "default", "via", "10.101.1.1")
         yield Cloud(admin, fabric, hosts, ext_ns, router, vm)
     finally:
-        for proc in l3_procs:  # then nothing puts the routers back
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except Exception:  # noqa: BLE001
-                proc.kill()
+        terminate_all(l3_procs)  # then nothing puts the routers back
         for ns in _router_namespaces(list(hosts.values())):
             cloud.delete_namespace(ns)  # and keepalived, started by our agents
         server.stop()

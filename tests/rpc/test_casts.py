@@ -10,6 +10,7 @@ import oslo_messaging
 import pytest
 
 from neutrino.rpc.casts import Casts
+from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
 from tests.rpc.bus import agent_conf
 
@@ -39,9 +40,7 @@ def agents(tmp_path: Path, vhost: str) -> Iterator[dict[str, Recorder]]:
         recorders[host], servers = recorder, servers + [server]
     time.sleep(0.5)  # let the consumers bind their queues
     yield recorders
-    for server in servers:
-        server.stop()
-        server.wait()
+    stop_all(servers)
         server.transport.cleanup()
 
 

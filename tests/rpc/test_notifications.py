@@ -96,14 +96,24 @@ def test_bulk_create_emits_one_end_event_per_item(notifying_server: Server, bus:
     assert len(_events(messages, "network.create.start")) == 1
 
 
-def test_a_failed_create_sends_start_but_no_end(notifying_server: Server, bus: Bus) -> None:
+def test_a_create_the_plugin_refuses_sends_start_but_no_end(
+        notifying_server: Server, bus: Bus) -> None:
+    """As upstream's hooks: a request refused before the notifier hook (an
+    unknown network: 404 in ownership validation) sends nothing; one the
+    plugin refuses (an address already taken: 409) sends start only."""
     client = Client(notifying_server.url, uuid.uuid4().hex, "member")
-    status, _ = client.post("/v2.0/ports", {"port": {"network_id": str(uuid.uuid4())}})
-    assert status == 404
-    assert client.post("/v2.0/networks", {"network": {"name": "marker"}})[0] == 201
-    messages = bus.drain(3)
-    assert not _events(messages, "port.create.end")
-    assert _events(messages, "network.create.end")
+    missing = str(uuid.uuid4())
+    assert client.post("/v2.0/ports", {"port": {"network_id": missing}})[0] == 404
+    net = client.post("/v2.0/networks", {"network": {"name": "refusing"}})[1]["network"]
+    assert client.post("/v2.0/subnets", {"subnet": {
+        "network_id": net["id"], "ip_version": 4, "cidr": "10.77.0.0/24"}})[0] == 201
+    taken = {"network_id": net["id"], "fixed_ips": [{"ip_address": "10.77.0.50"}]}
+    assert client.post("/v2.0/ports", {"port": taken})[0] == 201
+    assert client.post("/v2.0/ports", {"port": taken})[0] == 409
+    messages = bus.drain(7)
+    starts = _events(messages, "port.create.start")
+    assert [m["payload"]["port"]["network_id"] for m in starts] == [net["id"], net["id"]]
+    assert len(_events(messages, "port.create.end")) == 1
 
 
 def test_security_groups_and_rules_emit_their_events(notifying_server: Server, bus: Bus) -> None:
