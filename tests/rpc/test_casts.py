@@ -41,6 +41,7 @@ def agents(tmp_path: Path, vhost: str) -> Iterator[dict[str, Recorder]]:
     time.sleep(0.5)  # let the consumers bind their queues
     yield recorders
     stop_all(servers)
+    for server in servers:
         server.transport.cleanup()
 
 
