@@ -56,6 +56,7 @@ class PortSecurityDriver(ExtensionDriver):
                 raise AddressPairAndPortSecurityRequired()
             conn.execute(sa.insert(t.port_port_security).values(
                 port_id=resource_id, port_security_enabled=enabled))
+            data[ATTR] = enabled  # resolved: the drivers after this one need not read it back
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
                        data: dict[str, Any], resource_id: str) -> None:

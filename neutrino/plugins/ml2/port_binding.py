@@ -46,6 +46,7 @@ PROFILE = "binding:profile"
 VIF_TYPE = "binding:vif_type"
 VIF_DETAILS = "binding:vif_details"
 REQUESTED = {HOST: "host", VNIC: "vnic_type", PROFILE: "profile"}
+BINDING_KEYS = (HOST, VNIC, PROFILE, VIF_TYPE, VIF_DETAILS)
 
 # load(conn, plural, id) -> the resource's API dict, with extension attributes
 Loader = Callable[[Connection, str, str], dict[str, Any]]
@@ -238,12 +239,20 @@ class PortBinding(ExtensionDriver):
         network_id = current["network_id"]
         network = NetworkContext({"id": network_id},
                                  segments=segments_db.dicts_of_network(conn, network_id))
-        row = self._row(conn, current["id"])
-        binding = {"host": row.host, "vnic_type": row.vnic_type,
-                   "profile": _json(row.profile), "vif_type": row.vif_type,
-                   "vif_details": _json(row.vif_details)}
-        levels = list(conn.execute(sa.select(L).where(L.c.port_id == current["id"])
-                                   .order_by(L.c.level)))
+        if all(key in current for key in BINDING_KEYS):
+            # ``current`` was just loaded with its binding (``extend``): no second read
+            binding = {"host": current[HOST], "vnic_type": current[VNIC],
+                       "profile": dict(current[PROFILE] or {}), "vif_type": current[VIF_TYPE],
+                       "vif_details": dict(current[VIF_DETAILS] or {})}
+        else:
+            row = self._row(conn, current["id"])
+            binding = {"host": row.host, "vnic_type": row.vnic_type,
+                       "profile": _json(row.profile), "vif_type": row.vif_type,
+                       "vif_details": _json(row.vif_details)}
+        # Levels are written only with a successful binding and deleted before
+        # the vif_type goes back to unbound: an unbound or failed port has none.
+        levels = [] if binding["vif_type"] in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED) else list(
+            conn.execute(sa.select(L).where(L.c.port_id == current["id"]).order_by(L.c.level)))
         segs = segments_db.dicts_by_id(conn, [lv.segment_id for lv in levels])
         bound = [{"level": lv.level, "driver": lv.driver,
                   "bound_segment": segs.get(lv.segment_id)} for lv in levels]

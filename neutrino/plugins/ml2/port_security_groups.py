@@ -31,6 +31,7 @@ from neutrino.resources import security_groups as res
 from neutrino.resources.attributes import AUTO, Attribute
 
 ATTR = "security_groups"
+PORT_SECURITY = "port_security_enabled"
 B = t.securitygroupportbindings
 
 
@@ -61,7 +62,8 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         if plural != "ports":
             return
         requested = data.get(ATTR, AUTO)
-        if not _port_security(conn, resource_id):
+        enabled = data.get(PORT_SECURITY)  # as the port_security driver resolved it
+        if not (_port_security(conn, resource_id) if enabled is None else enabled):
             if requested is not AUTO and requested:
                 raise errors.PortSecurityAndIPRequiredForSecurityGroups()
             return
