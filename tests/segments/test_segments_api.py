@@ -155,16 +155,16 @@ def test_deleting_a_network_deletes_its_segments_and_frees_their_ids(admin: Clie
 
 def test_segments_filter_and_sort_as_upstream(admin: Client) -> None:
     net = vlan_network(admin)
-    add_segment(admin, net["id"], "physnet2", segmentation_id=240, name="b")
-    add_segment(admin, net["id"], "physnet2", segmentation_id=230, name="a")
+    add_segment(admin, net["id"], "physnet2", segmentation_id=3240, name="b")
+    add_segment(admin, net["id"], "physnet2", segmentation_id=3230, name="a")
     status, body = admin.get(f"/v2.0/segments?network_id={net['id']}&physical_network="
                              f"physnet2&sort_key=segmentation_id&sort_dir=asc")
     assert status == 200
-    assert [s["segmentation_id"] for s in body["segments"]] == [230, 240]
+    assert [s["segmentation_id"] for s in body["segments"]] == [3230, 3240]
     status, body = admin.get(f"/v2.0/segments?network_id={net['id']}&name=b&fields=name")
     assert body == {"segments": [{"name": "b"}]}
     # segmentation_id sorts but does not filter, as upstream.
-    assert error(admin.get("/v2.0/segments?segmentation_id=240"), 400, "HTTPBadRequest")
+    assert error(admin.get("/v2.0/segments?segmentation_id=3240"), 400, "HTTPBadRequest")
 
 
 def test_extensions_are_listed_with_upstreams_descriptors(admin: Client) -> None:

@@ -90,8 +90,10 @@ class _Backend(BindingBackend):
 
     def __init__(self, conn: Connection, types: TypeManager, down_time: int) -> None:
         self.conn, self.types, self.down_time = conn, types, down_time
+        self.allocated = False  # a driver took a dynamic segment while binding
 
     def allocate_dynamic_segment(self, network_id: str, segment: SegmentDict) -> SegmentDict:
+        self.allocated = True
         return self.types.allocate_dynamic_segment(self.conn, network_id, segment)
 
     def release_dynamic_segment(self, segment_id: str) -> None:
@@ -141,7 +143,7 @@ class PortBinding(ExtensionDriver):
             profile=json.dumps(data.get(PROFILE) or {}), vif_type=VIF_TYPE_UNBOUND,
             vif_details=""))
         if host:
-            self.bind(conn, resource_id)
+            self.bind(conn, resource_id, fresh=True)
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
                        data: dict[str, Any], resource_id: str) -> None:
@@ -178,9 +180,11 @@ class PortBinding(ExtensionDriver):
 
     # -- binding ----------------------------------------------------------------------
 
-    def bind(self, conn: Connection, port_id: str) -> None:
-        """Ask the drivers, level by level, and store what they decided."""
-        self.unbind(conn, port_id, keep_vif=True)
+    def bind(self, conn: Connection, port_id: str, fresh: bool = False) -> None:
+        """Ask the drivers, level by level, and store what they decided.
+        ``fresh``: the port is being created here and has no levels or blocks yet."""
+        if not fresh:
+            self.unbind(conn, port_id, keep_vif=True)
         context = self.port_context(conn, self.load(conn, "ports", port_id), backend=True)
         bound = self.mech.bind_port(context)
         if bound and context._result is not None:
@@ -197,7 +201,7 @@ class PortBinding(ExtensionDriver):
                              .values(status=status))
             else:
                 # DOWN until the host's L2 agent reports the device up.
-                provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY)
+                provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY, fresh=fresh)
                 conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
                              .values(status="DOWN"))
         else:
@@ -206,8 +210,9 @@ class PortBinding(ExtensionDriver):
             vif_type, details = VIF_TYPE_BINDING_FAILED, {}
         # Levels tried and abandoned may have taken dynamic segments: give
         # back every dynamic segment of the network that no binding uses.
-        self._release_unused(conn, [s["id"] for s in segments_db.dicts_of_network(
-            conn, context.current["network_id"], dynamic=True)])
+        if context._backend is not None and context._backend.allocated:
+            self._release_unused(conn, [s["id"] for s in segments_db.dicts_of_network(
+                conn, context.current["network_id"], dynamic=True)])
         conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
             vif_type=vif_type, vif_details=json.dumps(details) if details else ""))
 
@@ -253,7 +258,9 @@ class PortBinding(ExtensionDriver):
         # the vif_type goes back to unbound: an unbound or failed port has none.
         levels = [] if binding["vif_type"] in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED) else list(
             conn.execute(sa.select(L).where(L.c.port_id == current["id"]).order_by(L.c.level)))
-        segs = segments_db.dicts_by_id(conn, [lv.segment_id for lv in levels])
+        known = {s["id"]: s for s in network.network_segments}
+        segs = known if all(lv.segment_id in known for lv in levels) else \
+            segments_db.dicts_by_id(conn, [lv.segment_id for lv in levels])
         bound = [{"level": lv.level, "driver": lv.driver,
                   "bound_segment": segs.get(lv.segment_id)} for lv in levels]
         be = _Backend(conn, self.types, self.conf.agent_down_time) if backend else None

@@ -21,8 +21,12 @@ DHCP_ENTITY = "DHCP"
 P = t.provisioningblocks.c
 
 
-def add(conn: Connection, port_id: str, entity: str) -> None:
-    """Block ``port_id`` on ``entity`` (idempotent)."""
+def add(conn: Connection, port_id: str, entity: str, fresh: bool = False) -> None:
+    """Block ``port_id`` on ``entity`` (idempotent). ``fresh``: the port is
+    being created in this transaction, so nobody else can have blocked it."""
+    if fresh:
+        conn.execute(sa.insert(t.provisioningblocks).values(port_id=port_id, entity=entity))
+        return
     if conn.execute(sa.select(P.port_id).where(P.port_id == port_id,
                                                P.entity == entity)).first():
         return
