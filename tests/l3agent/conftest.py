@@ -78,12 +78,10 @@ class FakeL3Agent(Agent):
         super().__init__(conf)
         self.mode = mode
         self.recorder = Recorder()
-        self.server = oslo_messaging.get_rpc_server(
-            rpc_transport(conf), oslo_messaging.Target(topic="l3_agent", server=self.host),
-            [self.recorder], executor="threading")
-        self.server.start()
+        self.listen("l3_agent", [self.recorder])
+        self.plugin_transport = rpc_transport(conf)
         self.plugin = oslo_messaging.get_rpc_client(
-            rpc_transport(conf), oslo_messaging.Target(topic="q-l3-plugin", version="1.0"))
+            self.plugin_transport, oslo_messaging.Target(topic="q-l3-plugin", version="1.0"))
 
     def configurations(self) -> dict[str, Any]:
         return {"agent_mode": self.mode, "handle_internal_only_routers": True}
@@ -92,9 +90,10 @@ class FakeL3Agent(Agent):
         return self.plugin.prepare(timeout=30).call({}, method, **kwargs)
 
     def close(self) -> None:
+        """Stop reporting and listening and close both connections: one left
+        open retries in a loop once the module's vhost is deleted."""
         self.stop()
-        self.server.stop()
-        self.server.wait()
+        self.plugin_transport.cleanup()
 
 
 

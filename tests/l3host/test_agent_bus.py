@@ -83,6 +83,7 @@ def fake_l3_plugin(vhost: str, tmp_path: Path) -> Iterator[RecordingL3Plugin]:  
     yield endpoint
     server.stop()
     server.wait()
+    server.transport.cleanup()
 
 
 def test_plugin_api_calls_use_upstream_names_and_arguments(
