@@ -44,8 +44,12 @@ def make_engine(url: str) -> Engine:
     url = normalise_url(url)
     if url.startswith("sqlite"):
         return _sqlite_engine(url)
+    # Every use of a connection ends its transaction (``Database.reader`` and
+    # ``writer`` commit or roll back, and a closed Connection rolls back what
+    # is left), so the pool's own ROLLBACK on return would be one more round
+    # trip per checkout for nothing.
     kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10,
-                              "max_overflow": 20}
+                              "max_overflow": 20, "pool_reset_on_return": None}
     if url.startswith("mysql"):
         kwargs["isolation_level"] = "READ COMMITTED"
         if "charset=" not in url:
