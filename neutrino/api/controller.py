@@ -198,7 +198,12 @@ class Member:
         self.api, self.rdef = api, rdef
 
     def _visible(self, ctx: Context, rid: str, targets: Targets,
-                 pid: str | None = None, shaper: Shaper | None = None) -> dict[str, Any]:
+                 pid: str | None = None) -> dict[str, Any]:
+        return self._find(ctx, rid, targets, pid)[0]
+
+    def _find(self, ctx: Context, rid: str, targets: Targets,
+              pid: str | None = None) -> tuple[dict[str, Any], Shaper]:
+        """The item the caller may see, and the shaper that decided it."""
         under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
         try:
             item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
@@ -211,19 +216,19 @@ class Member:
         # The shaper's view of ``get_<resource>`` builds the full target (the
         # network's owner and sharing: one more read) only when the caller's
         # rules still depend on it; an admin's never do.
-        shaper = shaper or Shaper(self.api, self.rdef, ctx, targets)
+        # (built after ``within_parent``: a parent's owner is part of the target)
+        shaper = Shaper(self.api, self.rdef, ctx, targets)
         if not shaper.visible(item):
             raise not_found_for(self.rdef, rid, pid)
         self.api.extend(ctx, self.rdef.plural, [item])
-        return item
+        return item, shaper
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, rid: str,
                pid: str | None = None) -> None:
         ctx: Context = req.context.neutron
         targets = Targets(self.api.plugin, ctx)
         ctx.fields = [f for f in params_of(req).get("fields", []) if f] or None
-        shaper = Shaper(self.api, self.rdef, ctx, targets)
-        item = self._visible(ctx, rid, targets, pid, shaper)
+        item, shaper = self._find(ctx, rid, targets, pid)
         fields = ctx.fields
         payload = {self.rdef.singular: shaper.shape(item, fields)}
         self.api.hooks_response(ctx, "GET", self.rdef.plural, payload)
