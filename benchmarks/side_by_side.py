@@ -201,9 +201,11 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
         "thread each); noauth; VXLAN project networks. "
         f"{args.count} requests per row, at least {args.list_size} ports while listing.",
         "",
-        f"Load average (1/5/15 min) before: {fmt(load[0])}; after: {fmt(load[1])}. Other "
-        "work ran on the machine; ratios from one run are the comparable figures, the "
-        "absolute numbers move with the load.",
+        f"Load average (1/5/15 min) before: {fmt(load[0])}; after: {fmt(load[1])}. "
+        + ("Other work ran on the machine (the load exceeded its cores); " if
+           max(load[0][0], load[1][0]) > (os.cpu_count() or 1) else "")
+        + "ratios from one run are the comparable figures, the absolute numbers move "
+        "with the load.",
         "",
         *[f"**{name}'s api_bench run ended with status {run['exit_status']}** (1: some "
           "requests failed, 2: a phase aborted, e.g. an untimed bulk create past its "
