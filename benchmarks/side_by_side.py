@@ -202,9 +202,9 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
         f"{args.count} requests per row, at least {args.list_size} ports while listing.",
         "",
         f"Load average (1/5/15 min) before: {fmt(load[0])}; after: {fmt(load[1])}. "
-        + ("Other work ran on the machine (the load exceeded its cores); " if
-           max(load[0][0], load[1][0]) > (os.cpu_count() or 1) else "")
-        + "ratios from one run are the comparable figures, the absolute numbers move "
+        + ("Other work ran on the machine (the load exceeded its cores); ratios" if
+           max(load[0][0], load[1][0]) > (os.cpu_count() or 1) else "Ratios")
+        + " from one run are the comparable figures, the absolute numbers move "
         "with the load.",
         "",
         *[f"**{name}'s api_bench run ended with status {run['exit_status']}** (1: some "
