@@ -23,6 +23,10 @@ from neutrino.rpc.transport import rpc_transport
 
 LOG = logging.getLogger(__name__)
 
+# Seconds a report waits for its answer until the server has answered once: one
+# sent before the server's consumers are bound is dropped by the broker.
+FIRST_REPORT_TIMEOUT = 5.0
+
 AGENT_OPTS = [
     cfg.FloatOpt("report_interval", default=30, min=0,
                  help="Seconds between state reports to the server; 0 disables them "
@@ -87,7 +91,7 @@ class Agent(abc.ABC):
         self._start_flag = False
         return answer
 
-    def register(self, within: float = 120.0, attempt: float = 5.0) -> str:
+    def register(self, within: float = 120.0, attempt: float = FIRST_REPORT_TIMEOUT) -> str:
         """Report until the server answers, so the agent exists before it is used.
 
         A report sent before the server's RPC consumers are bound is dropped by
@@ -114,7 +118,7 @@ class Agent(abc.ABC):
             # broker and would otherwise hold the agent unregistered for the
             # whole RPC response timeout.
             while not self._stop.is_set():
-                self.report_state(timeout=5.0 if self._start_flag else None)
+                self.report_state(timeout=FIRST_REPORT_TIMEOUT if self._start_flag else None)
                 self._stop.wait(interval)
         self._thread = threading.Thread(target=loop, name="state-report", daemon=True)
         self._thread.start()
@@ -140,6 +144,11 @@ class Agent(abc.ABC):
 
     def stop(self) -> None:
         self.stop_listening()
+        self.stop_reporting()
+
+    def stop_reporting(self) -> None:
+        """No more heartbeats (the server will see the agent die); what it
+        serves through ``listen`` goes on until ``stop_listening``."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10)

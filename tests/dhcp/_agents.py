@@ -13,7 +13,6 @@ import oslo_messaging
 
 from neutrino.agents.base import Agent
 from neutrino.agents.dhcp_rpc import DhcpPluginApi
-from neutrino.rpc.transport import rpc_transport
 from neutrino.service import make_conf
 from tests.conftest import Client
 
@@ -73,7 +72,6 @@ class DhcpAgent(Agent):
         super().__init__(make_conf(["--config-file", str(conf_file)]))
         self.networks = networks
         self.recorder = Recorder()
-        self.server: Any = None
         self.api: DhcpPluginApi | None = None
 
     def configurations(self) -> dict[str, Any]:
@@ -82,11 +80,7 @@ class DhcpAgent(Agent):
 
     def start(self) -> "DhcpAgent":
         """Listen for casts, then register (state report) and keep reporting."""
-        self.server = oslo_messaging.get_rpc_server(
-            rpc_transport(self.conf),
-            oslo_messaging.Target(topic=self.topic, server=self.host),
-            [self.recorder], executor="threading")
-        self.server.start()
+        self.listen(self.topic, [self.recorder])
         self.register()
         self.start_reporting()
         self.api = DhcpPluginApi(self.conf, self.host)
@@ -94,11 +88,6 @@ class DhcpAgent(Agent):
 
     def stop(self) -> None:
         super().stop()
-        if self.server is not None:
-            self.server.stop()
-            self.server.wait()
-            self.server.transport.cleanup()
-            self.server = None
         if self.api is not None:
             self.api.close()
             self.api = None

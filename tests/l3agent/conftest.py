@@ -78,12 +78,7 @@ class FakeL3Agent(Agent):
         super().__init__(conf)
         self.mode = mode
         self.recorder = Recorder()
-        # its own server, not Agent.listen: tests ``stop()`` the heartbeats of
-        # an agent that must still hear the server's casts
-        self.server = oslo_messaging.get_rpc_server(
-            rpc_transport(conf), oslo_messaging.Target(topic="l3_agent", server=self.host),
-            [self.recorder], executor="threading")
-        self.server.start()
+        self.listen("l3_agent", [self.recorder])
         self.plugin_transport = rpc_transport(conf)
         self.plugin = oslo_messaging.get_rpc_client(
             self.plugin_transport, oslo_messaging.Target(topic="q-l3-plugin", version="1.0"))
@@ -98,9 +93,6 @@ class FakeL3Agent(Agent):
         """Stop reporting and listening and close both connections: one left
         open retries in a loop once the module's vhost is deleted."""
         self.stop()
-        self.server.stop()
-        self.server.wait()
-        self.server.transport.cleanup()
         self.plugin_transport.cleanup()
 
 

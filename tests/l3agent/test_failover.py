@@ -46,7 +46,7 @@ def test_routers_move_from_a_dead_agent_to_a_live_one(admin, l3_agents):
     router = _l3.router(admin)
     assert admin.post(f"/v2.0/agents/{agent_id(admin, dying.host)}/l3-routers",
                       {"router_id": router["id"]}) == (201, None)
-    dying.stop()  # no more heartbeats
+    dying.stop_reporting()  # no more heartbeats; it still hears the casts
     assert wait_until(lambda: hosts_of(admin, router["id"]) == [alive.host])
     assert alive.recorder.wait_for("router_added_to_agent", {"payload": [router["id"]]})
     assert dying.recorder.wait_for("router_removed_from_agent",
@@ -61,7 +61,7 @@ def test_a_disabled_dead_agent_keeps_its_routers(admin, l3_agents):
     assert admin.post(f"/v2.0/agents/{dead_id}/l3-routers",
                       {"router_id": router["id"]}) == (201, None)
     assert admin.put(f"/v2.0/agents/{dead_id}", {"agent": {"admin_state_up": False}})[0] == 200
-    dying.stop()
+    dying.stop_reporting()
     assert wait_until(lambda: not admin.get(f"/v2.0/agents/{dead_id}")[1]["agent"]["alive"])
     time.sleep(DOWN_TIME * 3)  # several failover rounds
     assert hosts_of(admin, router["id"]) == [dying.host]
