@@ -185,7 +185,8 @@ class PortBinding(ExtensionDriver):
         ``fresh``: the port is being created here and has no levels or blocks yet."""
         if not fresh:
             self.unbind(conn, port_id, keep_vif=True)
-        context = self.port_context(conn, self.load(conn, "ports", port_id), backend=True)
+        backend = _Backend(conn, self.types, self.conf.agent_down_time)
+        context = self.port_context(conn, self.load(conn, "ports", port_id), backend=backend)
         bound = self.mech.bind_port(context)
         if bound and context._result is not None:
             vif_type, details, status = context._result
@@ -210,7 +211,7 @@ class PortBinding(ExtensionDriver):
             vif_type, details = VIF_TYPE_BINDING_FAILED, {}
         # Levels tried and abandoned may have taken dynamic segments: give
         # back every dynamic segment of the network that no binding uses.
-        if context._backend is not None and context._backend.allocated:
+        if backend.allocated:
             self._release_unused(conn, [s["id"] for s in segments_db.dicts_of_network(
                 conn, context.current["network_id"], dynamic=True)])
         conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
@@ -240,7 +241,7 @@ class PortBinding(ExtensionDriver):
 
     def port_context(self, conn: Connection, current: dict[str, Any],
                      original: dict[str, Any] | None = None,
-                     backend: bool = False) -> PortContext:
+                     backend: _Backend | None = None) -> PortContext:
         network_id = current["network_id"]
         network = NetworkContext({"id": network_id},
                                  segments=segments_db.dicts_of_network(conn, network_id))
@@ -263,8 +264,7 @@ class PortBinding(ExtensionDriver):
             segments_db.dicts_by_id(conn, [lv.segment_id for lv in levels])
         bound = [{"level": lv.level, "driver": lv.driver,
                   "bound_segment": segs.get(lv.segment_id)} for lv in levels]
-        be = _Backend(conn, self.types, self.conf.agent_down_time) if backend else None
-        return PortContext(current, network, binding, bound, original, be)
+        return PortContext(current, network, binding, bound, original, backend)
 
     # -- API dicts and filters ----------------------------------------------------------
 
