@@ -101,8 +101,6 @@ def database_url(conf: cfg.ConfigOpts) -> str:
     return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"
 
 
-
-
 def register_missing(conf: cfg.ConfigOpts, opts: Iterable[cfg.Opt],
                      group: str | None = None) -> None:
     """Register options that are not registered yet.
