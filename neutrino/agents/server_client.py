@@ -15,7 +15,7 @@ class ServerClient:
             topic=topic, namespace=namespace, version="1.0"))
 
     def call(self, method: str, version: str | None = None, **kwargs: Any) -> Any:
-        client = self.client.prepare(version=version) if version else self.client.prepare()
+        client = self.client.prepare(version=version) if version else self.client
         return client.call({}, method, **kwargs)
 
     def close(self) -> None:

@@ -2,7 +2,6 @@
 it, and recording agents on named hosts."""
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from neutrino.rpc.servers import together
 from tests.agent_notify.recorder import RecordingAgent, bus
 from tests.conftest import Client, Server
 from tests.rpc.conftest import vhost  # noqa: F401 - the fixture, reused
@@ -46,11 +46,7 @@ def agents(vhost: str, tmp_path: Path) -> Iterator[Callable[..., RecordingAgent]
         agent.start()
         return agent
     yield start
-    stoppers = [threading.Thread(target=agent.stop) for agent in started]
-    for stopper in stoppers:  # each waits for its idle listeners: together
-        stopper.start()
-    for stopper in stoppers:
-        stopper.join()
+    together(agent.stop for agent in started)  # each waits for its idle listeners
 
 
 def wait(predicate: Callable[[], Any], timeout: float = 20) -> Any:
