@@ -212,6 +212,37 @@ def test_full_subnet_reports_ip_generation_failure(plugin: Any, net: dict[str, A
         _one(plugin, "ports", {"network_id": net["id"]})
 
 
+def test_once_the_window_is_taken_an_address_comes_from_the_next_free_ones(
+        plugin: Any, net: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random tries miss when the pools' first WINDOW addresses are all
+    taken; the walk then picks among the first WINDOW free ones, in order
+    across pools, IPv6 included."""
+    monkeypatch.setattr(allocator, "WINDOW", 4)
+    v4 = _one(plugin, "subnets", {"network_id": net["id"], "ip_version": 4,
+                                  "cidr": "10.6.0.0/24", "allocation_pools": [
+                                      {"start": "10.6.0.10", "end": "10.6.0.15"},
+                                      {"start": "10.6.0.100", "end": "10.6.0.110"}]})
+    for last in (10, 11, 12, 13, 15):
+        _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
+            {"subnet_id": v4["id"], "ip_address": f"10.6.0.{last}"}]})
+    taken = {10, 11, 12, 13, 15}
+    for _ in range(4):
+        window = [n for n in [*range(10, 16), *range(100, 111)] if n not in taken][:4]
+        got = _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
+            {"subnet_id": v4["id"]}]})["fixed_ips"][0]["ip_address"]
+        assert int(got.split(".")[-1]) in window
+        taken.add(int(got.split(".")[-1]))
+    v6 = _one(plugin, "subnets", {"network_id": net["id"], "ip_version": 6,
+                                  "cidr": "2001:db8:6::/64", "allocation_pools": [
+                                      {"start": "2001:db8:6::a", "end": "2001:db8:6::f"}]})
+    for last in "abcd":
+        _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
+            {"subnet_id": v6["id"], "ip_address": f"2001:db8:6::{last}"}]})
+    got = _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
+        {"subnet_id": v6["id"]}]})["fixed_ips"][0]["ip_address"]
+    assert got in {"2001:db8:6::e", "2001:db8:6::f"}
+
+
 # -- tags, revisions, timestamps, booleans --------------------------------------------
 
 def test_tags_are_stored_filtered_and_replaced(plugin: Any) -> None:
