@@ -18,8 +18,8 @@ from neutrino.service import build_api, make_conf
 
 
 class CountingApp:
-    def __init__(self, tmp: Path, extra: str = "") -> None:
-        url = f"sqlite:///{tmp / 'counts.sqlite'}"
+    def __init__(self, tmp: Path, extra: str = "", url: str | None = None) -> None:
+        url = url or f"sqlite:///{tmp / 'counts.sqlite'}"
         migrate.upgrade(url)
         conf_file = tmp / "n.conf"
         conf_file.write_text(f"[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = {url}\n"
