@@ -52,6 +52,10 @@ class Api:
     def plugin_for(self, plural: str) -> Any:
         return self.owners.get(plural, self.plugin)
 
+    def reads_together(self) -> Any:
+        """One read transaction for a request's lookups (``Database.reads_together``)."""
+        return self.plugin.db.reads_together()
+
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
         for handler in self.attribute_handlers.get(plural, ()):
             handler.extend(ctx, plural, items)
@@ -130,12 +134,13 @@ class Collection:
         if within_parent(self.api, self.rdef, ctx, targets, pid):
             q.filters[self.rdef.parent_key] = [pid]
         shaper = Shaper(self.api, self.rdef, ctx, targets)
-        items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
-        if q.marker and not q.marker_found:
-            self._check_marker(ctx, q.marker)
-        shaper.prefetch(items)
-        items = [i for i in items if shaper.visible(i)]
-        self.api.extend(ctx, self.rdef.plural, items)
+        with self.api.reads_together():
+            items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
+            if q.marker and not q.marker_found:
+                self._check_marker(ctx, q.marker)
+            shaper.prefetch(items)
+            items = [i for i in items if shaper.visible(i)]
+            self.api.extend(ctx, self.rdef.plural, items)
         payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
         page_links = query_mod.links(base_url(req), params, self.rdef.url_plural, items, q,
                                      self.rdef.primary_key)
@@ -204,6 +209,11 @@ class Member:
     def _find(self, ctx: Context, rid: str, targets: Targets,
               pid: str | None = None) -> tuple[dict[str, Any], Shaper]:
         """The item the caller may see, and the shaper that decided it."""
+        with self.api.reads_together():
+            return self._find_in(ctx, rid, targets, pid)
+
+    def _find_in(self, ctx: Context, rid: str, targets: Targets,
+                 pid: str | None) -> tuple[dict[str, Any], Shaper]:
         under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
         try:
             item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
@@ -242,9 +252,11 @@ class Member:
         data = body_mod.for_update(self.rdef, raw)
         revision = revision_of(req)
         targets = Targets(self.api.plugin, ctx)
-        original = self._visible(ctx, rid, targets, pid)
-        target = targets.of({**original, **data})
-        self.api.policy.enforce(ctx, f"update_{self.rdef.policy_singular}", targets.of(original))
+        with self.api.reads_together():
+            original = self._visible(ctx, rid, targets, pid)
+            target = targets.of({**original, **data})
+            current = targets.of(original)
+        self.api.policy.enforce(ctx, f"update_{self.rdef.policy_singular}", current)
         self.api.policy.enforce_attributes(ctx, "update", self.rdef.policy_singular, data, target)
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in getattr(h, "attribute_names", ())}
@@ -266,8 +278,10 @@ class Member:
         ctx: Context = req.context.neutron
         revision = revision_of(req)
         targets = Targets(self.api.plugin, ctx)
-        original = self._visible(ctx, rid, targets, pid)
-        self.api.policy.enforce(ctx, f"delete_{self.rdef.policy_singular}", targets.of(original))
+        with self.api.reads_together():
+            original = self._visible(ctx, rid, targets, pid)
+            target = targets.of(original)
+        self.api.policy.enforce(ctx, f"delete_{self.rdef.policy_singular}", target)
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
         self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision)
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
@@ -304,8 +318,10 @@ class Action:
         ctx: Context = req.context.neutron
         raw = body_mod.parse_json(req.bounded_stream.read()) if method == "PUT" else None
         targets = Targets(self.api.plugin, ctx)
-        original = self.member._visible(ctx, rid, targets, pid)
-        self.api.policy.enforce(ctx, self.name, targets.of(original))
+        with self.api.reads_together():
+            original = self.member._visible(ctx, rid, targets, pid)
+            target = targets.of(original)
+        self.api.policy.enforce(ctx, self.name, target)
         handler = self.api.actions.get((self.rdef.plural, self.name))
         if handler is not None:
             send(resp, 200, handler(ctx, rid, raw))

@@ -58,7 +58,9 @@ class AttributeHandler(abc.ABC):
     @abc.abstractmethod
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
                 result: dict[str, Any], creating: bool) -> None:
-        """Persist the extension's attributes from ``data``; update ``result``."""
+        """Persist the extension's attributes from ``data``; on create, add
+        them to ``result`` (an updated resource is extended afterwards by
+        the controller, through ``extend``)."""
 
     @abc.abstractmethod
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:

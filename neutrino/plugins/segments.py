@@ -117,7 +117,8 @@ class L2Adjacency(AttributeHandler):
 
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
                 result: dict[str, Any], creating: bool) -> None:
-        self.extend(ctx, plural, [result])
+        if creating:  # an updated network is extended by the controller
+            self.extend(ctx, plural, [result])
 
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
         ids = [i["id"] for i in items if i.get("subnets")]

@@ -202,8 +202,8 @@ class TrunkDetails(AttributeHandler):
 
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
                 result: dict[str, Any], creating: bool) -> None:
-        if not creating:  # a new port is nobody's parent yet
-            self.extend(ctx, plural, [result])
+        """Nothing to store; a new port is nobody's parent yet (and an
+        updated one is extended by the controller)."""
 
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
         ids = [i["id"] for i in items]

@@ -80,7 +80,8 @@ class IsDefault(AttributeHandler):
                 if creating:  # nothing half-created
                     self.plugin.core.delete(c.internal(), "networks", result["id"])
                 raise
-        self.extend(ctx, plural, [result])
+        if creating:  # an updated network is extended by the controller
+            self.extend(ctx, plural, [result])
 
     def _set(self, conn: Connection, network_id: str, value: bool) -> None:
         d = t.default_external_network.c
