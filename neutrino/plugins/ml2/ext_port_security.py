@@ -66,7 +66,10 @@ class PortSecurityDriver(ExtensionDriver):
         if ATTR in data and data[ATTR] is not None:
             conn.execute(sa.update(table).where(table.c[key] == resource_id)
                          .values(port_security_enabled=data[ATTR]))
-        if plural == "ports" and not self._enabled(conn, table, key, resource_id):
+        # Only turning port security off or setting address pairs can break
+        # the rule that one needs the other.
+        if (plural == "ports" and (ATTR in data or "allowed_address_pairs" in data)
+                and not self._enabled(conn, table, key, resource_id)):
             pairs = conn.execute(sa.select(t.allowed_address_pairs.c.port_id).where(
                 t.allowed_address_pairs.c.port_id == resource_id).limit(1)).first()
             if pairs is not None:

@@ -81,6 +81,8 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         port = conn.execute(sa.select(t.ports.c.project_id, t.ports.c.device_owner)
                             .where(t.ports.c.id == resource_id)).first()
         self.groups.ensure_default(conn, ctx, port.project_id)
+        if ATTR not in data and PORT_SECURITY not in data:
+            return  # neither the groups nor what allows them change
         requested = data.get(ATTR, AUTO)
         if not _port_security(conn, resource_id):
             if requested is not AUTO and requested:
