@@ -305,7 +305,7 @@ class CorePlugin:
             context = self.ml2.context(conn, plural, current)
             self.ml2.precommit("delete", plural, context)
             if plural == "ports":
-                self.ml2.binding.unbind(conn, rid)
+                self.ml2.binding.forget(conn, rid)
             handler.delete(conn, rid, revision)
             return context
         context = self._write(op)

@@ -229,6 +229,16 @@ class PortBinding(ExtensionDriver):
             conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
                 vif_type=VIF_TYPE_UNBOUND, vif_details=""))
 
+    def forget(self, conn: Connection, port_id: str) -> None:
+        """A port being deleted: its levels, provisioning blocks and binding
+        go with it (ON DELETE CASCADE); what is left is giving back the
+        dynamic segments only it used."""
+        used = [r.segment_id for r in conn.execute(
+            sa.select(L.c.segment_id).where(L.c.port_id == port_id)) if r.segment_id]
+        if used:
+            conn.execute(sa.delete(L).where(L.c.port_id == port_id))
+            self._release_unused(conn, used)
+
     def _release_unused(self, conn: Connection, segment_ids: list[str]) -> None:
         found = segments_db.dicts_by_id(conn, segment_ids)
         dynamic = [sid for sid, s in found.items() if s["is_dynamic"]]
