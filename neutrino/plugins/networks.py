@@ -100,16 +100,17 @@ class Networks:
         ``*`` or theirs (so it never grants a view the entries do not).
         """
         project = ctx.project_id if ctx is not None else None
-        ids = [d["id"] for d in dicts]
-        shared = rbac.shared_ids(conn, project, ids)
-        external = rbac.external_ids(conn, ids)
-        if ctx is not None and not ctx.is_admin and external:
-            mine = rbac.shared_ids(conn, project, external, action=rbac.ACCESS_AS_EXTERNAL)
-            owners = {d["id"]: d["project_id"] for d in dicts}
-            external = {i for i in external if i in mine or owners[i] == project}
+        targets = {rbac.WILDCARD, project} if project else {rbac.WILDCARD}
+        anyone_external = ctx is None or ctx.is_admin
+        found = rbac.grants(conn, [d["id"] for d in dicts],
+                            (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL))
         for d in dicts:
-            d["shared"] = d["id"] in shared
-            d[EXTERNAL] = d["id"] in external
+            entries = found.get(d["id"], ())
+            d["shared"] = any(action == rbac.ACCESS_AS_SHARED and target in targets
+                              for action, target in entries)
+            d[EXTERNAL] = any(action == rbac.ACCESS_AS_EXTERNAL and (
+                target in targets or anyone_external or d["project_id"] == project)
+                for action, target in entries)
         return dicts
 
     def _extended(self, conn: Connection, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -153,6 +153,19 @@ def shared_ids(conn: Connection, project_id: str | None, object_ids: Iterable[st
     return out
 
 
+def grants(conn: Connection, object_ids: Iterable[str], actions: tuple[str, ...],
+           kind: str = "network") -> dict[str, set[tuple[str, str]]]:
+    """The (action, target) entries of ``object_ids`` for ``actions``, by
+    object: one query per chunk, from which every caller's view follows."""
+    e = KINDS[kind].entries.c
+    out: dict[str, set[tuple[str, str]]] = {}
+    for part in store.chunks(list(dict.fromkeys(object_ids))):
+        for r in conn.execute(sa.select(e.object_id, e.action, e.target_tenant).where(
+                e.object_id.in_(part), e.action.in_(actions))):
+            out.setdefault(r.object_id, set()).add((r.action, r.target_tenant))
+    return out
+
+
 def external_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
     """Which of ``network_ids`` are external (have any ``access_as_external`` entry)."""
     out: set[str] = set()

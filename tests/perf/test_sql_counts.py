@@ -161,3 +161,26 @@ def test_a_request_reads_in_one_transaction_whatever_the_api_extensions(
         # the lookup, the write, the extensions of the updated port
         assert transactions("PUT", f"/v2.0/ports/{port}", headers=headers,
                             json={"port": {"name": "x"}}) == 3
+
+
+def test_renaming_a_port_checks_neither_port_security_nor_its_groups(app: App) -> None:
+    """Only turning port security off, or setting groups or address pairs,
+    can break what the port_security and security-group drivers guard."""
+    net = _network_with_ports(app, 1)
+    port = app.client.simulate_get(f"/v2.0/ports?network_id={net}").json["ports"][0]["id"]
+    count, body = app.counted("PUT", f"/v2.0/ports/{port}", json={"port": {"name": "x"}})
+    assert body["port"]["name"] == "x"
+    assert count <= 33
+
+
+def test_deleting_an_unbound_port_leaves_its_binding_rows_to_the_cascade(app: App) -> None:
+    net = _network_with_ports(app, 1)
+    port = app.client.simulate_get(f"/v2.0/ports?network_id={net}").json["ports"][0]["id"]
+    count, _ = app.counted("DELETE", f"/v2.0/ports/{port}")
+    assert count <= 25
+
+
+def test_a_network_reads_its_sharing_and_external_entries_in_one_query(app: App) -> None:
+    created, body = app.counted("POST", "/v2.0/networks", json={"network": {"name": "y"}})
+    shown, _ = app.counted("GET", f"/v2.0/networks/{body['network']['id']}")
+    assert created <= 15 and shown <= 9
