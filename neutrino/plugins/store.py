@@ -351,12 +351,21 @@ def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:
     return sa.or_(*ors)
 
 
+_ROW_STMTS: dict[tuple[str, bool], Any] = {}
+
+
 def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
             for_update: bool = False) -> Any:
-    stmt = sa.select(table).where(table.c.id == rid)
-    if for_update and conn.dialect.name != "sqlite":
-        stmt = stmt.with_for_update()
-    row = conn.execute(stmt).first()
+    # One statement object per table and lock: every request reads a row or
+    # two this way, and building the SELECT anew costs more than its cached run.
+    lock = for_update and conn.dialect.name != "sqlite"
+    stmt = _ROW_STMTS.get((table.name, lock))
+    if stmt is None:
+        stmt = sa.select(table).where(table.c.id == sa.bindparam("rid"))
+        if lock:
+            stmt = stmt.with_for_update()
+        _ROW_STMTS[(table.name, lock)] = stmt
+    row = conn.execute(stmt, {"rid": rid}).first()
     if row is None:
         raise not_found()
     return row

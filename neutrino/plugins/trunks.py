@@ -193,6 +193,15 @@ def _subports_of(body: Any) -> Any:
     return body[defs.SUB_PORTS]
 
 
+# Built once: every port show and list runs it, and building the join anew
+# cost more than running it.
+_DETAILS = (sa.select(T.c.port_id.label("parent"), T.c.id.label("trunk_id"), S.c.port_id,
+                      S.c.segmentation_type, S.c.segmentation_id, t.ports.c.mac_address)
+            .select_from(T.outerjoin(S, S.c.trunk_id == T.c.id)
+                         .outerjoin(t.ports, t.ports.c.id == S.c.port_id))
+            .where(T.c.port_id.in_(sa.bindparam("ids", expanding=True))))
+
+
 class TrunkDetails(AttributeHandler):
     """``trunk_details`` on a trunk's parent port: the trunk and its subports
     with their MAC addresses. Two queries for any number of ports."""
@@ -212,14 +221,7 @@ class TrunkDetails(AttributeHandler):
         found: dict[str, tuple[str, list[Any]]] = {}
         with self.plugin.core.db.reader() as conn:
             for part in store.chunks(ids):
-                rows = conn.execute(
-                    sa.select(T.c.port_id.label("parent"), T.c.id.label("trunk_id"),
-                              S.c.port_id, S.c.segmentation_type, S.c.segmentation_id,
-                              t.ports.c.mac_address)
-                    .select_from(T.outerjoin(S, S.c.trunk_id == T.c.id)
-                                 .outerjoin(t.ports, t.ports.c.id == S.c.port_id))
-                    .where(T.c.port_id.in_(part)))
-                for r in rows:
+                for r in conn.execute(_DETAILS, {"ids": part}):
                     entry = found.setdefault(r.parent, (r.trunk_id, []))
                     if r.port_id is not None:
                         entry[1].append(r)
