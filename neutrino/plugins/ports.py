@@ -202,11 +202,18 @@ class Ports:
                     pairs: list[tuple[str, str]], explicit: set[str]) -> None:
         if not pairs:
             return
+        rows = [{"port_id": port_id, "subnet_id": s, "ip_address": ip,
+                 "network_id": network_id} for s, ip in pairs]
+        # A taken address we picked is a lost race: the whole operation
+        # reruns, so the failed transaction need not stay usable. A taken
+        # address the caller asked for is looked up after the failure, which
+        # on PostgreSQL needs a savepoint to roll back to.
         try:
+            if not explicit.intersection(ip for _, ip in pairs):
+                conn.execute(sa.insert(t.ipallocations), rows)
+                return
             with conn.begin_nested():
-                conn.execute(sa.insert(t.ipallocations), [
-                    {"port_id": port_id, "subnet_id": s, "ip_address": ip,
-                     "network_id": network_id} for s, ip in pairs])
+                conn.execute(sa.insert(t.ipallocations), rows)
         except sa_exc.IntegrityError:
             for s, ip in pairs:
                 if ip in explicit and allocator.is_taken(conn, s, ip):
@@ -273,9 +280,8 @@ class Ports:
                    admin_state_up=data.get("admin_state_up", True), status="DOWN",
                    device_id=data.get("device_id") or "", device_owner=owner,
                    ip_allocation=allocation)
-        try:
-            with conn.begin_nested():
-                conn.execute(sa.insert(t.ports).values(**row))
+        try:  # no savepoint: nothing is read after a failure, which ends the attempt
+            conn.execute(sa.insert(t.ports).values(**row))
         except sa_exc.IntegrityError:
             if data.get("mac_address"):
                 raise errors.MacAddressInUse(net_id=network_id, mac=mac) from None
