@@ -251,7 +251,8 @@ class MeteringPlugin(ServicePlugin):
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """``metering_plugin`` for metering agents."""
         from neutrino.rpc import topics
-        return {topics.METERING_PLUGIN: [agents.MeteringRpcEndpoint(self)]}
+        from neutrino.plugins.metering_rpc import MeteringRpcEndpoint
+        return {topics.METERING_PLUGIN: [MeteringRpcEndpoint(self)]}
 
     def collections(self) -> dict[str, Any]:
         return {"metering_labels": self.labels, "metering_label_rules": self.rules}

@@ -1,4 +1,5 @@
-"""The metering service and its agents: sync data, the RPC endpoint, the casts.
+"""The metering service and its agents: sync data and the casts (the RPC
+endpoint is ``metering_rpc``, loaded by the RPC process only).
 
 A label applies to every router of its project, or, when ``shared``, to
 every router (upstream's label-router relation). Metering agents run beside
@@ -14,10 +15,8 @@ upstream: agents pick them up on their periodic resync.
 """
 from __future__ import annotations
 
-import logging
 from typing import Any, Iterable
 
-import oslo_messaging
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
@@ -26,7 +25,6 @@ from neutrino.plugins import store
 from neutrino.rpc import topics
 from neutrino.rpc.casts import Casts
 
-LOG = logging.getLogger(__name__)
 
 LABELS_KEY = "_metering_labels"  # upstream's METERING_LABEL_KEY
 L3_SERVICE = "L3_ROUTER_NAT"
@@ -100,30 +98,6 @@ def rule_sync_data(conn: Connection, rule: dict[str, Any]) -> list[dict[str, Any
         router[LABELS_KEY].append({"id": label.id, "rule": rule})
         out.append(router)
     return out
-
-
-class MeteringRpcEndpoint:
-    """``metering_plugin``: what metering agents call (upstream's MeteringRpcCallbacks)."""
-
-    target = oslo_messaging.Target(version="1.0")
-
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    def get_sync_data_metering(self, context: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        l3 = self.plugin.l3()
-        if l3 is None:
-            return []
-        host = kwargs.get("host")
-        with self.plugin.db.reader() as conn:
-            if not host:
-                return sync_data(conn)
-            agent = l3.scheduler.agent_on_host(conn, host)
-            if agent is None:
-                LOG.error("metering: no L3 agent on host %s", host)
-                return []
-            router_ids = l3.scheduler.router_ids_on_agent(conn, agent.id)
-            return sync_data(conn, router_ids=router_ids) if router_ids else []
 
 
 class MeteringAgentNotifier:

@@ -5,20 +5,18 @@ Upstream's agents keep QoS policies through the resources RPC: ``pull`` /
 ``neutron-vo-QosPolicy-<version>`` whenever a policy or one of its rules
 changes. Same topics and methods here; a policy travels as the API shows
 it (``id``, ``rules`` with their ``type``), not as a versioned object, and
-a deleted policy is pushed with ``event_type`` ``deleted``.
+a deleted policy is pushed with ``event_type`` ``deleted``. The pull
+endpoint is ``pull_rpc``, loaded by the RPC process only.
 """
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-import oslo_messaging
 import sqlalchemy as sa
 
 from neutrino.plugins.qos import policies as pol
 from neutrino.rpc import topics
 
-LOG = logging.getLogger(__name__)
 RESOURCE_TYPE = "QosPolicy"
 
 
@@ -27,33 +25,6 @@ def policy_dicts(conn: Any, ids: list[str]) -> list[dict[str, Any]]:
     return [{"id": d["id"], "name": d.get("name"), "project_id": d.get("project_id"),
              "revision_number": d.get("revision_number"), "rules": d["rules"]}
             for d in pol.to_dicts(conn, rows)]
-
-
-class ResourcesPullEndpoint:
-    """``q-resources-server``: what agents ask about QoS policies."""
-
-    target = oslo_messaging.Target(version="1.1")
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-
-    def pull(self, context: Any, resource_type: str, version: str | None = None,
-             resource_id: str | None = None, **kwargs: Any) -> dict[str, Any] | None:
-        if resource_type != RESOURCE_TYPE or not resource_id:
-            return None
-        with self.db.reader() as conn:
-            found = policy_dicts(conn, [resource_id])
-        return found[0] if found else None
-
-    def bulk_pull(self, context: Any, resource_type: str, version: str | None = None,
-                  filter_kwargs: dict[str, Any] | None = None,
-                  **kwargs: Any) -> list[dict[str, Any]]:
-        if resource_type != RESOURCE_TYPE:
-            return []
-        ids = (filter_kwargs or {}).get("id") or []
-        ids = [ids] if isinstance(ids, str) else list(ids)
-        with self.db.reader() as conn:
-            return policy_dicts(conn, ids)
 
 
 class PolicyPusher:

@@ -202,7 +202,7 @@ class QosPlugin(ServicePlugin):
         self.pusher.updated(self._write(remove))
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
-        from neutrino.plugins.qos.agent_rpc import ResourcesPullEndpoint
+        from neutrino.plugins.qos.pull_rpc import ResourcesPullEndpoint
         from neutrino.rpc import topics
         return {topics.RESOURCES_PULL: [ResourcesPullEndpoint(self.db)]}
 
