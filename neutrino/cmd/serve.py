@@ -30,6 +30,8 @@ def check_schema(conf: cfg.ConfigOpts) -> None:
     from neutrino.conf.options import database_url
     from neutrino.db import migrate
     url = database_url(conf)
+    if migrate.is_current(url):
+        return
     head = migrate.head()
     if url.startswith("sqlite"):
         if migrate.current(url) != head:

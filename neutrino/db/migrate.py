@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from alembic import command
-from alembic.config import Config
+from typing import Any
 
 from neutrino.db.engine import normalise_url
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
-def alembic_config(url: str) -> Config:
+def alembic_config(url: str) -> Any:
+    from alembic.config import Config
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", normalise_url(url).replace("%", "%%"))
@@ -22,6 +21,7 @@ def upgrade(url: str, revision: str = "head") -> None:
     from neutrino.db.engine import make_engine
     engine = make_engine(url)  # creates the SQLite directory when needed
     engine.dispose()
+    from alembic import command
     command.upgrade(alembic_config(url), revision)
 
 
@@ -38,3 +38,26 @@ def current(url: str) -> str | None:
 def head() -> str | None:
     from alembic.script import ScriptDirectory
     return ScriptDirectory(str(MIGRATIONS)).get_current_head()
+
+
+def newest_script() -> str:
+    """The newest migration by its file name, which is its revision id:
+    the scripts form one chain numbered in order (a test holds ``head()`` to
+    it), so a server can tell an up-to-date schema without loading Alembic
+    and every script, a quarter of its start-up."""
+    return max(p.stem for p in (MIGRATIONS / "versions").glob("[0-9]*.py"))
+
+
+def is_current(url: str) -> bool:
+    """Whether the database's schema is the newest, read without Alembic."""
+    import sqlalchemy as sa
+    from neutrino.db.engine import make_engine
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            if not sa.inspect(conn).has_table("alembic_version"):
+                return False
+            found = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
+    finally:
+        engine.dispose()
+    return found == [newest_script()]

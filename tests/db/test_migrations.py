@@ -80,3 +80,17 @@ def test_upgrade_keeps_existing_rows(empty_db_url: str) -> None:
             assert conn.execute(sa.text("SELECT tag FROM tags")).scalars().all() == ["kept"]
     finally:
         engine.dispose()
+
+
+def test_the_newest_script_by_name_is_alembics_head() -> None:
+    """``serve`` tells a current schema by the newest file name, without
+    Alembic: that holds only while the scripts are one chain in name order."""
+    assert migrate.newest_script() == migrate.head()
+
+
+def test_a_schema_is_current_only_at_the_head(empty_db_url: str) -> None:
+    assert not migrate.is_current(empty_db_url)  # no alembic_version table yet
+    migrate.upgrade(empty_db_url, "0021_l3_ha")
+    assert not migrate.is_current(empty_db_url)
+    migrate.upgrade(empty_db_url)
+    assert migrate.is_current(empty_db_url)
