@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pymysql
+from sqlalchemy import event
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -97,20 +98,23 @@ class Ops:
         return "GET", f"/v2.0/ports?network_id={self.net}&limit=1000", None
 
 
-def measure(app: CountingApp, ops: Ops, op: str, n: int) -> str:
+def measure(app: CountingApp, ops: Ops, op: str, n: int, begins: list[object]) -> str:
     cpu: list[float] = []
     wall: list[float] = []
-    statements = 0
+    statements = transactions = 0
     for _ in range(n):
         method, path, body = ops.request(op)
         app.statements = 0
+        begins.clear()
         c0, w0 = time.process_time(), time.perf_counter()
         res = app.client.simulate_request(method, path, json=body, headers=HEADERS)
         cpu.append((time.process_time() - c0) * 1000)
         wall.append((time.perf_counter() - w0) * 1000)
         assert res.status_code < 300, res.text
-        statements = app.statements
-    return (f"{op:15} {statements:4d} statements  CPU p50 {statistics.median(cpu):6.2f} ms  "
+        statements, transactions = app.statements, len(begins)
+    # On a server database each transaction adds a pre-ping and a COMMIT.
+    return (f"{op:16} {statements:3d} statements {transactions} transactions  "
+            f"CPU p50 {statistics.median(cpu):6.2f} ms  "
             f"wall p50 {statistics.median(wall):6.2f} ms")
 
 
@@ -126,13 +130,15 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             app = CountingApp(Path(tmp), CONFIG, url=url)
             app.api.plugin.initialize()
+            begins: list[object] = []
+            event.listen(app.api.plugin.db.engine, "begin", begins.append)
             ops = Ops(app, 2 * args.requests + 50)
             tune_gc()
             for op in args.ops.split(","):
                 for _ in range(5):
                     method, path, body = ops.request(op)
                     app.client.simulate_request(method, path, json=body, headers=HEADERS)
-                print(measure(app, ops, op, args.requests), flush=True)
+                print(measure(app, ops, op, args.requests, begins), flush=True)
             if args.profile:
                 prof = cProfile.Profile()
                 for _ in range(args.requests):
