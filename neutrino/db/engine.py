@@ -99,6 +99,9 @@ _PG_RETRY_STATES = {"40001", "40P01", "23505", "23503"}
 # foreign key (parent gone / child added), Galera "not ready" and
 # certification failures.
 _MYSQL_RETRY_CODES = {1205, 1213, 1062, 1451, 1452, 1047, 1180}
+# The drivers whose errors carry those numbers first: PyMySQL
+# (``mysql+pymysql://``) and mysqlclient (``mysql://``, ``mysql+mysqldb://``).
+_MYSQL_DRIVERS = ("pymysql", "MySQLdb")
 
 
 def _retriable_one(exc: BaseException) -> bool:
@@ -113,7 +116,7 @@ def _retriable_one(exc: BaseException) -> bool:
         if getattr(orig, "sqlstate", None) in _PG_RETRY_STATES:
             return True
         args = getattr(orig, "args", ())
-        if (type(orig).__module__.startswith("pymysql") and args
+        if (type(orig).__module__.startswith(_MYSQL_DRIVERS) and args
                 and args[0] in _MYSQL_RETRY_CODES):
             return True
         # SQLite has no concurrent writers (writers take the lock with BEGIN

@@ -43,6 +43,22 @@ def test_postgresql_other_states_are_not_retriable() -> None:
     assert not is_retriable(_dbapi_error(_PgError("22001")))  # value too long
 
 
+class _MySQLdbError(Exception):
+    """What mysqlclient raises: the error number first, as PyMySQL."""
+
+
+_MySQLdbError.__module__ = "MySQLdb._exceptions"
+
+
+@pytest.mark.parametrize("code", [1062, 1213, 1205])
+def test_mysqlclient_lost_races_are_retriable_as_pymysqls(code: int) -> None:
+    """An operator may name mysqlclient in ``[database] connection``
+    (``mysql://``): a duplicate key it reports is a lost race too."""
+    assert is_retriable(_dbapi_error(_MySQLdbError(code, "Duplicate entry"),
+                                     sa_exc.IntegrityError))
+    assert not is_retriable(_dbapi_error(_MySQLdbError(1064, "You have an error")))
+
+
 def test_sqlite_busy_is_retriable() -> None:
     assert is_retriable(_dbapi_error(Exception("database is locked")))
 
