@@ -31,18 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from neutrino.cmd.serve import tune_gc  # noqa: E402
+from side_by_side import ML2_CONF, SERVICE_PLUGINS  # noqa: E402
 from tests.inprocess import CountingApp  # noqa: E402
 
-CONFIG = """[DEFAULT]
-service_plugins = router,qos,segments,metering,trunk,port_forwarding
-[ml2]
-type_drivers = flat,vlan,vxlan,local
-tenant_network_types = vxlan
-mechanism_drivers = openvswitch
-extension_drivers = port_security,qos
-[ml2_type_vxlan]
-vni_ranges = 1:100000
-"""
+CONFIG = f"[DEFAULT]\nservice_plugins = {SERVICE_PLUGINS}\n{ML2_CONF}"
 OPS = ("network-create", "port-create", "port-create-busy", "port-show", "port-update", "port-delete", "port-list")
 HEADERS = {"X-Project-Id": "bench", "X-Roles": "admin", "X-User-Id": "u"}
 

@@ -38,20 +38,9 @@ ANCHOR = next((d / "shared" / "anchors" / "upstream-neutron" for d in (ROOT.pare
                if (d / "shared" / "anchors" / "upstream-neutron").is_dir()),
               ROOT.parent / "shared" / "anchors" / "upstream-neutron")
 MYSQL = {"host": "127.0.0.1", "user": "root", "password": "", "autocommit": True}
-NEUTRINO_CONF = """[DEFAULT]
-bind_host = 127.0.0.1
-bind_port = {port}
-api_workers = {workers}
-auth_strategy = noauth
-core_plugin = ml2
-service_plugins = router,qos,segments,metering,trunk,port_forwarding
-state_path = {home}
-access_log =
-
-[database]
-connection = {database}
-
-[ml2]
+# What neutrino serves in the comparison (op_profile.py serves the same in-process).
+SERVICE_PLUGINS = "router,qos,segments,metering,trunk,port_forwarding"
+ML2_CONF = """[ml2]
 type_drivers = flat,vlan,vxlan,local
 tenant_network_types = vxlan
 mechanism_drivers = openvswitch
@@ -59,7 +48,21 @@ extension_drivers = port_security,qos
 
 [ml2_type_vxlan]
 vni_ranges = 1:1000
+"""
+NEUTRINO_CONF = """[DEFAULT]
+bind_host = 127.0.0.1
+bind_port = {port}
+api_workers = {workers}
+auth_strategy = noauth
+core_plugin = ml2
+service_plugins = """ + SERVICE_PLUGINS + """
+state_path = {home}
+access_log =
 
+[database]
+connection = {database}
+
+""" + ML2_CONF + """
 [quotas]
 quota_network = -1
 quota_subnet = -1
