@@ -26,13 +26,19 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 
 def current(url: str) -> str | None:
-    from alembic.runtime.migration import MigrationContext
+    """The schema's revision, read from ``alembic_version`` directly: Alembic
+    is only loaded when there is something to upgrade."""
+    import sqlalchemy as sa
     from neutrino.db.engine import make_engine
     engine = make_engine(url)
-    with engine.connect() as conn:
-        rev = MigrationContext.configure(conn).get_current_revision()
-    engine.dispose()
-    return rev
+    try:
+        with engine.connect() as conn:
+            if not sa.inspect(conn).has_table("alembic_version"):
+                return None
+            found = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
+    finally:
+        engine.dispose()
+    return found[0] if len(found) == 1 else None
 
 
 def head() -> str | None:
@@ -49,15 +55,5 @@ def newest_script() -> str:
 
 
 def is_current(url: str) -> bool:
-    """Whether the database's schema is the newest, read without Alembic."""
-    import sqlalchemy as sa
-    from neutrino.db.engine import make_engine
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            if not sa.inspect(conn).has_table("alembic_version"):
-                return False
-            found = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars().all()
-    finally:
-        engine.dispose()
-    return found == [newest_script()]
+    """Whether the database's schema is the newest, without Alembic."""
+    return current(url) == newest_script()
