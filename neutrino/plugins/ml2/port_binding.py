@@ -220,24 +220,24 @@ class PortBinding(ExtensionDriver):
     def unbind(self, conn: Connection, port_id: str, keep_vif: bool = False) -> None:
         """Forget the port's binding levels and give back dynamic segments no
         other port uses (before a rebind, or when the port goes away)."""
-        used = [r.segment_id for r in conn.execute(
-            sa.select(L.c.segment_id).where(L.c.port_id == port_id)) if r.segment_id]
-        conn.execute(sa.delete(L).where(L.c.port_id == port_id))
-        self._release_unused(conn, used)
+        if not self.forget(conn, port_id):  # levels without a segment stay otherwise
+            conn.execute(sa.delete(L).where(L.c.port_id == port_id))
         provisioning.clear(conn, port_id)
         if not keep_vif:
             conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
                 vif_type=VIF_TYPE_UNBOUND, vif_details=""))
 
-    def forget(self, conn: Connection, port_id: str) -> None:
+    def forget(self, conn: Connection, port_id: str) -> bool:
         """A port being deleted: its levels, provisioning blocks and binding
         go with it (ON DELETE CASCADE); what is left is giving back the
-        dynamic segments only it used."""
+        dynamic segments only it used. True when it removed the levels."""
         used = [r.segment_id for r in conn.execute(
             sa.select(L.c.segment_id).where(L.c.port_id == port_id)) if r.segment_id]
-        if used:
-            conn.execute(sa.delete(L).where(L.c.port_id == port_id))
-            self._release_unused(conn, used)
+        if not used:
+            return False
+        conn.execute(sa.delete(L).where(L.c.port_id == port_id))
+        self._release_unused(conn, used)
+        return True
 
     def _release_unused(self, conn: Connection, segment_ids: list[str]) -> None:
         found = segments_db.dicts_by_id(conn, segment_ids)
