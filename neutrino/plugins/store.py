@@ -7,6 +7,7 @@ once here and each resource module only adds what is particular to it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -351,20 +352,17 @@ def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:
     return sa.or_(*ors)
 
 
-_ROW_STMTS: dict[tuple[str, bool], Any] = {}
+@functools.cache
+def _row_stmt(table: Table, lock: bool) -> Any:
+    """One statement object per table and lock: every request reads a row
+    or two this way, and building the SELECT anew costs more than its run."""
+    stmt = sa.select(table).where(table.c.id == sa.bindparam("rid"))
+    return stmt.with_for_update() if lock else stmt
 
 
 def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
             for_update: bool = False) -> Any:
-    # One statement object per table and lock: every request reads a row or
-    # two this way, and building the SELECT anew costs more than its cached run.
-    lock = for_update and conn.dialect.name != "sqlite"
-    stmt = _ROW_STMTS.get((table.name, lock))
-    if stmt is None:
-        stmt = sa.select(table).where(table.c.id == sa.bindparam("rid"))
-        if lock:
-            stmt = stmt.with_for_update()
-        _ROW_STMTS[(table.name, lock)] = stmt
+    stmt = _row_stmt(table, for_update and conn.dialect.name != "sqlite")
     row = conn.execute(stmt, {"rid": rid}).first()
     if row is None:
         raise not_found()
