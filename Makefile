@@ -7,18 +7,19 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
-# Debian packages the test suite uses (none are needed to serve the API).
-DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived
+# Debian packages the test suite uses, and the headers mysqlclient (the
+# fast MySQL/MariaDB driver) builds against.
+DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived libmariadb-dev pkg-config
 PYTEST_ARGS ?=
 
 .PHONY: run test install system-deps bench clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,mysql]'
 	touch $(STAMP)
 
 system-deps:

@@ -47,7 +47,7 @@ def mariadb() -> tuple[str, Callable[[], None]]:
     def drop() -> None:
         conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
         conn.close()
-    return f"mysql+pymysql://root@127.0.0.1:3306/{name}", drop
+    return f"mysql://root@127.0.0.1:3306/{name}", drop
 
 
 class Ops:

@@ -122,7 +122,7 @@ def run_neutrino(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     port = free_port()
     conf = home / "neutrino.conf"
     conf.write_text(NEUTRINO_CONF.format(port=port, workers=args.workers, home=home,
-                                         database=f"mysql+pymysql://root@127.0.0.1:3306/{name}"))
+                                         database=f"mysql://root@127.0.0.1:3306/{name}"))
     neutrino = [sys.executable, "-m", "neutrino.cmd.main"]
     server_log = home / "neutrino.log"
     proc = None

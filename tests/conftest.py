@@ -160,7 +160,9 @@ def _pg_create() -> tuple[str, object]:
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
 
 
-def _mysql_create() -> tuple[str, object]:
+def _mysql_create(scheme: str = "mysql") -> tuple[str, object]:
+    """A fresh MariaDB database; ``mysql://`` is the URL an operator writes
+    (mysqlclient), ``mysql+pymysql://`` the one neutron.conf often carries."""
     import pymysql
     name = f"neutrino_t_{uuid.uuid4().hex[:10]}"
     conn = pymysql.connect(host=MYSQL_HOST, user="root", password="", autocommit=True)
@@ -173,19 +175,24 @@ def _mysql_create() -> tuple[str, object]:
         with c.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
         c.close()
-    return f"mysql+pymysql://root@{MYSQL_HOST}:3306/{name}", drop
+    return f"{scheme}://root@{MYSQL_HOST}:3306/{name}", drop
+
+
+def create_database(backend: str, tmp_path: Path) -> tuple[str, object]:
+    """An empty database: ``sqlite``, ``postgresql``, ``mariadb`` (through
+    mysqlclient) or ``mariadb-pymysql``."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'test.sqlite'}", (lambda: None)
+    if backend == "postgresql":
+        return _pg_create()
+    return _mysql_create("mysql+pymysql" if backend == "mariadb-pymysql" else "mysql")
 
 
 @pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, migrated database on each backend."""
     from neutrino.db import migrate
-    if request.param == "sqlite":
-        url, drop = f"sqlite:///{tmp_path / 'test.sqlite'}", (lambda: None)
-    elif request.param == "postgresql":
-        url, drop = _pg_create()
-    else:
-        url, drop = _mysql_create()
+    url, drop = create_database(request.param, tmp_path)
     try:
         migrate.upgrade(url)
         yield url

@@ -16,7 +16,9 @@ import pytest
 import requests
 
 ROOT_CONFTEST = Path(__file__).resolve().parent.parent / "conftest.py"
-BACKENDS = ["sqlite", "postgresql", "mariadb"]
+# The storage layer runs on both MySQL drivers: mysqlclient, which
+# ``mysql://`` picks, and PyMySQL, which neutron.conf files often name.
+BACKENDS = ["sqlite", "postgresql", "mariadb", "mariadb-pymysql"]
 
 
 def root(request: pytest.FixtureRequest) -> ModuleType:
@@ -49,14 +51,20 @@ def start_patient(srv: Any) -> Any:
 @pytest.fixture(params=BACKENDS)
 def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh database on each backend, *not* migrated."""
-    helpers = root(request)
-    if request.param == "sqlite":
-        url, drop = f"sqlite:///{tmp_path / 'empty.sqlite'}", (lambda: None)
-    elif request.param == "postgresql":
-        url, drop = helpers._pg_create()
-    else:
-        url, drop = helpers._mysql_create()
+    url, drop = root(request).create_database(request.param, tmp_path)
     try:
+        yield url
+    finally:
+        drop()
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated database on each backend and MySQL driver."""
+    from neutrino.db import migrate
+    url, drop = root(request).create_database(request.param, tmp_path)
+    try:
+        migrate.upgrade(url)
         yield url
     finally:
         drop()

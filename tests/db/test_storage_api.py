@@ -22,12 +22,7 @@ ISO_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 def api(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
         helpers: Any, start_patiently: Any) -> Iterator[Any]:
     tmp = tmp_path_factory.mktemp(f"api-{request.param}")
-    if request.param == "sqlite":
-        url, drop = f"sqlite:///{tmp / 'api.sqlite'}", (lambda: None)
-    elif request.param == "postgresql":
-        url, drop = helpers._pg_create()
-    else:
-        url, drop = helpers._mysql_create()
+    url, drop = helpers.create_database(request.param, tmp)
     srv = helpers.Server(Path(tmp), db_url=url)
     try:
         start_patiently(srv)
