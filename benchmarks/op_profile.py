@@ -50,6 +50,11 @@ def mariadb() -> tuple[str, Callable[[], None]]:
     return f"mysql://root@127.0.0.1:3306/{name}", drop
 
 
+def postgresql() -> tuple[str, Callable[[], None]]:
+    from scale_bench import pg_database
+    return pg_database()
+
+
 class Ops:
     """One request per op, each on a target the setup made untimed."""
 
@@ -112,12 +117,13 @@ def measure(app: CountingApp, ops: Ops, op: str, n: int, begins: list[object]) -
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--db", choices=("sqlite", "mariadb"), default="sqlite")
+    ap.add_argument("--db", choices=("sqlite", "mariadb", "postgresql"), default="sqlite")
     ap.add_argument("--requests", type=int, default=100)
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--profile", help="an op to profile after measuring")
     args = ap.parse_args()
-    url, drop = mariadb() if args.db == "mariadb" else (None, lambda: None)
+    url, drop = {"mariadb": mariadb, "postgresql": postgresql}.get(
+        args.db, lambda: (None, lambda: None))()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             app = CountingApp(Path(tmp), CONFIG, url=url)

@@ -44,7 +44,7 @@ PROJECT = "b3c4b3c4000040008000be4c4be4c4b3"
 HEADERS = {"X-User-Id": "bench", "X-Project-Id": PROJECT, "X-Roles": "admin"}
 
 
-def _pg_database() -> tuple[str, Callable[[], None]]:
+def pg_database() -> tuple[str, Callable[[], None]]:
     import psycopg
     name = f"neutrino_scale_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
@@ -171,7 +171,7 @@ def main() -> int:
     proc = None
     try:
         if args.db == "postgresql":
-            url, drop = _pg_database()
+            url, drop = pg_database()
         else:
             url = f"sqlite:///{workdir / 'scale.sqlite'}"
         started = time.perf_counter()

@@ -139,7 +139,10 @@ class Collection:
             if q.marker and not q.marker_found:
                 self._check_marker(ctx, q.marker)
             shaper.prefetch(items)
-            items = [i for i in items if shaper.visible(i)]
+            kept = [i for i in items if shaper.visible(i)]
+            # The page itself, when nothing was hidden, carries the query
+            # that selected it, for the attribute handlers' child reads.
+            items = items if len(kept) == len(items) else kept
             self.api.extend(ctx, self.rdef.plural, items)
         payload: dict[str, Any] = {self.rdef.plural: [shaper.shape(i, q.fields) for i in items]}
         page_links = query_mod.links(base_url(req), params, self.rdef.url_plural, items, q,

@@ -157,17 +157,8 @@ def children(conn: Connection, table: Table, key: str, ids: Sequence[str],
     """Rows of a child table grouped by parent id, in one query per chunk."""
     out: dict[str, list[Any]] = {i: [] for i in ids}
     index = (list(columns).index(key) if columns else list(table.c.keys()).index(key))
-    query = getattr(ids, "query", None)
-    if query is not None and len(out) >= SUBQUERY_FROM:
-        selected = [table.c[c] for c in columns] if columns else [table]
-        stmt = sa.select(*selected).where(table.c[key].in_(query))
-        if order_by:
-            stmt = stmt.order_by(*order_by)
-        results = [conn.execute(stmt).all()]
-    else:
-        stmt = _children_stmt(table, key, tuple(order_by), tuple(columns))
-        results = [conn.execute(stmt, {"ids": part}).all() for part in chunks(list(out))]
-    for rows in results:
+    stmt = _children_stmt(table, key, tuple(order_by), tuple(columns))
+    for rows in stmt.rows(conn, Ids(out, getattr(ids, "query", None))):
         for row in rows:
             found = out.get(row[index])
             if found is not None:  # a parent that appeared since (read committed)
@@ -175,22 +166,37 @@ def children(conn: Connection, table: Table, key: str, ids: Sequence[str],
     return out
 
 
+class ByParent:
+    """A SELECT of child rows keyed by a parent column, built once: building
+    ``IN (<500 literals>)`` anew each time costs more than running it."""
+
+    def __init__(self, stmt: Any, column: Any) -> None:
+        self.base, self.column = stmt, column
+        self.expanding = stmt.where(column.in_(sa.bindparam("ids", expanding=True)))
+
+    def rows(self, conn: Connection, ids: Sequence[str]) -> list[list[Any]]:
+        """The rows for these parents: through the page's id query when
+        there are many (one query, no parameters to bind), else one query
+        per chunk of ids."""
+        query = getattr(ids, "query", None)
+        if query is not None and len(ids) >= SUBQUERY_FROM:
+            return [conn.execute(self.base.where(self.column.in_(query))).all()]
+        return [conn.execute(self.expanding, {"ids": part}).all() for part in chunks(list(ids))]
+
+
 _CHILD_STMTS: dict[Any, Any] = {}
 
 
 def _children_stmt(table: Table, key: str, order_by: tuple[Any, ...],
-                   columns: tuple[str, ...]) -> Any:
-    """One statement object per child query, with the ids as one expanding
-    parameter: building ``IN (<500 literals>)`` anew each time costs more
-    than running it."""
+                   columns: tuple[str, ...]) -> ByParent:
     memo = (table.name, key, tuple(str(o) for o in order_by), columns)
     stmt = _CHILD_STMTS.get(memo)
     if stmt is None:
         selected = [table.c[c] for c in columns] if columns else [table]
-        stmt = sa.select(*selected).where(table.c[key].in_(sa.bindparam("ids", expanding=True)))
+        base = sa.select(*selected)
         if order_by:
-            stmt = stmt.order_by(*order_by)
-        stmt = _CHILD_STMTS[memo] = stmt
+            base = base.order_by(*order_by)
+        stmt = _CHILD_STMTS[memo] = ByParent(base, table.c[key])
     return stmt
 
 

@@ -195,11 +195,12 @@ def _subports_of(body: Any) -> Any:
 
 # Built once: every port show and list runs it, and building the join anew
 # cost more than running it.
-_DETAILS = (sa.select(T.c.port_id.label("parent"), T.c.id.label("trunk_id"), S.c.port_id,
-                      S.c.segmentation_type, S.c.segmentation_id, t.ports.c.mac_address)
-            .select_from(T.outerjoin(S, S.c.trunk_id == T.c.id)
-                         .outerjoin(t.ports, t.ports.c.id == S.c.port_id))
-            .where(T.c.port_id.in_(sa.bindparam("ids", expanding=True))))
+_DETAILS = store.ByParent(
+    sa.select(T.c.port_id.label("parent"), T.c.id.label("trunk_id"), S.c.port_id,
+              S.c.segmentation_type, S.c.segmentation_id, t.ports.c.mac_address)
+    .select_from(T.outerjoin(S, S.c.trunk_id == T.c.id)
+                 .outerjoin(t.ports, t.ports.c.id == S.c.port_id)),
+    T.c.port_id)
 
 
 class TrunkDetails(AttributeHandler):
@@ -215,13 +216,13 @@ class TrunkDetails(AttributeHandler):
         updated one is extended by the controller)."""
 
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
-        ids = [i["id"] for i in items]
+        ids = store.item_ids(items)
         if not ids:
             return
         found: dict[str, tuple[str, list[Any]]] = {}
         with self.plugin.core.db.reader() as conn:
-            for part in store.chunks(ids):
-                for r in conn.execute(_DETAILS, {"ids": part}):
+            for rows in _DETAILS.rows(conn, ids):
+                for r in rows:
                     entry = found.setdefault(r.parent, (r.trunk_id, []))
                     if r.port_id is not None:
                         entry[1].append(r)

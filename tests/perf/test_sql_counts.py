@@ -20,7 +20,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     yield App(tmp_path_factory.mktemp("counts"))
 
 
-def _network_with_ports(app: App, ports: int, subnets: int = 1) -> str:
+def _network_with_ports(app: CountingApp, ports: int, subnets: int = 1) -> str:
     net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "n"}}).json
     net_id = net["network"]["id"]
     for i in range(subnets):
@@ -99,6 +99,20 @@ def test_a_whole_list_of_ports_is_a_fixed_handful_of_statements(app: App) -> Non
                               headers={"X-Roles": "admin", "X-Project-Id": "p"})
     assert len(body["ports"]) == 120
     assert count <= 9
+
+
+def test_with_every_port_extension_600_ports_cost_the_statements_of_60(
+        tmp_path: Path) -> None:
+    """Past one IN list's worth of ids (500) the child reads, trunk_details
+    included, go through the page's own query instead of one per chunk."""
+    full = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = router,qos,segments,trunk,"
+                                 "port_forwarding\n[ml2]\nextension_drivers = port_security,qos\n")
+    admin = {"X-Roles": "admin", "X-Project-Id": "p"}
+    small, large = _network_with_ports(full, 60), _network_with_ports(full, 600)
+    few, body = full.counted("GET", f"/v2.0/ports?network_id={small}", headers=admin)
+    many, body = full.counted("GET", f"/v2.0/ports?network_id={large}", headers=admin)
+    assert len(body["ports"]) == 600
+    assert many == few
 
 
 def test_a_member_listing_adds_one_lookup_of_the_networks(app: App) -> None:
