@@ -96,6 +96,7 @@ class CorePlugin:
             "default_security_group_rules": DefaultSecurityGroupRules(),
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
+        self.handlers["ports"].joined = self.extensions.joined("ports")
         self._subscribe_notifiers()
 
     def _subscribe_notifiers(self) -> None:

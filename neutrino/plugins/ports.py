@@ -15,7 +15,9 @@ from neutrino.db import tables as t
 from neutrino.db.engine import RetryRequest
 from neutrino.ipam import allocator
 from neutrino.ipam import subnet_rules as rules
+from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import networks, routed, store
+from neutrino.plugins.joined import Joined
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:router_interface_distributed", "network:ha_router_replicated_interface")
@@ -32,7 +34,10 @@ def visible_clause(ctx: Context) -> Any:
     return sa.or_(t.ports.c.project_id == ctx.project_id, t.ports.c.network_id.in_(owned_nets))
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> store.Page:
+def to_dicts(conn: Connection, rows: Sequence[Any],
+             joined: Sequence[Joined] = ()) -> store.Page:
+    """API dicts of port rows; the ``joined`` tables' attributes are filled
+    from rows read with them (``Ports.joined``)."""
     ids = store.row_ids(rows)
     tags = store.load_tags(conn, ids)
     ips = store.children(conn, t.ipallocations, "port_id", ids, (),
@@ -49,6 +54,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> store.Page:
     pick = operator.itemgetter(*[fields.index(c) for c in _PLAIN])
     created, updated = fields.index("created_at"), fields.index("updated_at")
     iso = store.iso
+    fill = joined_mod.filler(fields, joined)
     for row in rows:
         d = dict(zip(_PLAIN, pick(row)))
         rid = d["id"]
@@ -63,6 +69,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> store.Page:
                                 for _, n, val, ver in opts[rid]]
         d["ip_allocation"] = d["ip_allocation"] or "immediate"
         d["tags"] = tags[rid]
+        fill(d, row)
         out.append(d)
     return out
 
@@ -84,6 +91,9 @@ class Ports:
 
     def __init__(self, conf: Any) -> None:
         self.conf = conf
+        # The extension drivers' one-to-one tables, read with each port
+        # (set by the core plugin once its drivers are loaded).
+        self.joined: tuple[Joined, ...] = ()
 
     # -- helpers -------------------------------------------------------------
 
@@ -295,8 +305,9 @@ class Ports:
         return row["id"]
 
     def get(self, conn: Connection, port_id: str) -> dict[str, Any]:
-        row = store.get_row(conn, t.ports, port_id, lambda: not_found(port_id))
-        return to_dicts(conn, [row])[0]
+        row = store.get_row(conn, t.ports, port_id, lambda: not_found(port_id),
+                            joined=self.joined)
+        return to_dicts(conn, [row], self.joined)[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"fixed_ips": self._fixed_ips_filter}
@@ -304,8 +315,8 @@ class Ports:
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        rows, more = store.paged_select(conn, t.ports, clauses, query)
-        return to_dicts(conn, rows), more
+        rows, more = store.paged_select(conn, t.ports, clauses, query, self.joined)
+        return to_dicts(conn, rows, self.joined), more
 
     def _fixed_ips_filter(self, values: list[Any]) -> Any:
         """``fixed_ips=ip_address=X`` / ``subnet_id=Y`` / ``ip_address_substr=Z``."""

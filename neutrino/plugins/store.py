@@ -17,6 +17,8 @@ from sqlalchemy import Connection, Table
 
 from neutrino import errors
 from neutrino.db import tables as t
+from neutrino.plugins import joined as joined_mod
+from neutrino.plugins.joined import Joined
 
 CHUNK = 500
 
@@ -302,12 +304,12 @@ def _parse_time(value: Any) -> Any:
 
 
 def paged_select(conn: Connection, table: Table, clauses: list[Any],
-                 query: ListQuery) -> tuple[Page, bool]:
+                 query: ListQuery, joined: Sequence[Joined] = ()) -> tuple[Page, bool]:
     """Rows after filters, sorting and marker; and whether more follow.
 
     The rows come as a ``Page`` whose ``id_query`` selects the same rows
     (see ``Page``) when the limit did not cut them or they are sorted by id
-    alone.
+    alone. They carry the ``joined`` tables' columns too.
     """
     sorts = [(("project_id" if k == "tenant_id" else k), asc) for k, asc in query.sorts]
     if not any(k == "id" for k, _ in sorts):
@@ -321,7 +323,7 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         query.marker_found = marker is not None
         if marker is not None:
             where.append(_after(table, sorts, marker))
-    stmt = sa.select(table).where(*where).order_by(
+    stmt = joined_mod.select(table, joined).where(*where).order_by(
         *[(table.c[k].asc() if asc else table.c[k].desc()) for k, asc in sorts])
     if query.limit:
         stmt = stmt.limit(query.limit + 1)
@@ -359,16 +361,19 @@ def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:
 
 
 @functools.cache
-def _row_stmt(table: Table, lock: bool) -> Any:
-    """One statement object per table and lock: every request reads a row
-    or two this way, and building the SELECT anew costs more than its run."""
-    stmt = sa.select(table).where(table.c.id == sa.bindparam("rid"))
-    return stmt.with_for_update() if lock else stmt
+def _row_stmt(table: Table, lock: bool, joined: tuple[Joined, ...]) -> Any:
+    """One statement object per table, lock and joins: every request reads
+    a row or two this way, and building the SELECT anew costs more than its
+    run."""
+    if lock:  # the nullable side of an outer join cannot be locked
+        return sa.select(table).where(table.c.id == sa.bindparam("rid")).with_for_update()
+    return joined_mod.select(table, joined).where(table.c.id == sa.bindparam("rid"))
 
 
 def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
-            for_update: bool = False) -> Any:
-    stmt = _row_stmt(table, for_update and conn.dialect.name != "sqlite")
+            for_update: bool = False, joined: Sequence[Joined] = ()) -> Any:
+    """The row, with the ``joined`` tables' columns unless it is locked."""
+    stmt = _row_stmt(table, for_update and conn.dialect.name != "sqlite", tuple(joined))
     row = conn.execute(stmt, {"rid": rid}).first()
     if row is None:
         raise not_found()

@@ -15,12 +15,18 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import joined, store
+from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import Attribute, attr
 
 ATTR = "port_security_enabled"
+
+
+def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
+    # Resources from before the driver have no row: enabled.
+    item[ATTR] = True if values is None else bool(values[0])
 
 
 class AddressPairAndPortSecurityRequired(errors.Conflict):
@@ -87,15 +93,19 @@ class PortSecurityDriver(ExtensionDriver):
             clause = sa.or_(clause, table.c.id.not_in(sa.select(own.c[key])))
         return [clause]
 
+    def joined(self, plural: str) -> list[Joined]:
+        table, key = self._table(plural)
+        return [] if table is None else [Joined(table, key, (ATTR,), _fill)]
+
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         table, key = self._table(plural)
         if table is None:
             return
-        ids = store.item_ids(items)
-        found = store.children(conn, table, key, ids, (), (key, "port_security_enabled"))
+        items = joined.missing(items, ATTR)
+        found = store.children(conn, table, key, store.item_ids(items), (), (key, ATTR))
         for item in items:
             rows = found.get(item["id"])
-            item[ATTR] = bool(rows[0][1]) if rows else True
+            _fill(item, (rows[0][1],) if rows else None)
 
     @staticmethod
     def _table(plural: str) -> tuple[Any, str]:

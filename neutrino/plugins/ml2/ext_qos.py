@@ -16,7 +16,8 @@ from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.context import Context
-from neutrino.plugins import store
+from neutrino.plugins import joined, store
+from neutrino.plugins.joined import Fill, Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import default_of, usable
@@ -28,6 +29,12 @@ from neutrino.resources.attributes import Attribute, attr
 ATTR = "qos_policy_id"
 NETWORK_ATTR = "qos_network_policy_id"
 NB, PB = bindings.NB, bindings.PB
+
+
+def _fill(attribute: str) -> Fill:
+    def fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
+        item[attribute] = None if values is None else values[0]
+    return fill
 
 
 class QosDriver(ExtensionDriver):
@@ -104,12 +111,22 @@ class QosDriver(ExtensionDriver):
 
     # -- reads ------------------------------------------------------------------------
 
+    def joined(self, plural: str) -> list[Joined]:
+        if plural != "ports":
+            return []
+        return [Joined(PB, "port_id", ("policy_id",), _fill(ATTR)),
+                Joined(NB, "network_id", ("policy_id",), _fill(NETWORK_ATTR),
+                       parent_column="network_id")]
+
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural == "networks":
             found = self._bound(conn, NB, "network_id", store.item_ids(items))
             for item in items:
                 item[ATTR] = found.get(item["id"])
         elif plural == "ports":
+            items = joined.missing(items, ATTR)
+            if not items:
+                return
             own = self._bound(conn, PB, "port_id", store.item_ids(items))
             nets = self._bound(conn, NB, "network_id", [i["network_id"] for i in items])
             for item in items:

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from neutrino.context import Context
+from neutrino.plugins.joined import Joined
 from neutrino.resources.attributes import Attribute
 
 
@@ -39,6 +40,13 @@ class ExtensionDriver(abc.ABC):
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:
         """SQL conditions on ``table.c.id`` for filters on the driver's attributes."""
+        return []
+
+    def joined(self, plural: str) -> list[Joined]:
+        """One-to-one tables of the driver's to read with each resource's row
+        (a LEFT OUTER JOIN); their ``fill`` sets the attribute on items read
+        that way, and ``extend`` needs to read only the others
+        (``joined.missing``)."""
         return []
 
     @abc.abstractmethod

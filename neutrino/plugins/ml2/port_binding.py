@@ -25,7 +25,8 @@ from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import joined, store
+from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2 import agents_db, provisioning, segments_db
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.ml2.mech_api import (VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND,
@@ -109,6 +110,22 @@ def _in_use(conn: Connection, segment_ids: list[str]) -> set[str]:
         return set()
     return {r.segment_id for r in conn.execute(
         sa.select(L.c.segment_id).where(L.c.segment_id.in_(segment_ids)).distinct())}
+
+
+_COLUMNS = ("host", "vnic_type", "profile", "vif_type", "vif_details")
+
+
+def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
+    """The binding attributes from a ``_COLUMNS`` row; a port without one
+    (none was ever asked for) is unbound."""
+    if values is None:
+        item[HOST], item[VNIC], item[VIF_TYPE] = "", VNIC_NORMAL, VIF_TYPE_UNBOUND
+        item[PROFILE], item[VIF_DETAILS] = {}, {}
+        return
+    host, vnic, profile, vif_type, details = values
+    item[HOST], item[VNIC], item[VIF_TYPE] = host, vnic, vif_type
+    item[PROFILE] = _json(profile) if profile else {}
+    item[VIF_DETAILS] = _json(details) if details else {}
 
 
 class PortBinding(ExtensionDriver):
@@ -278,22 +295,18 @@ class PortBinding(ExtensionDriver):
 
     # -- API dicts and filters ----------------------------------------------------------
 
+    def joined(self, plural: str) -> list[Joined]:
+        return [Joined(B, "port_id", _COLUMNS, _fill)] if plural == "ports" else []
+
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural != "ports":
             return
+        items = joined.missing(items, HOST)
         found = store.children(conn, B, "port_id", store.item_ids(items), (),
-                               ("port_id", "host", "vnic_type", "profile", "vif_type",
-                                "vif_details"))
+                               ("port_id", *_COLUMNS))
         for item in items:
             rows = found.get(item["id"])
-            if rows:
-                _, host, vnic, profile, vif_type, details = rows[0]
-                item[HOST], item[VNIC], item[VIF_TYPE] = host, vnic, vif_type
-                item[PROFILE] = _json(profile) if profile else {}
-                item[VIF_DETAILS] = _json(details) if details else {}
-            else:
-                item[HOST], item[VNIC], item[VIF_TYPE] = "", VNIC_NORMAL, VIF_TYPE_UNBOUND
-                item[PROFILE], item[VIF_DETAILS] = {}, {}
+            _fill(item, rows[0][1:] if rows else None)
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

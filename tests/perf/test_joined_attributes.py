@@ -1,0 +1,78 @@
+"""A port's one-to-one attribute tables (binding, port security, QoS
+policies) are read with the port's own row, and show what they hold."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from neutrino.db import tables as t
+from tests.inprocess import CountingApp
+
+CONFIG = ("[DEFAULT]\nservice_plugins = qos\n"
+          "[ml2]\nextension_drivers = port_security,qos\n")
+ADMIN = {"X-Project-Id": "p", "X-Roles": "admin,service"}  # service: binding:profile
+ONE_TO_ONE = ("ml2_port_bindings", "port_port_security", "qos_port_policy_bindings",
+              "qos_network_policy_bindings")
+
+
+def _post(app: CountingApp, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    res = app.client.simulate_post(path, json=body, headers=ADMIN)
+    assert res.status_code == 201, res.text
+    return next(iter(res.json.values()))
+
+
+def _statements(app: CountingApp, path: str) -> tuple[list[str], Any]:
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+    event.listen(app.api.plugin.db.engine, "before_cursor_execute", record)
+    try:
+        res = app.client.simulate_get(path, headers=ADMIN)
+    finally:
+        event.remove(app.api.plugin.db.engine, "before_cursor_execute", record)
+    assert res.status_code == 200, res.text
+    return seen, res.json
+
+
+def test_a_ports_binding_security_and_qos_come_with_its_row(tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, CONFIG)
+    net_policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "net"}})["id"]
+    port_policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "port"}})["id"]
+    net = _post(app, "/v2.0/networks", {"network": {"name": "n", "qos_policy_id": net_policy}})
+    port = _post(app, "/v2.0/ports", {"port": {
+        "network_id": net["id"], "port_security_enabled": False, "qos_policy_id": port_policy,
+        "binding:host_id": "host-a", "binding:profile": {"k": "v"}}})
+
+    for path, pick in ((f"/v2.0/ports/{port['id']}", lambda b: b["port"]),
+                       (f"/v2.0/ports?network_id={net['id']}", lambda b: b["ports"][0])):
+        seen, body = _statements(app, path)
+        shown = pick(body)
+        assert shown["port_security_enabled"] is False
+        assert shown["qos_policy_id"] == port_policy
+        assert shown["qos_network_policy_id"] == net_policy
+        assert shown["binding:host_id"] == "host-a"
+        assert shown["binding:profile"] == {"k": "v"}
+        assert shown["binding:vnic_type"] == "normal"
+        own_reads = [s for s in seen if any(f"FROM {table}" in s for table in ONE_TO_ONE)]
+        assert own_reads == [], own_reads
+
+
+def test_a_port_without_rows_in_those_tables_shows_their_defaults(tmp_path: Path) -> None:
+    """Ports from before a driver was enabled have no row: the outer join's
+    NULLs mean enabled, no policy, unbound."""
+    app = CountingApp(tmp_path, CONFIG)
+    net = _post(app, "/v2.0/networks", {"network": {"name": "n"}})
+    port = _post(app, "/v2.0/ports", {"port": {"network_id": net["id"]}})
+    with app.api.plugin.db.writer() as conn:
+        for table in (t.ml2_port_bindings, t.port_port_security):
+            conn.execute(sa.delete(table).where(table.c.port_id == port["id"]))
+    _, body = _statements(app, f"/v2.0/ports/{port['id']}")
+    shown = body["port"]
+    assert shown["port_security_enabled"] is True
+    assert shown["qos_policy_id"] is None and shown["qos_network_policy_id"] is None
+    assert shown["binding:vif_type"] == "unbound" and shown["binding:host_id"] == ""
+    assert shown["binding:profile"] == {} and shown["binding:vif_details"] == {}
