@@ -96,7 +96,8 @@ class CorePlugin:
             "default_security_group_rules": DefaultSecurityGroupRules(),
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
-        self.handlers["ports"].joined = self.extensions.joined("ports")
+        for plural in ("networks", "ports"):
+            self.handlers[plural].joined = self.extensions.joined(plural)
         self._subscribe_notifiers()
 
     def _subscribe_notifiers(self) -> None:

@@ -11,6 +11,8 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import address_scopes, rbac, store
+from neutrino.plugins import joined as joined_mod
+from neutrino.plugins.joined import Joined
 
 EXTERNAL = "router:external"
 NETWORK_OWNED_PREFIXES = ("network:",)
@@ -28,13 +30,17 @@ def visible_clause(ctx: Context) -> Any:
     return rbac.network_visible_clause(ctx)
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any],
+             joined: Sequence[Joined] = ()) -> list[dict[str, Any]]:
+    """API dicts of network rows; the ``joined`` tables' attributes are
+    filled from rows read with them (``Networks.joined``)."""
     ids = store.row_ids(rows)
     tags = store.load_tags(conn, ids)
     subnets = store.children(conn, t.subnets, "network_id", ids,
                              (t.subnets.c.created_at, t.subnets.c.id), ("id", "network_id"))
     scopes = address_scopes.network_scopes(conn, ids) if ids else {}
     out = store.Page((), getattr(rows, "id_query", None))
+    fill = joined_mod.filler(rows[0]._fields, joined) if rows else None
     for row in rows:
         d = store.standard_dict(row)
         d.update(admin_state_up=row.admin_state_up, status=row.status,
@@ -43,6 +49,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  ipv4_address_scope=scopes.get(row.id, {}).get(4),
                  ipv6_address_scope=scopes.get(row.id, {}).get(6),
                  tags=tags.get(row.id, []))
+        fill(d, row)  # type: ignore[misc]
         out.append(d)
     return out
 
@@ -53,6 +60,9 @@ class Networks:
     def __init__(self, conf: Any, type_manager: Any) -> None:
         self.conf = conf
         self.types = type_manager  # ML2 segments: plugins/ml2/managers.py
+        # The extension drivers' one-to-one tables, read with each network
+        # (set by the core plugin once its drivers are loaded).
+        self.joined: tuple[Joined, ...] = ()
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         row = store.standard_row(ctx.project_id, data)
@@ -70,10 +80,12 @@ class Networks:
         return row["id"]
 
     def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
-        row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id))
+        row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id),
+                            joined=self.joined)
         # ``shared`` without a caller: shared with everyone. The core plugin
         # redoes it for the caller (``present``) when it has one.
-        return self.present(conn, None, self._extended(conn, to_dicts(conn, [row])))[0]
+        return self.present(conn, None,
+                            self._extended(conn, to_dicts(conn, [row], self.joined)))[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
@@ -87,8 +99,9 @@ class Networks:
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        rows, more = store.paged_select(conn, t.networks, clauses, query)
-        return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows))), more
+        rows, more = store.paged_select(conn, t.networks, clauses, query, self.joined)
+        return self.present(conn, ctx,
+                            self._extended(conn, to_dicts(conn, rows, self.joined))), more
 
     def present(self, conn: Connection, ctx: Context | None,
                 dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
-"""A port's one-to-one attribute tables (binding, port security, QoS
-policies) are read with the port's own row, and show what they hold."""
+"""A port's and a network's one-to-one attribute tables (binding, port
+security, QoS policies) are read with their own row, and show what they
+hold."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,7 +16,7 @@ CONFIG = ("[DEFAULT]\nservice_plugins = qos\n"
           "[ml2]\nextension_drivers = port_security,qos\n")
 ADMIN = {"X-Project-Id": "p", "X-Roles": "admin,service"}  # service: binding:profile
 ONE_TO_ONE = ("ml2_port_bindings", "port_port_security", "qos_port_policy_bindings",
-              "qos_network_policy_bindings")
+              "qos_network_policy_bindings", "network_port_security")
 
 
 def _post(app: CountingApp, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -76,3 +77,18 @@ def test_a_port_without_rows_in_those_tables_shows_their_defaults(tmp_path: Path
     assert shown["qos_policy_id"] is None and shown["qos_network_policy_id"] is None
     assert shown["binding:vif_type"] == "unbound" and shown["binding:host_id"] == ""
     assert shown["binding:profile"] == {} and shown["binding:vif_details"] == {}
+
+
+def test_a_networks_port_security_and_qos_come_with_its_row(tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, CONFIG)
+    policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "net"}})["id"]
+    net = _post(app, "/v2.0/networks", {"network": {
+        "name": "n", "qos_policy_id": policy, "port_security_enabled": False}})
+    for path, pick in ((f"/v2.0/networks/{net['id']}", lambda b: b["network"]),
+                       (f"/v2.0/networks?id={net['id']}", lambda b: b["networks"][0])):
+        seen, body = _statements(app, path)
+        shown = pick(body)
+        assert shown["port_security_enabled"] is False
+        assert shown["qos_policy_id"] == policy
+        own_reads = [s for s in seen if any(f"FROM {table}" in s for table in ONE_TO_ONE)]
+        assert own_reads == [], own_reads

@@ -112,6 +112,8 @@ class QosDriver(ExtensionDriver):
     # -- reads ------------------------------------------------------------------------
 
     def joined(self, plural: str) -> list[Joined]:
+        if plural == "networks":
+            return [Joined(NB, "network_id", ("policy_id",), _fill(ATTR))]
         if plural != "ports":
             return []
         return [Joined(PB, "port_id", ("policy_id",), _fill(ATTR)),
@@ -120,6 +122,7 @@ class QosDriver(ExtensionDriver):
 
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural == "networks":
+            items = joined.missing(items, ATTR)
             found = self._bound(conn, NB, "network_id", store.item_ids(items))
             for item in items:
                 item[ATTR] = found.get(item["id"])
