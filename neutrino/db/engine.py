@@ -68,11 +68,25 @@ def make_engine(url: str) -> Engine:
     # trip per checkout for nothing.
     kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10,
                               "max_overflow": 20, "pool_reset_on_return": None}
-    if url.startswith("mysql"):
-        kwargs["isolation_level"] = "READ COMMITTED"
-        if "charset=" not in url:
-            url += ("&" if "?" in url else "?") + "charset=utf8mb4"
-    return create_engine(url, **kwargs)
+    if not url.startswith("mysql"):
+        return create_engine(url, **kwargs)
+    kwargs["isolation_level"] = "READ COMMITTED"
+    if "charset=" not in url:
+        url += ("&" if "?" in url else "?") + "charset=utf8mb4"
+    engine = create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # A resource's child rows are read as one JSON_ARRAYAGG per table
+        # (plugins/joined.py), which MySQL cuts at this length (1 MB by
+        # default) without an error.
+        cur = dbapi_conn.cursor()
+        cur.execute(f"SET SESSION group_concat_max_len = {MYSQL_AGGREGATE_MAX}")
+        cur.close()
+    return engine
+
+
+MYSQL_AGGREGATE_MAX = 1 << 30  # 1 GiB: the largest packet MySQL sends at all
 
 
 def _sqlite_engine(url: str) -> Engine:

@@ -1,25 +1,60 @@
-"""One-to-one attribute tables read with their resource's own row.
+"""Attribute tables read with their resource's own row.
 
 A port's binding, its port_security flag and its QoS policies each live in
-a table of their own, owned by the driver that defines the attribute. Read
-one by one they cost a round trip each on every show, update and list;
-declared as ``Joined`` they ride along on the resource's SELECT as LEFT
-OUTER JOINs, and the owning driver fills its attribute from the row.
+a table of their own, owned by the driver that defines the attribute; its
+addresses, tags and security groups are rows of tables of their own too.
+Read one by one they cost a round trip each on every show, update and
+delete. Declared here they ride along on the resource's SELECT instead:
 
-A driver still owns the whole attribute: ``fill`` is its code, and its
-``extend`` reads the table itself for any item that did not come with the
-joined columns (dicts built from rows read elsewhere).
+- ``Joined``: a one-to-one table, as LEFT OUTER JOIN columns, on single
+  rows and on pages alike;
+- ``Aggregated``: a one-to-many table, as one column holding its rows as a
+  JSON array (a correlated subquery), on single-row reads only: a page
+  reads each child table in one batch (``store.children``), which is
+  cheaper than a subquery per row.
+
+A driver still owns its whole attribute: ``fill`` is its code, and its
+``extend`` reads the table itself for any item that came without the
+columns (a page, dicts built from rows read elsewhere, a locked read).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy import Table
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 
-# fill(item, values): values are the declared columns' values in order, or
-# None when the resource has no row in the table.
-Fill = Callable[[dict[str, Any], "tuple[Any, ...] | None"], None]
+# fill(item, values): for ``Joined`` the declared columns' values in order,
+# or None when the resource has no row in the table; for ``Aggregated`` the
+# list of rows, each ``[key, *columns]``.
+Fill = Callable[[dict[str, Any], Any], None]
+
+
+class json_rows(FunctionElement):  # noqa: N801 - SQL function style
+    """``[[c1, c2, ...], ...]`` over the rows of an aggregate, as text."""
+    type = sa.Text()
+    name = "json_rows"
+    inherit_cache = True
+
+
+@compiles(json_rows, "sqlite")
+def _json_rows_sqlite(element: Any, compiler: Any, **kw: Any) -> str:
+    return f"json_group_array(json_array({compiler.process(element.clauses, **kw)}))"
+
+
+@compiles(json_rows, "postgresql")
+def _json_rows_postgresql(element: Any, compiler: Any, **kw: Any) -> str:
+    return f"CAST(json_agg(json_build_array({compiler.process(element.clauses, **kw)})) AS TEXT)"
+
+
+@compiles(json_rows, "mysql")
+@compiles(json_rows, "mariadb")
+def _json_rows_mysql(element: Any, compiler: Any, **kw: Any) -> str:
+    # Bounded by group_concat_max_len, which make_engine raises per session.
+    return f"JSON_ARRAYAGG(JSON_ARRAY({compiler.process(element.clauses, **kw)}))"
 
 
 class Joined:
@@ -31,35 +66,82 @@ class Joined:
         self.fill = fill
         # The key first: NULL there means no row, whatever the columns hold.
         self.labels = [f"{table.name}__{c}" for c in (key, *columns)]
-        self.columns = [table.c[c].label(label)
-                        for c, label in zip((key, *columns), self.labels)]
+        self._columns = [table.c[c].label(label)
+                         for c, label in zip((key, *columns), self.labels)]
+
+    def columns(self, parent: Table) -> list[Any]:
+        return self._columns
 
     def join(self, parent: Table, source: Any) -> Any:
         return source.outerjoin(self.table,
                                 self.table.c[self.key] == parent.c[self.parent_column])
 
+    @staticmethod
+    def read(row: Any, index: list[int]) -> tuple[Any, ...] | None:
+        return None if row[index[0]] is None else tuple(row[i] for i in index[1:])
 
-def select(table: Table, joined: Sequence[Joined]) -> Any:
-    """``SELECT table.*, <joined columns> FROM table LEFT OUTER JOIN ...``."""
-    if not joined:
+
+class Aggregated:
+    """``table``'s rows whose ``key`` is the resource's id, as one column.
+
+    Rows come back as ``[key, *columns]`` lists, sorted by ``order_by``
+    (column names; sorted here, since not every database orders inside an
+    aggregate). ``fill`` is None for the core's own child tables, which
+    ``store.child_rows`` hands to the resource module instead.
+    """
+
+    def __init__(self, table: Table, key: str, columns: Sequence[str],
+                 order_by: Sequence[str] = (), fill: Fill | None = None) -> None:
+        self.table, self.key, self.fill = table, key, fill
+        self.names = (key, *columns)
+        self.order_by = tuple(order_by)
+        self.labels = [f"{table.name}__rows"]
+        self._selected = [table.c[c] for c in (*self.names, *self.order_by)]
+
+    def columns(self, parent: Table) -> list[Any]:
+        rows = sa.select(json_rows(*self._selected)).where(self.table.c[self.key] == parent.c.id)
+        return [rows.scalar_subquery().label(self.labels[0])]
+
+    def join(self, parent: Table, source: Any) -> Any:
+        return source
+
+    def decode(self, text: str | bytes | None) -> list[list[Any]]:
+        rows = orjson.loads(text) if text else []
+        if self.order_by and len(rows) > 1:
+            width = len(self.names)
+            rows.sort(key=lambda r: r[width:])
+        return [r[:len(self.names)] for r in rows] if self.order_by else rows
+
+    def read(self, row: Any, index: list[int]) -> list[list[Any]]:
+        return self.decode(row[index[0]])
+
+
+Reads = Sequence["Joined | Aggregated"]
+
+
+def select(table: Table, joined: Reads, page: bool = False) -> Any:
+    """``SELECT table.*, <their columns> FROM table LEFT OUTER JOIN ...``;
+    a page leaves the aggregates out (see the module's docstring)."""
+    used = [j for j in joined if not (page and isinstance(j, Aggregated))]
+    if not used:
         return sa.select(table)
     source: Any = table
-    for j in joined:
+    for j in used:
         source = j.join(table, source)
-    return sa.select(table, *[c for j in joined for c in j.columns]).select_from(source)
+    return sa.select(table, *[c for j in used for c in j.columns(table)]).select_from(source)
 
 
-def filler(fields: Sequence[str], joined: Sequence[Joined]) -> Callable[[dict[str, Any], Any], None]:
+def filler(fields: Sequence[str], joined: Reads) -> Callable[[dict[str, Any], Any], None]:
     """A function that fills an item from its row, for rows with ``fields``;
-    a no-op for rows read without the joins."""
-    plan = [(j.fill, [fields.index(label) for label in j.labels])
-            for j in joined if j.labels[0] in fields]
+    a no-op for rows read without the columns."""
+    plan = [(j.fill, j.read, [fields.index(label) for label in j.labels])
+            for j in joined if j.fill is not None and j.labels[0] in fields]
     if not plan:
         return lambda item, row: None
 
     def fill(item: dict[str, Any], row: Any) -> None:
-        for fn, index in plan:
-            fn(item, None if row[index[0]] is None else tuple(row[i] for i in index[1:]))
+        for fn, read, index in plan:
+            fn(item, read(row, index))
     return fill
 
 

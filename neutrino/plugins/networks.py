@@ -12,7 +12,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import address_scopes, rbac, store
 from neutrino.plugins import joined as joined_mod
-from neutrino.plugins.joined import Joined
+from neutrino.plugins.joined import Aggregated, Joined, Reads
 
 EXTERNAL = "router:external"
 NETWORK_OWNED_PREFIXES = ("network:",)
@@ -31,7 +31,7 @@ def visible_clause(ctx: Context) -> Any:
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any],
-             joined: Sequence[Joined] = ()) -> list[dict[str, Any]]:
+             joined: Reads = ()) -> list[dict[str, Any]]:
     """API dicts of network rows; the ``joined`` tables' attributes are
     filled from rows read with them (``Networks.joined``)."""
     ids = store.row_ids(rows)
@@ -62,7 +62,7 @@ class Networks:
         self.types = type_manager  # ML2 segments: plugins/ml2/managers.py
         # The extension drivers' one-to-one tables, read with each network
         # (set by the core plugin once its drivers are loaded).
-        self.joined: tuple[Joined, ...] = ()
+        self.joined: tuple[Joined | Aggregated, ...] = ()
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         row = store.standard_row(ctx.project_id, data)

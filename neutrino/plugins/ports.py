@@ -17,7 +17,7 @@ from neutrino.ipam import allocator
 from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import networks, routed, store
-from neutrino.plugins.joined import Joined
+from neutrino.plugins.joined import Aggregated, Joined, Reads
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:router_interface_distributed", "network:ha_router_replicated_interface")
@@ -34,18 +34,23 @@ def visible_clause(ctx: Context) -> Any:
     return sa.or_(t.ports.c.project_id == ctx.project_id, t.ports.c.network_id.in_(owned_nets))
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any],
-             joined: Sequence[Joined] = ()) -> store.Page:
-    """API dicts of port rows; the ``joined`` tables' attributes are filled
-    from rows read with them (``Ports.joined``)."""
+_IPS = Aggregated(t.ipallocations, "port_id", ("subnet_id", "ip_address"))
+_PAIRS = Aggregated(t.allowed_address_pairs, "port_id", ("ip_address", "mac_address"))
+_OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_version"),
+                   order_by=("id",))
+# The port's own child tables, read with a single port's row.
+CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
+
+
+def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store.Page:
+    """API dicts of port rows. The child tables come from the rows when they
+    were read with them (``CHILDREN``), else one batch query each; the
+    ``joined`` tables' attributes are filled from rows read with them."""
     ids = store.row_ids(rows)
-    tags = store.load_tags(conn, ids)
-    ips = store.children(conn, t.ipallocations, "port_id", ids, (),
-                         ("port_id", "subnet_id", "ip_address"))
-    pairs = store.children(conn, t.allowed_address_pairs, "port_id", ids, (),
-                           ("port_id", "ip_address", "mac_address"))
-    opts = store.children(conn, t.extra_dhcp_opts, "port_id", ids, (t.extra_dhcp_opts.c.id,),
-                          ("port_id", "opt_name", "opt_value", "ip_version"))
+    tags = store.child_rows(conn, rows, ids, store.TAGS)
+    ips = store.child_rows(conn, rows, ids, _IPS)
+    pairs = store.child_rows(conn, rows, ids, _PAIRS)
+    opts = store.child_rows(conn, rows, ids, _OPTS)
     out = store.Page((), getattr(rows, "id_query", None))
     if not rows:
         return out
@@ -68,7 +73,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
         d["extra_dhcp_opts"] = [{"opt_name": n, "opt_value": val, "ip_version": ver}
                                 for _, n, val, ver in opts[rid]]
         d["ip_allocation"] = d["ip_allocation"] or "immediate"
-        d["tags"] = tags[rid]
+        d["tags"] = [tag for _, tag in tags[rid]]
         fill(d, row)
         out.append(d)
     return out
@@ -82,8 +87,8 @@ _PLAIN = ("id", "name", "description", "project_id", "revision_number", "network
 def _ordered(allocs: list[Any]) -> list[Any]:
     if len(allocs) < 2:  # the common case; parsing addresses costs more than the rest
         return allocs
-    return sorted(allocs, key=lambda a: (netaddr.IPAddress(a.ip_address).version,
-                                         netaddr.IPAddress(a.ip_address)))
+    return sorted(allocs, key=lambda a: (netaddr.IPAddress(a[2]).version,
+                                         netaddr.IPAddress(a[2])))
 
 
 class Ports:
@@ -93,7 +98,7 @@ class Ports:
         self.conf = conf
         # The extension drivers' one-to-one tables, read with each port
         # (set by the core plugin once its drivers are loaded).
-        self.joined: tuple[Joined, ...] = ()
+        self.joined: tuple[Joined | Aggregated, ...] = ()
 
     # -- helpers -------------------------------------------------------------
 
@@ -306,7 +311,7 @@ class Ports:
 
     def get(self, conn: Connection, port_id: str) -> dict[str, Any]:
         row = store.get_row(conn, t.ports, port_id, lambda: not_found(port_id),
-                            joined=self.joined)
+                            joined=(*CHILDREN, *self.joined))
         return to_dicts(conn, [row], self.joined)[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Table
 from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.plugins import joined as joined_mod
-from neutrino.plugins.joined import Joined
+from neutrino.plugins.joined import Aggregated, Reads
 
 CHUNK = 500
 
@@ -202,6 +202,29 @@ def _children_stmt(table: Table, key: str, order_by: tuple[Any, ...],
     return stmt
 
 
+def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
+               agg: Aggregated) -> dict[str, list[Any]]:
+    """``agg``'s rows per parent: from the parents' own rows when they were
+    read with it (a single row's read), else in one batch (a page)."""
+    fields = rows[0]._fields if rows else ()
+    if agg.labels[0] in fields:
+        index = fields.index(agg.labels[0])
+        return {row.id: agg.decode(row[index]) for row in rows}
+    order_by = tuple(agg.table.c[c] for c in agg.order_by)
+    found = children(conn, agg.table, agg.key, ids, order_by, agg.names)
+    if set(agg.order_by) <= set(agg.names):
+        # The order the aggregate's decode gives (Python's, not the
+        # database's collation), so a page and a show agree.
+        at = [agg.names.index(c) for c in agg.order_by]
+        for group in found.values():
+            if len(group) > 1:
+                group.sort(key=lambda r: [r[i] for i in at])
+    return found
+
+
+TAGS = Aggregated(t.tags, "resource_id", ("tag",), order_by=("tag",))
+
+
 def load_tags(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
     grouped = children(conn, t.tags, "resource_id", ids, (t.tags.c.tag,), ("resource_id", "tag"))
     return {rid: [r[1] for r in rows] for rid, rows in grouped.items()}
@@ -304,7 +327,7 @@ def _parse_time(value: Any) -> Any:
 
 
 def paged_select(conn: Connection, table: Table, clauses: list[Any],
-                 query: ListQuery, joined: Sequence[Joined] = ()) -> tuple[Page, bool]:
+                 query: ListQuery, joined: Reads = ()) -> tuple[Page, bool]:
     """Rows after filters, sorting and marker; and whether more follow.
 
     The rows come as a ``Page`` whose ``id_query`` selects the same rows
@@ -323,7 +346,7 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         query.marker_found = marker is not None
         if marker is not None:
             where.append(_after(table, sorts, marker))
-    stmt = joined_mod.select(table, joined).where(*where).order_by(
+    stmt = joined_mod.select(table, joined, page=True).where(*where).order_by(
         *[(table.c[k].asc() if asc else table.c[k].desc()) for k, asc in sorts])
     if query.limit:
         stmt = stmt.limit(query.limit + 1)
@@ -361,7 +384,7 @@ def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:
 
 
 @functools.cache
-def _row_stmt(table: Table, lock: bool, joined: tuple[Joined, ...]) -> Any:
+def _row_stmt(table: Table, lock: bool, joined: tuple[Any, ...]) -> Any:
     """One statement object per table, lock and joins: every request reads
     a row or two this way, and building the SELECT anew costs more than its
     run."""
@@ -371,7 +394,7 @@ def _row_stmt(table: Table, lock: bool, joined: tuple[Joined, ...]) -> Any:
 
 
 def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
-            for_update: bool = False, joined: Sequence[Joined] = ()) -> Any:
+            for_update: bool = False, joined: Reads = ()) -> Any:
     """The row, with the ``joined`` tables' columns unless it is locked."""
     stmt = _row_stmt(table, for_update and conn.dialect.name != "sqlite", tuple(joined))
     row = conn.execute(stmt, {"rid": rid}).first()

@@ -127,19 +127,22 @@ def test_association_refusals(admin, member, other, topology):
 def test_a_port_with_two_ipv4_addresses_needs_fixed_ip_address(member, topology):
     net, sub = topology["net"], topology["sub"]
     base = sub["cidr"].rsplit(".", 1)[0]
-    port = h.port(member, sub["network_id"], fixed_ips=[{"ip_address": f"{base}.50"},
-                                                        {"ip_address": f"{base}.51"}])
+    # Two addresses the topology's port (allocated at random) does not hold.
+    taken = {ip["ip_address"] for ip in topology["port"]["fixed_ips"]}
+    first, second = [a for a in (f"{base}.{n}" for n in range(50, 53)) if a not in taken][:2]
+    port = h.port(member, sub["network_id"], fixed_ips=[{"ip_address": first},
+                                                        {"ip_address": second}])
     msg = h.error(member.post("/v2.0/floatingips", {"floatingip": {
         "floating_network_id": net["id"], "port_id": port["id"]}}), 400, "BadRequest")
     assert "has multiple fixed IPv4 addresses" in msg
-    fip = l3.floatingip(member, net["id"], port_id=port["id"], fixed_ip_address=f"{base}.50")
-    assert fip["fixed_ip_address"] == f"{base}.50"
+    fip = l3.floatingip(member, net["id"], port_id=port["id"], fixed_ip_address=first)
+    assert fip["fixed_ip_address"] == first
     status, body = member.put(f"/v2.0/floatingips/{fip['id']}", {"floatingip": {
-        "port_id": port["id"], "fixed_ip_address": f"{base}.51"}})
-    assert status == 200 and body["floatingip"]["fixed_ip_address"] == f"{base}.51"
+        "port_id": port["id"], "fixed_ip_address": second}})
+    assert status == 200 and body["floatingip"]["fixed_ip_address"] == second
     # the associated address cannot be taken off the port
     msg = h.error(member.put(f"/v2.0/ports/{port['id']}", {"port": {
-        "fixed_ips": [{"ip_address": f"{base}.50"}]}}), 400, "BadRequest")
+        "fixed_ips": [{"ip_address": first}]}}), 400, "BadRequest")
     assert "because its original fixed_ip has been associated to a floating ip" in msg
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from neutrino.context import Context
-from neutrino.plugins.joined import Joined
+from neutrino.plugins.joined import Aggregated, Joined
 from neutrino.resources.attributes import Attribute
 
 
@@ -42,10 +42,10 @@ class ExtensionDriver(abc.ABC):
         """SQL conditions on ``table.c.id`` for filters on the driver's attributes."""
         return []
 
-    def joined(self, plural: str) -> list[Joined]:
-        """One-to-one tables of the driver's to read with each resource's row
-        (a LEFT OUTER JOIN); their ``fill`` sets the attribute on items read
-        that way, and ``extend`` needs to read only the others
+    def joined(self, plural: str) -> list[Joined | Aggregated]:
+        """The driver's tables to read with each resource's row (see
+        ``plugins/joined.py``); their ``fill`` sets the attribute on items
+        read that way, and ``extend`` needs to read only the others
         (``joined.missing``)."""
         return []
 

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from neutrino.context import Context
-from neutrino.plugins.joined import Joined
+from neutrino.plugins.joined import Aggregated, Joined
 from neutrino.plugins.loader import load_driver_class
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 
@@ -51,7 +51,7 @@ class ExtensionManager:
             out.extend(driver.filter_clauses(plural, table, filters))
         return out
 
-    def joined(self, plural: str) -> tuple[Joined, ...]:
+    def joined(self, plural: str) -> tuple[Joined | Aggregated, ...]:
         return tuple(j for driver in self.drivers for j in driver.joined(plural))
 
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:

@@ -25,7 +25,8 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import rbac, store
+from neutrino.plugins import joined, rbac, store
+from neutrino.plugins.joined import Aggregated, Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.resources import security_groups as res
 from neutrino.resources.attributes import AUTO, Attribute
@@ -33,6 +34,15 @@ from neutrino.resources.attributes import AUTO, Attribute
 ATTR = "security_groups"
 PORT_SECURITY = "port_security_enabled"
 B = t.securitygroupportbindings
+
+
+def _fill(item: dict[str, Any], rows: list[Any]) -> None:
+    item[ATTR] = [group for _, group in rows]
+
+
+# A port's groups, read with a single port's row.
+_GROUPS = Aggregated(B, "port_id", ("security_group_id",), order_by=("security_group_id",),
+                     fill=_fill)
 
 
 def _trusted(device_owner: str | None) -> bool:
@@ -133,10 +143,14 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         return [table.c.id.in_(sa.select(B.c.port_id)
                                .where(B.c.security_group_id.in_(filters[ATTR])))]
 
+    def joined(self, plural: str) -> list[Joined | Aggregated]:
+        return [_GROUPS] if plural == "ports" else []
+
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural != "ports":
             return
+        items = joined.missing(items, ATTR)
         found = store.children(conn, B, "port_id", store.item_ids(items),
-                               (B.c.security_group_id,))
+                               (B.c.security_group_id,), _GROUPS.names)
         for item in items:
-            item[ATTR] = [r.security_group_id for r in found.get(item["id"], [])]
+            _fill(item, found.get(item["id"], []))

@@ -1,0 +1,103 @@
+"""A port shown alone comes from one SELECT (its child tables as JSON
+aggregates, its one-to-one tables joined) and equals the same port read in a
+page (one batch query per child table), on every backend and MySQL driver."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+
+from tests.inprocess import CountingApp
+
+ADMIN = {"X-Project-Id": "p", "X-Roles": "admin,service"}  # service: binding:profile
+CHILD_TABLES = ("tags", "ipallocations", "allowed_address_pairs", "extra_dhcp_opts",
+                "securitygroupportbindings", "ml2_port_bindings", "port_port_security",
+                "qos_port_policy_bindings", "qos_network_policy_bindings")
+
+
+def _post(app: CountingApp, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    res = app.client.simulate_post(path, json=body, headers=ADMIN)
+    assert res.status_code == 201, res.text
+    return next(iter(res.json.values()))
+
+
+def _get(app: CountingApp, path: str) -> tuple[dict[str, Any], list[str]]:
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+    event.listen(app.api.plugin.db.engine, "before_cursor_execute", record)
+    try:
+        res = app.client.simulate_get(path, headers=ADMIN)
+    finally:
+        event.remove(app.api.plugin.db.engine, "before_cursor_execute", record)
+    assert res.status_code == 200, res.text
+    return res.json, seen
+
+
+def test_a_port_shown_alone_is_one_select_and_equals_its_listing(
+        db_url: str, tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos\n"
+                                "[ml2]\nextension_drivers = port_security,qos\n", url=db_url)
+    try:
+        policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "q"}})["id"]
+        net = _post(app, "/v2.0/networks", {"network": {"name": "n", "qos_policy_id": policy}})
+        _post(app, "/v2.0/subnets", {"subnet": {"network_id": net["id"], "ip_version": 4,
+                                                "cidr": "10.9.0.0/24"}})
+        groups = sorted(_post(app, "/v2.0/security-groups",
+                              {"security_group": {"name": f"g{i}"}})["id"] for i in range(3))
+        port = _post(app, "/v2.0/ports", {"port": {
+            "network_id": net["id"], "name": "émoji ☃", "tags": ["b", "A", "ß", "c"],
+            "fixed_ips": [{"ip_address": "10.9.0.30"}, {"ip_address": "10.9.0.4"}],
+            "allowed_address_pairs": [{"ip_address": "10.1.0.0/24"},
+                                      {"ip_address": "10.2.0.1", "mac_address": "fa:16:3e:00:00:01"}],
+            "extra_dhcp_opts": [{"opt_name": "tftp-server", "opt_value": "10.0.0.1"},
+                                {"opt_name": "bootfile-name", "opt_value": "pxe \"x\"",
+                                 "ip_version": 4}],
+            "security_groups": list(reversed(groups)),
+            "binding:host_id": "h", "binding:profile": {"k": [1, "v"]}}})
+
+        shown, statements = _get(app, f"/v2.0/ports/{port['id']}")
+        listed, _ = _get(app, f"/v2.0/ports?id={port['id']}")
+        shown = shown["port"]
+        assert shown == listed["ports"][0]
+        assert shown["tags"] == ["A", "b", "c", "ß"]
+        assert [ip["ip_address"] for ip in shown["fixed_ips"]] == ["10.9.0.4", "10.9.0.30"]
+        assert sorted(p["ip_address"] for p in shown["allowed_address_pairs"]) == \
+            ["10.1.0.0/24", "10.2.0.1"]
+        assert sorted((o["opt_name"], o["opt_value"]) for o in shown["extra_dhcp_opts"]) == \
+            [("bootfile-name", 'pxe "x"'), ("tftp-server", "10.0.0.1")]
+        assert shown["security_groups"] == groups
+        assert shown["binding:profile"] == {"k": [1, "v"]}
+        assert shown["qos_network_policy_id"] == policy and shown["name"] == "émoji ☃"
+        separate = [s for s in statements
+                    if any(f"FROM {table} " in s or s.endswith(f"FROM {table}")
+                           for table in CHILD_TABLES)
+                    and not s.lstrip().startswith("SELECT ports.")]
+        assert separate == []
+
+        bare = _post(app, "/v2.0/ports", {"port": {"network_id": net["id"],
+                                                   "fixed_ips": [], "security_groups": []}})
+        shown, _ = _get(app, f"/v2.0/ports/{bare['id']}")
+        listed, _ = _get(app, f"/v2.0/ports?id={bare['id']}")
+        assert shown["port"] == listed["ports"][0]
+        assert (shown["port"]["tags"], shown["port"]["fixed_ips"],
+                shown["port"]["security_groups"], shown["port"]["extra_dhcp_opts"]) == \
+            ([], [], [], [])
+    finally:
+        app.api.plugin.db.dispose()
+
+
+def test_mysql_sessions_do_not_cut_the_json_aggregates_at_1_mb(db_url: str) -> None:
+    from neutrino.db.engine import MYSQL_AGGREGATE_MAX, make_engine
+    engine = make_engine(db_url)
+    if engine.dialect.name != "mysql":
+        engine.dispose()
+        return
+    try:
+        with engine.connect() as conn:
+            length = conn.exec_driver_sql("SELECT @@SESSION.group_concat_max_len").scalar()
+        assert int(length) == MYSQL_AGGREGATE_MAX
+    finally:
+        engine.dispose()
