@@ -30,14 +30,19 @@ def visible_clause(ctx: Context) -> Any:
     return rbac.network_visible_clause(ctx)
 
 
+_SUBNETS = Aggregated(t.subnets, "network_id", ("id",), order_by=("created_at", "id"))
+# The network's own child tables, read with a single network's row.
+CHILDREN = (store.TAGS, _SUBNETS)
+
+
 def to_dicts(conn: Connection, rows: Sequence[Any],
              joined: Reads = ()) -> list[dict[str, Any]]:
-    """API dicts of network rows; the ``joined`` tables' attributes are
-    filled from rows read with them (``Networks.joined``)."""
+    """API dicts of network rows. The child tables come from the rows when
+    they were read with them (``CHILDREN``), else one batch query each; the
+    ``joined`` tables' attributes are filled from rows read with them."""
     ids = store.row_ids(rows)
-    tags = store.load_tags(conn, ids)
-    subnets = store.children(conn, t.subnets, "network_id", ids,
-                             (t.subnets.c.created_at, t.subnets.c.id), ("id", "network_id"))
+    tags = store.child_rows(conn, rows, ids, store.TAGS)
+    subnets = store.child_rows(conn, rows, ids, _SUBNETS)
     scopes = address_scopes.network_scopes(conn, ids) if ids else {}
     out = store.Page((), getattr(rows, "id_query", None))
     fill = joined_mod.filler(rows[0]._fields, joined) if rows else None
@@ -45,10 +50,10 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
         d = store.standard_dict(row)
         d.update(admin_state_up=row.admin_state_up, status=row.status,
                  mtu=row.mtu,
-                 subnets=[s.id for s in subnets.get(row.id, [])],
+                 subnets=[s[1] for s in subnets.get(row.id, [])],
                  ipv4_address_scope=scopes.get(row.id, {}).get(4),
                  ipv6_address_scope=scopes.get(row.id, {}).get(6),
-                 tags=tags.get(row.id, []))
+                 tags=[tag for _, tag in tags.get(row.id, [])])
         fill(d, row)  # type: ignore[misc]
         out.append(d)
     return out
@@ -81,7 +86,7 @@ class Networks:
 
     def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id),
-                            joined=self.joined)
+                            joined=(*CHILDREN, *self.joined))
         # ``shared`` without a caller: shared with everyone. The core plugin
         # redoes it for the caller (``present``) when it has one.
         return self.present(conn, None,

@@ -101,3 +101,23 @@ def test_mysql_sessions_do_not_cut_the_json_aggregates_at_1_mb(db_url: str) -> N
         assert int(length) == MYSQL_AGGREGATE_MAX
     finally:
         engine.dispose()
+
+
+def test_a_network_shown_alone_reads_its_tags_and_subnets_with_its_row(
+        db_url: str, tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, "[ml2]\nextension_drivers = port_security\n", url=db_url)
+    try:
+        net = _post(app, "/v2.0/networks", {"network": {"name": "n", "tags": ["z", "B", "k"]}})
+        subnets = [_post(app, "/v2.0/subnets", {"subnet": {
+            "network_id": net["id"], "ip_version": 4, "cidr": f"10.{i}.0.0/24"}})["id"]
+            for i in range(3)]
+        shown, statements = _get(app, f"/v2.0/networks/{net['id']}")
+        listed, _ = _get(app, f"/v2.0/networks?id={net['id']}")
+        assert shown["network"] == listed["networks"][0]
+        assert shown["network"]["tags"] == ["B", "k", "z"]
+        assert sorted(shown["network"]["subnets"]) == sorted(subnets)
+        separate = [s for s in statements if "FROM tags" in s or "SELECT subnets.id" in s]
+        separate = [s for s in separate if not s.lstrip().startswith("SELECT networks.")]
+        assert separate == []
+    finally:
+        app.api.plugin.db.dispose()
