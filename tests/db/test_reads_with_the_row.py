@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
-
 from tests.inprocess import CountingApp
 
 ADMIN = {"X-Project-Id": "p", "X-Roles": "admin,service"}  # service: binding:profile
@@ -23,17 +21,8 @@ def _post(app: CountingApp, path: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _get(app: CountingApp, path: str) -> tuple[dict[str, Any], list[str]]:
-    seen: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(statement)
-    event.listen(app.api.plugin.db.engine, "before_cursor_execute", record)
-    try:
-        res = app.client.simulate_get(path, headers=ADMIN)
-    finally:
-        event.remove(app.api.plugin.db.engine, "before_cursor_execute", record)
-    assert res.status_code == 200, res.text
-    return res.json, seen
+    statements, body = app.recorded(path, ADMIN)
+    return body, statements
 
 
 def test_a_port_shown_alone_is_one_select_and_equals_its_listing(

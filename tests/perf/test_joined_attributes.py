@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from neutrino.db import tables as t
 from tests.inprocess import CountingApp
@@ -25,18 +24,8 @@ def _post(app: CountingApp, path: str, body: dict[str, Any]) -> dict[str, Any]:
     return next(iter(res.json.values()))
 
 
-def _statements(app: CountingApp, path: str) -> tuple[list[str], Any]:
-    seen: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(statement)
-    event.listen(app.api.plugin.db.engine, "before_cursor_execute", record)
-    try:
-        res = app.client.simulate_get(path, headers=ADMIN)
-    finally:
-        event.remove(app.api.plugin.db.engine, "before_cursor_execute", record)
-    assert res.status_code == 200, res.text
-    return seen, res.json
+def _own_reads(seen: list[str]) -> list[str]:
+    return [s for s in seen if any(f"FROM {table}" in s for table in ONE_TO_ONE)]
 
 
 def test_a_ports_binding_security_and_qos_come_with_its_row(tmp_path: Path) -> None:
@@ -50,7 +39,7 @@ def test_a_ports_binding_security_and_qos_come_with_its_row(tmp_path: Path) -> N
 
     for path, pick in ((f"/v2.0/ports/{port['id']}", lambda b: b["port"]),
                        (f"/v2.0/ports?network_id={net['id']}", lambda b: b["ports"][0])):
-        seen, body = _statements(app, path)
+        seen, body = app.recorded(path, ADMIN)
         shown = pick(body)
         assert shown["port_security_enabled"] is False
         assert shown["qos_policy_id"] == port_policy
@@ -58,8 +47,7 @@ def test_a_ports_binding_security_and_qos_come_with_its_row(tmp_path: Path) -> N
         assert shown["binding:host_id"] == "host-a"
         assert shown["binding:profile"] == {"k": "v"}
         assert shown["binding:vnic_type"] == "normal"
-        own_reads = [s for s in seen if any(f"FROM {table}" in s for table in ONE_TO_ONE)]
-        assert own_reads == [], own_reads
+        assert _own_reads(seen) == []
 
 
 def test_a_port_without_rows_in_those_tables_shows_their_defaults(tmp_path: Path) -> None:
@@ -71,7 +59,7 @@ def test_a_port_without_rows_in_those_tables_shows_their_defaults(tmp_path: Path
     with app.api.plugin.db.writer() as conn:
         for table in (t.ml2_port_bindings, t.port_port_security):
             conn.execute(sa.delete(table).where(table.c.port_id == port["id"]))
-    _, body = _statements(app, f"/v2.0/ports/{port['id']}")
+    _, body = app.recorded(f"/v2.0/ports/{port['id']}", ADMIN)
     shown = body["port"]
     assert shown["port_security_enabled"] is True
     assert shown["qos_policy_id"] is None and shown["qos_network_policy_id"] is None
@@ -86,9 +74,8 @@ def test_a_networks_port_security_and_qos_come_with_its_row(tmp_path: Path) -> N
         "name": "n", "qos_policy_id": policy, "port_security_enabled": False}})
     for path, pick in ((f"/v2.0/networks/{net['id']}", lambda b: b["network"]),
                        (f"/v2.0/networks?id={net['id']}", lambda b: b["networks"][0])):
-        seen, body = _statements(app, path)
+        seen, body = app.recorded(path, ADMIN)
         shown = pick(body)
         assert shown["port_security_enabled"] is False
         assert shown["qos_policy_id"] == policy
-        own_reads = [s for s in seen if any(f"FROM {table}" in s for table in ONE_TO_ONE)]
-        assert own_reads == [], own_reads
+        assert _own_reads(seen) == []
