@@ -226,8 +226,8 @@ TAGS = Aggregated(t.tags, "resource_id", ("tag",), order_by=("tag",))
 
 
 def load_tags(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
-    grouped = children(conn, t.tags, "resource_id", ids, (t.tags.c.tag,), ("resource_id", "tag"))
-    return {rid: [r[1] for r in rows] for rid, rows in grouped.items()}
+    grouped = child_rows(conn, (), ids, TAGS)
+    return {rid: [tag for _, tag in rows] for rid, rows in grouped.items()}
 
 
 def set_tags(conn: Connection, rid: str, tags: Iterable[str]) -> None:
