@@ -4,14 +4,17 @@ A port's binding, its port_security flag and its QoS policies each live in
 a table of their own, owned by the driver that defines the attribute; its
 addresses, tags and security groups are rows of tables of their own too.
 Read one by one they cost a round trip each on every show, update and
-delete. Declared here they ride along on the resource's SELECT instead:
+delete. Declared here they ride along on a single resource's SELECT instead:
 
-- ``Joined``: a one-to-one table, as LEFT OUTER JOIN columns, on single
-  rows and on pages alike;
+- ``Joined``: a one-to-one table, as LEFT OUTER JOIN columns;
 - ``Aggregated``: a one-to-many table, as one column holding its rows as a
-  JSON array (a correlated subquery), on single-row reads only: a page
-  reads each child table in one batch (``store.children``), which is
-  cheaper than a subquery per row.
+  JSON array (a correlated subquery).
+
+A page reads each of those tables in one batch instead (``store.children``
+through the page's id query): a subquery per row costs more, and
+PostgreSQL merge-joins a page with its outer-joined tables by scanning
+their whole primary key index from the start (a page after a marker in
+100,000 ports: 6 ms alone, 50 ms joined).
 
 A driver still owns its whole attribute: ``fill`` is its code, and its
 ``extend`` reads the table itself for any item that came without the
@@ -119,16 +122,14 @@ class Aggregated:
 Reads = Sequence["Joined | Aggregated"]
 
 
-def select(table: Table, joined: Reads, page: bool = False) -> Any:
-    """``SELECT table.*, <their columns> FROM table LEFT OUTER JOIN ...``;
-    a page leaves the aggregates out (see the module's docstring)."""
-    used = [j for j in joined if not (page and isinstance(j, Aggregated))]
-    if not used:
+def select(table: Table, joined: Reads) -> Any:
+    """``SELECT table.*, <their columns> FROM table LEFT OUTER JOIN ...``."""
+    if not joined:
         return sa.select(table)
     source: Any = table
-    for j in used:
+    for j in joined:
         source = j.join(table, source)
-    return sa.select(table, *[c for j in used for c in j.columns(table)]).select_from(source)
+    return sa.select(table, *[c for j in joined for c in j.columns(table)]).select_from(source)
 
 
 def filler(fields: Sequence[str], joined: Reads) -> Callable[[dict[str, Any], Any], None]:

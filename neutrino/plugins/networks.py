@@ -65,7 +65,7 @@ class Networks:
     def __init__(self, conf: Any, type_manager: Any) -> None:
         self.conf = conf
         self.types = type_manager  # ML2 segments: plugins/ml2/managers.py
-        # The extension drivers' one-to-one tables, read with each network
+        # The extension drivers' tables, read with a single network's row
         # (set by the core plugin once its drivers are loaded).
         self.joined: tuple[Joined | Aggregated, ...] = ()
 
@@ -104,9 +104,8 @@ class Networks:
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        rows, more = store.paged_select(conn, t.networks, clauses, query, self.joined)
-        return self.present(conn, ctx,
-                            self._extended(conn, to_dicts(conn, rows, self.joined))), more
+        rows, more = store.paged_select(conn, t.networks, clauses, query)
+        return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows))), more
 
     def present(self, conn: Connection, ctx: Context | None,
                 dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

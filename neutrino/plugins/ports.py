@@ -96,7 +96,7 @@ class Ports:
 
     def __init__(self, conf: Any) -> None:
         self.conf = conf
-        # The extension drivers' one-to-one tables, read with each port
+        # The extension drivers' tables, read with a single port's row
         # (set by the core plugin once its drivers are loaded).
         self.joined: tuple[Joined | Aggregated, ...] = ()
 
@@ -320,8 +320,8 @@ class Ports:
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        rows, more = store.paged_select(conn, t.ports, clauses, query, self.joined)
-        return to_dicts(conn, rows, self.joined), more
+        rows, more = store.paged_select(conn, t.ports, clauses, query)
+        return to_dicts(conn, rows), more
 
     def _fixed_ips_filter(self, values: list[Any]) -> Any:
         """``fixed_ips=ip_address=X`` / ``subnet_id=Y`` / ``ip_address_substr=Z``."""

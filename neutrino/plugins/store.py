@@ -327,12 +327,12 @@ def _parse_time(value: Any) -> Any:
 
 
 def paged_select(conn: Connection, table: Table, clauses: list[Any],
-                 query: ListQuery, joined: Reads = ()) -> tuple[Page, bool]:
+                 query: ListQuery) -> tuple[Page, bool]:
     """Rows after filters, sorting and marker; and whether more follow.
 
     The rows come as a ``Page`` whose ``id_query`` selects the same rows
     (see ``Page``) when the limit did not cut them or they are sorted by id
-    alone. They carry the ``joined`` tables' columns too.
+    alone.
     """
     sorts = [(("project_id" if k == "tenant_id" else k), asc) for k, asc in query.sorts]
     if not any(k == "id" for k, _ in sorts):
@@ -346,7 +346,7 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         query.marker_found = marker is not None
         if marker is not None:
             where.append(_after(table, sorts, marker))
-    stmt = joined_mod.select(table, joined, page=True).where(*where).order_by(
+    stmt = sa.select(table).where(*where).order_by(
         *[(table.c[k].asc() if asc else table.c[k].desc()) for k, asc in sorts])
     if query.limit:
         stmt = stmt.limit(query.limit + 1)

@@ -1,6 +1,6 @@
 """A port's and a network's one-to-one attribute tables (binding, port
-security, QoS policies) are read with their own row, and show what they
-hold."""
+security, QoS policies) are read with a shown resource's own row, and show
+what they hold in a show and in a page alike."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,7 +47,8 @@ def test_a_ports_binding_security_and_qos_come_with_its_row(tmp_path: Path) -> N
         assert shown["binding:host_id"] == "host-a"
         assert shown["binding:profile"] == {"k": "v"}
         assert shown["binding:vnic_type"] == "normal"
-        assert _own_reads(seen) == []
+        if "?" not in path:  # a show; a page reads them in one batch per table
+            assert _own_reads(seen) == []
 
 
 def test_a_port_without_rows_in_those_tables_shows_their_defaults(tmp_path: Path) -> None:
@@ -78,4 +79,5 @@ def test_a_networks_port_security_and_qos_come_with_its_row(tmp_path: Path) -> N
         shown = pick(body)
         assert shown["port_security_enabled"] is False
         assert shown["qos_policy_id"] == policy
-        assert _own_reads(seen) == []
+        if "?" not in path:  # a show; a page reads them in one batch per table
+            assert _own_reads(seen) == []
