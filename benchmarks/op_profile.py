@@ -6,9 +6,10 @@ and the kernel's; in-process (Falcon's test client, no sockets but the
 database's) what is left is the server code and its database round trips,
 so this is where the write and read paths are profiled. The configuration
 is ``make bench``'s (openvswitch, VXLAN, port_security and qos, the same
-service plugins); the database is SQLite or a fresh MariaDB database.
+service plugins); the database is SQLite or a fresh MariaDB (``mysql://``,
+mysqlclient) or PostgreSQL database.
 
-    .venv/bin/python benchmarks/op_profile.py [--db mariadb] [--requests 200] \
+    .venv/bin/python benchmarks/op_profile.py [--db mariadb|postgresql] [--requests 200] \
         [--ops port-create,port-show] [--profile port-show]
 """
 from __future__ import annotations
