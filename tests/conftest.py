@@ -6,6 +6,7 @@ after it, on the machine's own PostgreSQL and MariaDB.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -188,16 +189,23 @@ def create_database(backend: str, tmp_path: Path) -> tuple[str, object]:
     return _mysql_create("mysql+pymysql" if backend == "mariadb-pymysql" else "mysql")
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, migrated database on each backend."""
+@contextlib.contextmanager
+def migrated_database(backend: str, tmp_path: Path) -> Iterator[str]:
+    """``create_database``, migrated, dropped afterwards."""
     from neutrino.db import migrate
-    url, drop = create_database(request.param, tmp_path)
+    url, drop = create_database(backend, tmp_path)
     try:
         migrate.upgrade(url)
         yield url
     finally:
-        drop()
+        drop()  # type: ignore[operator]
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, migrated database on each backend."""
+    with migrated_database(request.param, tmp_path) as url:
+        yield url
 
 
 # Modules that take minutes (emulated hosts, several servers, the all-in-one),

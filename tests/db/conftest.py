@@ -61,13 +61,8 @@ def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, migrated database on each backend and MySQL driver."""
-    from neutrino.db import migrate
-    url, drop = root(request).create_database(request.param, tmp_path)
-    try:
-        migrate.upgrade(url)
+    with root(request).migrated_database(request.param, tmp_path) as url:
         yield url
-    finally:
-        drop()
 
 
 @pytest.fixture
