@@ -45,7 +45,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
     subnets = store.child_rows(conn, rows, ids, _SUBNETS)
     scopes = address_scopes.network_scopes(conn, ids) if ids else {}
     out = store.Page((), getattr(rows, "id_query", None))
-    fill = joined_mod.filler(rows[0]._fields, joined) if rows else None
+    fill = joined_mod.filler(rows[0]._fields if rows else (), joined)
     for row in rows:
         d = store.standard_dict(row)
         d.update(admin_state_up=row.admin_state_up, status=row.status,
@@ -54,7 +54,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
                  ipv4_address_scope=scopes.get(row.id, {}).get(4),
                  ipv6_address_scope=scopes.get(row.id, {}).get(6),
                  tags=[tag for _, tag in tags.get(row.id, [])])
-        fill(d, row)  # type: ignore[misc]
+        fill(d, row)
         out.append(d)
     return out
 
