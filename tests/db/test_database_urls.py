@@ -35,3 +35,19 @@ def test_a_postgresql_url_without_a_driver_reads_through_psycopg(url: str) -> No
 
 def test_sqlite_urls_are_left_as_they_are() -> None:
     assert normalise_url("sqlite:///var/neutrino.sqlite") == "sqlite:///var/neutrino.sqlite"
+
+
+def test_without_mysqlclient_a_mysql_url_falls_back_to_pymysql(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from neutrino.db import engine
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "MySQLdb" else real(name, *a))
+    engine._default_mysql_driver.cache_clear()
+    try:
+        assert normalise_url("mysql://root@db/neutron") == "mysql+pymysql://root@db/neutron"
+    finally:
+        monkeypatch.undo()
+        engine._default_mysql_driver.cache_clear()
+    assert normalise_url("mysql://root@db/neutron") == "mysql+mysqldb://root@db/neutron"
