@@ -37,27 +37,39 @@ Fill = Callable[[dict[str, Any], Any], None]
 
 
 class json_rows(FunctionElement):  # noqa: N801 - SQL function style
-    """``[[c1, c2, ...], ...]`` over the rows of an aggregate, as text."""
+    """``[[c1, ...], [c2, ...], ...]``: one JSON array per column over the
+    rows of an aggregate (column-major), as text.
+
+    Column-major because MariaDB's JSON_ARRAYAGG over a JSON_ARRAY per row
+    costs ~0.2 ms per aggregate even over no rows at all, while an
+    aggregate per column is as cheap as GROUP_CONCAT (a port show's five
+    aggregates: 1.1 ms against 0.35). Every aggregate of one group sees its
+    rows in the same order, so the arrays line up.
+    """
     type = sa.Text()
     name = "json_rows"
     inherit_cache = True
 
 
+def _per_column(element: Any, compiler: Any, array: str, aggregate: str, **kw: Any) -> str:
+    return f"{array}({', '.join(f'{aggregate}({compiler.process(c, **kw)})' for c in element.clauses)})"
+
+
 @compiles(json_rows, "sqlite")
 def _json_rows_sqlite(element: Any, compiler: Any, **kw: Any) -> str:
-    return f"json_group_array(json_array({compiler.process(element.clauses, **kw)}))"
+    return _per_column(element, compiler, "json_array", "json_group_array", **kw)
 
 
 @compiles(json_rows, "postgresql")
 def _json_rows_postgresql(element: Any, compiler: Any, **kw: Any) -> str:
-    return f"CAST(json_agg(json_build_array({compiler.process(element.clauses, **kw)})) AS TEXT)"
+    return f"CAST({_per_column(element, compiler, 'json_build_array', 'json_agg', **kw)} AS TEXT)"
 
 
 @compiles(json_rows, "mysql")
 @compiles(json_rows, "mariadb")
 def _json_rows_mysql(element: Any, compiler: Any, **kw: Any) -> str:
     # Bounded by group_concat_max_len, which make_engine raises per session.
-    return f"JSON_ARRAYAGG(JSON_ARRAY({compiler.process(element.clauses, **kw)}))"
+    return _per_column(element, compiler, "JSON_ARRAY", "JSON_ARRAYAGG", **kw)
 
 
 class Joined:
@@ -109,7 +121,11 @@ class Aggregated:
         return source
 
     def decode(self, text: str | bytes | None) -> list[list[Any]]:
-        rows = orjson.loads(text) if text else []
+        columns = orjson.loads(text) if text else None
+        # No rows: SQLite aggregates to empty arrays, the others to NULLs.
+        if not columns or not columns[0]:
+            return []
+        rows = [list(r) for r in zip(*columns)]
         if self.order_by and len(rows) > 1:
             width = len(self.names)
             rows.sort(key=lambda r: r[width:])
