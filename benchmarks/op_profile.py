@@ -36,7 +36,9 @@ from side_by_side import ML2_CONF, SERVICE_PLUGINS  # noqa: E402
 from tests.inprocess import CountingApp  # noqa: E402
 
 CONFIG = f"[DEFAULT]\nservice_plugins = {SERVICE_PLUGINS}\n{ML2_CONF}"
-OPS = ("network-create", "port-create", "port-create-busy", "port-show", "port-update", "port-delete", "port-list")
+OPS = ("network-create", "network-show", "network-update", "network-delete",
+       "subnet-create", "subnet-show", "subnet-update", "subnet-delete",
+       "port-create", "port-create-busy", "port-show", "port-update", "port-delete", "port-list")
 HEADERS = {"X-Project-Id": "bench", "X-Roles": "admin", "X-User-Id": "u"}
 
 
@@ -62,8 +64,8 @@ class Ops:
     def __init__(self, app: CountingApp, requests: int) -> None:
         self.app = app
         self.net = self.post("/v2.0/networks", {"network": {"name": "n"}})["network"]["id"]
-        self.post("/v2.0/subnets", {"subnet": {"network_id": self.net, "ip_version": 4,
-                                               "cidr": "10.0.0.0/16"}})
+        self.subnet = self.post("/v2.0/subnets", {"subnet": {
+            "network_id": self.net, "ip_version": 4, "cidr": "10.0.0.0/16"}})["subnet"]["id"]
         # Port creates go to a network of their own, as in api_bench.py;
         # "port-create-busy" adds to the 1,000-port one.
         self.fresh = self.post("/v2.0/networks", {"network": {"name": "c"}})["network"]["id"]
@@ -84,6 +86,21 @@ class Ops:
         self.k += 1
         if op == "network-create":
             return "POST", "/v2.0/networks", {"network": {"name": f"n{self.k}"}}
+        if op in ("network-show", "network-update"):
+            body = {"network": {"name": f"u{self.k}"}} if op == "network-update" else None
+            return ("PUT" if body else "GET"), f"/v2.0/networks/{self.net}", body
+        if op == "network-delete":  # a network of its own, made untimed
+            net = self.post("/v2.0/networks", {"network": {"name": "d"}})["network"]["id"]
+            return "DELETE", f"/v2.0/networks/{net}", None
+        if op in ("subnet-create", "subnet-delete"):  # on a network of its own, as api_bench
+            net = self.post("/v2.0/networks", {"network": {"name": "s"}})["network"]["id"]
+            body = {"subnet": {"network_id": net, "ip_version": 4, "cidr": "192.168.0.0/24"}}
+            if op == "subnet-create":
+                return "POST", "/v2.0/subnets", body
+            return "DELETE", f"/v2.0/subnets/{self.post('/v2.0/subnets', body)['subnet']['id']}", None
+        if op in ("subnet-show", "subnet-update"):
+            body = {"subnet": {"name": f"u{self.k}"}} if op == "subnet-update" else None
+            return ("PUT" if body else "GET"), f"/v2.0/subnets/{self.subnet}", body
         if op.startswith("port-create"):
             net = self.net if op == "port-create-busy" else self.fresh
             return "POST", "/v2.0/ports", {"port": {"network_id": net, "name": f"p{self.k}"}}
