@@ -36,13 +36,18 @@ def _ordered(addresses: list[str]) -> list[str]:
 
 def to_dicts(conn: Connection, rows: Sequence[Any],
              ctx: Context | None = None) -> list[dict[str, Any]]:
+    """Groups with ``shared`` as ``ctx`` sees it (no caller: ``*`` only)."""
+    return rbac.present(conn, ctx, _dicts(conn, rows), KIND)
+
+
+def _dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     addrs = store.children(conn, ADDR, "address_group_id", [r.id for r in rows])
     out = []
     for row in rows:
         d = store.standard_dict(row)
         d["addresses"] = _ordered([a.address for a in addrs.get(row.id, [])])
         out.append(d)
-    return rbac.present(conn, ctx, out, KIND)
+    return out
 
 
 class AddressGroups:
@@ -57,7 +62,8 @@ class AddressGroups:
         return row["id"]
 
     def get(self, conn: Connection, ag_id: str) -> dict[str, Any]:
-        return to_dicts(conn, [store.get_row(conn, AG, ag_id, lambda: not_found(ag_id))])[0]
+        """Without ``shared``, which the core plugin adds for the caller."""
+        return _dicts(conn, [store.get_row(conn, AG, ag_id, lambda: not_found(ag_id))])[0]
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

@@ -60,8 +60,8 @@ class AddressScopes:
         return rid
 
     def get(self, conn: Connection, scope_id: str) -> dict[str, Any]:
-        row = store.get_row(conn, t.address_scopes, scope_id, lambda: not_found(scope_id))
-        return self.present(conn, None, [_to_dict(row)])[0]
+        """Without ``shared``, which the core plugin adds for the caller."""
+        return _to_dict(store.get_row(conn, t.address_scopes, scope_id, lambda: not_found(scope_id)))
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

@@ -168,9 +168,13 @@ class CorePlugin:
 
     def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]],
                 ctx: Context | None = None) -> list[dict[str, Any]]:
+        """Items read by their handler's ``get``, completed: the attributes
+        that depend on who asks (a network's ``shared``; without a caller,
+        an internal load, only what everyone sees) and the extensions'.
+        A handler's ``list`` presents its page itself, in its own query."""
         present = getattr(self.handlers.get(plural), "present", None)
-        if ctx is not None and present is not None:
-            present(conn, ctx, items)  # per-caller attributes (a network's ``shared``)
+        if present is not None:
+            present(conn, ctx, items)
         self.extensions.extend(conn, plural, items)
         return items
 
@@ -246,7 +250,8 @@ class CorePlugin:
             prepare(ctx, query)
         with self.db.reader() as conn:
             items, more = handler.list(conn, ctx, query)
-            return self._loaded(conn, plural, items), more
+            self.extensions.extend(conn, plural, items)
+            return items, more
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:

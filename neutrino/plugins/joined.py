@@ -99,37 +99,64 @@ class Joined:
 class Aggregated:
     """``table``'s rows whose ``key`` is the resource's id, as one column.
 
-    Rows come back as ``[key, *columns]`` lists, sorted by ``order_by``
-    (column names; sorted here, since not every database orders inside an
-    aggregate). ``fill`` is None for the core's own child tables, which
+    Rows come back as ``[key, *columns]``, sorted by ``order_by`` (names of
+    ``table``'s columns; sorted here, since not every database orders
+    inside an aggregate, so a page's batch and a single row's aggregate
+    agree). A column is a name of ``table``'s or a column of a table in
+    ``joins`` (each LEFT OUTER JOINed on its condition); ``where`` narrows
+    the rows. ``fill`` is None for the core's own child tables, which
     ``store.child_rows`` hands to the resource module instead.
     """
 
-    def __init__(self, table: Table, key: str, columns: Sequence[str],
-                 order_by: Sequence[str] = (), fill: Fill | None = None) -> None:
+    def __init__(self, table: Table, key: str, columns: Sequence[Any],
+                 order_by: Sequence[str] = (), fill: Fill | None = None,
+                 joins: Sequence[tuple[Table, Any]] = (), where: Sequence[Any] = ()) -> None:
         self.table, self.key, self.fill = table, key, fill
-        self.names = (key, *columns)
+        picked = [table.c[key], *(table.c[c] if isinstance(c, str) else c for c in columns)]
+        self.names = tuple(c.name for c in picked)
         self.order_by = tuple(order_by)
         self.labels = [f"{table.name}__rows"]
-        self._selected = [table.c[c] for c in (*self.names, *self.order_by)]
+        self._width = len(picked)
+        extra = [table.c[c] for c in self.order_by if table.c[c] not in picked]
+        self._sort_at = [(picked + extra).index(table.c[c]) for c in self.order_by]
+        self._truncate = bool(extra)
+        self._selected = picked + extra
+        source: Any = table
+        for other, on in joins:
+            source = source.outerjoin(other, on)
+        self._source, self._where = source, tuple(where)
+
+    def _select(self, *columns: Any) -> Any:
+        return sa.select(*columns).select_from(self._source).where(*self._where)
 
     def columns(self, parent: Table) -> list[Any]:
-        rows = sa.select(json_rows(*self._selected)).where(self.table.c[self.key] == parent.c.id)
+        rows = self._select(json_rows(*self._selected)).where(self.table.c[self.key] == parent.c.id)
         return [rows.scalar_subquery().label(self.labels[0])]
+
+    def batch(self) -> Any:
+        """The rows of any parents, key first: ``store.child_rows`` adds the
+        parents and hands the groups to ``arrange``."""
+        return self._select(*self._selected)
 
     def join(self, parent: Table, source: Any) -> Any:
         return source
+
+    def arrange(self, rows: list[Any]) -> list[Any]:
+        """One parent's rows in ``order_by``'s order, ``[key, *columns]`` each."""
+        if self._sort_at and len(rows) > 1:
+            at = self._sort_at
+            rows.sort(key=lambda r: [r[i] for i in at])
+        if self._truncate:
+            width = self._width
+            return [r[:width] for r in rows]
+        return rows
 
     def decode(self, text: str | bytes | None) -> list[list[Any]]:
         columns = orjson.loads(text) if text else None
         # No rows: SQLite aggregates to empty arrays, the others to NULLs.
         if not columns or not columns[0]:
             return []
-        rows = [list(r) for r in zip(*columns)]
-        if self.order_by and len(rows) > 1:
-            width = len(self.names)
-            rows.sort(key=lambda r: r[width:])
-        return [r[:len(self.names)] for r in rows] if self.order_by else rows
+        return self.arrange([list(r) for r in zip(*columns)])
 
     def read(self, row: Any, index: list[int]) -> list[list[Any]]:
         return self.decode(row[index[0]])

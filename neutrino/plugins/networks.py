@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import address_scopes, rbac, store
+from neutrino.plugins import rbac, store
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 
@@ -30,7 +30,12 @@ def visible_clause(ctx: Context) -> Any:
     return rbac.network_visible_clause(ctx)
 
 
-_SUBNETS = Aggregated(t.subnets, "network_id", ("id",), order_by=("created_at", "id"))
+# Each subnet's address scope comes with it: a network shows the scope of
+# its subnets per IP version.
+_SUBNETS = Aggregated(t.subnets, "network_id",
+                      ("id", "ip_version", t.subnetpools.c.address_scope_id),
+                      order_by=("created_at", "id"),
+                      joins=((t.subnetpools, t.subnetpools.c.id == t.subnets.c.subnetpool_id),))
 # The network's own child tables, read with a single network's row.
 CHILDREN = (store.TAGS, _SUBNETS)
 
@@ -43,16 +48,17 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
     ids = store.row_ids(rows)
     tags = store.child_rows(conn, rows, ids, store.TAGS)
     subnets = store.child_rows(conn, rows, ids, _SUBNETS)
-    scopes = address_scopes.network_scopes(conn, ids) if ids else {}
     out = store.Page((), getattr(rows, "id_query", None))
     fill = joined_mod.filler(rows[0]._fields if rows else (), joined)
     for row in rows:
         d = store.standard_dict(row)
+        mine = subnets.get(row.id, [])
+        scopes = {version: scope for _, _, version, scope in mine if scope is not None}
         d.update(admin_state_up=row.admin_state_up, status=row.status,
                  mtu=row.mtu,
-                 subnets=[s[1] for s in subnets.get(row.id, [])],
-                 ipv4_address_scope=scopes.get(row.id, {}).get(4),
-                 ipv6_address_scope=scopes.get(row.id, {}).get(6),
+                 subnets=[s[1] for s in mine],
+                 ipv4_address_scope=scopes.get(4),
+                 ipv6_address_scope=scopes.get(6),
                  tags=[tag for _, tag in tags.get(row.id, [])])
         fill(d, row)
         out.append(d)
@@ -65,9 +71,18 @@ class Networks:
     def __init__(self, conf: Any, type_manager: Any) -> None:
         self.conf = conf
         self.types = type_manager  # ML2 segments: plugins/ml2/managers.py
-        # The extension drivers' tables, read with a single network's row
-        # (set by the core plugin once its drivers are loaded).
-        self.joined: tuple[Joined | Aggregated, ...] = ()
+        self.joined = ()
+
+    @property
+    def joined(self) -> tuple[Joined | Aggregated, ...]:
+        """The extension drivers' tables, read with a single network's row
+        (set by the core plugin once its drivers are loaded)."""
+        return self._joined
+
+    @joined.setter
+    def joined(self, reads: tuple[Joined | Aggregated, ...]) -> None:
+        self._joined = reads
+        self._reads = (*CHILDREN, *self.types.reads, *reads)
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         row = store.standard_row(ctx.project_id, data)
@@ -85,12 +100,11 @@ class Networks:
         return row["id"]
 
     def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
+        """The network without ``shared`` and ``router:external``, which
+        depend on who asks: the core plugin adds them (``present``)."""
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id),
-                            joined=(*CHILDREN, *self.joined))
-        # ``shared`` without a caller: shared with everyone. The core plugin
-        # redoes it for the caller (``present``) when it has one.
-        return self.present(conn, None,
-                            self._extended(conn, to_dicts(conn, [row], self.joined)))[0]
+                            joined=self._reads)
+        return self._extended(conn, to_dicts(conn, [row], self.joined), [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
@@ -130,8 +144,9 @@ class Networks:
                 for action, target in entries)
         return dicts
 
-    def _extended(self, conn: Connection, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self.types.extend_network_dicts(conn, dicts)
+    def _extended(self, conn: Connection, dicts: list[dict[str, Any]],
+                  rows: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        self.types.extend_network_dicts(conn, dicts, rows)
         return dicts
 
     def update(self, conn: Connection, ctx: Context, net_id: str, data: dict[str, Any],

@@ -46,6 +46,11 @@ def not_found(group_id: str) -> errors.SecurityGroupNotFound:
 def to_dicts(conn: Connection, rows: Sequence[Any],
              ctx: Context | None = None) -> list[dict[str, Any]]:
     """Groups with their rules; ``shared`` as ``ctx`` sees it (no caller: ``*`` only)."""
+    return rbac.present(conn, ctx, _dicts(conn, rows), KIND)
+
+
+def _dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Groups with their rules, ``shared`` still to be presented."""
     ids = [r.id for r in rows]
     tags = store.load_tags(conn, ids)
     rules = sg_rules.of_groups(conn, ids)
@@ -55,7 +60,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
         d.update(stateful=row.stateful, security_group_rules=rules.get(row.id, []),
                  tags=tags.get(row.id, []))
         out.append(d)
-    return rbac.present(conn, ctx, out, KIND)
+    return out
 
 
 class SecurityGroups:
@@ -162,8 +167,8 @@ class SecurityGroups:
         return group_id
 
     def get(self, conn: Connection, group_id: str) -> dict[str, Any]:
-        row = store.get_row(conn, G, group_id, lambda: not_found(group_id))
-        return to_dicts(conn, [row])[0]
+        """Without ``shared``, which the core plugin adds for the caller."""
+        return _dicts(conn, [store.get_row(conn, G, group_id, lambda: not_found(group_id))])[0]
 
     def present(self, conn: Connection, ctx: Context | None,
                 dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

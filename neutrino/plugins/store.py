@@ -210,16 +210,18 @@ def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
     if agg.labels[0] in fields:
         index = fields.index(agg.labels[0])
         return {row.id: agg.decode(row[index]) for row in rows}
-    order_by = tuple(agg.table.c[c] for c in agg.order_by)
-    found = children(conn, agg.table, agg.key, ids, order_by, agg.names)
-    if set(agg.order_by) <= set(agg.names):
-        # The order the aggregate's decode gives (Python's, not the
-        # database's collation), so a page and a show agree.
-        at = [agg.names.index(c) for c in agg.order_by]
-        for group in found.values():
-            if len(group) > 1:
-                group.sort(key=lambda r: [r[i] for i in at])
-    return found
+    out: dict[str, list[Any]] = {i: [] for i in ids}
+    for part in _batch(agg).rows(conn, Ids(out, getattr(ids, "query", None))):
+        for row in part:
+            found = out.get(row[0])
+            if found is not None:  # a parent that appeared since (read committed)
+                found.append(row)
+    return {rid: agg.arrange(group) for rid, group in out.items()}
+
+
+@functools.cache
+def _batch(agg: Aggregated) -> ByParent:
+    return ByParent(agg.batch(), agg.table.c[agg.key])
 
 
 TAGS = Aggregated(t.tags, "resource_id", ("tag",), order_by=("tag",))

@@ -110,3 +110,39 @@ def test_a_network_shown_alone_reads_its_tags_and_subnets_with_its_row(
         assert separate == []
     finally:
         app.api.plugin.db.dispose()
+
+
+def test_a_network_reads_its_segments_and_address_scopes_with_its_row(
+        db_url: str, tmp_path: Path) -> None:
+    """Segments in the order given (multi-provider) and the scope of each IP
+    version's subnets come in the network's own SELECT, as in its listing."""
+    app = CountingApp(tmp_path, "[ml2]\ntype_drivers = flat,vxlan\n"
+                                "tenant_network_types = vxlan\nextension_drivers = port_security\n"
+                                "[ml2_type_flat]\nflat_networks = *\n"
+                                "[ml2_type_vxlan]\nvni_ranges = 1:100\n", url=db_url)
+    try:
+        scope = _post(app, "/v2.0/address-scopes", {"address_scope": {
+            "name": "s", "ip_version": 4}})["id"]
+        pool = _post(app, "/v2.0/subnetpools", {"subnetpool": {
+            "name": "p", "prefixes": ["10.80.0.0/16"], "default_prefixlen": 24,
+            "address_scope_id": scope}})["id"]
+        given = [{"provider:network_type": "vxlan", "provider:segmentation_id": 77,
+                  "provider:physical_network": None},
+                 {"provider:network_type": "flat", "provider:physical_network": "ph",
+                  "provider:segmentation_id": None}]
+        net = _post(app, "/v2.0/networks", {"network": {"name": "n", "segments": given}})
+        _post(app, "/v2.0/subnets", {"subnet": {"network_id": net["id"], "ip_version": 4,
+                                                "subnetpool_id": pool}})
+        _post(app, "/v2.0/subnets", {"subnet": {"network_id": net["id"], "ip_version": 6,
+                                                "cidr": "fd00:9::/64"}})
+        shown, statements = _get(app, f"/v2.0/networks/{net['id']}")
+        listed, _ = _get(app, f"/v2.0/networks?id={net['id']}")
+        assert shown["network"] == listed["networks"][0]
+        assert shown["network"]["segments"] == given
+        assert (shown["network"]["ipv4_address_scope"], shown["network"]["ipv6_address_scope"]) \
+            == (scope, None)
+        separate = [s for s in statements if not s.lstrip().startswith("SELECT networks.")
+                    and ("FROM network_segments" in s or "subnetpools" in s)]
+        assert separate == []
+    finally:
+        app.api.plugin.db.dispose()

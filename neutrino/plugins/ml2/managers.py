@@ -7,13 +7,13 @@ handles; two drivers for one type keep the first and log the second.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Sequence
 
 from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.db.engine import Database, retrying
-from neutrino.plugins import loader
+from neutrino.plugins import loader, store
 from neutrino.plugins.ml2 import provider, segments_db
 from neutrino.plugins.ml2.driver_api import PROVIDER_ATTRS, Segment, TypeDriver
 from neutrino.plugins.ml2.exceptions import Ml2ConfigError
@@ -229,8 +229,12 @@ class TypeManager:
 
     # -- API dicts ------------------------------------------------------------
 
-    def extend_network_dicts(self, conn: Connection, networks: list[dict[str, Any]]) -> None:
-        found = segments_db.of_networks(conn, [n["id"] for n in networks])
+    # Read with a single network's row (plugins/joined.py); ``rows`` below.
+    reads = (segments_db.STATIC,)
+
+    def extend_network_dicts(self, conn: Connection, networks: list[dict[str, Any]],
+                             rows: Sequence[Any] = ()) -> None:
+        found = segments_db.of_networks(conn, store.item_ids(networks), rows)
         for network in networks:
             provider.extend_network_dict(network, found.get(network["id"], []))
 

@@ -6,16 +6,20 @@ records, reads and forgets which segments a network has.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.joined import Aggregated
 from neutrino.plugins.ml2.driver_api import Segment
 
 T = t.network_segments
+# A network's static segments, read with its row (plugins/joined.py).
+STATIC = Aggregated(T, "network_id", ("network_type", "physical_network", "segmentation_id"),
+                    order_by=("segment_index",), where=(T.c.is_dynamic.is_(False),))
 
 
 def _row(network_id: str, segment: Segment, index: int, dynamic: bool = False,
@@ -49,21 +53,15 @@ def add_one(conn: Connection, network_id: str, segment: Segment, name: str | Non
     return str(row["id"])
 
 
-def of_networks(conn: Connection, network_ids: Iterable[str]) -> dict[str, list[Segment]]:
-    """Static segments of each network, in the order they were given."""
-    ids = list(network_ids)
-    out: dict[str, list[Segment]] = {i: [] for i in ids}
-    if not ids:
-        return out
-    rows = conn.execute(
-        sa.select(T.c.network_id, T.c.network_type, T.c.physical_network,
-                  T.c.segmentation_id)
-        .where(T.c.network_id.in_(ids), T.c.is_dynamic.is_(False))
-        .order_by(T.c.network_id, T.c.segment_index))
-    for row in rows:
-        sid = None if row.segmentation_id is None else int(row.segmentation_id)
-        out[row.network_id].append(Segment(row.network_type, row.physical_network, sid))
-    return out
+def of_networks(conn: Connection, network_ids: Iterable[str],
+                rows: Sequence[Any] = ()) -> dict[str, list[Segment]]:
+    """Static segments of each network, in the order they were given: from
+    the networks' ``rows`` when they were read with ``STATIC``."""
+    ids = network_ids if isinstance(network_ids, list) else list(network_ids)
+    found = store.child_rows(conn, rows, ids, STATIC)
+    return {nid: [Segment(kind, physnet, None if sid is None else int(sid))
+                  for _, kind, physnet, sid in segments]
+            for nid, segments in found.items()}
 
 
 def replace_id(conn: Connection, network_id: str, old: Segment, new_id: int) -> None:
