@@ -162,7 +162,28 @@ class Aggregated:
         return self.decode(row[index[0]])
 
 
-Reads = Sequence["Joined | Aggregated"]
+class Computed:
+    """A value computed from the resource's row (a correlated subquery or an
+    expression), as one column labelled ``label``."""
+
+    fill = None
+
+    def __init__(self, label: str, build: Callable[[Table], Any]) -> None:
+        self.labels = [label]
+        self._build = build
+
+    def columns(self, parent: Table) -> list[Any]:
+        return [self._build(parent).label(self.labels[0])]
+
+    def join(self, parent: Table, source: Any) -> Any:
+        return source
+
+    def value(self, row: Any) -> Any:
+        """The value in a row read with it; KeyError for a row read without."""
+        return row._mapping[self.labels[0]]
+
+
+Reads = Sequence["Joined | Aggregated | Computed"]
 
 
 def select(table: Table, joined: Reads) -> Any:

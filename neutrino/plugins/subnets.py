@@ -14,6 +14,7 @@ from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import address_scopes, networks, rbac, routed, store
 from neutrino.plugins import subnetpools
+from neutrino.plugins.joined import Aggregated, Computed
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
 
@@ -35,16 +36,28 @@ def visible_clause(ctx: Context) -> Any:
                   rbac.network_access_clause(ctx.project_id, t.subnets.c.network_id))
 
 
+_POOLS = Aggregated(t.allocation_pools, "subnet_id", ("first_ip", "last_ip"), order_by=("id",))
+_DNS = Aggregated(t.dns_nameservers, "subnet_id", ("address",), order_by=("position",))
+_ROUTES = Aggregated(t.subnet_routes, "subnet_id", ("destination", "nexthop"))
+# ``subnet-external-network``: whether the subnet's network is external.
+_EXTERNAL = Computed("network__external",
+                     lambda subnets: rbac.is_external_clause(subnets.c.network_id))
+# The subnet's own child tables and facts, read with a single subnet's row.
+CHILDREN = (store.TAGS, _POOLS, _DNS, _ROUTES, _EXTERNAL)
+
+
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """API dicts of subnet rows. The child tables come from the rows when
+    they were read with them (``CHILDREN``), else one batch query each."""
     ids = store.row_ids(rows)
-    tags = store.load_tags(conn, ids)
-    pools = store.children(conn, t.allocation_pools, "subnet_id", ids,
-                           (t.allocation_pools.c.id,))
-    dns = store.children(conn, t.dns_nameservers, "subnet_id", ids,
-                         (t.dns_nameservers.c.position,))
-    routes = store.children(conn, t.subnet_routes, "subnet_id", ids)
-    # ``subnet-external-network``: whether the subnet's network is external.
-    external = rbac.external_ids(conn, [r.network_id for r in rows]) if rows else set()
+    tags = store.child_rows(conn, rows, ids, store.TAGS)
+    pools = store.child_rows(conn, rows, ids, _POOLS)
+    dns = store.child_rows(conn, rows, ids, _DNS)
+    routes = store.child_rows(conn, rows, ids, _ROUTES)
+    if rows and _EXTERNAL.labels[0] in rows[0]._fields:
+        external = {r.network_id for r in rows if _EXTERNAL.value(r)}
+    else:
+        external = rbac.external_ids(conn, [r.network_id for r in rows]) if rows else set()
     out = store.Page((), getattr(rows, "id_query", None))
     for row in rows:
         d = store.standard_dict(row)
@@ -52,12 +65,12 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  gateway_ip=row.gateway_ip, enable_dhcp=row.enable_dhcp,
                  ipv6_ra_mode=row.ipv6_ra_mode, ipv6_address_mode=row.ipv6_address_mode,
                  subnetpool_id=row.subnetpool_id, segment_id=row.segment_id,
-                 allocation_pools=[{"start": p.first_ip, "end": p.last_ip}
-                                   for p in pools.get(row.id, [])],
-                 dns_nameservers=[n.address for n in dns.get(row.id, [])],
-                 host_routes=[{"destination": r.destination, "nexthop": r.nexthop}
-                              for r in routes.get(row.id, [])],
-                 service_types=[], tags=tags.get(row.id, []))
+                 allocation_pools=[{"start": first, "end": last}
+                                   for _, first, last in pools[row.id]],
+                 dns_nameservers=[address for _, address in dns[row.id]],
+                 host_routes=[{"destination": dest, "nexthop": hop}
+                              for _, dest, hop in routes[row.id]],
+                 service_types=[], tags=[tag for _, tag in tags[row.id]])
         d["router:external"] = row.network_id in external
         out.append(d)
     return out
@@ -184,7 +197,8 @@ class Subnets:
                     {"subnet_id": subnet_id, **r} for r in routes])
 
     def get(self, conn: Connection, subnet_id: str) -> dict[str, Any]:
-        row = store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id))
+        row = store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id),
+                            joined=CHILDREN)
         return to_dicts(conn, [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

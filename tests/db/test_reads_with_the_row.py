@@ -146,3 +146,37 @@ def test_a_network_reads_its_segments_and_address_scopes_with_its_row(
         assert separate == []
     finally:
         app.api.plugin.db.dispose()
+
+
+def test_a_subnet_shown_alone_is_one_select_and_equals_its_listing(
+        db_url: str, tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, "[ml2]\nextension_drivers = port_security\n", url=db_url)
+    try:
+        net = _post(app, "/v2.0/networks", {"network": {"name": "n", "router:external": True}})
+        subnet = _post(app, "/v2.0/subnets", {"subnet": {
+            "network_id": net["id"], "ip_version": 4, "cidr": "10.7.0.0/24",
+            "tags": ["z", "a"], "dns_nameservers": ["9.9.9.9", "1.1.1.1", "8.8.8.8"],
+            "allocation_pools": [{"start": "10.7.0.100", "end": "10.7.0.120"},
+                                 {"start": "10.7.0.10", "end": "10.7.0.20"}],
+            "host_routes": [{"destination": "10.8.0.0/16", "nexthop": "10.7.0.5"},
+                            {"destination": "10.9.0.0/16", "nexthop": "10.7.0.6"}]}})
+        bare = _post(app, "/v2.0/subnets", {"subnet": {
+            "network_id": _post(app, "/v2.0/networks", {"network": {"name": "m"}})["id"],
+            "ip_version": 6, "cidr": "fd00:7::/64", "allocation_pools": []}})
+        for made in (subnet, bare):
+            shown, statements = _get(app, f"/v2.0/subnets/{made['id']}")
+            listed, _ = _get(app, f"/v2.0/subnets?id={made['id']}")
+            assert shown["subnet"] == listed["subnets"][0] == made
+            separate = [s for s in statements if not s.lstrip().startswith("SELECT subnets.")
+                        and any(f"FROM {table}" in s for table in (
+                            "tags", "allocation_pools", "dns_nameservers", "subnet_routes",
+                            "networkrbacs"))]
+            assert separate == []
+        shown = subnet
+        assert shown["router:external"] is True and bare["router:external"] is False
+        assert shown["dns_nameservers"] == ["9.9.9.9", "1.1.1.1", "8.8.8.8"]
+        assert shown["tags"] == ["a", "z"] and bare["allocation_pools"] == []
+        assert sorted(p["start"] for p in shown["allocation_pools"]) == ["10.7.0.10", "10.7.0.100"]
+        assert len(shown["host_routes"]) == 2
+    finally:
+        app.api.plugin.db.dispose()

@@ -202,6 +202,22 @@ def test_a_network_reads_its_sharing_and_external_entries_in_one_query(app: App)
     assert created <= 11 and shown <= 3
 
 
+def test_a_subnet_is_read_in_one_select_on_every_path(app: App) -> None:
+    """Its pools, DNS servers, routes, tags and its network's being external
+    come with its row: a show is BEGIN and one SELECT, and the writes that
+    answer with the subnet pay that once."""
+    net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "s"}}).json
+    made, body = app.counted("POST", "/v2.0/subnets", json={"subnet": {
+        "network_id": net["network"]["id"], "ip_version": 4, "cidr": "10.5.0.0/24",
+        "dns_nameservers": ["1.1.1.1"], "host_routes": [
+            {"destination": "10.6.0.0/16", "nexthop": "10.5.0.9"}]}})
+    sid = body["subnet"]["id"]
+    shown, _ = app.counted("GET", f"/v2.0/subnets/{sid}")
+    renamed, _ = app.counted("PUT", f"/v2.0/subnets/{sid}", json={"subnet": {"name": "r"}})
+    deleted, _ = app.counted("DELETE", f"/v2.0/subnets/{sid}")
+    assert shown <= 2 and made <= 19 and renamed <= 10 and deleted <= 12
+
+
 @pytest.mark.parametrize("plural,body", [
     ("networks", {"network": {"name": "n"}}),
     ("security-groups", {"security_group": {"name": "g"}}),
