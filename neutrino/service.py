@@ -97,6 +97,7 @@ def _add_extension(api: Api, ext: ApiExtension) -> None:
             handler = ext.attribute_handler
             handler.attribute_names = tuple(a.name for a in attrs)  # type: ignore[attr-defined]
             api.attribute_handlers.setdefault(plural, []).append(handler)
+            api.plugin.add_joined(plural, handler.joined(plural))
     for plural, actions in ext.actions.items():
         for name, handler in actions.items():
             # The method the resource declares (``get_subports`` is a GET), else PUT.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from oslo_policy import policy
 
@@ -68,6 +68,12 @@ class AttributeHandler(abc.ABC):
 
     def delete(self, ctx: Context, plural: str, resource_id: str) -> None:
         """Forget the extension's data of a deleted resource."""
+
+    def joined(self, plural: str) -> Sequence[Any]:
+        """Reads (``plugins/joined.py``) that bring the attribute with a single
+        resource's own SELECT, where the core's handler takes them (networks,
+        ports); ``extend`` then reads only for items that came without it."""
+        return ()
 
 
 @dataclass

@@ -7,7 +7,7 @@ behind. Resource modules hold the behaviour; this class only routes to them.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import sqlalchemy as sa
 
@@ -165,6 +165,13 @@ class CorePlugin:
             resources.setdefault(rdef.plural, rdef)
         for plural, attrs in self.extensions.attributes().items():
             resources[plural].add(*attrs)
+
+    def add_joined(self, plural: str, reads: Sequence[Any]) -> None:
+        """An API extension's reads of its attribute, for the resources whose
+        single-row read takes them (``AttributeHandler.joined``)."""
+        if reads:
+            handler = self.handlers[plural]
+            handler.joined = (*handler.joined, *reads)
 
     def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]],
                 ctx: Context | None = None) -> list[dict[str, Any]]:

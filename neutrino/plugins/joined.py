@@ -164,13 +164,14 @@ class Aggregated:
 
 class Computed:
     """A value computed from the resource's row (a correlated subquery or an
-    expression), as one column labelled ``label``."""
+    expression), as one column labelled ``label``; ``fill(item, value)``
+    when it is an attribute's."""
 
-    fill = None
-
-    def __init__(self, label: str, build: Callable[[Table], Any]) -> None:
+    def __init__(self, label: str, build: Callable[[Table], Any],
+                 fill: Fill | None = None) -> None:
         self.labels = [label]
         self._build = build
+        self.fill = fill
 
     def columns(self, parent: Table) -> list[Any]:
         return [self._build(parent).label(self.labels[0])]
@@ -181,6 +182,10 @@ class Computed:
     def value(self, row: Any) -> Any:
         """The value in a row read with it; KeyError for a row read without."""
         return row._mapping[self.labels[0]]
+
+    @staticmethod
+    def read(row: Any, index: list[int]) -> Any:
+        return row[index[0]]
 
 
 Reads = Sequence["Joined | Aggregated | Computed"]

@@ -18,8 +18,9 @@ from oslo_policy import policy
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import joined, store
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
+from neutrino.plugins.joined import Computed
 from neutrino.plugins.ml2.driver_api import Segment
 from neutrino.resources import segment as defs
 
@@ -108,6 +109,14 @@ class Segments:
         self.core.write(op)
 
 
+ATTR = "l2_adjacency"
+_ADJACENT = Computed(
+    "network__l2_adjacency",
+    lambda networks: ~sa.exists().where(t.subnets.c.network_id == networks.c.id,
+                                        t.subnets.c.segment_id.is_not(None)),
+    fill=lambda item, value: item.__setitem__(ATTR, bool(value)))
+
+
 class L2Adjacency(AttributeHandler):
     """``l2_adjacency`` of networks: false once the network's subnets are
     bound to segments (every subnet then lives in its own L2 domain)."""
@@ -120,7 +129,11 @@ class L2Adjacency(AttributeHandler):
         if creating:  # an updated network is extended by the controller
             self.extend(ctx, plural, [result])
 
+    def joined(self, plural: str) -> list[Any]:
+        return [_ADJACENT]
+
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
+        items = joined.missing(items, ATTR)
         ids = [i["id"] for i in items if i.get("subnets")]
         routed: set[str] = set()
         if ids:
@@ -131,7 +144,7 @@ class L2Adjacency(AttributeHandler):
                             t.subnets.c.network_id.in_(part),
                             t.subnets.c.segment_id.is_not(None))))
         for item in items:
-            item["l2_adjacency"] = item["id"] not in routed
+            item[ATTR] = item["id"] not in routed
 
 
 class SegmentsPlugin(ServicePlugin):

@@ -72,3 +72,38 @@ def test_listing_segments_is_bounded(app: App) -> None:
     assert many == few
     count, body = app.counted("GET", "/v2.0/networks?name=s")
     assert count <= 12 and all("l2_adjacency" in n for n in body["networks"])
+
+
+def test_l2_adjacency_comes_with_a_single_networks_row(app: App) -> None:
+    """The segments extension's attribute is a column of the network's own
+    SELECT: neither a show nor the answer to an update reads subnets again."""
+    def reads_of_subnets(method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        seen: list[str] = []
+
+        def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+            if not statement.lstrip().startswith("SELECT networks."):
+                seen.append(statement)
+        from sqlalchemy import event
+        event.listen(app.api.plugin.db.engine, "before_cursor_execute", record)
+        try:
+            result = app.client.simulate_request(method, path, **kw)
+        finally:
+            event.remove(app.api.plugin.db.engine, "before_cursor_execute", record)
+        assert result.status_code == 200, result.text
+        return sum("FROM subnets" in s for s in seen), result.json["network"]["l2_adjacency"]
+
+    plain = app.post("/v2.0/networks", {"network": {"name": "plain"}})["network"]["id"]
+    app.post("/v2.0/subnets", {"subnet": {"network_id": plain, "ip_version": 4,
+                                          "cidr": "10.50.0.0/24"}})
+    routed = app.post("/v2.0/networks", {"network": {"name": "routed"}})["network"]["id"]
+    segment = app.post("/v2.0/segments", {"segment": {
+        "network_id": routed, "network_type": "vlan", "physical_network": "physnet1"}})
+    app.post("/v2.0/subnets", {"subnet": {"network_id": routed, "ip_version": 4,
+                                          "cidr": "10.51.0.0/24",
+                                          "segment_id": segment["segment"]["id"]}})
+    for net, adjacent in ((plain, True), (routed, False)):
+        assert reads_of_subnets("GET", f"/v2.0/networks/{net}") == (0, adjacent)
+        assert reads_of_subnets("PUT", f"/v2.0/networks/{net}",
+                                json={"network": {"name": "x"}}) == (0, adjacent)
+        listed = app.client.simulate_get(f"/v2.0/networks?id={net}").json["networks"][0]
+        assert listed["l2_adjacency"] is adjacent
