@@ -203,9 +203,11 @@ def select(table: Table, joined: Reads) -> Any:
 
 def filler(fields: Sequence[str], joined: Reads) -> Callable[[dict[str, Any], Any], None]:
     """A function that fills an item from its row, for rows with ``fields``;
-    a no-op for rows read without the columns."""
+    a no-op for rows read without the columns. ``Aggregated`` reads are
+    left to ``store.aggregate_filler``, which fills a page too."""
     plan = [(j.fill, j.read, [fields.index(label) for label in j.labels])
-            for j in joined if j.fill is not None and j.labels[0] in fields]
+            for j in joined if j.fill is not None and j.labels[0] in fields
+            and not isinstance(j, Aggregated)]
     if not plan:
         return lambda item, row: None
 

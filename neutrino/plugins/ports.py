@@ -45,7 +45,9 @@ CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store.Page:
     """API dicts of port rows. The child tables come from the rows when they
     were read with them (``CHILDREN``), else one batch query each; the
-    ``joined`` tables' attributes are filled from rows read with them."""
+    ``joined`` one-to-one tables' attributes are filled from rows read with
+    them (their drivers' ``extend`` reads the rest), the ``Aggregated`` ones'
+    from the rows or in a batch each."""
     ids = store.row_ids(rows)
     tags = store.child_rows(conn, rows, ids, store.TAGS)
     ips = store.child_rows(conn, rows, ids, _IPS)
@@ -60,6 +62,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store
     created, updated = fields.index("created_at"), fields.index("updated_at")
     iso = store.iso
     fill = joined_mod.filler(fields, joined)
+    fill_aggregates = store.aggregate_filler(conn, rows, ids, joined)
     for row in rows:
         d = dict(zip(_PLAIN, pick(row)))
         rid = d["id"]
@@ -75,6 +78,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store
         d["ip_allocation"] = d["ip_allocation"] or "immediate"
         d["tags"] = [tag for _, tag in tags[rid]]
         fill(d, row)
+        fill_aggregates(d, rid)
         out.append(d)
     return out
 
@@ -321,7 +325,7 @@ class Ports:
         if scope is not None:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.ports, clauses, query)
-        return to_dicts(conn, rows), more
+        return to_dicts(conn, rows, self.joined), more
 
     def _fixed_ips_filter(self, values: list[Any]) -> Any:
         """``fixed_ips=ip_address=X`` / ``subnet_id=Y`` / ``ip_address_substr=Z``."""

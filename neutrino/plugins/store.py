@@ -219,6 +219,21 @@ def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
     return {rid: agg.arrange(group) for rid, group in out.items()}
 
 
+def aggregate_filler(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
+                     joined: Reads) -> Callable[[dict[str, Any], str], None]:
+    """``fill(item, id)`` for the ``Aggregated`` reads in ``joined`` that set
+    an attribute: from the rows when they were read with them, else one
+    batch each, so a page comes out as a single row's read does (a parent
+    without rows gets its fill's empty case)."""
+    plan = [(agg.fill, child_rows(conn, rows, ids, agg)) for agg in joined
+            if isinstance(agg, Aggregated) and agg.fill is not None]
+
+    def fill(item: dict[str, Any], rid: str) -> None:
+        for fn, groups in plan:
+            fn(item, groups[rid])
+    return fill
+
+
 @functools.cache
 def _batch(agg: Aggregated) -> ByParent:
     return ByParent(agg.batch(), agg.table.c[agg.key])

@@ -23,6 +23,7 @@ from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins import trunk_rules as rules
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
+from neutrino.plugins.joined import Aggregated
 from neutrino.resources import trunk as defs
 
 T, S = t.trunks, t.subports
@@ -193,22 +194,37 @@ def _subports_of(body: Any) -> Any:
     return body[defs.SUB_PORTS]
 
 
-# Built once: every port show and list runs it, and building the join anew
-# cost more than running it.
-_DETAILS = store.ByParent(
-    sa.select(T.c.port_id.label("parent"), T.c.id.label("trunk_id"), S.c.port_id,
-              S.c.segmentation_type, S.c.segmentation_id, t.ports.c.mac_address)
-    .select_from(T.outerjoin(S, S.c.trunk_id == T.c.id)
-                 .outerjoin(t.ports, t.ports.c.id == S.c.port_id)),
-    T.c.port_id)
+def _fill_details(item: dict[str, Any], rows: list[Any]) -> None:
+    """``trunk_details`` of a parent port (one row per subport, or one with
+    no subport); other ports have none, as upstream."""
+    if not rows:
+        return
+    item["trunk_details"] = {"trunk_id": rows[0][1], "sub_ports": [
+        {"segmentation_id": seg_id, "segmentation_type": seg_type, "port_id": port_id,
+         "mac_address": mac}
+        for _, _, port_id, seg_type, seg_id, mac in sorted(
+            (r for r in rows if r[2] is not None), key=lambda r: r[2])]}
+
+
+_SUBPORT = t.ports.alias("subport")
+# The parent's trunk and its subports with their MACs, with the port's row
+# (a port show) or in one batch (a page): plugins/joined.py.
+_DETAILS = Aggregated(T, "port_id", ("id", S.c.port_id, S.c.segmentation_type,
+                                     S.c.segmentation_id, _SUBPORT.c.mac_address),
+                      joins=((S, S.c.trunk_id == T.c.id),
+                             (_SUBPORT, _SUBPORT.c.id == S.c.port_id)),
+                      fill=_fill_details)
 
 
 class TrunkDetails(AttributeHandler):
     """``trunk_details`` on a trunk's parent port: the trunk and its subports
-    with their MAC addresses. Two queries for any number of ports."""
+    with their MAC addresses, read by the core with the ports themselves."""
 
     def __init__(self, plugin: "TrunkPlugin") -> None:
         self.plugin = plugin
+
+    def joined(self, plural: str) -> list[Any]:
+        return [_DETAILS]
 
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
                 result: dict[str, Any], creating: bool) -> None:
@@ -216,24 +232,8 @@ class TrunkDetails(AttributeHandler):
         updated one is extended by the controller)."""
 
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
-        ids = store.item_ids(items)
-        if not ids:
-            return
-        found: dict[str, tuple[str, list[Any]]] = {}
-        with self.plugin.core.db.reader() as conn:
-            for rows in _DETAILS.rows(conn, ids):
-                for r in rows:
-                    entry = found.setdefault(r.parent, (r.trunk_id, []))
-                    if r.port_id is not None:
-                        entry[1].append(r)
-        for item in items:
-            if item["id"] in found:
-                trunk_id, subs = found[item["id"]]
-                item["trunk_details"] = {"trunk_id": trunk_id, "sub_ports": [
-                    {"segmentation_id": s.segmentation_id,
-                     "segmentation_type": s.segmentation_type, "port_id": s.port_id,
-                     "mac_address": s.mac_address}
-                    for s in sorted(subs, key=lambda s: s.port_id)]}
+        """Nothing left to add: every port the API returns was read with
+        ``_DETAILS`` (a single port's SELECT or its page's batch)."""
 
 
 class TrunkPlugin(ServicePlugin):

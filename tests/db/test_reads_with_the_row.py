@@ -11,7 +11,7 @@ from tests.inprocess import CountingApp
 ADMIN = {"X-Project-Id": "p", "X-Roles": "admin,service"}  # service: binding:profile
 CHILD_TABLES = ("tags", "ipallocations", "allowed_address_pairs", "extra_dhcp_opts",
                 "securitygroupportbindings", "ml2_port_bindings", "port_port_security",
-                "qos_port_policy_bindings", "qos_network_policy_bindings")
+                "qos_port_policy_bindings", "qos_network_policy_bindings", "trunks")
 
 
 def _post(app: CountingApp, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def _get(app: CountingApp, path: str) -> tuple[dict[str, Any], list[str]]:
 
 def test_a_port_shown_alone_is_one_select_and_equals_its_listing(
         db_url: str, tmp_path: Path) -> None:
-    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos\n"
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos,trunk\n"
                                 "[ml2]\nextension_drivers = port_security,qos\n", url=db_url)
     try:
         policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "q"}})["id"]
@@ -66,6 +66,21 @@ def test_a_port_shown_alone_is_one_select_and_equals_its_listing(
                     and not s.lstrip().startswith("SELECT ports.")]
         assert separate == []
 
+        parent, *subports = [_post(app, "/v2.0/ports", {"port": {"network_id": net["id"]}})
+                             for _ in range(3)]
+        trunk = _post(app, "/v2.0/trunks", {"trunk": {"port_id": parent["id"], "sub_ports": [
+            {"port_id": s["id"], "segmentation_type": "vlan", "segmentation_id": 10 + i}
+            for i, s in enumerate(subports)]}})
+        shown, statements = _get(app, f"/v2.0/ports/{parent['id']}")
+        listed, _ = _get(app, f"/v2.0/ports?id={parent['id']}")
+        assert shown["port"] == listed["ports"][0]
+        assert shown["port"]["trunk_details"] == {"trunk_id": trunk["id"], "sub_ports": sorted(
+            ({"port_id": s["id"], "segmentation_type": "vlan", "segmentation_id": 10 + i,
+              "mac_address": s["mac_address"]} for i, s in enumerate(subports)),
+            key=lambda s: s["port_id"])}
+        assert [s for s in statements if "FROM trunks" in s
+                and not s.lstrip().startswith("SELECT ports.")] == []
+
         bare = _post(app, "/v2.0/ports", {"port": {"network_id": net["id"],
                                                    "fixed_ips": [], "security_groups": []}})
         shown, _ = _get(app, f"/v2.0/ports/{bare['id']}")
@@ -74,6 +89,13 @@ def test_a_port_shown_alone_is_one_select_and_equals_its_listing(
         assert (shown["port"]["tags"], shown["port"]["fixed_ips"],
                 shown["port"]["security_groups"], shown["port"]["extra_dhcp_opts"]) == \
             ([], [], [], [])
+        assert "trunk_details" not in shown["port"]
+        # a trunk without subports
+        _post(app, "/v2.0/trunks", {"trunk": {"port_id": bare["id"]}})
+        shown, _ = _get(app, f"/v2.0/ports/{bare['id']}")
+        listed, _ = _get(app, f"/v2.0/ports?id={bare['id']}")
+        assert shown["port"] == listed["ports"][0]
+        assert shown["port"]["trunk_details"]["sub_ports"] == []
     finally:
         app.api.plugin.db.dispose()
 
