@@ -119,7 +119,9 @@ class Aggregated:
         self._width = len(picked)
         extra = [table.c[c] for c in self.order_by if table.c[c] not in picked]
         self._sort_at = [(picked + extra).index(table.c[c]) for c in self.order_by]
-        self._truncate = bool(extra)
+        self.truncates = bool(extra)
+        # Whether ``arrange`` changes anything: an order, or columns to drop.
+        self.rearranges = bool(self._sort_at or extra)
         self._selected = picked + extra
         source: Any = table
         for other, on in joins:
@@ -146,7 +148,7 @@ class Aggregated:
         if self._sort_at and len(rows) > 1:
             at = self._sort_at
             rows.sort(key=lambda r: [r[i] for i in at])
-        if self._truncate:
+        if self.truncates:
             width = self._width
             return [r[:width] for r in rows]
         return rows

@@ -216,7 +216,12 @@ def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
             found = out.get(row[0])
             if found is not None:  # a parent that appeared since (read committed)
                 found.append(row)
-    return {rid: agg.arrange(group) for rid, group in out.items()}
+    if agg.rearranges:  # most groups hold one row, which only a truncation changes
+        least = 1 if agg.truncates else 2
+        for rid, group in out.items():
+            if len(group) >= least:
+                out[rid] = agg.arrange(group)
+    return out
 
 
 def aggregate_filler(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
