@@ -57,6 +57,12 @@ class Context:
                 "is_admin": self.is_admin, "system_scope": self.system_scope,
                 "project_name": self.project_name}
 
+    def policy_key(self) -> tuple[Any, ...]:
+        """``policy_creds`` as a tuple, built directly: the key of a caller's
+        memoised policy plans, asked for several times a request."""
+        return (self.user_id, self.project_id, tuple([r.lower() for r in self.roles]),
+                self.is_admin, self.system_scope, self.project_name)
+
     @classmethod
     def admin(cls) -> "Context":
         return cls(user_id=None, project_id=None, roles=["admin", "member", "reader"],

@@ -177,11 +177,11 @@ class Policy:
         return self._caller_plan(ctx, action)
 
     def _caller_plan(self, ctx: Any, action: str) -> tuple[bool | None, tuple[str, ...] | None]:
-        creds = ctx.policy_creds()
-        memo = (action, _hashable(creds))
+        key = getattr(ctx, "policy_key", None)
+        memo = (action, key() if key is not None else _hashable(ctx.policy_creds()))
         found = self._plans.get(memo)
         if found is None:
-            found = self._plan(action, creds)
+            found = self._plan(action, ctx.policy_creds())
             if len(self._plans) > 4096:  # many distinct callers: start over
                 self._plans.clear()
             self._plans[memo] = found
