@@ -157,6 +157,8 @@ def chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
 def children(conn: Connection, table: Table, key: str, ids: Sequence[str],
              order_by: Sequence[Any] = (), columns: Sequence[str] = ()) -> dict[str, list[Any]]:
     """Rows of a child table grouped by parent id, in one query per chunk."""
+    if not ids:  # e.g. an extension's items all read with their row
+        return {}
     out: dict[str, list[Any]] = {i: [] for i in ids}
     index = (list(columns).index(key) if columns else list(table.c.keys()).index(key))
     stmt = _children_stmt(table, key, tuple(order_by), tuple(columns))
