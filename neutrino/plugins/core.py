@@ -27,7 +27,7 @@ from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
-from neutrino.plugins.rbac import RbacPolicies, external_clause, shared_clause
+from neutrino.plugins.rbac import CALLER, RbacPolicies, external_clause, shared_clause, targets
 from neutrino.plugins.ports import Ports
 from neutrino.plugins.security_groups import SecurityGroups
 from neutrino.plugins.sg_default_rules import DefaultSecurityGroupRules
@@ -39,6 +39,13 @@ from neutrino.resources import validators as v
 
 T = TypeVar("T")
 LOG = logging.getLogger(__name__)
+
+# ``networks_of``: built once, it runs for the policy target of most
+# requests on ports and subnets.
+_NETWORKS_OF = (sa.select(t.networks.c.id, t.networks.c.project_id,
+                          shared_clause(CALLER, t.networks.c.id).label("shared"),
+                          external_clause(CALLER, t.networks.c.id).label("external"))
+                .where(t.networks.c.id.in_(sa.bindparam("ids", expanding=True))))
 
 CORE_ALIASES = (
     "project-id", "standard-attr-description", "standard-attr-timestamp",
@@ -372,15 +379,10 @@ class CorePlugin:
         entries for ``*`` or its project); without a caller only ``*`` counts.
         """
         out: dict[str, dict[str, Any]] = {}
-        project = ctx.project_id if ctx else None
-        shared = shared_clause(project, t.networks.c.id)
-        external = external_clause(project, t.networks.c.id)
+        caller = targets(ctx.project_id if ctx else None)
         with self.db.reader() as conn:
             for part in store.chunks(list(dict.fromkeys(network_ids))):
-                for row in conn.execute(sa.select(t.networks.c.id, t.networks.c.project_id,
-                                                  shared.label("shared"),
-                                                  external.label("external"))
-                                        .where(t.networks.c.id.in_(part))):
+                for row in conn.execute(_NETWORKS_OF, {"ids": part, CALLER.key: caller}):
                     out[row.id] = {"project_id": row.project_id, "tenant_id": row.project_id,
                                    "shared": bool(row.shared),
                                    "router:external": bool(row.external)}

@@ -94,19 +94,31 @@ KINDS: dict[str, Kind] = {
 
 # -- sharing as SQL -------------------------------------------------------------
 
-def _targets(project_id: str | None) -> list[str]:
+# In place of a project in the clauses below: the entries' targets bound when
+# the statement runs (``{CALLER.key: targets(project)}``), so a statement
+# read on every request is built once.
+CALLER = sa.bindparam("rbac_targets", expanding=True)
+
+
+def targets(project_id: str | None) -> list[str]:
+    """The entries that share with ``project_id``: ``*`` and its own."""
     return [WILDCARD, project_id] if project_id else [WILDCARD]
 
 
-def shared_clause(project_id: str | None, object_id: Any, kind: str = "network",
+def _targets(project_id: Any) -> Any:
+    return CALLER if project_id is CALLER else targets(project_id)
+
+
+def shared_clause(project_id: Any, object_id: Any, kind: str = "network",
                   action: str = ACCESS_AS_SHARED) -> Any:
-    """``object_id`` (a column) names an object shared with ``project_id``."""
+    """``object_id`` (a column) names an object shared with ``project_id``
+    (a project, None for nobody's, or ``CALLER``)."""
     e = KINDS[kind].entries.c
     return object_id.in_(sa.select(e.object_id).where(
         e.action == action, e.target_tenant.in_(_targets(project_id))))
 
 
-def external_clause(project_id: str | None, network_id: Any) -> Any:
+def external_clause(project_id: Any, network_id: Any) -> Any:
     """``network_id`` (a column) names a network external to ``project_id``."""
     return shared_clause(project_id, network_id, "network", ACCESS_AS_EXTERNAL)
 
