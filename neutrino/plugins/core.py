@@ -212,7 +212,7 @@ class CorePlugin:
 
     def create(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         handler = self._handler(plural)
-        ml2 = self.ml2.applies(plural)
+        ml2 = self.ml2.wants("create", plural)
 
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
             self._enforce_quota(conn, ctx)
@@ -272,8 +272,7 @@ class CorePlugin:
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
         handler = self._handler(plural)
-
-        ml2 = self.ml2.applies(plural)
+        ml2 = self.ml2.wants("update", plural)
 
         notify = self.events.wants(plural, ev.PRECOMMIT_UPDATE)
         updated = self.events.wants(plural, ev.PRECOMMIT_UPDATED)
@@ -321,21 +320,25 @@ class CorePlugin:
                 self.events.notify(plural, ev.AFTER_DELETE, ctx, gone)
             return
 
-        def op(conn: Any) -> Any:
+        ml2 = self.ml2.wants("delete", plural)
+
+        def op(conn: Any) -> tuple[dict[str, Any], Any]:
             current = self._load_one(conn, plural, rid)
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
-            context = self.ml2.context(conn, plural, current)
-            self.ml2.precommit("delete", plural, context)
+            context = self.ml2.context(conn, plural, current) if ml2 else None
+            if context is not None:
+                self.ml2.precommit("delete", plural, context)
             if plural == "ports":
                 self.ml2.binding.forget(conn, rid)
             handler.delete(conn, rid, revision)
-            return context
-        context = self._write(op)
-        # The resource is gone: a driver failing now can only be logged.
-        self.ml2.postcommit("delete", plural, context, raise_on_error=False)
+            return current, context
+        current, context = self._write(op)
+        if context is not None:
+            # The resource is gone: a driver failing now can only be logged.
+            self.ml2.postcommit("delete", plural, context, raise_on_error=False)
         if after:
-            self.events.notify(plural, ev.AFTER_DELETE, ctx, context.current)
+            self.events.notify(plural, ev.AFTER_DELETE, ctx, current)
 
     def action(self, ctx: Context, plural: str, rid: str, name: str,
                body: dict[str, Any]) -> dict[str, Any]:

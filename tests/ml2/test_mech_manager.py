@@ -193,3 +193,43 @@ def test_agent_must_report_the_segments_type_and_physnet(
         segment: dict[str, Any], binds: bool) -> None:
     d = driver(make_conf(""))
     assert d.check_segment_for_agent(segment, _agent(**conf)) is binds
+
+
+@pytest.mark.parametrize("drivers,handled", [
+    ("openvswitch,linuxbridge", False),   # no network hooks: the base class's no-ops
+    ("openvswitch,logger", True),         # hooks set on the class
+    (f"openvswitch,{A}", True),           # hooks answered by __getattribute__
+])
+def test_the_manager_knows_whether_any_driver_implements_a_hook(
+        make_conf: Callable[[str], Any], drivers: str, handled: bool) -> None:
+    mgr = MechanismManager(make_conf(f"[ml2]\nmechanism_drivers = {drivers}\n"))
+    assert mgr.handles("create_network_postcommit") is handled
+    assert mgr.handles("update_subnet_precommit") is handled
+
+
+def test_without_network_hooks_a_network_write_reads_no_segments_for_drivers(
+        tmp_path: Any) -> None:
+    """Building a network's or subnet's driver context reads its segments;
+    with no driver implementing the hooks that read is skipped."""
+    from sqlalchemy import event
+
+    from tests.inprocess import CountingApp
+    app = CountingApp(tmp_path, "[ml2]\nmechanism_drivers = openvswitch\n")
+    seen: list[str] = []
+    event.listen(app.api.plugin.db.engine, "before_cursor_execute",
+                 lambda conn, cur, statement, *a: seen.append(statement))
+
+    def segment_reads(method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        seen.clear()
+        result = app.client.simulate_request(method, path, **kw)
+        assert result.status_code < 300, result.text
+        return sum(s.lstrip().startswith("SELECT network_segments.id") for s in seen), result.json
+
+    reads, body = segment_reads("POST", "/v2.0/networks", json={"network": {"name": "n"}})
+    net = body["network"]["id"]
+    assert reads == 0
+    assert segment_reads("PUT", f"/v2.0/networks/{net}", json={"network": {"name": "m"}})[0] == 0
+    reads, body = segment_reads("POST", "/v2.0/subnets", json={"subnet": {
+        "network_id": net, "ip_version": 4, "cidr": "10.3.0.0/24"}})
+    assert reads == 0
+    assert segment_reads("DELETE", f"/v2.0/subnets/{body['subnet']['id']}")[0] == 0

@@ -22,9 +22,26 @@ SINGULAR = {"networks": "network", "subnets": "subnet", "ports": "port"}
 class MechanismCalls:
     def __init__(self, mech: MechanismManager, binding: PortBinding) -> None:
         self.mech, self.binding = mech, binding
+        self._wanted: dict[tuple[str, str], bool] = {}
 
     def applies(self, plural: str) -> bool:
         return plural in SINGULAR
+
+    def wants(self, action: str, plural: str) -> bool:
+        """Whether ``action`` on ``plural`` needs a context: always for a port
+        (its binding), for a network or subnet only when a driver implements
+        its precommit or postcommit (building one reads the segments)."""
+        if plural == "ports":
+            return True
+        if plural not in SINGULAR:
+            return False
+        key = (action, plural)
+        found = self._wanted.get(key)
+        if found is None:
+            name = f"{action}_{SINGULAR[plural]}"
+            found = self._wanted[key] = (self.mech.handles(f"{name}_precommit")
+                                         or self.mech.handles(f"{name}_postcommit"))
+        return found
 
     def context(self, conn: Connection, plural: str, current: dict[str, Any],
                 original: dict[str, Any] | None = None) -> Any:

@@ -43,6 +43,14 @@ class MechanismManager:
             driver.initialize()
         LOG.info("Registered mechanism drivers: %s", [d.name for d in self.drivers])
 
+    def handles(self, method: str) -> bool:
+        """Whether any driver implements ``method`` (the base class's are
+        no-ops); asked of the instance, since a driver may answer for its
+        hooks dynamically (``__getattribute__``)."""
+        base = getattr(MechanismDriver, method)
+        return any(getattr(getattr(d, method), "__func__", None) is not base
+                   for d in self.drivers)
+
     def _load(self, name: str) -> MechanismDriver:
         cls = loader.load_driver_class(NAMESPACE, name, MechanismDriver,
                                        "[ml2] mechanism_drivers", Ml2ConfigError)
