@@ -27,6 +27,8 @@ ports in the same transaction that deletes it.
 """
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -169,13 +171,20 @@ def grants(conn: Connection, object_ids: Iterable[str], actions: tuple[str, ...]
            kind: str = "network") -> dict[str, set[tuple[str, str]]]:
     """The (action, target) entries of ``object_ids`` for ``actions``, by
     object: one query per chunk, from which every caller's view follows."""
-    e = KINDS[kind].entries.c
     out: dict[str, set[tuple[str, str]]] = {}
+    stmt = _grants_stmt(kind, actions)
     for part in store.chunks(list(dict.fromkeys(object_ids))):
-        for r in conn.execute(sa.select(e.object_id, e.action, e.target_tenant).where(
-                e.object_id.in_(part), e.action.in_(actions))):
+        for r in conn.execute(stmt, {"ids": part}):
             out.setdefault(r.object_id, set()).add((r.action, r.target_tenant))
     return out
+
+
+@functools.cache
+def _grants_stmt(kind: str, actions: tuple[str, ...]) -> Any:
+    """Built once per kind: every network show and list runs it."""
+    e = KINDS[kind].entries.c
+    return sa.select(e.object_id, e.action, e.target_tenant).where(
+        e.object_id.in_(sa.bindparam("ids", expanding=True)), e.action.in_(actions))
 
 
 def external_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
