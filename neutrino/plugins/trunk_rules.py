@@ -67,6 +67,21 @@ def trunk_of_parent(conn: Connection, port_id: str) -> str | None:
     return conn.execute(sa.select(t.trunks.c.id).where(t.trunks.c.port_id == port_id)).scalar()
 
 
+_PORT = sa.bindparam("port")
+# Both of the above in one statement, built once (every port delete asks).
+_TRUNK_USE = sa.select(
+    sa.select(t.subports.c.trunk_id).where(t.subports.c.port_id == _PORT)
+    .limit(1).scalar_subquery().label("as_subport"),
+    sa.select(t.trunks.c.id).where(t.trunks.c.port_id == _PORT)
+    .limit(1).scalar_subquery().label("as_parent"))
+
+
+def trunk_use(conn: Connection, port_id: str) -> Any:
+    """The trunk ``port_id`` is a subport of (``as_subport``) and the one it
+    is the parent of (``as_parent``), each None when there is none."""
+    return conn.execute(_TRUNK_USE, {"port": port_id}).one()
+
+
 def _not_in_a_trunk(conn: Connection, port_id: str) -> None:
     if trunk_of_subport(conn, port_id):
         raise errors.TrunkPortInUse(port_id=port_id)

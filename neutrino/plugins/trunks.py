@@ -252,12 +252,11 @@ class TrunkPlugin(ServicePlugin):
 
     def _refuse_port_delete(self, conn: Any, ctx: Context, port: dict[str, Any]) -> None:
         """A port a trunk uses stays until it leaves the trunk."""
-        trunk_id = rules.trunk_of_subport(conn, port["id"])
-        if trunk_id:
-            raise errors.PortInUseAsSubPort(port_id=port["id"], trunk_id=trunk_id)
-        trunk_id = rules.trunk_of_parent(conn, port["id"])
-        if trunk_id:
-            raise errors.PortInUseAsTrunkParent(port_id=port["id"], trunk_id=trunk_id)
+        use = rules.trunk_use(conn, port["id"])
+        if use.as_subport:
+            raise errors.PortInUseAsSubPort(port_id=port["id"], trunk_id=use.as_subport)
+        if use.as_parent:
+            raise errors.PortInUseAsTrunkParent(port_id=port["id"], trunk_id=use.as_parent)
 
     def collections(self) -> dict[str, Any]:
         return {"trunks": self.trunks}

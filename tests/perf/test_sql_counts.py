@@ -239,3 +239,25 @@ def test_a_shown_resource_reads_its_rbac_entries_once(app: App, plural: str,
     statements, shown = app.recorded(f"/v2.0/{plural}/{rid}", member)
     assert next(iter(shown.values())).get("shared", False) is False
     assert len([s for s in statements if "rbacs" in s.split("WHERE")[0]]) == 1
+
+
+def test_a_port_delete_asks_routers_floating_ips_and_trunks_in_one_statement_each(
+        tmp_path: Path) -> None:
+    """The L3 guard (router interface, floating IP port, associated floating
+    IPs) and the trunk guard (subport, parent) are a statement each."""
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = router,trunk\n"
+                                "[ml2]\nextension_drivers = port_security\n")
+    net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "n"}}).json
+    net_id = net["network"]["id"]
+    app.client.simulate_post("/v2.0/subnets", json={"subnet": {
+        "network_id": net_id, "ip_version": 4, "cidr": "10.0.0.0/24"}})
+    port = app.client.simulate_post("/v2.0/ports", json={"port": {"network_id": net_id}})
+    seen: list[str] = []
+    event.listen(app.api.plugin.db.engine, "before_cursor_execute",
+                 lambda conn, cur, statement, *a: seen.append(statement))
+    result = app.client.simulate_delete(f"/v2.0/ports/{port.json['port']['id']}")
+    assert result.status_code == 204, result.text
+    asking = [s for s in seen if s.lstrip().startswith("SELECT")
+              and not s.lstrip().startswith("SELECT ports.") and any(
+                  f"FROM {table} " in s for table in ("routerports", "subports", "trunks"))]
+    assert len(asking) == 2, asking

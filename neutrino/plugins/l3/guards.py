@@ -35,14 +35,21 @@ def _service_port_in_use(port: dict[str, Any]) -> errors.ServicePortInUse:
                                    reason=f"has device owner {port['device_owner']}")
 
 
+_PORT = sa.bindparam("port")
+# What a port's delete must know of routers and floating IPs, in one
+# statement built once: every port delete runs it.
+_PORT_USE = sa.select(
+    sa.exists().where(t.routerports.c.port_id == _PORT).label("router_port"),
+    sa.exists().where(t.floatingips.c.floating_port_id == _PORT).label("floating_port"),
+    sa.exists().where(t.floatingips.c.fixed_port_id == _PORT).label("associated"))
+
+
 def port_deleting(conn: Connection, ctx: Context, port: dict[str, Any]) -> None:
-    if conn.execute(sa.select(t.routerports.c.port_id)
-                    .where(t.routerports.c.port_id == port["id"])).first() is not None:
+    use = conn.execute(_PORT_USE, {"port": port["id"]}).one()
+    if use.router_port or use.floating_port:
         raise _service_port_in_use(port)
-    f = t.floatingips.c
-    if conn.execute(sa.select(f.id).where(f.floating_port_id == port["id"])).first():
-        raise _service_port_in_use(port)
-    disassociate(conn, port["id"])
+    if use.associated:
+        disassociate(conn, port["id"])
 
 
 def disassociate(conn: Connection, port_id: str) -> None:
