@@ -170,22 +170,20 @@ class Networks:
     def delete(self, conn: Connection, net_id: str, revision: int | None) -> None:
         store.get_row(conn, t.networks, net_id, lambda: not_found(net_id), for_update=True)
         store.check_revision(conn, t.networks, net_id, revision)
-        blocking = sorted(r.id for r in conn.execute(
-            sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id,
-                                          t.ports.c.device_owner.not_in(AUTO_DELETE_OWNERS))))
+        ports = conn.execute(sa.select(t.ports.c.id, t.ports.c.device_owner)
+                             .where(t.ports.c.network_id == net_id)).all()
+        # (a port without an owner does not block: SQL's NOT IN, as before)
+        blocking = sorted(r.id for r in ports if r.device_owner is not None
+                          and r.device_owner not in AUTO_DELETE_OWNERS)
         if blocking:
             # Upstream names the blocking ports so the user knows what to delete.
             raise errors.NetworkInUse(net_id=net_id, port_ids=",".join(blocking))
-        port_ids = [r.id for r in conn.execute(
-            sa.select(t.ports.c.id).where(t.ports.c.network_id == net_id))]
         subnet_ids = [r.id for r in conn.execute(
             sa.select(t.subnets.c.id).where(t.subnets.c.network_id == net_id))]
-        for rid in port_ids + subnet_ids:
-            store.delete_tags(conn, rid)
+        store.delete_tags(conn, net_id, *(r.id for r in ports), *subnet_ids)
         conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.network_id == net_id))
         conn.execute(sa.delete(t.ports).where(t.ports.c.network_id == net_id))
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.network_id == net_id))
-        store.delete_tags(conn, net_id)
         self.types.release_network_segments(conn, net_id)
         conn.execute(sa.delete(t.networkrbacs).where(t.networkrbacs.c.object_id == net_id))
         conn.execute(sa.delete(t.networks).where(t.networks.c.id == net_id))

@@ -282,8 +282,12 @@ def edit_tags(conn: Connection, table: Table, singular: str, rid: str,
     return sorted(new)
 
 
-def delete_tags(conn: Connection, rid: str) -> None:
-    conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
+def delete_tags(conn: Connection, rid: str, *more: str) -> None:
+    if not more:
+        conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
+        return
+    for part in chunks([rid, *more]):
+        conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id.in_(part)))
 
 
 # -- listing -----------------------------------------------------------------

@@ -261,3 +261,18 @@ def test_a_port_delete_asks_routers_floating_ips_and_trunks_in_one_statement_eac
               and not s.lstrip().startswith("SELECT ports.") and any(
                   f"FROM {table} " in s for table in ("routerports", "subports", "trunks"))]
     assert len(asking) == 2, asking
+
+
+def test_deleting_a_network_costs_the_same_for_one_or_five_subnets_and_ports(app: App) -> None:
+    def network(children: int) -> str:
+        post = app.client.simulate_post
+        net = post("/v2.0/networks", json={"network": {"name": "d"}}).json["network"]["id"]
+        for i in range(children):
+            post("/v2.0/subnets", json={"subnet": {"network_id": net, "ip_version": 4,
+                                                   "cidr": f"10.{i}.0.0/24", "tags": ["s"]}})
+            post("/v2.0/ports", json={"port": {"network_id": net, "tags": ["p"],
+                                               "device_owner": "network:dhcp"}})
+        return net
+    small, big = network(1), network(5)
+    assert app.counted("DELETE", f"/v2.0/networks/{small}")[0] == \
+        app.counted("DELETE", f"/v2.0/networks/{big}")[0]
