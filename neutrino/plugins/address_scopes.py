@@ -183,19 +183,32 @@ def network_scopes(conn: Connection, network_ids: Sequence[str]) -> dict[str, di
 
 
 def check_network_subnetpools(conn: Connection, network_id: str, version: int,
-                              pool_id: str | None) -> None:
+                              pool_id: str | None, siblings: Sequence[Any] | None = None) -> None:
     """A new subnet of ``version`` from ``pool_id`` (None: an explicit CIDR)
-    keeps the network's subnets of a version in one pool, or in one scope."""
-    scopes = network_scopes(conn, [network_id]).get(network_id, {})
-    network_scope = scopes.get(version)
-    pool = None
+    keeps the network's subnets of a version in one pool, or in one scope.
+
+    ``siblings``: the network's subnets (``subnetpool_id``, ``ip_version``)
+    when the caller has read them already; their pools and the new one are
+    then one query, none when no pool is involved."""
+    if siblings is None:
+        siblings = conn.execute(sa.select(sn.subnetpool_id, sn.ip_version)
+                                .where(sn.network_id == network_id)).all()
+    wanted = {s.subnetpool_id for s in siblings if s.subnetpool_id}
     if pool_id is not None:
-        pool = conn.execute(sa.select(sp.id, sp.ip_version, sp.address_scope_id)
-                            .where(sp.id == pool_id)).first()
+        wanted.add(pool_id)
+    pools = {r.id: r for r in conn.execute(
+        sa.select(sp.id, sp.ip_version, sp.address_scope_id).where(sp.id.in_(wanted)))} \
+        if wanted else {}
+    scopes: dict[int, str] = {}
+    for sibling in siblings:
+        found = pools.get(sibling.subnetpool_id)
+        if found is not None and found.address_scope_id is not None:
+            scopes[found.ip_version] = found.address_scope_id
+    network_scope = scopes.get(version)
+    pool = pools.get(pool_id) if pool_id is not None else None
     if network_scope and pool is not None and pool.address_scope_id != network_scope:
         raise errors.NetworkAddressScopeAffinityError()
-    for row in conn.execute(sa.select(sn.subnetpool_id, sn.ip_version)
-                            .where(sn.network_id == network_id)):
+    for row in siblings:
         if pool is not None:
             if (row.subnetpool_id != pool.id and row.ip_version == pool.ip_version
                     and not network_scope):

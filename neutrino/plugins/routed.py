@@ -15,7 +15,7 @@ addresses are *deferred* (``ip_allocation: deferred``) until it gets one.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -43,7 +43,8 @@ def segment_row(conn: Connection, segment_id: str) -> Any:
 
 
 def check_subnet_segment(conn: Connection, network_id: str, segment_id: str | None,
-                         old_segment_id: Any = UNCHANGED) -> None:
+                         old_segment_id: Any = UNCHANGED,
+                         siblings: Sequence[Any] | None = None) -> None:
     """Upstream's rules for a subnet's segment, on create (after the subnet's
     row is written) or on update (``old_segment_id`` given, before it is).
 
@@ -51,9 +52,15 @@ def check_subnet_segment(conn: Connection, network_id: str, segment_id: str | No
     segment; an unbound subnet may be bound only when it is the network's
     only subnet and the network has a single segment; the segment must be a
     static segment of the subnet's network.
+
+    ``siblings``: on create, the network's other subnets (``segment_id``)
+    as read before the new one was written, when the caller has them.
     """
-    ids = [r.segment_id for r in conn.execute(
-        sa.select(t.subnets.c.segment_id).where(t.subnets.c.network_id == network_id))]
+    if siblings is not None:
+        ids = [*(r.segment_id for r in siblings), segment_id]
+    else:
+        ids = [r.segment_id for r in conn.execute(
+            sa.select(t.subnets.c.segment_id).where(t.subnets.c.network_id == network_id))]
     associated = set(ids)
     if None in associated and len(associated) > 1:
         raise errors.SubnetsNotAllAssociatedWithSegments(network_id=network_id)

@@ -76,6 +76,11 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+_SIBLINGS = sa.select(t.subnets.c.id, t.subnets.c.cidr, t.subnets.c.subnetpool_id,
+                      t.subnets.c.ip_version, t.subnets.c.segment_id) \
+    .where(t.subnets.c.network_id == sa.bindparam("network"))
+
+
 class Subnets:
     table = t.subnets
 
@@ -118,12 +123,18 @@ class Subnets:
         return cidr, pool_id
 
     def _check_overlap(self, conn: Connection, network_id: str, cidr: str,
-                       exclude: str | None = None) -> None:
-        stmt = sa.select(t.subnets.c.id, t.subnets.c.cidr)
-        if self.conf.allow_overlapping_ips:
-            stmt = stmt.where(t.subnets.c.network_id == network_id)
+                       exclude: str | None = None, siblings: Sequence[Any] | None = None) -> None:
+        """``cidr`` overlaps no subnet of the network (of any network without
+        ``allow_overlapping_ips``); ``siblings``: the network's, if read."""
+        if self.conf.allow_overlapping_ips and siblings is not None:
+            rows: Any = siblings
+        else:
+            stmt = sa.select(t.subnets.c.id, t.subnets.c.cidr)
+            if self.conf.allow_overlapping_ips:
+                stmt = stmt.where(t.subnets.c.network_id == network_id)
+            rows = conn.execute(stmt)
         new = netaddr.IPNetwork(cidr)
-        for row in conn.execute(stmt):
+        for row in rows:
             if row.id != exclude and netaddr.IPNetwork(row.cidr) in _supernets(new):
                 raise rules.invalid(f"Requested subnet with cidr: {cidr} for network: "
                                     f"{network_id} overlaps with another subnet")
@@ -157,16 +168,19 @@ class Subnets:
         routes = data.get("host_routes") or []
         rules.check_nameservers("new subnet", dns, version)
         rules.check_routes("new subnet", routes, version)
-        self._check_overlap(conn, network_id, cidr)
-        address_scopes.check_network_subnetpools(conn, network_id, version, pool_id)
+        # The network's subnets once, for the overlap, pool and segment rules
+        # (the network's row is locked: none is added meanwhile).
+        siblings = conn.execute(_SIBLINGS, {"network": network_id}).all()
+        self._check_overlap(conn, network_id, cidr, siblings=siblings)
+        address_scopes.check_network_subnetpools(conn, network_id, version, pool_id, siblings)
         row.update(network_id=network_id, ip_version=version, cidr=cidr, gateway_ip=gateway,
                    enable_dhcp=data.get("enable_dhcp", True),
                    ipv6_ra_mode=data.get("ipv6_ra_mode"),
                    ipv6_address_mode=data.get("ipv6_address_mode"),
                    subnetpool_id=pool_id, segment_id=segment_id)
         conn.execute(sa.insert(t.subnets).values(**row))
-        routed.check_subnet_segment(conn, network_id, segment_id)
-        self._write_children(conn, row["id"], pools, dns, routes)
+        routed.check_subnet_segment(conn, network_id, segment_id, siblings=siblings)
+        self._write_children(conn, row["id"], pools, dns, routes, replace=False)
         if data.get("tags"):
             store.set_tags(conn, row["id"], data["tags"])
         store.bump(conn, t.networks, network_id)
@@ -174,24 +188,29 @@ class Subnets:
 
     def _write_children(self, conn: Connection, subnet_id: str,
                         pools: list[dict[str, str]] | None, dns: list[str] | None,
-                        routes: list[dict[str, str]] | None) -> None:
+                        routes: list[dict[str, str]] | None, replace: bool = True) -> None:
+        """Pools, DNS servers and routes given (None: unchanged); ``replace``
+        deletes the old ones first (a new subnet has none)."""
         if pools is not None:
-            conn.execute(sa.delete(t.allocation_pools)
-                         .where(t.allocation_pools.c.subnet_id == subnet_id))
+            if replace:
+                conn.execute(sa.delete(t.allocation_pools)
+                             .where(t.allocation_pools.c.subnet_id == subnet_id))
             if pools:
                 conn.execute(sa.insert(t.allocation_pools), [
                     {"subnet_id": subnet_id, "first_ip": p["start"], "last_ip": p["end"]}
                     for p in pools])
         if dns is not None:
-            conn.execute(sa.delete(t.dns_nameservers)
-                         .where(t.dns_nameservers.c.subnet_id == subnet_id))
+            if replace:
+                conn.execute(sa.delete(t.dns_nameservers)
+                             .where(t.dns_nameservers.c.subnet_id == subnet_id))
             if dns:
                 conn.execute(sa.insert(t.dns_nameservers), [
                     {"subnet_id": subnet_id, "address": a, "position": i}
                     for i, a in enumerate(dns)])
         if routes is not None:
-            conn.execute(sa.delete(t.subnet_routes)
-                         .where(t.subnet_routes.c.subnet_id == subnet_id))
+            if replace:
+                conn.execute(sa.delete(t.subnet_routes)
+                             .where(t.subnet_routes.c.subnet_id == subnet_id))
             if routes:
                 conn.execute(sa.insert(t.subnet_routes), [
                     {"subnet_id": subnet_id, **r} for r in routes])
