@@ -207,10 +207,9 @@ def test_the_manager_knows_whether_any_driver_implements_a_hook(
     assert mgr.handles("update_subnet_precommit") is handled
 
 
-def test_without_network_hooks_a_network_write_reads_no_segments_for_drivers(
-        tmp_path: Any) -> None:
-    """Building a network's or subnet's driver context reads its segments;
-    with no driver implementing the hooks that read is skipped."""
+def test_without_driver_hooks_a_write_reads_no_segments_for_drivers(tmp_path: Any) -> None:
+    """Building a network's, subnet's or port's driver context reads the
+    segments; with no driver implementing the hooks that read is skipped."""
     from sqlalchemy import event
 
     from tests.inprocess import CountingApp
@@ -232,4 +231,10 @@ def test_without_network_hooks_a_network_write_reads_no_segments_for_drivers(
     reads, body = segment_reads("POST", "/v2.0/subnets", json={"subnet": {
         "network_id": net, "ip_version": 4, "cidr": "10.3.0.0/24"}})
     assert reads == 0
-    assert segment_reads("DELETE", f"/v2.0/subnets/{body['subnet']['id']}")[0] == 0
+    subnet = body["subnet"]["id"]
+    reads, body = segment_reads("POST", "/v2.0/ports", json={"port": {"network_id": net}})
+    assert reads == 0
+    assert segment_reads("PUT", f"/v2.0/ports/{body['port']['id']}",
+                         json={"port": {"name": "p"}})[0] == 0
+    assert segment_reads("DELETE", f"/v2.0/ports/{body['port']['id']}")[0] == 0
+    assert segment_reads("DELETE", f"/v2.0/subnets/{subnet}")[0] == 0

@@ -28,11 +28,9 @@ class MechanismCalls:
         return plural in SINGULAR
 
     def wants(self, action: str, plural: str) -> bool:
-        """Whether ``action`` on ``plural`` needs a context: always for a port
-        (its binding), for a network or subnet only when a driver implements
-        its precommit or postcommit (building one reads the segments)."""
-        if plural == "ports":
-            return True
+        """Whether ``action`` on ``plural`` needs a context: only when a driver
+        implements its precommit or postcommit (building one reads the
+        segments, and a bound port's levels). Binding makes its own."""
         if plural not in SINGULAR:
             return False
         key = (action, plural)
