@@ -77,7 +77,7 @@ def test_a_member_showing_a_port_adds_one_read_of_its_network(app: App) -> None:
 def test_port_create_is_a_bounded_number_of_statements(app: App) -> None:
     net = _network_with_ports(app, 0)
     count, _ = app.counted("POST", "/v2.0/ports", json={"port": {"network_id": net}})
-    assert count <= 18  # includes the port's default security group; no savepoints
+    assert count <= 16  # includes the port's default security group; no savepoints
 
 
 def test_a_page_after_a_marker_costs_one_lookup_more_than_the_first(app: App) -> None:
@@ -146,7 +146,7 @@ def test_creating_a_bound_port_is_a_bounded_number_of_statements(
     count, body = app.counted("POST", "/v2.0/ports", json={"port": {
         "network_id": net, "binding:host_id": "counted-host", "device_owner": "compute:nova"}})
     assert body["port"]["binding:vif_type"] == "ovs", body
-    assert count <= 31  # 61 before these savings
+    assert count <= 28  # 61 before these savings
 
 
 def test_a_request_reads_in_one_transaction_whatever_the_api_extensions(
@@ -187,14 +187,14 @@ def test_renaming_a_port_checks_neither_port_security_nor_its_groups(app: App) -
     port = app.client.simulate_get(f"/v2.0/ports?network_id={net}").json["ports"][0]["id"]
     count, body = app.counted("PUT", f"/v2.0/ports/{port}", json={"port": {"name": "x"}})
     assert body["port"]["name"] == "x"
-    assert count <= 12
+    assert count <= 11
 
 
 def test_deleting_an_unbound_port_leaves_its_binding_rows_to_the_cascade(app: App) -> None:
     net = _network_with_ports(app, 1)
     port = app.client.simulate_get(f"/v2.0/ports?network_id={net}").json["ports"][0]["id"]
     count, _ = app.counted("DELETE", f"/v2.0/ports/{port}")
-    assert count <= 11
+    assert count <= 10
 
 
 def test_a_network_reads_its_sharing_and_external_entries_in_one_query(app: App) -> None:

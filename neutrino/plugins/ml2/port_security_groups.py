@@ -80,8 +80,11 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         if _trusted(data.get("device_owner")):
             return
         if requested is AUTO:
+            # The port's project's own default group: nothing to check.
             default = self.groups.ensure_default(conn, ctx, data.get("project_id"))
-            requested = [default] if default else []
+            if default:
+                conn.execute(sa.insert(B).values(port_id=resource_id, security_group_id=default))
+            return
         self._bind(conn, ctx, resource_id, data.get("project_id"), requested)
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
