@@ -65,15 +65,16 @@ def make_engine(url: str) -> Engine:
     # Every use of a connection ends its transaction (``Database.reader`` and
     # ``writer`` commit or roll back, and a closed Connection rolls back what
     # is left), so the pool's own ROLLBACK on return would be one more round
-    # trip per checkout for nothing.
-    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10,
-                              "max_overflow": 20, "pool_reset_on_return": None}
+    # trip per checkout for nothing. Last in, first out: under load the same
+    # few connections serve, and only those left idle get pinged.
+    kwargs: dict[str, Any] = {"pool_size": 10, "max_overflow": 20,
+                              "pool_reset_on_return": None, "pool_use_lifo": True}
     if not url.startswith("mysql"):
-        return create_engine(url, **kwargs)
+        return _ping_when_idle(create_engine(url, **kwargs))
     kwargs["isolation_level"] = "READ COMMITTED"
     if "charset=" not in url:
         url += ("&" if "?" in url else "?") + "charset=utf8mb4"
-    engine = create_engine(url, **kwargs)
+    engine = _ping_when_idle(create_engine(url, **kwargs))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -87,6 +88,39 @@ def make_engine(url: str) -> Engine:
 
 
 MYSQL_AGGREGATE_MAX = 1 << 30  # 1 GiB: the largest packet MySQL sends at all
+
+# A pooled connection idle this long is pinged before use.
+PING_AFTER_IDLE = 1.0
+
+
+def _ping_when_idle(engine: Engine) -> Engine:
+    """Ping a connection on checkout only when it sat idle in the pool.
+
+    SQLAlchemy's ``pool_pre_ping`` (and oslo.db's ping) costs a round trip
+    on every checkout, one per transaction: a show is the ping, its SELECT
+    and a COMMIT. A connection returned less than ``PING_AFTER_IDLE`` ago
+    was working then; one the server dropped while it sat idle (a restart,
+    ``wait_timeout``) fails its ping and the pool replaces it. What is left
+    is a server lost within that second: the first statement on such a
+    connection fails, SQLAlchemy invalidates the whole pool, and a write
+    reruns (``retrying``) on a new connection.
+    """
+    @event.listens_for(engine.pool, "checkin")
+    def _returned(dbapi_conn: Any, record: Any) -> None:
+        record.info["returned"] = time.monotonic()
+
+    @event.listens_for(engine.pool, "checkout")
+    def _taken(dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        returned = record.info.get("returned")
+        if returned is None or time.monotonic() - returned < PING_AFTER_IDLE:
+            return  # new, or in use a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            if engine.dialect.is_disconnect(exc, dbapi_conn, None):
+                raise sa_exc.DisconnectionError() from exc  # the pool takes another
+            raise
+    return engine
 
 
 def _sqlite_engine(url: str) -> Engine:
