@@ -195,7 +195,20 @@ class CorePlugin:
         return items
 
     def _load_one(self, conn: Any, plural: str, rid: str) -> dict[str, Any]:
-        return self._loaded(conn, plural, [self._handler(plural).get(conn, rid)])[0]
+        return self._fetch(conn, plural, [rid])[0]
+
+    def _fetch(self, conn: Any, plural: str, ids: list[str],
+               ctx: Context | None = None) -> list[dict[str, Any]]:
+        """Resources by id as ``ctx`` sees them (None: an internal load). A
+        handler whose resources depend on who asks may read them for the
+        caller itself (``get_for``), from what it read with their rows."""
+        handler = self._handler(plural)
+        get_for = getattr(handler, "get_for", None)
+        if get_for is None:
+            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
+        items = [get_for(conn, i, ctx) for i in ids]
+        self.extensions.extend(conn, plural, items)
+        return items
 
     def write(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
@@ -224,7 +237,7 @@ class CorePlugin:
                 rid = handler.create(conn, ctx, item)
                 self.extensions.process_create(conn, ctx, plural, item, rid)
                 ids.append(rid)
-            created = self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
+            created = self._fetch(conn, plural, ids, ctx)
             for item in created if self.events.wants(plural, ev.PRECOMMIT_CREATE) else ():
                 self.events.notify(plural, ev.PRECOMMIT_CREATE, conn, ctx, item)
             contexts = [self.ml2.context(conn, plural, c) for c in created] if ml2 else []
@@ -256,7 +269,7 @@ class CorePlugin:
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
-            return self._loaded(conn, plural, [self._handler(plural).get(conn, rid)], ctx)[0]
+            return self._fetch(conn, plural, [rid], ctx)[0]
 
     def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         handler = self._handler(plural)

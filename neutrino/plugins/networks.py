@@ -38,6 +38,10 @@ _SUBNETS = Aggregated(t.subnets, "network_id",
                       joins=((t.subnetpools, t.subnetpools.c.id == t.subnets.c.subnetpool_id),))
 # The network's own child tables, read with a single network's row.
 CHILDREN = (store.TAGS, _SUBNETS)
+# Its sharing and external entries, from which ``present`` decides for a caller.
+_GRANTS = Aggregated(t.networkrbacs, "object_id", ("action", "target_tenant"),
+                     where=(t.networkrbacs.c.action.in_(
+                         (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL)),))
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any],
@@ -82,7 +86,7 @@ class Networks:
     @joined.setter
     def joined(self, reads: tuple[Joined | Aggregated, ...]) -> None:
         self._joined = reads
-        self._reads = (*CHILDREN, *self.types.reads, *reads)
+        self._reads = (*CHILDREN, *self.types.reads, _GRANTS, *reads)
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         row = store.standard_row(ctx.project_id, data)
@@ -99,12 +103,15 @@ class Networks:
             store.set_tags(conn, row["id"], data["tags"])
         return row["id"]
 
-    def get(self, conn: Connection, net_id: str) -> dict[str, Any]:
-        """The network without ``shared`` and ``router:external``, which
-        depend on who asks: the core plugin adds them (``present``)."""
+    def get_for(self, conn: Connection, net_id: str, ctx: Context | None) -> dict[str, Any]:
+        """The network as ``ctx`` sees it (None: an internal load, which sees
+        what everyone does), its RBAC entries read with its row."""
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id),
                             joined=self._reads)
-        return self._extended(conn, to_dicts(conn, [row], self.joined), [row])[0]
+        dicts = self._extended(conn, to_dicts(conn, [row], self.joined), [row])
+        entries = store.child_rows(conn, [row], [row.id], _GRANTS)[row.id]
+        return self.present(conn, ctx, dicts,
+                            {row.id: {(action, target) for _, action, target in entries}})[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
@@ -121,20 +128,22 @@ class Networks:
         rows, more = store.paged_select(conn, t.networks, clauses, query)
         return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows))), more
 
-    def present(self, conn: Connection, ctx: Context | None,
-                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def present(self, conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],
+                found: dict[str, set[tuple[str, str]]] | None = None) -> list[dict[str, Any]]:
         """``shared`` as this caller sees it: shared with ``*`` or with its project.
         Without a caller (internal loads) only ``*`` counts.
 
         ``router:external``: any ``access_as_external`` entry, for the owner,
         admins and internal loads; for other projects only an entry targeting
         ``*`` or theirs (so it never grants a view the entries do not).
+        ``found``: the entries by network, when they were read already.
         """
         project = ctx.project_id if ctx is not None else None
         targets = {rbac.WILDCARD, project} if project else {rbac.WILDCARD}
         anyone_external = ctx is None or ctx.is_admin
-        found = rbac.grants(conn, [d["id"] for d in dicts],
-                            (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL))
+        if found is None:
+            found = rbac.grants(conn, store.item_ids(dicts),
+                                (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL))
         for d in dicts:
             entries = found.get(d["id"], ())
             d["shared"] = any(action == rbac.ACCESS_AS_SHARED and target in targets

@@ -202,3 +202,34 @@ def test_a_subnet_shown_alone_is_one_select_and_equals_its_listing(
         assert len(shown["host_routes"]) == 2
     finally:
         app.api.plugin.db.dispose()
+
+
+def test_a_networks_sharing_read_with_its_row_is_what_its_listing_shows_each_caller(
+        db_url: str, tmp_path: Path) -> None:
+    """``shared`` and ``router:external`` come from RBAC entries read in the
+    network's own SELECT; each caller sees what its listing shows it."""
+    app = CountingApp(tmp_path, "[ml2]\nextension_drivers = port_security\n", url=db_url)
+    owner = {"X-Project-Id": "0" * 32, "X-Roles": "member"}
+    friend = {"X-Project-Id": "1" * 32, "X-Roles": "member"}
+    stranger = {"X-Project-Id": "2" * 32, "X-Roles": "member"}
+    try:
+        net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "n"}},
+                                       headers=owner).json["network"]["id"]
+        _post(app, "/v2.0/rbac-policies", {"rbac_policy": {
+            "object_type": "network", "object_id": net, "action": "access_as_shared",
+            "target_tenant": friend["X-Project-Id"]}})
+        _post(app, "/v2.0/rbac-policies", {"rbac_policy": {
+            "object_type": "network", "object_id": net, "action": "access_as_external",
+            "target_tenant": "*"}})
+        seen = {}
+        for name, headers in (("owner", owner), ("friend", friend), ("stranger", stranger),
+                              ("admin", ADMIN)):
+            statements, shown = app.recorded(f"/v2.0/networks/{net}", headers)
+            _, listed = app.recorded(f"/v2.0/networks?id={net}", headers)
+            assert shown["network"] == listed["networks"][0], name
+            assert not [s for s in statements if "rbacs" in s.split("WHERE")[0]], name
+            seen[name] = (shown["network"]["shared"], shown["network"]["router:external"])
+        assert seen == {"owner": (False, True), "friend": (True, True),
+                        "stranger": (False, True), "admin": (False, True)}
+    finally:
+        app.api.plugin.db.dispose()
