@@ -7,18 +7,25 @@ Read one by one they cost a round trip each on every show, update and
 delete. Declared here they ride along on a single resource's SELECT instead:
 
 - ``Joined``: a one-to-one table, as LEFT OUTER JOIN columns;
-- ``Aggregated``: a one-to-many table, as one column holding its rows as a
-  JSON array (a correlated subquery).
+- ``Aggregated``: a one-to-many table (optionally joined to others and
+  narrowed), as one column holding its rows as JSON arrays (a correlated
+  subquery): a port's addresses or trunk, a network's segments or RBAC
+  entries;
+- ``Computed``: one value from a correlated subquery (a subnet's network
+  being external, a network's ``l2_adjacency``).
 
-A page reads each of those tables in one batch instead (``store.children``
+A page reads each of those tables in one batch instead (``store.child_rows``
 through the page's id query): a subquery per row costs more, and
 PostgreSQL merge-joins a page with its outer-joined tables by scanning
 their whole primary key index from the start (a page after a marker in
 100,000 ports: 6 ms alone, 50 ms joined).
 
-A driver still owns its whole attribute: ``fill`` is its code, and its
-``extend`` reads the table itself for any item that came without the
-columns (a page, dicts built from rows read elsewhere, a locked read).
+A driver (or an API extension, ``AttributeHandler.joined``) still owns its
+whole attribute: ``fill`` is its code, and its ``extend`` reads the table
+itself for any item that came without the columns (a page, dicts built from
+rows read elsewhere, a locked read); an ``Aggregated`` read with a fill is
+filled for a page by the resource's own ``to_dicts``
+(``store.aggregate_filler``).
 """
 from __future__ import annotations
 
