@@ -170,18 +170,6 @@ def check_pool_update_allowed(conn: Connection, ctx: Context, pool_id: str,
 
 # -- networks and their subnets ---------------------------------------------------------
 
-def network_scopes(conn: Connection, network_ids: Sequence[str]) -> dict[str, dict[int, str]]:
-    """Per network, the scope of its subnets per IP version: one query per chunk."""
-    out: dict[str, dict[int, str]] = {}
-    for part in store.chunks(list(network_ids)):
-        for row in conn.execute(
-                sa.select(sn.network_id, sp.ip_version, sp.address_scope_id).distinct()
-                .join(t.subnetpools, sp.id == sn.subnetpool_id)
-                .where(sn.network_id.in_(part), sp.address_scope_id.is_not(None))):
-            out.setdefault(row.network_id, {})[row.ip_version] = row.address_scope_id
-    return out
-
-
 def check_network_subnetpools(conn: Connection, network_id: str, version: int,
                               pool_id: str | None, siblings: Sequence[Any] | None = None) -> None:
     """A new subnet of ``version`` from ``pool_id`` (None: an explicit CIDR)
