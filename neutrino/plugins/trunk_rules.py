@@ -58,17 +58,9 @@ def is_bound(conn: Connection, port_id: str) -> bool:
     return bool(host)
 
 
-def trunk_of_subport(conn: Connection, port_id: str) -> str | None:
-    return conn.execute(sa.select(t.subports.c.trunk_id)
-                        .where(t.subports.c.port_id == port_id)).scalar()
-
-
-def trunk_of_parent(conn: Connection, port_id: str) -> str | None:
-    return conn.execute(sa.select(t.trunks.c.id).where(t.trunks.c.port_id == port_id)).scalar()
-
-
 _PORT = sa.bindparam("port")
-# Both of the above in one statement, built once (every port delete asks).
+# Whether a port is in a trunk, as subport or parent: one statement built
+# once (every port delete asks).
 _TRUNK_USE = sa.select(
     sa.select(t.subports.c.trunk_id).where(t.subports.c.port_id == _PORT)
     .limit(1).scalar_subquery().label("as_subport"),
@@ -83,9 +75,10 @@ def trunk_use(conn: Connection, port_id: str) -> Any:
 
 
 def _not_in_a_trunk(conn: Connection, port_id: str) -> None:
-    if trunk_of_subport(conn, port_id):
+    use = trunk_use(conn, port_id)
+    if use.as_subport:
         raise errors.TrunkPortInUse(port_id=port_id)
-    if trunk_of_parent(conn, port_id):
+    if use.as_parent:
         raise errors.ParentPortInUse(port_id=port_id)
 
 
