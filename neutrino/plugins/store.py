@@ -282,11 +282,9 @@ def edit_tags(conn: Connection, table: Table, singular: str, rid: str,
     return sorted(new)
 
 
-def delete_tags(conn: Connection, rid: str, *more: str) -> None:
-    if not more:
-        conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
-        return
-    for part in chunks([rid, *more]):
+def delete_tags(conn: Connection, *rids: str) -> None:
+    """The tags of these resources, one statement per chunk."""
+    for part in chunks(list(rids)):
         conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id.in_(part)))
 
 
