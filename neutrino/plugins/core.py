@@ -176,11 +176,9 @@ class CorePlugin:
     def add_joined(self, plural: str, reads: Sequence[Any]) -> None:
         """An API extension's reads of its attribute, for the resources whose
         single-row read takes them (``AttributeHandler.joined``)."""
-        if not reads:
-            return
-        handler = self.handlers[plural]
-        # Once each, however many APIs are built on this plugin.
-        handler.joined = (*handler.joined, *(r for r in reads if r not in handler.joined))
+        if reads:
+            handler = self.handlers[plural]
+            handler.joined = (*handler.joined, *reads)
 
     def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]],
                 ctx: Context | None = None) -> list[dict[str, Any]]:
