@@ -188,10 +188,6 @@ class Computed:
     def join(self, parent: Table, source: Any) -> Any:
         return source
 
-    def value(self, row: Any) -> Any:
-        """The value in a row read with it; KeyError for a row read without."""
-        return row._mapping[self.labels[0]]
-
     @staticmethod
     def read(row: Any, index: list[int]) -> Any:
         return row[index[0]]

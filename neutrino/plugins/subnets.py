@@ -55,7 +55,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     dns = store.child_rows(conn, rows, ids, _DNS)
     routes = store.child_rows(conn, rows, ids, _ROUTES)
     if rows and _EXTERNAL.labels[0] in rows[0]._fields:
-        external = {r.network_id for r in rows if _EXTERNAL.value(r)}
+        at = [rows[0]._fields.index(_EXTERNAL.labels[0])]
+        external = {r.network_id for r in rows if _EXTERNAL.read(r, at)}
     else:
         external = rbac.external_ids(conn, [r.network_id for r in rows]) if rows else set()
     out = store.Page((), getattr(rows, "id_query", None))
