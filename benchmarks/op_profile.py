@@ -10,11 +10,12 @@ service plugins); the database is SQLite or a fresh MariaDB (``mysql://``,
 mysqlclient) or PostgreSQL database.
 
     .venv/bin/python benchmarks/op_profile.py [--db mariadb|postgresql] [--requests 200] \
-        [--ops port-create,port-show] [--profile port-show]
+        [--ops port-create,port-show] [--profile port-show] [--statements port-show]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import cProfile
 import pstats
 import statistics
@@ -133,12 +134,30 @@ def measure(app: CountingApp, ops: Ops, op: str, n: int, begins: list[object]) -
             f"wall p50 {statistics.median(wall):6.2f} ms")
 
 
+def print_statements(app: CountingApp, ops: Ops, op: str) -> None:
+    """One request's statements, in order, each on one line."""
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+    engine = app.api.plugin.db.engine
+    method, path, body = ops.request(op)
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        app.client.simulate_request(method, path, json=body, headers=HEADERS)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    for i, statement in enumerate(seen, 1):
+        print(f"{i:3d} {statement[:400]}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--db", choices=("sqlite", "mariadb", "postgresql"), default="sqlite")
     ap.add_argument("--requests", type=int, default=100)
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--profile", help="an op to profile after measuring")
+    ap.add_argument("--statements", help="an op whose SQL statements to print after measuring")
     args = ap.parse_args()
     url, drop = {"mariadb": mariadb, "postgresql": postgresql}.get(
         args.db, lambda: (None, lambda: None))()
@@ -155,6 +174,8 @@ def main() -> int:
                     method, path, body = ops.request(op)
                     app.client.simulate_request(method, path, json=body, headers=HEADERS)
                 print(measure(app, ops, op, args.requests, begins), flush=True)
+            if args.statements:
+                print_statements(app, ops, args.statements)
             if args.profile:
                 prof = cProfile.Profile()
                 for _ in range(args.requests):
@@ -162,7 +183,7 @@ def main() -> int:
                     prof.enable()
                     app.client.simulate_request(method, path, json=body, headers=HEADERS)
                     prof.disable()
-                pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+                pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime")).print_stats(os.environ.get("FILTER", ""), int(os.environ.get("TOP", "30")))
     finally:
         drop()
     return 0

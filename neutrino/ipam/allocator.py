@@ -38,21 +38,26 @@ def generate_mac(base_mac: str) -> str:
                                     for _ in range(6 - keep)])
 
 
+# Built once: every port create reads its subnet's pools and asks which
+# of a few candidate addresses are taken.
+_POOLS = (sa.select(t.allocation_pools.c.first_ip, t.allocation_pools.c.last_ip)
+          .where(t.allocation_pools.c.subnet_id == sa.bindparam("subnet"))
+          .order_by(t.allocation_pools.c.id))
+_TAKEN = sa.select(t.ipallocations.c.ip_address).where(
+    t.ipallocations.c.subnet_id == sa.bindparam("subnet"),
+    t.ipallocations.c.ip_address.in_(sa.bindparam("ips", expanding=True)))
+
+
 def _pools(conn: Connection, subnet_id: str) -> list[netaddr.IPRange]:
-    return [netaddr.IPRange(r.first_ip, r.last_ip) for r in conn.execute(
-        sa.select(t.allocation_pools.c.first_ip, t.allocation_pools.c.last_ip)
-        .where(t.allocation_pools.c.subnet_id == subnet_id)
-        .order_by(t.allocation_pools.c.id))]
+    return [netaddr.IPRange(r.first_ip, r.last_ip)
+            for r in conn.execute(_POOLS, {"subnet": subnet_id})]
 
 
 def _taken(conn: Connection, subnet_id: str, candidates: Iterable[str]) -> set[str]:
     cands = list(candidates)
     if not cands:
         return set()
-    return {r.ip_address for r in conn.execute(
-        sa.select(t.ipallocations.c.ip_address).where(
-            t.ipallocations.c.subnet_id == subnet_id,
-            t.ipallocations.c.ip_address.in_(cands)))}
+    return {r.ip_address for r in conn.execute(_TAKEN, {"subnet": subnet_id, "ips": cands})}
 
 
 def _random_candidates(pools: list[netaddr.IPRange], count: int) -> list[str]:

@@ -93,7 +93,7 @@ class Networks:
         segments = self.types.allocate(conn, data)
         mtu = self.types.network_mtu(segments, data.get("mtu"))
         row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE", mtu=mtu)
-        conn.execute(sa.insert(t.networks).values(**row))
+        store.insert(conn, t.networks, row)
         if data.get("shared"):
             rbac.share_with_all(conn, row["id"], row["project_id"])
         if data.get(EXTERNAL) is True:

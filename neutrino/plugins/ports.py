@@ -41,6 +41,14 @@ _OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_v
 # The port's own child tables, read with a single port's row.
 CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 
+# Built once: every port create reads its network's subnets, every delete
+# removes its addresses and row.
+_SUBNETS = (sa.select(t.subnets).where(t.subnets.c.network_id == sa.bindparam("network"))
+            .order_by(t.subnets.c.created_at, t.subnets.c.id))
+_DELETE_IPS = sa.delete(t.ipallocations).where(
+    t.ipallocations.c.port_id == sa.bindparam("port"))
+_DELETE = sa.delete(t.ports).where(t.ports.c.id == sa.bindparam("port"))
+
 
 def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store.Page:
     """API dicts of port rows. The child tables come from the rows when they
@@ -107,9 +115,7 @@ class Ports:
     # -- helpers -------------------------------------------------------------
 
     def _network_subnets(self, conn: Connection, network_id: str) -> list[dict[str, Any]]:
-        rows = list(conn.execute(sa.select(t.subnets).where(t.subnets.c.network_id == network_id)
-                                 .order_by(t.subnets.c.created_at, t.subnets.c.id)))
-        return [dict(r._mapping) for r in rows]
+        return [dict(r._mapping) for r in conn.execute(_SUBNETS, {"network": network_id})]
 
     def _resolve_ips(self, conn: Connection, network_id: str, mac: str,
                      requested: list[dict[str, Any]] | None, device_owner: str,
@@ -229,10 +235,10 @@ class Ports:
         # on PostgreSQL needs a savepoint to roll back to.
         try:
             if not explicit.intersection(ip for _, ip in pairs):
-                conn.execute(sa.insert(t.ipallocations), rows)
+                store.insert(conn, t.ipallocations, rows)
                 return
             with conn.begin_nested():
-                conn.execute(sa.insert(t.ipallocations), rows)
+                store.insert(conn, t.ipallocations, rows)
         except sa_exc.IntegrityError:
             for s, ip in pairs:
                 if ip in explicit and allocator.is_taken(conn, s, ip):
@@ -300,7 +306,7 @@ class Ports:
                    device_id=data.get("device_id") or "", device_owner=owner,
                    ip_allocation=allocation)
         try:  # no savepoint: nothing is read after a failure, which ends the attempt
-            conn.execute(sa.insert(t.ports).values(**row))
+            store.insert(conn, t.ports, row)
         except sa_exc.IntegrityError:
             if data.get("mac_address"):
                 raise errors.MacAddressInUse(net_id=network_id, mac=mac) from None
@@ -405,7 +411,7 @@ class Ports:
     def delete(self, conn: Connection, port_id: str, revision: int | None) -> None:
         store.get_row(conn, t.ports, port_id, lambda: not_found(port_id), for_update=True)
         store.check_revision(conn, t.ports, port_id, revision)
-        conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.port_id == port_id))
+        conn.execute(_DELETE_IPS, {"port": port_id})
         store.delete_tags(conn, port_id)
-        conn.execute(sa.delete(t.ports).where(t.ports.c.id == port_id))
+        conn.execute(_DELETE, {"port": port_id})
 

@@ -34,6 +34,9 @@ from neutrino.resources.attributes import AUTO
 
 G = t.securitygroups
 DEFAULT_SG = t.default_security_group
+# Built once: every network and port create asks for its project's group.
+_DEFAULT_ID = sa.select(DEFAULT_SG.c.security_group_id).where(
+    DEFAULT_SG.c.project_id == sa.bindparam("project"))
 BINDINGS = t.securitygroupportbindings
 DEFAULT_DESCRIPTION = "Default security group"
 KIND = "security_group"
@@ -84,8 +87,7 @@ class SecurityGroups:
 
     @staticmethod
     def default_id(conn: Connection, project_id: str) -> str | None:
-        return conn.execute(sa.select(DEFAULT_SG.c.security_group_id)
-                            .where(DEFAULT_SG.c.project_id == project_id)).scalar()
+        return conn.execute(_DEFAULT_ID, {"project": project_id}).scalar()
 
     def ensure_default(self, conn: Connection, ctx: Context, project_id: str | None) -> str | None:
         """The project's default group, made now if it has none (and policy allows)."""

@@ -83,6 +83,27 @@ def standard_dict(row: Any) -> dict[str, Any]:
             "revision_number": row.revision_number}
 
 
+@functools.cache
+def _insert_stmt(table: Table) -> Any:
+    return sa.insert(table)
+
+
+def insert(conn: Connection, table: Table, rows: dict[str, Any] | list[dict[str, Any]]) -> None:
+    """Insert one row or many through one statement object per table:
+    building ``INSERT ... VALUES`` anew costs more than sending it."""
+    conn.execute(_insert_stmt(table), rows)
+
+
+@functools.cache
+def _bump_stmt(table: Table, conditional: bool) -> Any:
+    """The revision's advance, built once per table; the values to set
+    come as parameters (one SET per key given)."""
+    stmt = sa.update(table).where(table.c.id == sa.bindparam("bump_id"))
+    if conditional:
+        stmt = stmt.where(table.c.revision_number == sa.bindparam("bump_revision"))
+    return stmt.values(revision_number=table.c.revision_number + 1)
+
+
 def bump(conn: Connection, table: Table, rid: str, values: dict[str, Any] | None = None,
          expected_revision: int | None = None) -> None:
     """Apply ``values`` and advance the revision, atomically.
@@ -90,13 +111,11 @@ def bump(conn: Connection, table: Table, rid: str, values: dict[str, Any] | None
     With ``expected_revision`` the update is conditional, which is how
     ``If-Match: revision_number=N`` stays correct under concurrency.
     """
-    stmt = sa.update(table).where(table.c.id == rid)
+    params = {**(values or {}), "updated_at": now(), "bump_id": rid}
     if expected_revision is not None:
-        stmt = stmt.where(table.c.revision_number == expected_revision)
-    vals = dict(values or {})
-    vals["revision_number"] = table.c.revision_number + 1
-    vals["updated_at"] = now()
-    if conn.execute(stmt.values(**vals)).rowcount == 0 and expected_revision is not None:
+        params["bump_revision"] = expected_revision
+    stmt = _bump_stmt(table, expected_revision is not None)
+    if conn.execute(stmt, params).rowcount == 0 and expected_revision is not None:
         current = conn.execute(sa.select(table.c.revision_number)
                                .where(table.c.id == rid)).scalar()
         raise errors.RevisionNumberConstraintFailed(expected=expected_revision,
@@ -282,10 +301,14 @@ def edit_tags(conn: Connection, table: Table, singular: str, rid: str,
     return sorted(new)
 
 
+_DELETE_TAGS = sa.delete(t.tags).where(
+    t.tags.c.resource_id.in_(sa.bindparam("ids", expanding=True)))
+
+
 def delete_tags(conn: Connection, *rids: str) -> None:
     """The tags of these resources, one statement per chunk."""
     for part in chunks(list(rids)):
-        conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id.in_(part)))
+        conn.execute(_DELETE_TAGS, {"ids": part})
 
 
 # -- listing -----------------------------------------------------------------

@@ -179,7 +179,7 @@ class Subnets:
                    ipv6_ra_mode=data.get("ipv6_ra_mode"),
                    ipv6_address_mode=data.get("ipv6_address_mode"),
                    subnetpool_id=pool_id, segment_id=segment_id)
-        conn.execute(sa.insert(t.subnets).values(**row))
+        store.insert(conn, t.subnets, row)
         routed.check_subnet_segment(conn, network_id, segment_id, siblings=siblings)
         self._write_children(conn, row["id"], pools, dns, routes, replace=False)
         if data.get("tags"):
@@ -197,7 +197,7 @@ class Subnets:
                 conn.execute(sa.delete(t.allocation_pools)
                              .where(t.allocation_pools.c.subnet_id == subnet_id))
             if pools:
-                conn.execute(sa.insert(t.allocation_pools), [
+                store.insert(conn, t.allocation_pools, [
                     {"subnet_id": subnet_id, "first_ip": p["start"], "last_ip": p["end"]}
                     for p in pools])
         if dns is not None:

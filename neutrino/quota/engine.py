@@ -19,6 +19,11 @@ from sqlalchemy import exc as sa_exc
 from neutrino import errors
 from neutrino.db import tables as t
 
+# Built once: every create reads its project's limit.
+_LIMIT = sa.select(t.quotas.c.hard_limit).where(
+    t.quotas.c.project_id == sa.bindparam("project"),
+    t.quotas.c.resource == sa.bindparam("resource"))
+
 
 @dataclass(frozen=True)
 class Countable:
@@ -122,8 +127,7 @@ class QuotaEngine:
             raise errors.OverQuota(overs=[name])
 
     def _limit(self, conn: Connection, project_id: str, name: str) -> int:
-        row = conn.execute(sa.select(t.quotas.c.hard_limit).where(
-            t.quotas.c.project_id == project_id, t.quotas.c.resource == name)).first()
+        row = conn.execute(_LIMIT, {"project": project_id, "resource": name}).first()
         return self.default(name) if row is None else row.hard_limit
 
     def _lock(self, conn: Connection, project_id: str, name: str) -> None:

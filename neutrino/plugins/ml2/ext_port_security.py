@@ -29,6 +29,11 @@ def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
     item[ATTR] = True if values is None else bool(values[0])
 
 
+# Built once: every port create without the attribute asks its network.
+_NETWORK_DEFAULT = sa.select(t.network_port_security.c.port_security_enabled).where(
+    t.network_port_security.c.network_id == sa.bindparam("network"))
+
+
 class AddressPairAndPortSecurityRequired(errors.Conflict):
     message = ("Port Security must be enabled in order to have allowed address "
                "pairs on a port.")
@@ -52,16 +57,17 @@ class PortSecurityDriver(ExtensionDriver):
                        data: dict[str, Any], resource_id: str) -> None:
         if plural == "networks":
             enabled = data.get(ATTR)
-            conn.execute(sa.insert(t.network_port_security).values(
-                network_id=resource_id, port_security_enabled=True if enabled is None else enabled))
+            store.insert(conn, t.network_port_security, {
+                "network_id": resource_id,
+                "port_security_enabled": True if enabled is None else enabled})
         elif plural == "ports":
             enabled = data.get(ATTR)
             if enabled is None:
                 enabled = self._network_default(conn, data["network_id"])
             if not enabled and data.get("allowed_address_pairs"):
                 raise AddressPairAndPortSecurityRequired()
-            conn.execute(sa.insert(t.port_port_security).values(
-                port_id=resource_id, port_security_enabled=enabled))
+            store.insert(conn, t.port_port_security,
+                         {"port_id": resource_id, "port_security_enabled": enabled})
             data[ATTR] = enabled  # resolved: the drivers after this one need not read it back
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
@@ -123,6 +129,5 @@ class PortSecurityDriver(ExtensionDriver):
 
     @staticmethod
     def _network_default(conn: Connection, network_id: str) -> bool:
-        value = conn.execute(sa.select(t.network_port_security.c.port_security_enabled)
-                             .where(t.network_port_security.c.network_id == network_id)).scalar()
+        value = conn.execute(_NETWORK_DEFAULT, {"network": network_id}).scalar()
         return True if value is None else bool(value)

@@ -34,12 +34,27 @@ class IdPool:
         self.id = table.c[id_col]
         self.scope = table.c[scope_col] if scope_col else None
         self.allocated = table.c.allocated
+        # Each create of a network takes an id: its statements are built here,
+        # once, since building them costs more than running them.
+        key = self._key(sa.bindparam("scope"), sa.bindparam("ident"))
+        cols = [self.scope, self.id] if self.scope is not None else [self.id]
+        free = sa.select(*cols).where(self.allocated.is_(False)).limit(SELECT_SIZE)
+        self._free = free
+        self._free_in = (free.where(self.scope == sa.bindparam("scope"))
+                         if self.scope is not None else free)
+        self._take = (sa.update(self.table).where(key, self.allocated.is_(False))
+                      .values(allocated=True))
+        self._free_one = sa.update(self.table).where(key).values(allocated=False)
+        self._forget = sa.delete(self.table).where(key)
 
-    def _key(self, scope: Any, ident: int) -> Any:
+    def _key(self, scope: Any, ident: Any) -> Any:
         clause = self.id == ident
         if self.scope is not None:
             clause = sa.and_(self.scope == scope, clause)
         return clause
+
+    def _params(self, scope: Any, ident: int) -> dict[str, Any]:
+        return {"scope": scope, "ident": ident} if self.scope is not None else {"ident": ident}
 
     def _row(self, scope: Any, ident: int, allocated: bool) -> dict[str, Any]:
         row = {self.id.key: ident, "allocated": allocated}
@@ -124,18 +139,15 @@ class IdPool:
 
     def allocate(self, conn: Connection, scope: Any = None) -> Key | None:
         """Take a free id (in ``scope`` when given); None when none is free."""
-        cols = [self.scope, self.id] if self.scope is not None else [self.id]
-        query = sa.select(*cols).where(self.allocated.is_(False))
         if scope is not None and self.scope is not None:
-            query = query.where(self.scope == scope)
-        candidates = conn.execute(query.limit(SELECT_SIZE)).all()
+            candidates = conn.execute(self._free_in, {"scope": scope}).all()
+        else:
+            candidates = conn.execute(self._free).all()
         if not candidates:
             return None
         pick = random.choice(candidates)
         key: Key = (pick[0], pick[1]) if self.scope is not None else (None, pick[0])
-        taken = conn.execute(sa.update(self.table)
-                             .where(self._key(*key), self.allocated.is_(False))
-                             .values(allocated=True)).rowcount
+        taken = conn.execute(self._take, self._params(*key)).rowcount
         if taken != 1:
             raise RetryRequest(f"{self.table.name}: {key} taken concurrently")
         return key
@@ -146,9 +158,7 @@ class IdPool:
         Two servers inserting the same off-range id collide on the primary
         key; that violation reruns the operation, which then sees the row.
         """
-        taken = conn.execute(sa.update(self.table)
-                             .where(self._key(scope, ident), self.allocated.is_(False))
-                             .values(allocated=True)).rowcount
+        taken = conn.execute(self._take, self._params(scope, ident)).rowcount
         if taken == 1:
             return True
         if conn.execute(sa.select(self.allocated).where(self._key(scope, ident))).first():
@@ -158,11 +168,7 @@ class IdPool:
 
     def release(self, conn: Connection, scope: Any, ident: int, in_ranges: bool) -> None:
         """Back to free inside the ranges; forgotten outside them."""
-        if in_ranges:
-            conn.execute(sa.update(self.table).where(self._key(scope, ident))
-                         .values(allocated=False))
-        else:
-            conn.execute(sa.delete(self.table).where(self._key(scope, ident)))
+        conn.execute(self._free_one if in_ranges else self._forget, self._params(scope, ident))
 
 
 def _batches(items: Iterable[int], size: int) -> Iterator[list[int]]:

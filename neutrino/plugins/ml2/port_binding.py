@@ -155,10 +155,10 @@ class PortBinding(ExtensionDriver):
         if plural != "ports":
             return
         host = data.get(HOST) or ""
-        conn.execute(sa.insert(B).values(
-            port_id=resource_id, host=host, vnic_type=data.get(VNIC) or VNIC_NORMAL,
-            profile=json.dumps(data.get(PROFILE) or {}), vif_type=VIF_TYPE_UNBOUND,
-            vif_details=""))
+        store.insert(conn, B, {
+            "port_id": resource_id, "host": host, "vnic_type": data.get(VNIC) or VNIC_NORMAL,
+            "profile": json.dumps(data.get(PROFILE) or {}), "vif_type": VIF_TYPE_UNBOUND,
+            "vif_details": ""})
         if host:
             self.bind(conn, resource_id, fresh=True)
 

@@ -83,7 +83,7 @@ class PortSecurityGroupsDriver(ExtensionDriver):
             # The port's project's own default group: nothing to check.
             default = self.groups.ensure_default(conn, ctx, data.get("project_id"))
             if default:
-                conn.execute(sa.insert(B).values(port_id=resource_id, security_group_id=default))
+                store.insert(conn, B, {"port_id": resource_id, "security_group_id": default})
             return
         self._bind(conn, ctx, resource_id, data.get("project_id"), requested)
 

@@ -37,8 +37,7 @@ def _row(network_id: str, segment: Segment, index: int, dynamic: bool = False,
 def add(conn: Connection, network_id: str, segments: list[Segment]) -> None:
     if not segments:
         return
-    conn.execute(sa.insert(T), [_row(network_id, s, index)
-                                for index, s in enumerate(segments)])
+    store.insert(conn, T, [_row(network_id, s, index) for index, s in enumerate(segments)])
 
 
 def add_one(conn: Connection, network_id: str, segment: Segment, name: str | None,

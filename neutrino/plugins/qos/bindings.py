@@ -20,6 +20,9 @@ from neutrino.plugins.qos.support import QosSupport
 
 NB = t.qos_network_policy_bindings
 PB = t.qos_port_policy_bindings
+# Built once: every port create asks for its network's policy.
+_NETWORK_POLICY = sa.select(NB.c.policy_id).where(NB.c.network_id == sa.bindparam("network"))
+_PORT_POLICY = sa.select(PB.c.policy_id).where(PB.c.port_id == sa.bindparam("port"))
 GATEWAY_OWNERS = ("network:router_gateway", "network:floatingip_agent_gateway")
 
 
@@ -87,11 +90,11 @@ def network_ports_inheriting(conn: Connection, network_id: str) -> list[tuple[st
 
 
 def network_policy(conn: Connection, network_id: str) -> str | None:
-    return conn.execute(sa.select(NB.c.policy_id).where(NB.c.network_id == network_id)).scalar()
+    return conn.execute(_NETWORK_POLICY, {"network": network_id}).scalar()
 
 
 def port_policy(conn: Connection, port_id: str) -> str | None:
-    return conn.execute(sa.select(PB.c.policy_id).where(PB.c.port_id == port_id)).scalar()
+    return conn.execute(_PORT_POLICY, {"port": port_id}).scalar()
 
 
 def port_binding(conn: Connection, port_id: str) -> tuple[str, str]:

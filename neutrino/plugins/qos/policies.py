@@ -22,6 +22,8 @@ from neutrino.resources import qos
 KIND = "qos_policy"
 P = t.qos_policies
 D = t.qos_policy_defaults
+# Built once: every network create asks for its project's default policy.
+_DEFAULT_OF = sa.select(D.c.qos_policy_id).where(D.c.project_id == sa.bindparam("project"))
 R = t.qos_rules
 
 
@@ -81,7 +83,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def default_of(conn: Connection, project_id: str) -> str | None:
-    return conn.execute(sa.select(D.c.qos_policy_id).where(D.c.project_id == project_id)).scalar()
+    return conn.execute(_DEFAULT_OF, {"project": project_id}).scalar()
 
 
 class Policies:
