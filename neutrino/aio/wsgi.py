@@ -1,6 +1,6 @@
 """The all-in-one's HTTP server: threads in this process, not forked workers.
 
-gunicorn serves the production API from forked workers; in the all-in-one
+granian serves the production API from forked workers; in the all-in-one
 a forked worker would lose the in-process bus (its casts to the agents
 would go nowhere), so the API is served from threads of the one process.
 The standard library's WSGI server is enough for one developer's cloud.

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
+from neutrino.cmd.parent import die_with_parent
 from neutrino.rpc import topics
 from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
@@ -82,7 +83,7 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     signal.signal(signal.SIGINT, lambda *_: done.set())
-    _die_with_parent()
+    die_with_parent()
     done.wait()
     # oslo.messaging's executor threads can take long to wind down (or hang
     # on a broker that went away): give them a bounded time, then exit
@@ -97,20 +98,6 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
 
 
 STOP_GRACE = 5.0  # seconds the RPC servers get to stop on SIGTERM
-
-
-def _die_with_parent() -> None:
-    """Have the kernel end this process when the server's master dies, so a
-    master killed without its clean-up (SIGKILL) leaves no RPC process behind
-    (Linux; elsewhere a no-op)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the master died before the request took effect
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _repeat(done: threading.Event, interval: float, task: Callable[[], None]) -> None:

@@ -161,7 +161,7 @@ def test_the_rpc_process_and_workers_that_cast_end_with_the_server(
 
 def test_a_killed_master_takes_its_rpc_process_along(tmp_path: Path, vhost: str) -> None:
     """SIGKILL skips the master's clean-up; the RPC process asked the kernel
-    to end it with its parent, and gunicorn's workers watch their parent."""
+    to end it with its parent, and so did each API worker."""
     server = Server(tmp_path, extra=f"transport_url = {bus(vhost)}\n").start()
     children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children")
     pids = [int(p) for p in children.read_text().split()]
