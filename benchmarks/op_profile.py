@@ -147,8 +147,9 @@ def print_statements(app: CountingApp, ops: Ops, op: str) -> None:
         app.client.simulate_request(method, path, json=body, headers=HEADERS)
     finally:
         event.remove(engine, "before_cursor_execute", record)
+    width = None if os.environ.get("FULL") else 400  # FULL=1: whole statements
     for i, statement in enumerate(seen, 1):
-        print(f"{i:3d} {statement[:400]}")
+        print(f"{i:3d} {statement[:width]}")
 
 
 def main() -> int:
