@@ -48,9 +48,16 @@ _TAKEN = sa.select(t.ipallocations.c.ip_address).where(
     t.ipallocations.c.ip_address.in_(sa.bindparam("ips", expanding=True)))
 
 
-def _pools(conn: Connection, subnet_id: str) -> list[netaddr.IPRange]:
-    return [netaddr.IPRange(r.first_ip, r.last_ip)
-            for r in conn.execute(_POOLS, {"subnet": subnet_id})]
+# In a subnet's dict: its pools' (first, last) addresses, when they were
+# read with it.
+POOLS = "_pools"
+
+
+def _pools(conn: Connection, subnet: dict[str, Any]) -> list[netaddr.IPRange]:
+    bounds = subnet.get(POOLS)
+    if bounds is None:
+        bounds = conn.execute(_POOLS, {"subnet": subnet["id"]}).all()
+    return [netaddr.IPRange(first, last) for first, last in bounds]
 
 
 def _taken(conn: Connection, subnet_id: str, candidates: Iterable[str]) -> set[str]:
@@ -77,7 +84,7 @@ def _random_candidates(pools: list[netaddr.IPRange], count: int) -> list[str]:
 
 def pick_address(conn: Connection, subnet: dict[str, Any]) -> str | None:
     """A free address from the subnet's pools, or None when it is full."""
-    pools = _pools(conn, subnet["id"])
+    pools = _pools(conn, subnet)
     if not pools:
         return None
     for _ in range(ROUNDS):

@@ -20,6 +20,7 @@ from neutrino.plugins import store
 from neutrino.plugins.address_groups import AddressGroups
 from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.agents import Agents, AvailabilityZones
+from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
@@ -105,6 +106,8 @@ class CorePlugin:
         }
         for plural in ("networks", "ports"):
             self.handlers[plural].joined = self.extensions.joined(plural)
+        self.handlers["ports"].network_joined = tuple(
+            j for j in self.extensions.joined("networks") if isinstance(j, Joined))
         self._subscribe_notifiers()
 
     def _subscribe_notifiers(self) -> None:

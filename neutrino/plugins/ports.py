@@ -18,6 +18,7 @@ from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import networks, routed, store
 from neutrino.plugins.joined import Aggregated, Joined, Reads
+from neutrino.plugins.ml2.extension_api import PORT_NETWORK
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:router_interface_distributed", "network:ha_router_replicated_interface")
@@ -41,10 +42,15 @@ _OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_v
 # The port's own child tables, read with a single port's row.
 CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 
-# Built once: every port create reads its network's subnets, every delete
-# removes its addresses and row.
-_SUBNETS = (sa.select(t.subnets).where(t.subnets.c.network_id == sa.bindparam("network"))
-            .order_by(t.subnets.c.created_at, t.subnets.c.id))
+# Built once: every port create reads its network's subnets (with their
+# allocation pools, one row per pool), every delete removes its addresses
+# and row.
+_POOL = t.allocation_pools.c
+_SUBNETS = (sa.select(t.subnets, _POOL.first_ip, _POOL.last_ip)
+            .select_from(t.subnets.outerjoin(t.allocation_pools, _POOL.subnet_id == t.subnets.c.id))
+            .where(t.subnets.c.network_id == sa.bindparam("network"))
+            .order_by(t.subnets.c.created_at, t.subnets.c.id, _POOL.id))
+_SUBNET_COLUMNS = tuple(t.subnets.c.keys())
 _DELETE_IPS = sa.delete(t.ipallocations).where(
     t.ipallocations.c.port_id == sa.bindparam("port"))
 _DELETE = sa.delete(t.ports).where(t.ports.c.id == sa.bindparam("port"))
@@ -108,14 +114,25 @@ class Ports:
 
     def __init__(self, conf: Any) -> None:
         self.conf = conf
-        # The extension drivers' tables, read with a single port's row
+        # The extension drivers' tables, read with a single port's row, and
+        # their one-to-one tables of networks, read with a new port's network
         # (set by the core plugin once its drivers are loaded).
         self.joined: tuple[Joined | Aggregated, ...] = ()
+        self.network_joined: tuple[Joined, ...] = ()
 
     # -- helpers -------------------------------------------------------------
 
     def _network_subnets(self, conn: Connection, network_id: str) -> list[dict[str, Any]]:
-        return [dict(r._mapping) for r in conn.execute(_SUBNETS, {"network": network_id})]
+        """The network's subnets, each with its pools (``allocator.POOLS``)."""
+        found: dict[str, dict[str, Any]] = {}
+        for row in conn.execute(_SUBNETS, {"network": network_id}):
+            subnet = found.get(row.id)
+            if subnet is None:
+                subnet = found[row.id] = dict(zip(_SUBNET_COLUMNS, row))
+                subnet[allocator.POOLS] = []
+            if row.first_ip is not None:
+                subnet[allocator.POOLS].append((row.first_ip, row.last_ip))
+        return list(found.values())
 
     def _resolve_ips(self, conn: Connection, network_id: str, mac: str,
                      requested: list[dict[str, Any]] | None, device_owner: str,
@@ -286,7 +303,10 @@ class Ports:
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         network_id = data["network_id"]
-        store.get_row(conn, t.networks, network_id, lambda: networks.not_found(network_id))
+        network = store.get_row(conn, t.networks, network_id,
+                                lambda: networks.not_found(network_id), joined=self.network_joined)
+        data[PORT_NETWORK] = inherited = {}
+        joined_mod.filler(network._fields, self.network_joined)(inherited, network)
         mac = data.get("mac_address")
         if mac:
             self._check_mac(conn, network_id, mac, None)

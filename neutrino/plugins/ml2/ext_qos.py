@@ -18,7 +18,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Fill, Joined
-from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.plugins.ml2.extension_api import PORT_NETWORK, ExtensionDriver
 from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import default_of, usable
 from neutrino.plugins.qos.support import QosSupport
@@ -77,7 +77,9 @@ class QosDriver(ExtensionDriver):
                 rules = self._policy_rules(conn, ctx, policy_id)
                 conn.execute(sa.insert(PB).values(port_id=resource_id, policy_id=policy_id))
             elif bindings.inherits_network_policy(data.get("device_owner")):
-                inherited = bindings.network_policy(conn, data["network_id"])
+                network = data.get(PORT_NETWORK) or {}
+                inherited = (network[ATTR] if ATTR in network
+                             else bindings.network_policy(conn, data["network_id"]))
                 rules = bindings.rules_of(conn, inherited) if inherited else []
             else:
                 rules = []

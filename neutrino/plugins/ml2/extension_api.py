@@ -16,6 +16,12 @@ from neutrino.context import Context
 from neutrino.plugins.joined import Aggregated, Joined
 from neutrino.resources.attributes import Attribute
 
+# In a port's create ``data``: its network's attributes that drivers keep
+# in one-to-one tables (``joined("networks")``), as their fills set them,
+# read with the network's row. A driver that inherits from the network
+# (port security, a QoS policy) finds them here instead of reading again.
+PORT_NETWORK = "_network"
+
 
 class ExtensionDriver(abc.ABC):
     """Base of ``neutrino.ml2.extension_drivers`` entry points."""
