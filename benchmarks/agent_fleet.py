@@ -106,7 +106,7 @@ class ServerProcess:
 
     def processes(self) -> tuple[psutil.Process, list[psutil.Process]]:
         """(the RPC process, the API workers): the RPC process is forked
-        before gunicorn forks its workers."""
+        before granian forks its workers."""
         assert self.proc is not None
         children = sorted(psutil.Process(self.proc.pid).children(),
                           key=lambda p: p.create_time())

@@ -200,7 +200,7 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
         "",
         f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"MariaDB {version} on 127.0.0.1 for both servers; {args.workers} API processes "
-        "each (neutrino: gunicorn workers, 8 threads each; upstream: uwsgi processes, one "
+        "each (neutrino: granian workers, 8 threads each; upstream: uwsgi processes, one "
         "thread each); MySQL driver: neutrino mysqlclient (`mysql://`), upstream PyMySQL "
         "(the anchor's `mysql+pymysql://`); noauth; VXLAN project networks. "
         f"{args.count} requests per row, at least {args.list_size} ports while listing.",

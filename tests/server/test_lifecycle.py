@@ -85,6 +85,30 @@ def test_sigterm_stops_the_server_gracefully(tmp_path: Path) -> None:
     assert "Shutting down" in srv.log.read_text()
 
 
+def test_sighup_replaces_the_workers_and_the_api_keeps_answering(tmp_path: Path) -> None:
+    """As with upstream's servers, HUP is how an operator restarts the
+    workers (new code, rotated logs) without stopping the service."""
+    srv = Server(tmp_path, workers=2).start()
+    try:
+        assert srv.proc is not None
+        deadline = time.monotonic() + 10
+        while len(_children(srv.proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        before = set(_children(srv.proc.pid))
+        assert len(before) == 2
+        os.kill(srv.proc.pid, signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = set(_children(srv.proc.pid))
+            if len(now) == 2 and not now & before:
+                break
+            time.sleep(0.1)
+        assert len(now) == 2 and not now & before, (before, now)
+        assert requests.get(srv.url + "/v2.0/networks", timeout=10).status_code == 200
+    finally:
+        srv.stop()
+
+
 def test_keystone_mode_requires_a_token_but_not_for_versions(tmp_path: Path) -> None:
     srv = Server(tmp_path, auth_strategy="keystone",
                  extra="[keystone_authtoken]\nwww_authenticate_uri = http://127.0.0.1:5999\n"
