@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import requests
 
@@ -64,14 +65,21 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p in path.read_text().split()] if path.exists() else []
 
 
+def _children_once(pid: int, done: Callable[[set[int]], bool], timeout: float) -> set[int]:
+    """The process's children as soon as ``done`` holds of them, or at the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = set(_children(pid))
+        if done(found) or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.1)
+
+
 def test_api_workers_sets_the_number_of_worker_processes(tmp_path: Path) -> None:
     srv = Server(tmp_path, workers=3).start()
     try:
         assert srv.proc is not None
-        deadline = time.monotonic() + 10
-        while len(_children(srv.proc.pid)) < 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(_children(srv.proc.pid)) == 3
+        assert len(_children_once(srv.proc.pid, lambda found: len(found) >= 3, 10)) == 3
     finally:
         srv.stop()
 
@@ -91,18 +99,11 @@ def test_sighup_replaces_the_workers_and_the_api_keeps_answering(tmp_path: Path)
     srv = Server(tmp_path, workers=2).start()
     try:
         assert srv.proc is not None
-        deadline = time.monotonic() + 10
-        while len(_children(srv.proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        before = set(_children(srv.proc.pid))
+        before = _children_once(srv.proc.pid, lambda found: len(found) >= 2, 10)
         assert len(before) == 2
         os.kill(srv.proc.pid, signal.SIGHUP)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            now = set(_children(srv.proc.pid))
-            if len(now) == 2 and not now & before:
-                break
-            time.sleep(0.1)
+        now = _children_once(srv.proc.pid,
+                             lambda found: len(found) == 2 and not found & before, 30)
         assert len(now) == 2 and not now & before, (before, now)
         assert requests.get(srv.url + "/v2.0/networks", timeout=10).status_code == 200
     finally:
