@@ -178,3 +178,38 @@ def test_a_flat_physnet_serves_one_network_at_a_time(manager, db):
         assert driver.reserve_provider_segment(conn, seg) == seg
     assert info.value.msg == ("Unable to create the flat network. Physical network physnet1 "
                               "is in use.")
+
+
+def _vxlan_conf(ranges: str) -> str:
+    return f"[ml2]\ntenant_network_types = vxlan\n[ml2_type_vxlan]\nvni_ranges = {ranges}\n"
+
+
+def _statements(db: Database, fn: Callable[[Any], Any]) -> tuple[Any, list[str]]:
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+    sa.event.listen(db.engine, "before_cursor_execute", record)
+    try:
+        with db.writer() as conn:
+            return fn(conn), [s for s in seen if not s.startswith("BEGIN")]
+    finally:
+        sa.event.remove(db.engine, "before_cursor_execute", record)
+
+
+def test_a_mostly_free_tunnel_pool_gives_an_id_in_one_statement(manager, db):
+    """A random id of the ranges is tried first: the conditional UPDATE that
+    takes it is the whole allocation when it was free."""
+    driver = manager(_vxlan_conf("1:1000")).drivers["vxlan"]
+    got, statements = _statements(db, driver.allocate_tenant_segment)
+    assert 1 <= got.segmentation_id <= 1000
+    assert len(statements) == 1 and statements[0].startswith("UPDATE"), statements
+    assert [vni for vni, taken in _vnis(db).items() if taken] == [got.segmentation_id]
+
+
+def test_a_taken_guess_falls_back_to_the_free_ids_until_none_is_left(manager, db):
+    driver = manager(_vxlan_conf("7:9")).drivers["vxlan"]
+    with db.writer() as conn:
+        got = [driver.allocate_tenant_segment(conn) for _ in range(4)]
+    assert sorted(s.segmentation_id for s in got[:3]) == [7, 8, 9]
+    assert got[3] is None

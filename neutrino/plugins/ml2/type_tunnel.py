@@ -59,7 +59,7 @@ class _TunnelTypeDriver(TypeDriver):
         return Segment(self.network_type, None, tunnel_id)
 
     def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
-        key = self.pool.allocate(conn)
+        key = self.pool.allocate(conn, guess_in=self.tunnel_ranges)
         return None if key is None else Segment(self.network_type, None, key[1])
 
     def release_segment(self, conn: Connection, segment: Segment) -> None:
