@@ -61,9 +61,12 @@ class AddressGroups:
             self._add(conn, row["id"], given)
         return row["id"]
 
-    def get(self, conn: Connection, ag_id: str) -> dict[str, Any]:
-        """Without ``shared``, which the core plugin adds for the caller."""
-        return _dicts(conn, [store.get_row(conn, AG, ag_id, lambda: not_found(ag_id))])[0]
+    def get_for(self, conn: Connection, ag_id: str, ctx: Context | None) -> dict[str, Any]:
+        """The group as ``ctx`` sees it (None: an internal load), its
+        sharing read with its row."""
+        row = store.get_row(conn, AG, ag_id, lambda: not_found(ag_id),
+                            joined=(rbac.shared_entries(KIND),))
+        return rbac.present(conn, ctx, _dicts(conn, [row]), KIND, [row])[0]
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -73,10 +76,6 @@ class AddressGroups:
             clauses.append(scope)
         rows, more = store.paged_select(conn, AG, clauses, query)
         return to_dicts(conn, rows, ctx), more
-
-    def present(self, conn: Connection, ctx: Context | None,
-                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return rbac.present(conn, ctx, dicts, KIND)
 
     def update(self, conn: Connection, ctx: Context, ag_id: str, data: dict[str, Any],
                revision: int | None) -> None:

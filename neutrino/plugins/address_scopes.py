@@ -59,9 +59,12 @@ class AddressScopes:
             rbac.share_with_all(conn, rid, project, KIND)
         return rid
 
-    def get(self, conn: Connection, scope_id: str) -> dict[str, Any]:
-        """Without ``shared``, which the core plugin adds for the caller."""
-        return _to_dict(store.get_row(conn, t.address_scopes, scope_id, lambda: not_found(scope_id)))
+    def get_for(self, conn: Connection, scope_id: str, ctx: Context | None) -> dict[str, Any]:
+        """The scope as ``ctx`` sees it (None: an internal load), its
+        sharing read with its row."""
+        row = store.get_row(conn, t.address_scopes, scope_id, lambda: not_found(scope_id),
+                            joined=(rbac.shared_entries(KIND),))
+        return rbac.present(conn, ctx, [_to_dict(row)], KIND, [row])[0]
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

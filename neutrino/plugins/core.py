@@ -183,15 +183,8 @@ class CorePlugin:
             handler = self.handlers[plural]
             handler.joined = (*handler.joined, *reads)
 
-    def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]],
-                ctx: Context | None = None) -> list[dict[str, Any]]:
-        """Items read by their handler's ``get``, completed: the attributes
-        that depend on who asks (a network's ``shared``; without a caller,
-        an internal load, only what everyone sees) and the extensions'.
-        A handler's ``list`` presents its page itself, in its own query."""
-        present = getattr(self.handlers.get(plural), "present", None)
-        if present is not None:
-            present(conn, ctx, items)
+    def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Items read by their handler, completed with the extensions' attributes."""
         self.extensions.extend(conn, plural, items)
         return items
 
@@ -201,15 +194,14 @@ class CorePlugin:
     def _fetch(self, conn: Any, plural: str, ids: list[str],
                ctx: Context | None = None) -> list[dict[str, Any]]:
         """Resources by id as ``ctx`` sees them (None: an internal load). A
-        handler whose resources depend on who asks may read them for the
-        caller itself (``get_for``), from what it read with their rows."""
+        handler whose resources depend on who asks (``shared``) reads them
+        for the caller itself (``get_for``), from what it read with their
+        rows; the others' ``get`` is the same for everyone."""
         handler = self._handler(plural)
         get_for = getattr(handler, "get_for", None)
         if get_for is None:
-            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids], ctx)
-        items = [get_for(conn, i, ctx) for i in ids]
-        self.extensions.extend(conn, plural, items)
-        return items
+            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids])
+        return self._loaded(conn, plural, [get_for(conn, i, ctx) for i in ids])
 
     def write(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""

@@ -41,6 +41,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.joined import Aggregated
 from neutrino.resources.rbac import (
     ACCESS_AS_EXTERNAL,
     ACCESS_AS_SHARED,
@@ -232,11 +233,29 @@ def unset_external(conn: Connection, network_id: str) -> None:
         rb.object_id == network_id, rb.action == ACCESS_AS_EXTERNAL))
 
 
+@functools.cache
+def shared_entries(kind: str) -> Aggregated:
+    """An object's ``access_as_shared`` targets, to read with its row
+    (``store.get_row(..., joined=(shared_entries(kind),))``), so a show
+    presents ``shared`` for its caller without a query of its own."""
+    e = KINDS[kind].entries
+    return Aggregated(e, "object_id", ("target_tenant",),
+                      where=(e.c.action == ACCESS_AS_SHARED,))
+
+
 def present(conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],
-            kind: str) -> list[dict[str, Any]]:
-    """Set ``shared`` as this caller sees it (without a caller only ``*`` counts)."""
-    shared = shared_ids(conn, ctx.project_id if ctx is not None else None,
-                        [d["id"] for d in dicts], kind)
+            kind: str, rows: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Set ``shared`` as this caller sees it (without a caller only ``*``
+    counts): from the entries read with ``rows`` (``shared_entries``) when
+    given, else in one query per chunk."""
+    project = ctx.project_id if ctx is not None else None
+    if rows:
+        wanted = set(targets(project))
+        found = store.child_rows(conn, rows, [r.id for r in rows], shared_entries(kind))
+        shared = {rid for rid, entries in found.items()
+                  if any(target in wanted for _, target in entries)}
+    else:
+        shared = shared_ids(conn, project, [d["id"] for d in dicts], kind)
     for d in dicts:
         d["shared"] = d["id"] in shared
     return dicts

@@ -168,14 +168,12 @@ class SecurityGroups:
             store.set_tags(conn, group_id, data["tags"])
         return group_id
 
-    def get(self, conn: Connection, group_id: str) -> dict[str, Any]:
-        """Without ``shared``, which the core plugin adds for the caller."""
-        return _dicts(conn, [store.get_row(conn, G, group_id, lambda: not_found(group_id))])[0]
-
-    def present(self, conn: Connection, ctx: Context | None,
-                dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``shared`` as this caller sees it."""
-        return rbac.present(conn, ctx, dicts, KIND)
+    def get_for(self, conn: Connection, group_id: str, ctx: Context | None) -> dict[str, Any]:
+        """The group as ``ctx`` sees it (None: an internal load), its
+        sharing read with its row."""
+        row = store.get_row(conn, G, group_id, lambda: not_found(group_id),
+                            joined=(rbac.shared_entries(KIND),))
+        return rbac.present(conn, ctx, _dicts(conn, [row]), KIND, [row])[0]
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

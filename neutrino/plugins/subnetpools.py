@@ -125,8 +125,16 @@ class SubnetPools:
                                                     "default may exist per IP family")
 
     def get(self, conn: Connection, pool_id: str) -> dict[str, Any]:
+        """Without ``shared`` (the pool's own rules need none)."""
         row = store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id))
         return to_dicts(conn, [row])[0]
+
+    def get_for(self, conn: Connection, pool_id: str, ctx: Context | None) -> dict[str, Any]:
+        """The pool as ``ctx`` sees it (None: an internal load), its sharing
+        read with its row."""
+        row = store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id),
+                            joined=(rbac.shared_entries("subnetpool"),))
+        return rbac.present(conn, ctx, to_dicts(conn, [row]), "subnetpool", [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"shared": lambda vals: rbac.bool_filter(
