@@ -17,7 +17,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Joined
-from neutrino.plugins.ml2.extension_api import PORT_NETWORK, ExtensionDriver
+from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import Attribute, attr
 
@@ -63,9 +63,8 @@ class PortSecurityDriver(ExtensionDriver):
         elif plural == "ports":
             enabled = data.get(ATTR)
             if enabled is None:
-                network = data.get(PORT_NETWORK) or {}
-                enabled = (network[ATTR] if ATTR in network
-                           else self._network_default(conn, data["network_id"]))
+                enabled = inherited(data, ATTR,
+                                    lambda: self._network_default(conn, data["network_id"]))
             if not enabled and data.get("allowed_address_pairs"):
                 raise AddressPairAndPortSecurityRequired()
             store.insert(conn, t.port_port_security,

@@ -18,7 +18,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Fill, Joined
-from neutrino.plugins.ml2.extension_api import PORT_NETWORK, ExtensionDriver
+from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
 from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import default_of, usable
 from neutrino.plugins.qos.support import QosSupport
@@ -77,10 +77,9 @@ class QosDriver(ExtensionDriver):
                 rules = self._policy_rules(conn, ctx, policy_id)
                 conn.execute(sa.insert(PB).values(port_id=resource_id, policy_id=policy_id))
             elif bindings.inherits_network_policy(data.get("device_owner")):
-                network = data.get(PORT_NETWORK) or {}
-                inherited = (network[ATTR] if ATTR in network
-                             else bindings.network_policy(conn, data["network_id"]))
-                rules = bindings.rules_of(conn, inherited) if inherited else []
+                network_policy = inherited(
+                    data, ATTR, lambda: bindings.network_policy(conn, data["network_id"]))
+                rules = bindings.rules_of(conn, network_policy) if network_policy else []
             else:
                 rules = []
             vnic = data.get("binding:vnic_type") or "normal"

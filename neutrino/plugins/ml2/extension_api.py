@@ -8,7 +8,7 @@ with the resource they belong to; it never commits or retries.
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import Connection
 
@@ -21,6 +21,13 @@ from neutrino.resources.attributes import Attribute
 # read with the network's row. A driver that inherits from the network
 # (port security, a QoS policy) finds them here instead of reading again.
 PORT_NETWORK = "_network"
+
+
+def inherited(data: dict[str, Any], attribute: str, read: Callable[[], Any]) -> Any:
+    """A new port's network's ``attribute``: from ``data[PORT_NETWORK]``
+    when it came with the network's row, else ``read()``."""
+    network = data.get(PORT_NETWORK) or {}
+    return network[attribute] if attribute in network else read()
 
 
 class ExtensionDriver(abc.ABC):
