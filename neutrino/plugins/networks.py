@@ -109,9 +109,7 @@ class Networks:
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id),
                             joined=self._reads)
         dicts = self._extended(conn, to_dicts(conn, [row], self.joined), [row])
-        entries = store.child_rows(conn, [row], [row.id], _GRANTS)[row.id]
-        return self.present(conn, ctx, dicts,
-                            {row.id: {(action, target) for _, action, target in entries}})[0]
+        return self.present(conn, ctx, dicts, [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"subnets": lambda vals: t.networks.c.id.in_(
@@ -129,19 +127,24 @@ class Networks:
         return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows))), more
 
     def present(self, conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],
-                found: dict[str, set[tuple[str, str]]] | None = None) -> list[dict[str, Any]]:
+                rows: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """``shared`` as this caller sees it: shared with ``*`` or with its project.
         Without a caller (internal loads) only ``*`` counts.
 
         ``router:external``: any ``access_as_external`` entry, for the owner,
         admins and internal loads; for other projects only an entry targeting
         ``*`` or theirs (so it never grants a view the entries do not).
-        ``found``: the entries by network, when they were read already.
+        The entries come from ``rows`` when they were read with them
+        (``_GRANTS``), else in one query per chunk, as ``rbac.present``'s.
         """
         project = ctx.project_id if ctx is not None else None
         targets = {rbac.WILDCARD, project} if project else {rbac.WILDCARD}
         anyone_external = ctx is None or ctx.is_admin
-        if found is None:
+        if rows:
+            found = {rid: {(action, target) for _, action, target in entries}
+                     for rid, entries in store.child_rows(
+                         conn, rows, [r.id for r in rows], _GRANTS).items()}
+        else:
             found = rbac.grants(conn, store.item_ids(dicts),
                                 (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL))
         for d in dicts:
