@@ -43,13 +43,19 @@ def setup_logging(conf: cfg.ConfigOpts) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     access = logging.getLogger("neutrino.access")
-    if not conf.access_log:
-        access.disabled = True
-    elif conf.access_log != "-":
+    switch_access_log(conf)
+    if conf.access_log and conf.access_log != "-":
         access.propagate = False
         access.addHandler(logging.FileHandler(conf.access_log))
     for noisy in ("stevedore", "keystonemiddleware", "oslo_policy", "alembic.runtime.plugins"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def switch_access_log(conf: cfg.ConfigOpts) -> None:
+    """An empty ``access_log`` turns the access log off. An API worker
+    calls this again once granian has configured its logging: granian's
+    dictConfig keeps existing loggers but enables every one of them."""
+    logging.getLogger("neutrino.access").disabled = not conf.access_log
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -72,9 +72,11 @@ class Server:
 
 def load_app(conf: cfg.ConfigOpts) -> Any:
     """The WSGI app, built in a worker just after the fork."""
+    from neutrino.cmd.main import switch_access_log
     from neutrino.cmd.parent import die_with_parent
     from neutrino.service import build_wsgi
     die_with_parent()  # a master killed with SIGKILL takes its workers along
+    switch_access_log(conf)
     _forget_masters_children()
     app = build_wsgi(conf)
     tune_gc()

@@ -60,6 +60,30 @@ def test_access_log_records_each_request(server: Server) -> None:
     assert '"GET /v2.0/networks?name=access-log-probe" status: 200' in line
 
 
+def test_an_empty_access_log_turns_the_access_log_off_in_the_workers(tmp_path: Path) -> None:
+    srv = Server(tmp_path, extra="access_log =\n").start()
+    try:
+        requests.get(srv.url + "/v2.0/networks?name=no-access-line", timeout=10)
+        srv.stop()
+        log = srv.log.read_text()
+        assert "loaded core plugin" in log  # the worker's other lines are there
+        assert "no-access-line" not in log
+    finally:
+        srv.stop()
+
+
+def test_an_access_log_file_gets_each_request_once(tmp_path: Path) -> None:
+    access = tmp_path / "access.log"
+    srv = Server(tmp_path, extra=f"access_log = {access}\n").start()
+    try:
+        requests.get(srv.url + "/v2.0/networks?name=file-access-line", timeout=10)
+    finally:
+        srv.stop()
+    lines = [line for line in access.read_text().splitlines() if "file-access-line" in line]
+    assert len(lines) == 1
+    assert "file-access-line" not in srv.log.read_text()
+
+
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(p) for p in path.read_text().split()] if path.exists() else []
