@@ -35,15 +35,29 @@ def check_schema(conf: cfg.ConfigOpts) -> None:
     url = database_url(conf)
     if migrate.is_current(url):
         return
-    head = migrate.head()
     if url.startswith("sqlite"):
-        if migrate.current(url) != head:
-            migrate.upgrade(url)
+        _upgrade_in_child(url)
         return
+    head = migrate.head()
     current = migrate.current(url)
     if current != head:
         raise StartupError(f"[database] connection: schema is at {current}, not {head}; "
                            f"run 'neutrino db upgrade' with the same configuration")
+
+
+def _upgrade_in_child(url: str) -> None:
+    """Upgrade in a forked child: Alembic and the migration scripts would
+    otherwise stay in this process and in every worker forked from it
+    (12 MB each, over the 80 MB a worker may hold)."""
+    import multiprocessing
+    from neutrino.db import migrate
+    child = multiprocessing.get_context("fork").Process(
+        target=migrate.upgrade, args=(url,), name="neutrino-db-upgrade")
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise StartupError(f"[database] connection: upgrading the schema failed "
+                           f"(exit code {child.exitcode}); see the lines above")
 
 
 class Server:

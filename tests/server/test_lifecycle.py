@@ -167,3 +167,20 @@ def test_building_the_api_loads_no_message_bus_library(tmp_path: Path) -> None:
                          timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_path: Path) -> None:
+    """The all-in-one's database is upgraded in place at start, in a child
+    process: Alembic and the scripts loaded in the server would be in every
+    worker forked from it."""
+    db = tmp_path / "n.sqlite"
+    conf = tmp_path / "n.conf"
+    conf.write_text(f"[DEFAULT]\nauth_strategy = noauth\n[database]\nconnection = sqlite:///{db}\n")
+    code = ("import sys\nfrom neutrino.cmd.serve import check_schema\n"
+            "from neutrino.db import migrate\nfrom neutrino.service import make_conf\n"
+            f"check_schema(make_conf(['--config-file', {str(conf)!r}]))\n"
+            f"print(migrate.is_current('sqlite:///{db}'), 'alembic' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "True False"
