@@ -233,3 +233,31 @@ def test_a_networks_sharing_read_with_its_row_is_what_its_listing_shows_each_cal
                         "stranger": (False, True), "admin": (False, True)}
     finally:
         app.api.plugin.db.dispose()
+
+
+def test_a_qos_policys_sharing_and_default_read_with_its_row_are_what_its_listing_shows(
+        db_url: str, tmp_path: Path) -> None:
+    """``shared`` and ``is_default`` come from the policy's own SELECT (an
+    aggregate of its RBAC entries, an EXISTS on the defaults); each caller
+    sees what its listing shows it."""
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos\n", url=db_url)
+    owner = {"X-Project-Id": "0" * 32, "X-Roles": "member"}
+    friend = {"X-Project-Id": "1" * 32, "X-Roles": "member"}
+    try:
+        made = app.client.simulate_post("/v2.0/qos/policies", headers={**ADMIN, **{
+            "X-Project-Id": owner["X-Project-Id"]}}, json={"policy": {"name": "q",
+                                                                    "is_default": True}})
+        assert made.status_code == 201, made.text
+        policy = made.json["policy"]["id"]
+        _post(app, "/v2.0/rbac-policies", {"rbac_policy": {
+            "object_type": "qos_policy", "object_id": policy, "action": "access_as_shared",
+            "target_tenant": friend["X-Project-Id"]}})
+        seen = {}
+        for name, headers in (("owner", owner), ("friend", friend), ("admin", ADMIN)):
+            shown = app.recorded(f"/v2.0/qos/policies/{policy}", headers)[1]["policy"]
+            listed = app.recorded(f"/v2.0/qos/policies?id={policy}", headers)[1]["policies"]
+            assert shown == listed[0], name
+            seen[name] = (shown["shared"], shown["is_default"])
+        assert seen == {"owner": (False, True), "friend": (True, False), "admin": (False, True)}
+    finally:
+        app.api.plugin.db.dispose()

@@ -274,6 +274,32 @@ def test_a_shown_resource_reads_its_rbac_entries_with_its_row(app: App, plural: 
     assert "rbacs" not in reading[0].rsplit("FROM", 1)[1].split()[0], reading
 
 
+def test_a_shown_qos_policy_reads_its_sharing_and_default_with_its_row(tmp_path: Path) -> None:
+    """``shared`` and ``is_default`` are the caller's, from what the
+    policy's own SELECT read: no read of the RBAC or defaults table of its
+    own."""
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos\n")
+    admin = {"X-Project-Id": "qos-owner", "X-Roles": "admin"}  # QoS policies are admins'
+    owner = {"X-Project-Id": "qos-owner", "X-Roles": "member"}
+    made = app.client.simulate_post("/v2.0/qos/policies", headers=admin,
+                                    json={"policy": {"name": "q", "is_default": True}})
+    assert made.status_code == 201, made.text
+    rid = made.json["policy"]["id"]
+    statements, shown = app.recorded(f"/v2.0/qos/policies/{rid}", owner)
+    assert shown["policy"]["is_default"] is True and shown["policy"]["shared"] is False
+    reading = [s for s in statements if "qospolicyrbacs" in s or "qos_policy_defaults" in s]
+    assert len(reading) == 1, statements
+    assert reading[0].rsplit("FROM", 1)[1].split()[0] == "qos_policies", reading
+    elsewhere = {"X-Project-Id": "other", "X-Roles": "admin"}
+    other = {"X-Project-Id": "other", "X-Roles": "member"}
+    assert app.recorded(f"/v2.0/qos/policies/{rid}", elsewhere)[1]["policy"]["is_default"] is True
+    shared = app.client.simulate_put(f"/v2.0/qos/policies/{rid}", headers=admin,
+                                     json={"policy": {"shared": True}})
+    assert shared.status_code == 200, shared.text
+    seen = app.recorded(f"/v2.0/qos/policies/{rid}", other)[1]["policy"]
+    assert seen["shared"] is True and seen["is_default"] is False
+
+
 def test_a_port_delete_asks_routers_floating_ips_and_trunks_in_one_statement_each(
         tmp_path: Path) -> None:
     """The L3 guard (router interface, floating IP port, associated floating

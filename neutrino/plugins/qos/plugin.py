@@ -142,7 +142,7 @@ class QosPlugin(ServicePlugin):
         return made
 
     def _policies_for(self, conn: Any, ctx: Context | None, ids: list[str]) -> list[dict[str, Any]]:
-        return self.policies.present(conn, ctx, [self.policies.get(conn, i) for i in ids])
+        return [self.policies.get_for(conn, i, ctx) for i in ids]
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         if plural == qos.POLICIES:

@@ -17,6 +17,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
+from neutrino.plugins.joined import Computed
 from neutrino.resources import qos
 
 KIND = "qos_policy"
@@ -25,6 +26,10 @@ D = t.qos_policy_defaults
 # Built once: every network create asks for its project's default policy.
 _DEFAULT_OF = sa.select(D.c.qos_policy_id).where(D.c.project_id == sa.bindparam("project"))
 R = t.qos_rules
+# What a single policy's show reads with its row: who it is shared with,
+# and whether it is its project's default.
+_IS_DEFAULT = Computed("is_default", lambda p: sa.exists().where(D.c.qos_policy_id == p.c.id))
+_WITH_ROW = (rbac.shared_entries(KIND), _IS_DEFAULT)
 
 
 def not_found(policy_id: str) -> errors.QosPolicyNotFound:
@@ -86,12 +91,25 @@ def default_of(conn: Connection, project_id: str) -> str | None:
     return conn.execute(_DEFAULT_OF, {"project": project_id}).scalar()
 
 
+def _sees_default(ctx: Context | None, policy: dict[str, Any]) -> bool:
+    """The default is a property of its project: shown to it and admins."""
+    return ctx is None or ctx.is_admin or policy["project_id"] == ctx.project_id
+
+
 class Policies:
     table = P
 
+    def get_for(self, conn: Connection, policy_id: str, ctx: Context | None) -> dict[str, Any]:
+        """The policy as ``ctx`` sees it (None: an internal load), its
+        sharing and default-ness read with its row."""
+        row = store.get_row(conn, P, policy_id, lambda: not_found(policy_id), joined=_WITH_ROW)
+        d = rbac.present(conn, ctx, to_dicts(conn, [row]), KIND, [row])[0]
+        d["is_default"] = _sees_default(ctx, d) and bool(row.is_default)
+        return d
+
     def present(self, conn: Connection, ctx: Context | None,
                 dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``shared`` and ``is_default`` as this caller sees them."""
+        """``shared`` and ``is_default`` as this caller sees them, for a page."""
         rbac.present(conn, ctx, dicts, KIND)
         ids = [d["id"] for d in dicts]
         defaults: set[str] = set()
@@ -99,8 +117,7 @@ class Policies:
             defaults.update(r.qos_policy_id for r in conn.execute(
                 sa.select(D.c.qos_policy_id).where(D.c.qos_policy_id.in_(part))))
         for d in dicts:
-            mine = ctx is None or ctx.is_admin or d["project_id"] == ctx.project_id
-            d["is_default"] = mine and d["id"] in defaults
+            d["is_default"] = _sees_default(ctx, d) and d["id"] in defaults
         return dicts
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
@@ -125,9 +142,6 @@ class Policies:
 
     def get_row(self, conn: Connection, policy_id: str, for_update: bool = False) -> Any:
         return store.get_row(conn, P, policy_id, lambda: not_found(policy_id), for_update)
-
-    def get(self, conn: Connection, policy_id: str) -> dict[str, Any]:
-        return to_dicts(conn, [self.get_row(conn, policy_id)])[0]
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
