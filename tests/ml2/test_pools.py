@@ -109,6 +109,9 @@ def test_a_lost_race_asks_for_the_whole_operation_again(manager, db, monkeypatch
                          .values(allocated=True))
             return pick
         return choice
+    # Only the read of candidates has a race to lose: a taken guess falls
+    # back to it, so this test does without the guess.
+    monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: None)
     with pytest.raises(RetryRequest):
         with db.writer() as conn:
             monkeypatch.setattr(pool_mod.random, "choice", rival_takes_it(conn))
@@ -213,3 +216,20 @@ def test_a_taken_guess_falls_back_to_the_free_ids_until_none_is_left(manager, db
         got = [driver.allocate_tenant_segment(conn) for _ in range(4)]
     assert sorted(s.segmentation_id for s in got[:3]) == [7, 8, 9]
     assert got[3] is None
+
+
+def test_a_mostly_free_vlan_pool_gives_an_id_in_one_statement_on_any_or_the_named_physnet(
+        manager, db):
+    """Project networks guess in every physnet's ranges, a provider network
+    naming a physnet in that physnet's ranges only."""
+    driver = manager(_vlan_conf("physnet1:1:1000,physnet2:2001:3000")).drivers["vlan"]
+    got, statements = _statements(db, driver.allocate_tenant_segment)
+    assert (got.physical_network, got.segmentation_id) in (
+        [("physnet1", v) for v in range(1, 1001)] + [("physnet2", v) for v in range(2001, 3001)])
+    assert len(statements) == 1 and statements[0].startswith("UPDATE"), statements
+    named, statements = _statements(
+        db, lambda conn: driver.reserve_provider_segment(conn, Segment("vlan", "physnet2")))
+    assert named.physical_network == "physnet2" and 2001 <= named.segmentation_id <= 3000
+    assert len(statements) == 1 and statements[0].startswith("UPDATE"), statements
+    assert {k for k, taken in _vlans(db).items() if taken} == {
+        (got.physical_network, got.segmentation_id), ("physnet2", named.segmentation_id)}
