@@ -48,7 +48,8 @@ def check_schema(conf: cfg.ConfigOpts) -> None:
 def _upgrade_in_child(url: str) -> None:
     """Upgrade in a forked child: Alembic and the migration scripts would
     otherwise stay in this process and in every worker forked from it
-    (12 MB each, over the 80 MB a worker may hold)."""
+    (a first start's workers held 79-84 MB, against 60-65 MB later; #8
+    allows 80)."""
     import multiprocessing
     from neutrino.db import migrate
     child = multiprocessing.get_context("fork").Process(
