@@ -55,7 +55,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
 def _dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     """Groups with their rules, ``shared`` still to be presented."""
     ids = [r.id for r in rows]
-    tags = store.load_tags(conn, ids)
+    tags = store.load_tags(conn, ids, rows)
     rules = sg_rules.of_groups(conn, ids)
     out = []
     for row in rows:
@@ -170,9 +170,9 @@ class SecurityGroups:
 
     def get_for(self, conn: Connection, group_id: str, ctx: Context | None) -> dict[str, Any]:
         """The group as ``ctx`` sees it (None: an internal load), its
-        sharing read with its row."""
+        sharing and tags read with its row."""
         row = store.get_row(conn, G, group_id, lambda: not_found(group_id),
-                            joined=(rbac.shared_entries(KIND),))
+                            joined=(rbac.shared_entries(KIND), store.TAGS))
         return rbac.present(conn, ctx, _dicts(conn, [row]), KIND, [row])[0]
 
     def list(self, conn: Connection, ctx: Context,

@@ -268,8 +268,11 @@ def _batch(agg: Aggregated) -> ByParent:
 TAGS = Aggregated(t.tags, "resource_id", ("tag",), order_by=("tag",))
 
 
-def load_tags(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
-    grouped = child_rows(conn, (), ids, TAGS)
+def load_tags(conn: Connection, ids: Sequence[str],
+              rows: Sequence[Any] = ()) -> dict[str, list[str]]:
+    """Tags by resource id: from ``rows`` when they were read with them
+    (``TAGS`` among a single row's joined reads), else in one batch."""
+    grouped = child_rows(conn, rows, ids, TAGS)
     return {rid: [tag for _, tag in rows] for rid, rows in grouped.items()}
 
 

@@ -246,7 +246,8 @@ def test_a_qos_policys_sharing_and_default_read_with_its_row_are_what_its_listin
     try:
         made = app.client.simulate_post("/v2.0/qos/policies", headers={**ADMIN, **{
             "X-Project-Id": owner["X-Project-Id"]}}, json={"policy": {"name": "q",
-                                                                    "is_default": True}})
+                                                                    "is_default": True,
+                                                                    "tags": ["b", "a"]}})
         assert made.status_code == 201, made.text
         policy = made.json["policy"]["id"]
         _post(app, "/v2.0/rbac-policies", {"rbac_policy": {
@@ -258,6 +259,7 @@ def test_a_qos_policys_sharing_and_default_read_with_its_row_are_what_its_listin
             listed = app.recorded(f"/v2.0/qos/policies?id={policy}", headers)[1]["policies"]
             assert shown == listed[0], name
             seen[name] = (shown["shared"], shown["is_default"])
+            assert shown["tags"] == ["a", "b"], name
         assert seen == {"owner": (False, True), "friend": (True, False), "admin": (False, True)}
     finally:
         app.api.plugin.db.dispose()

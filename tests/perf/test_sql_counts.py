@@ -300,6 +300,24 @@ def test_a_shown_qos_policy_reads_its_sharing_and_default_with_its_row(tmp_path:
     assert seen["shared"] is True and seen["is_default"] is False
 
 
+@pytest.mark.parametrize("plural,body", [
+    ("security-groups", {"security_group": {"name": "g", "tags": ["b", "a"]}}),
+    ("qos/policies", {"policy": {"name": "q", "tags": ["b", "a"]}}),
+])
+def test_a_shown_security_group_or_qos_policy_reads_its_tags_with_its_row(
+        tmp_path: Path, plural: str, body: dict[str, object]) -> None:
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos\n")
+    admin = {"X-Project-Id": "tagged", "X-Roles": "admin"}
+    made = app.client.simulate_post(f"/v2.0/{plural}", json=body, headers=admin)
+    assert made.status_code == 201, made.text
+    rid = next(iter(made.json.values()))["id"]
+    statements, shown = app.recorded(f"/v2.0/{plural}/{rid}", admin)
+    assert next(iter(shown.values()))["tags"] == ["a", "b"]
+    reading = [s for s in statements if "FROM tags" in s]
+    assert len(reading) == 1, statements
+    assert reading[0].rsplit("FROM", 1)[1].split()[0] != "tags", reading
+
+
 def test_a_port_delete_asks_routers_floating_ips_and_trunks_in_one_statement_each(
         tmp_path: Path) -> None:
     """The L3 guard (router interface, floating IP port, associated floating

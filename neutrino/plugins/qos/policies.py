@@ -27,9 +27,9 @@ D = t.qos_policy_defaults
 _DEFAULT_OF = sa.select(D.c.qos_policy_id).where(D.c.project_id == sa.bindparam("project"))
 R = t.qos_rules
 # What a single policy's show reads with its row: who it is shared with,
-# and whether it is its project's default.
+# whether it is its project's default, and its tags.
 _IS_DEFAULT = Computed("is_default", lambda p: sa.exists().where(D.c.qos_policy_id == p.c.id))
-_WITH_ROW = (rbac.shared_entries(KIND), _IS_DEFAULT)
+_WITH_ROW = (rbac.shared_entries(KIND), _IS_DEFAULT, store.TAGS)
 
 
 def not_found(policy_id: str) -> errors.QosPolicyNotFound:
@@ -76,7 +76,7 @@ def load_rules(conn: Connection, policy_ids: Sequence[str]) -> dict[str, list[di
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     ids = [r.id for r in rows]
-    tags = store.load_tags(conn, ids)
+    tags = store.load_tags(conn, ids, rows)
     rules = load_rules(conn, ids)
     out = []
     for row in rows:
@@ -101,7 +101,7 @@ class Policies:
 
     def get_for(self, conn: Connection, policy_id: str, ctx: Context | None) -> dict[str, Any]:
         """The policy as ``ctx`` sees it (None: an internal load), its
-        sharing and default-ness read with its row."""
+        sharing, default-ness and tags read with its row."""
         row = store.get_row(conn, P, policy_id, lambda: not_found(policy_id), joined=_WITH_ROW)
         d = rbac.present(conn, ctx, to_dicts(conn, [row]), KIND, [row])[0]
         d["is_default"] = _sees_default(ctx, d) and bool(row.is_default)
