@@ -10,7 +10,7 @@ no lock is held while choosing.
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Table
@@ -24,7 +24,6 @@ SELECT_SIZE = 50
 INSERT_BATCH = 5000
 
 Key = tuple[Any, int]  # (scope or None, id)
-ScopedRange = tuple[Any, r.Range]  # (scope or None, (first, last))
 
 
 class IdPool:
@@ -139,16 +138,16 @@ class IdPool:
     # -- requests -------------------------------------------------------------
 
     def allocate(self, conn: Connection, scope: Any = None,
-                 guess_in: Sequence[ScopedRange] = ()) -> Key | None:
+                 guess_in: dict[Any, list[r.Range]] | None = None) -> Key | None:
         """Take a free id (in ``scope`` when given); None when none is free.
 
-        With ``guess_in`` (the configured ranges, with their scope, whose
-        ids all have rows) one key at random from them is tried first:
+        With ``guess_in`` (configured ranges by scope, as ``sync`` takes
+        them, so all their ids have rows) one key at random from them is tried first:
         taking it is the one conditional UPDATE, and while most of the pool
         is free it is free, so the read of candidates is skipped. A taken
         guess costs one statement more than reading first.
         """
-        guess = _random_in(guess_in)
+        guess = _random_in(guess_in or {})
         if guess is not None and conn.execute(self._take, self._params(*guess)).rowcount == 1:
             return guess
         if scope is not None and self.scope is not None:
@@ -183,23 +182,18 @@ class IdPool:
         conn.execute(self._free_one if in_ranges else self._forget, self._params(scope, ident))
 
 
-def scoped(scope: Any, ranges: Iterable[r.Range]) -> list[ScopedRange]:
-    """``ranges`` of one scope (None for an unscoped pool), as ``allocate``
-    guesses in them."""
-    return [(scope, rng) for rng in ranges]
-
-
-def _random_in(ranges: Sequence[ScopedRange]) -> Key | None:
+def _random_in(ranges: dict[Any, list[r.Range]]) -> Key | None:
     """A key drawn uniformly from the ranges' ids, None when there are none."""
-    total = sum(hi - lo + 1 for _, (lo, hi) in ranges)
+    total = sum(hi - lo + 1 for rs in ranges.values() for lo, hi in rs)
     if not total:
         return None
     n = random.randrange(total)
-    for scope, (lo, hi) in ranges:
-        if n <= hi - lo:
-            break
-        n -= hi - lo + 1
-    return scope, lo + n
+    for scope, rs in ranges.items():
+        for lo, hi in rs:
+            if n <= hi - lo:
+                return scope, lo + n
+            n -= hi - lo + 1
+    raise AssertionError("unreachable: n < total")
 
 
 def _batches(items: Iterable[int], size: int) -> Iterator[list[int]]:

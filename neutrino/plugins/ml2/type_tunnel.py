@@ -14,7 +14,7 @@ from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.plugins.ml2 import mtu, ranges
 from neutrino.plugins.ml2.driver_api import Segment, TypeDriver
-from neutrino.plugins.ml2.pool import IdPool, scoped
+from neutrino.plugins.ml2.pool import IdPool
 
 
 class _TunnelTypeDriver(TypeDriver):
@@ -30,7 +30,6 @@ class _TunnelTypeDriver(TypeDriver):
         self.tunnel_ranges = ranges.merge(ranges.tunnel_ranges(
             entries, f"[{self.group}] {self.option}", self.bounds, self.what))
         self.pool = IdPool(self.table, "id")
-        self._guesses = scoped(None, self.tunnel_ranges)  # where allocations guess first
 
     @abc.abstractmethod
     def encap_overhead(self) -> int:
@@ -60,7 +59,7 @@ class _TunnelTypeDriver(TypeDriver):
         return Segment(self.network_type, None, tunnel_id)
 
     def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
-        key = self.pool.allocate(conn, guess_in=self._guesses)
+        key = self.pool.allocate(conn, guess_in={None: self.tunnel_ranges})
         return None if key is None else Segment(self.network_type, None, key[1])
 
     def release_segment(self, conn: Connection, segment: Segment) -> None:

@@ -14,7 +14,7 @@ from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.plugins.ml2 import mtu, ranges
 from neutrino.plugins.ml2.driver_api import Segment, TypeDriver
-from neutrino.plugins.ml2.pool import IdPool, scoped
+from neutrino.plugins.ml2.pool import IdPool
 
 
 def _invalid(msg: str) -> errors.InvalidInput:
@@ -29,11 +29,6 @@ class VlanTypeDriver(TypeDriver):
         self.vlan_ranges = ranges.vlan_ranges(conf.ml2_type_vlan.network_vlan_ranges)
         self.physnet_mtus = ranges.physnet_mtus(conf.ml2.physical_network_mtus)
         self.pool = IdPool(t.ml2_vlan_allocations, "vlan_id", "physical_network")
-        # Where allocations guess first (IdPool.allocate): any physnet's
-        # ranges for a project network, the named one's for a provider.
-        self._guesses = {physnet: scoped(physnet, rngs)
-                         for physnet, rngs in self.vlan_ranges.items()}
-        self._any_guess = [g for guesses in self._guesses.values() for g in guesses]
 
     def sync_allocations(self, conn: Connection) -> None:
         self.pool.sync(conn, self.vlan_ranges)
@@ -59,7 +54,8 @@ class VlanTypeDriver(TypeDriver):
     def reserve_provider_segment(self, conn: Connection, segment: Segment) -> Segment:
         physnet, vlan_id = segment.physical_network, segment.segmentation_id
         if vlan_id is None:
-            key = self.pool.allocate(conn, physnet, guess_in=self._guesses.get(physnet, ()))
+            key = self.pool.allocate(conn, physnet,
+                                     guess_in={physnet: self.vlan_ranges.get(physnet, [])})
             if key is None:
                 raise errors.NoNetworkAvailable()
             return Segment(self.network_type, key[0], key[1])
@@ -68,7 +64,7 @@ class VlanTypeDriver(TypeDriver):
         return segment
 
     def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
-        key = self.pool.allocate(conn, guess_in=self._any_guess)
+        key = self.pool.allocate(conn, guess_in=self.vlan_ranges)  # any physnet's
         return None if key is None else Segment(self.network_type, key[0], key[1])
 
     def release_segment(self, conn: Connection, segment: Segment) -> None:
