@@ -64,9 +64,7 @@ class AddressGroups:
     def get_for(self, conn: Connection, ag_id: str, ctx: Context | None) -> dict[str, Any]:
         """The group as ``ctx`` sees it (None: an internal load), its
         sharing read with its row."""
-        row = store.get_row(conn, AG, ag_id, lambda: not_found(ag_id),
-                            joined=(rbac.shared_entries(KIND),))
-        return rbac.present(conn, ctx, _dicts(conn, [row]), KIND, [row])[0]
+        return rbac.shown(conn, ctx, KIND, AG, ag_id, lambda: not_found(ag_id), _dicts)
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

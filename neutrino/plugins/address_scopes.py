@@ -62,9 +62,9 @@ class AddressScopes:
     def get_for(self, conn: Connection, scope_id: str, ctx: Context | None) -> dict[str, Any]:
         """The scope as ``ctx`` sees it (None: an internal load), its
         sharing read with its row."""
-        row = store.get_row(conn, t.address_scopes, scope_id, lambda: not_found(scope_id),
-                            joined=(rbac.shared_entries(KIND),))
-        return rbac.present(conn, ctx, [_to_dict(row)], KIND, [row])[0]
+        return rbac.shown(conn, ctx, KIND, t.address_scopes, scope_id,
+                          lambda: not_found(scope_id),
+                          lambda conn, rows: [_to_dict(r) for r in rows])
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
-from neutrino.plugins.joined import Aggregated
+from neutrino.plugins.joined import Aggregated, Reads
 from neutrino.resources.rbac import (
     ACCESS_AS_EXTERNAL,
     ACCESS_AS_SHARED,
@@ -236,11 +236,23 @@ def unset_external(conn: Connection, network_id: str) -> None:
 @functools.cache
 def shared_entries(kind: str) -> Aggregated:
     """An object's ``access_as_shared`` targets, to read with its row
-    (``store.get_row(..., joined=(shared_entries(kind),))``), so a show
+    (``shown``, or ``store.get_row(..., joined=(shared_entries(kind),))``), so a show
     presents ``shared`` for its caller without a query of its own."""
     e = KINDS[kind].entries
     return Aggregated(e, "object_id", ("target_tenant",),
                       where=(e.c.action == ACCESS_AS_SHARED,))
+
+
+def shown(conn: Connection, ctx: Context | None, kind: str, table: Table, rid: str,
+          not_found: Callable[[], Exception],
+          to_dicts: Callable[[Connection, Sequence[Any]], list[dict[str, Any]]],
+          joined: Reads = ()) -> dict[str, Any]:
+    """A shareable object shown alone, as ``ctx`` sees it (None: an
+    internal load): its row read with its ``access_as_shared`` entries (and
+    the ``joined`` reads its ``to_dicts`` takes from it), ``shared``
+    presented from those entries. A handler's ``get_for``."""
+    row = store.get_row(conn, table, rid, not_found, joined=(shared_entries(kind), *joined))
+    return present(conn, ctx, to_dicts(conn, [row]), kind, [row])[0]
 
 
 def present(conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],

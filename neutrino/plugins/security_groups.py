@@ -171,9 +171,8 @@ class SecurityGroups:
     def get_for(self, conn: Connection, group_id: str, ctx: Context | None) -> dict[str, Any]:
         """The group as ``ctx`` sees it (None: an internal load), its
         sharing and tags read with its row."""
-        row = store.get_row(conn, G, group_id, lambda: not_found(group_id),
-                            joined=(rbac.shared_entries(KIND), store.TAGS))
-        return rbac.present(conn, ctx, _dicts(conn, [row]), KIND, [row])[0]
+        return rbac.shown(conn, ctx, KIND, G, group_id, lambda: not_found(group_id), _dicts,
+                          joined=(store.TAGS,))
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:

@@ -132,9 +132,8 @@ class SubnetPools:
     def get_for(self, conn: Connection, pool_id: str, ctx: Context | None) -> dict[str, Any]:
         """The pool as ``ctx`` sees it (None: an internal load), its sharing
         read with its row."""
-        row = store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id),
-                            joined=(rbac.shared_entries("subnetpool"),))
-        return rbac.present(conn, ctx, to_dicts(conn, [row]), "subnetpool", [row])[0]
+        return rbac.shown(conn, ctx, "subnetpool", t.subnetpools, pool_id,
+                          lambda: not_found(pool_id), to_dicts)
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"shared": lambda vals: rbac.bool_filter(

@@ -26,10 +26,10 @@ D = t.qos_policy_defaults
 # Built once: every network create asks for its project's default policy.
 _DEFAULT_OF = sa.select(D.c.qos_policy_id).where(D.c.project_id == sa.bindparam("project"))
 R = t.qos_rules
-# What a single policy's show reads with its row: who it is shared with,
-# whether it is its project's default, and its tags.
+# What a single policy's show reads with its row besides its sharing
+# (rbac.shown): whether it is its project's default, and its tags.
 _IS_DEFAULT = Computed("is_default", lambda p: sa.exists().where(D.c.qos_policy_id == p.c.id))
-_WITH_ROW = (rbac.shared_entries(KIND), _IS_DEFAULT, store.TAGS)
+_WITH_ROW = (_IS_DEFAULT, store.TAGS)
 
 
 def not_found(policy_id: str) -> errors.QosPolicyNotFound:
@@ -81,8 +81,10 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     out = []
     for row in rows:
         d = store.standard_dict(row)
-        d.update(shared=False, is_default=False, rules=rules.get(row.id, []),
-                 tags=tags.get(row.id, []))
+        # ``is_default`` as stored when read with the row (``_IS_DEFAULT``);
+        # shown to whom ``get_for`` and ``present`` decide.
+        d.update(shared=False, is_default="is_default" in row._fields and bool(row.is_default),
+                 rules=rules.get(row.id, []), tags=tags.get(row.id, []))
         out.append(d)
     return out
 
@@ -102,9 +104,9 @@ class Policies:
     def get_for(self, conn: Connection, policy_id: str, ctx: Context | None) -> dict[str, Any]:
         """The policy as ``ctx`` sees it (None: an internal load), its
         sharing, default-ness and tags read with its row."""
-        row = store.get_row(conn, P, policy_id, lambda: not_found(policy_id), joined=_WITH_ROW)
-        d = rbac.present(conn, ctx, to_dicts(conn, [row]), KIND, [row])[0]
-        d["is_default"] = _sees_default(ctx, d) and bool(row.is_default)
+        d = rbac.shown(conn, ctx, KIND, P, policy_id, lambda: not_found(policy_id), to_dicts,
+                       joined=_WITH_ROW)
+        d["is_default"] = d["is_default"] and _sees_default(ctx, d)
         return d
 
     def present(self, conn: Connection, ctx: Context | None,
