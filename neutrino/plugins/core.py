@@ -13,6 +13,7 @@ import sqlalchemy as sa
 
 from neutrino import errors
 from neutrino.context import Context
+from neutrino.db import lookups
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import events as ev
@@ -36,6 +37,7 @@ from neutrino.plugins.sg_statefulness import DefaultStatefulness
 from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
+from neutrino.quota import engine as quota_engine
 from neutrino.resources import validators as v
 
 T = TypeVar("T")
@@ -220,16 +222,19 @@ class CorePlugin:
         handler = self._handler(plural)
         ml2 = self.ml2.wants("create", plural)
 
+        reads, params = self._create_lookups(plural, ctx, items)
+
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
-            self._enforce_quota(conn, ctx)
-            check = getattr(handler, "before_create", None)
-            if check is not None:  # checks across a bulk request's items
-                check(conn, ctx, items)
-            ids = []
-            for item in items:
-                rid = handler.create(conn, ctx, item)
-                self.extensions.process_create(conn, ctx, plural, item, rid)
-                ids.append(rid)
+            with lookups.together(conn, reads, params):
+                self._enforce_quota(conn, ctx)
+                check = getattr(handler, "before_create", None)
+                if check is not None:  # checks across a bulk request's items
+                    check(conn, ctx, items)
+                ids = []
+                for item in items:
+                    rid = handler.create(conn, ctx, item)
+                    self.extensions.process_create(conn, ctx, plural, item, rid)
+                    ids.append(rid)
             created = self._fetch(conn, plural, ids, ctx)
             for item in created if self.events.wants(plural, ev.PRECOMMIT_CREATE) else ():
                 self.events.notify(plural, ev.PRECOMMIT_CREATE, conn, ctx, item)
@@ -252,6 +257,23 @@ class CorePlugin:
         for item in created:
             self.events.notify(plural, ev.AFTER_CREATE, ctx, item)
         return created
+
+    def _create_lookups(self, plural: str, ctx: Context,
+                        items: list[dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The single-value reads a create of one project will make (its quota
+        limit, what its extension drivers look up), to be read in one round
+        trip, and their parameters; none for a create across projects."""
+        projects = set(ctx.quota_request) or {item.get("project_id") for item in items}
+        if len(projects) != 1 or None in projects:
+            return (), {}
+        project = projects.pop()
+        reads = self.extensions.lookups(plural)
+        params = {"project": project}
+        deltas = ctx.quota_request.get(project, {})
+        if self.quota is not None and len(deltas) == 1:
+            params["resource"] = next(iter(deltas))
+            reads = (quota_engine.LIMIT, *reads)
+        return reads, params
 
     def _enforce_quota(self, conn: Any, ctx: Context) -> None:
         """The quota hook's reservation, checked inside the create's transaction."""

@@ -28,14 +28,16 @@ from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.context import Context
+from neutrino.db import lookups
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, sg_default_rules, sg_rules, sg_statefulness, store
 from neutrino.resources.attributes import AUTO
 
 G = t.securitygroups
 DEFAULT_SG = t.default_security_group
-# Built once: every network and port create asks for its project's group.
-_DEFAULT_ID = sa.select(DEFAULT_SG.c.security_group_id).where(
+# Built once: every network and port create asks for its project's group
+# (with its other lookups, ``db/lookups.py``).
+DEFAULT_ID = sa.select(DEFAULT_SG.c.security_group_id).where(
     DEFAULT_SG.c.project_id == sa.bindparam("project"))
 BINDINGS = t.securitygroupportbindings
 DEFAULT_DESCRIPTION = "Default security group"
@@ -87,7 +89,7 @@ class SecurityGroups:
 
     @staticmethod
     def default_id(conn: Connection, project_id: str) -> str | None:
-        return conn.execute(_DEFAULT_ID, {"project": project_id}).scalar()
+        return lookups.scalar(conn, DEFAULT_ID, {"project": project_id})
 
     def ensure_default(self, conn: Connection, ctx: Context, project_id: str | None) -> str | None:
         """The project's default group, made now if it has none (and policy allows)."""

@@ -17,10 +17,12 @@ from sqlalchemy import Connection, Table
 from sqlalchemy import exc as sa_exc
 
 from neutrino import errors
+from neutrino.db import lookups
 from neutrino.db import tables as t
 
-# Built once: every create reads its project's limit.
-_LIMIT = sa.select(t.quotas.c.hard_limit).where(
+# Built once: every create reads its project's limit (with its other
+# lookups, ``db/lookups.py``).
+LIMIT = sa.select(t.quotas.c.hard_limit).where(
     t.quotas.c.project_id == sa.bindparam("project"),
     t.quotas.c.resource == sa.bindparam("resource"))
 
@@ -127,8 +129,8 @@ class QuotaEngine:
             raise errors.OverQuota(overs=[name])
 
     def _limit(self, conn: Connection, project_id: str, name: str) -> int:
-        row = conn.execute(_LIMIT, {"project": project_id, "resource": name}).first()
-        return self.default(name) if row is None else row.hard_limit
+        limit = lookups.scalar(conn, LIMIT, {"project": project_id, "resource": name})
+        return self.default(name) if limit is None else limit
 
     def _lock(self, conn: Connection, project_id: str, name: str) -> None:
         """Serialise one project's creates of one resource (no-op on SQLite)."""

@@ -20,7 +20,7 @@ from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Fill, Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
 from neutrino.plugins.qos import bindings
-from neutrino.plugins.qos.policies import default_of, usable
+from neutrino.plugins.qos.policies import DEFAULT_OF, default_of, usable
 from neutrino.plugins.qos.support import QosSupport
 from neutrino.resources import extensions, qos
 from neutrino.resources import validators as v
@@ -111,6 +111,9 @@ class QosDriver(ExtensionDriver):
         conn.execute(sa.insert(table).values(**{key: resource_id, "policy_id": new}))
 
     # -- reads ------------------------------------------------------------------------
+
+    def lookups(self, plural: str) -> tuple[Any, ...]:
+        return (DEFAULT_OF,) if plural == "networks" else ()
 
     def joined(self, plural: str) -> list[Joined]:
         if plural == "networks":

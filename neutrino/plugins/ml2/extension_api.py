@@ -62,6 +62,12 @@ class ExtensionDriver(abc.ABC):
         (``joined.missing``)."""
         return []
 
+    def lookups(self, plural: str) -> tuple[Any, ...]:
+        """The single-value reads by ``project`` that ``process_create`` may
+        make for this collection, each a statement built once; the core
+        reads them with its others in one round trip (``db/lookups.py``)."""
+        return ()
+
     @abc.abstractmethod
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         """Add the driver's attributes to resources being returned (in bulk)."""

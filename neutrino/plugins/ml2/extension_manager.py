@@ -54,6 +54,9 @@ class ExtensionManager:
     def joined(self, plural: str) -> tuple[Joined | Aggregated, ...]:
         return tuple(j for driver in self.drivers for j in driver.joined(plural))
 
+    def lookups(self, plural: str) -> tuple[Any, ...]:
+        return tuple(dict.fromkeys(s for driver in self.drivers for s in driver.lookups(plural)))
+
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if items:
             for driver in self.drivers:

@@ -28,6 +28,7 @@ from neutrino.db import tables as t
 from neutrino.plugins import joined, rbac, store
 from neutrino.plugins.joined import Aggregated, Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.plugins.security_groups import DEFAULT_ID
 from neutrino.resources import security_groups as res
 from neutrino.resources.attributes import AUTO, Attribute
 
@@ -145,6 +146,9 @@ class PortSecurityGroupsDriver(ExtensionDriver):
             return []
         return [table.c.id.in_(sa.select(B.c.port_id)
                                .where(B.c.security_group_id.in_(filters[ATTR])))]
+
+    def lookups(self, plural: str) -> tuple[Any, ...]:
+        return (DEFAULT_ID,) if plural in ("networks", "ports") else ()
 
     def joined(self, plural: str) -> list[Joined | Aggregated]:
         return [_GROUPS] if plural == "ports" else []

@@ -15,6 +15,7 @@ from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.context import Context
+from neutrino.db import lookups
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 from neutrino.plugins.joined import Computed
@@ -23,8 +24,9 @@ from neutrino.resources import qos
 KIND = "qos_policy"
 P = t.qos_policies
 D = t.qos_policy_defaults
-# Built once: every network create asks for its project's default policy.
-_DEFAULT_OF = sa.select(D.c.qos_policy_id).where(D.c.project_id == sa.bindparam("project"))
+# Built once: every network create asks for its project's default policy
+# (with its other lookups, ``db/lookups.py``).
+DEFAULT_OF = sa.select(D.c.qos_policy_id).where(D.c.project_id == sa.bindparam("project"))
 R = t.qos_rules
 # What a single policy's show reads with its row besides its sharing
 # (rbac.shown): whether it is its project's default, and its tags.
@@ -90,7 +92,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def default_of(conn: Connection, project_id: str) -> str | None:
-    return conn.execute(_DEFAULT_OF, {"project": project_id}).scalar()
+    return lookups.scalar(conn, DEFAULT_OF, {"project": project_id})
 
 
 def _sees_default(ctx: Context | None, policy: dict[str, Any]) -> bool:
