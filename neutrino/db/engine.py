@@ -22,6 +22,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import NullPool
 
+from neutrino.db import writes
+
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -283,6 +285,7 @@ class Database:
     def __init__(self, url: str) -> None:
         self.url = normalise_url(url)
         self.engine = make_engine(url)
+        writes.watch(self.engine)  # what a create wrote, for reading it back
         self.dialect = self.engine.dialect.name
         self._shared: ContextVar[_SharedRead | None] = ContextVar(
             f"shared-read-{id(self)}", default=None)

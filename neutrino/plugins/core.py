@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from neutrino import errors
 from neutrino.context import Context
-from neutrino.db import lookups
+from neutrino.db import lookups, writes
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import events as ev
@@ -225,7 +225,7 @@ class CorePlugin:
         reads, params = self._create_lookups(plural, ctx, items)
 
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
-            with lookups.together(conn, reads, params):
+            with lookups.together(conn, reads, params), writes.tracked() as written:
                 self._enforce_quota(conn, ctx)
                 check = getattr(handler, "before_create", None)
                 if check is not None:  # checks across a bulk request's items
@@ -235,7 +235,8 @@ class CorePlugin:
                     rid = handler.create(conn, ctx, item)
                     self.extensions.process_create(conn, ctx, plural, item, rid)
                     ids.append(rid)
-            created = self._fetch(conn, plural, ids, ctx)
+            with store.fresh(set(ids), written):
+                created = self._fetch(conn, plural, ids, ctx)
             for item in created if self.events.wants(plural, ev.PRECOMMIT_CREATE) else ():
                 self.events.notify(plural, ev.PRECOMMIT_CREATE, conn, ctx, item)
             contexts = [self.ml2.context(conn, plural, c) for c in created] if ml2 else []

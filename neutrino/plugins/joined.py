@@ -29,7 +29,9 @@ filled for a page by the resource's own ``to_dicts``
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import copy
+import functools
+from typing import Any, Callable, Collection, Sequence
 
 import orjson
 import sqlalchemy as sa
@@ -134,13 +136,24 @@ class Aggregated:
         for other, on in joins:
             source = source.outerjoin(other, on)
         self._source, self._where = source, tuple(where)
+        self._none = False
 
     def _select(self, *columns: Any) -> Any:
         return sa.select(*columns).select_from(self._source).where(*self._where)
 
     def columns(self, parent: Table) -> list[Any]:
+        if self._none:
+            return [sa.null().label(self.labels[0])]
         rows = self._select(json_rows(*self._selected)).where(self.table.c[self.key] == parent.c.id)
         return [rows.scalar_subquery().label(self.labels[0])]
+
+    @functools.cached_property
+    def none(self) -> Aggregated:
+        """This read for a parent known to have no rows in ``table``: a
+        NULL column in place of the subquery, read as no rows."""
+        variant = copy.copy(self)
+        variant._none = True
+        return variant
 
     def batch(self) -> Any:
         """The rows of any parents, key first: ``store.child_rows`` adds the
@@ -194,6 +207,14 @@ class Computed:
 
 
 Reads = Sequence["Joined | Aggregated | Computed"]
+
+
+def known_empty(joined: Reads, written: Collection[Table]) -> tuple[Any, ...]:
+    """``joined`` for a resource made in this transaction, which can have
+    rows only in the tables it wrote to (``db/writes.py``): the other
+    ``Aggregated`` tables are NULL columns instead of subqueries."""
+    return tuple(j.none if isinstance(j, Aggregated) and j.table not in written else j
+                 for j in joined)
 
 
 def select(table: Table, joined: Reads) -> Any:

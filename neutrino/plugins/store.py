@@ -9,8 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Table
@@ -445,9 +447,28 @@ def _row_stmt(table: Table, lock: bool, joined: tuple[Any, ...]) -> Any:
     return joined_mod.select(table, joined).where(table.c.id == sa.bindparam("rid"))
 
 
+_FRESH: ContextVar[tuple[Collection[str], Collection[Table]] | None] = ContextVar(
+    "fresh", default=None)
+
+
+@contextmanager
+def fresh(ids: Collection[str], written: Collection[Table]) -> Iterator[None]:
+    """Within the block, rows of ``ids`` (made in this transaction, which
+    wrote to ``written``) are read without the child tables nothing was
+    written to (``joined.known_empty``)."""
+    token = _FRESH.set((ids, written))
+    try:
+        yield
+    finally:
+        _FRESH.reset(token)
+
+
 def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
             for_update: bool = False, joined: Reads = ()) -> Any:
     """The row, with the ``joined`` tables' columns unless it is locked."""
+    made = _FRESH.get()
+    if made is not None and joined and rid in made[0]:
+        joined = joined_mod.known_empty(joined, made[1])
     stmt = _row_stmt(table, for_update and conn.dialect.name != "sqlite", tuple(joined))
     row = conn.execute(stmt, {"rid": rid}).first()
     if row is None:

@@ -263,3 +263,55 @@ def test_a_qos_policys_sharing_and_default_read_with_its_row_are_what_its_listin
         assert seen == {"owner": (False, True), "friend": (True, False), "admin": (False, True)}
     finally:
         app.api.plugin.db.dispose()
+
+
+def _made(app: CountingApp, plural: str, body: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A create's answer, and the SELECT that read the new resource back."""
+    statements, made = app.recorded(f"/v2.0/{plural}", ADMIN, "POST", body)
+    prefix = f"SELECT {plural}.id, {plural}.project_id, {plural}.name, "
+    (read_back,) = [" ".join(s.split()) for s in statements if s.lstrip().startswith(prefix)]
+    return next(iter(made.values())), read_back
+
+
+def test_a_create_reads_back_only_the_child_tables_it_wrote_and_answers_as_a_show(
+        db_url: str, tmp_path: Path) -> None:
+    """A new resource's child rows can only be the create's own, so its
+    answer skips the tables the create wrote nothing to (``db/writes.py``)
+    and still equals the resource shown afterwards."""
+    app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = qos,trunk\n"
+                                "[ml2]\nextension_drivers = port_security,qos\n", url=db_url)
+    try:
+        cases = [
+            ("networks", {"network": {"name": "plain"}}, (), ("tags", "networkrbacs")),
+            ("networks", {"network": {"name": "t", "tags": ["b", "a"], "shared": True}},
+             ("tags", "networkrbacs"), ()),
+        ]
+        net = _post(app, "/v2.0/networks", {"network": {"name": "n"}})["id"]
+        cases += [
+            ("subnets", {"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.7.0.0/24"}},
+             (), ("dns_nameservers", "subnet_routes")),
+            ("subnets", {"subnet": {"network_id": net, "ip_version": 4, "cidr": "10.8.0.0/24",
+                                    "dns_nameservers": ["10.0.0.2", "10.0.0.1"],
+                                    "host_routes": [{"destination": "10.9.0.0/24",
+                                                     "nexthop": "10.8.0.9"}]}},
+             ("dns_nameservers", "subnet_routes"), ()),
+            ("ports", {"port": {"network_id": net}},
+             ("ipallocations", "securitygroupportbindings"),
+             ("tags", "allowed_address_pairs", "extra_dhcp_opts", "trunks")),
+            ("ports", {"port": {"network_id": net, "tags": ["x"],
+                                "allowed_address_pairs": [{"ip_address": "10.1.0.0/24"}],
+                                "extra_dhcp_opts": [{"opt_name": "tftp-server",
+                                                     "opt_value": "10.0.0.1"}]}},
+             ("tags", "allowed_address_pairs", "extra_dhcp_opts"), ("trunks",)),
+        ]
+        for plural, body, read, skipped in cases:
+            made, read_back = _made(app, plural, body)
+            shown, _ = _get(app, f"/v2.0/{plural}/{made['id']}")
+            assert made == next(iter(shown.values())), (plural, body)
+            for table in read:
+                assert f"FROM {table} " in read_back, (table, read_back)
+            for table in skipped:
+                assert f"FROM {table} " not in read_back, (table, read_back)
+                assert f"NULL AS {table}__rows" in read_back, (table, read_back)
+    finally:
+        app.api.plugin.db.dispose()
