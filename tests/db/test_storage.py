@@ -212,12 +212,13 @@ def test_full_subnet_reports_ip_generation_failure(plugin: Any, net: dict[str, A
         _one(plugin, "ports", {"network_id": net["id"]})
 
 
-def test_once_the_window_is_taken_an_address_comes_from_the_next_free_ones(
+def test_once_the_windows_are_taken_the_walk_picks_among_the_first_free_ones(
         plugin: Any, net: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The random tries miss when the pools' first WINDOW addresses are all
-    taken; the walk then picks among the first WINDOW free ones, in order
-    across pools, IPv6 included."""
+    """The random tries miss when every window's addresses are taken (here
+    windows do not grow); the walk then picks among the first WINDOW free
+    ones, in order across pools, IPv6 included."""
     monkeypatch.setattr(allocator, "WINDOW", 4)
+    monkeypatch.setattr(allocator, "GROWTH", 1)
     v4 = _one(plugin, "subnets", {"network_id": net["id"], "ip_version": 4,
                                   "cidr": "10.6.0.0/24", "allocation_pools": [
                                       {"start": "10.6.0.10", "end": "10.6.0.15"},
@@ -241,6 +242,37 @@ def test_once_the_window_is_taken_an_address_comes_from_the_next_free_ones(
     got = _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
         {"subnet_id": v6["id"]}]})["fixed_ips"][0]["ip_address"]
     assert got in {"2001:db8:6::e", "2001:db8:6::f"}
+
+
+def test_once_the_first_window_is_taken_an_address_comes_from_a_wider_one_without_the_walk(
+        plugin: Any, net: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subnet whose first WINDOW addresses are taken is tried in a window
+    GROWTH times larger: no read of all its allocations."""
+    monkeypatch.setattr(allocator, "WINDOW", 4)
+    v4 = _one(plugin, "subnets", {"network_id": net["id"], "ip_version": 4,
+                                  "cidr": "10.7.0.0/24", "allocation_pools": [
+                                      {"start": "10.7.0.10", "end": "10.7.0.15"},
+                                      {"start": "10.7.0.100", "end": "10.7.0.150"}]})
+    for last in (10, 11, 12, 13):
+        _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
+            {"subnet_id": v4["id"], "ip_address": f"10.7.0.{last}"}]})
+    wider = {14, 15, *range(100, 110)}  # the rest of the first 4 * GROWTH addresses
+    seen: list[str] = []
+    record = lambda conn, cursor, statement, *a: seen.append(" ".join(statement.split()))  # noqa: E731
+    sa.event.listen(plugin.db.engine, "before_cursor_execute", record)
+    try:
+        for _ in range(6):
+            got = _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
+                {"subnet_id": v4["id"]}]})["fixed_ips"][0]["ip_address"]
+            assert int(got.split(".")[-1]) in wider
+            wider.discard(int(got.split(".")[-1]))
+    finally:
+        sa.event.remove(plugin.db.engine, "before_cursor_execute", record)
+    walks = [s for s in seen if s.startswith("SELECT ipallocations.ip_address")
+             and " IN (" not in s]
+    assert walks == []
+    assert allocator.windows(4 * 4 ** 9) == [4 * 4 ** k for k in range(allocator.WIDEST)]
+    assert allocator.windows(3) == [3, 3, 3]
 
 
 # -- tags, revisions, timestamps, booleans --------------------------------------------
