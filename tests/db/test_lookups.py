@@ -1,8 +1,9 @@
 """Single-value reads named together are one round trip (``db/lookups.py``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
@@ -28,60 +29,54 @@ def _counting(db: Database) -> list[str]:
     return seen
 
 
-def test_reads_named_together_cost_one_statement_and_give_each_its_own_value(
-        db_url: str) -> None:
-    db = Database(db_url)
+@pytest.fixture
+def db(db_url: str) -> Iterator[Database]:
+    """A database where project p's network limit is 7 and project q's is 3."""
+    database = Database(db_url)
+    with database.writer() as conn:
+        conn.execute(sa.insert(t.quotas), [
+            {"project_id": "p", "resource": "network", "hard_limit": 7},
+            {"project_id": "q", "resource": "network", "hard_limit": 3}])
     try:
-        with db.writer() as conn:
-            conn.execute(sa.insert(t.quotas).values(project_id="p", resource="network",
-                                                    hard_limit=7))
-        seen = _counting(db)
-        with db.writer() as conn, lookups.together(conn, READS, PARAMS):
-            assert lookups.scalar(conn, DEFAULT_ID, {"project": "p"}) is None
-            assert lookups.scalar(conn, LIMIT, PARAMS) == 7
-            assert lookups.scalar(conn, DEFAULT_OF, {"project": "p"}) is None
-        assert len(seen) == 1, seen
+        yield database
     finally:
-        db.dispose()
+        database.dispose()
 
 
-def test_a_value_is_served_once_and_read_again_afterwards(db_url: str) -> None:
+def test_reads_named_together_cost_one_statement_and_give_each_its_own_value(
+        db: Database) -> None:
+    seen = _counting(db)
+    with db.writer() as conn, lookups.together(conn, READS, PARAMS):
+        assert lookups.scalar(conn, DEFAULT_ID, {"project": "p"}) is None
+        assert lookups.scalar(conn, LIMIT, PARAMS) == 7
+        assert lookups.scalar(conn, DEFAULT_OF, {"project": "p"}) is None
+    assert len(seen) == 1, seen
+
+
+def test_a_value_is_served_once_and_read_again_afterwards(db: Database) -> None:
     """A component that changes what it read (the default group it made)
     and reads it again gets the database's answer, not the batch's."""
-    db = Database(db_url)
-    try:
-        with db.writer() as conn:
-            conn.execute(sa.insert(t.quotas).values(project_id="p", resource="network",
-                                                    hard_limit=7))
-        seen = _counting(db)
-        with db.writer() as conn, lookups.together(conn, READS, PARAMS):
-            assert lookups.scalar(conn, LIMIT, PARAMS) == 7
-            conn.execute(sa.update(t.quotas).values(hard_limit=9))
-            assert lookups.scalar(conn, LIMIT, PARAMS) == 9
-        assert len(seen) == 3, seen
-    finally:
-        db.dispose()
+    seen = _counting(db)
+    with db.writer() as conn, lookups.together(conn, READS, PARAMS):
+        assert lookups.scalar(conn, LIMIT, PARAMS) == 7
+        conn.execute(sa.update(t.quotas).where(t.quotas.c.project_id == "p")
+                     .values(hard_limit=9))
+        assert lookups.scalar(conn, LIMIT, PARAMS) == 9
+    assert len(seen) == 3, seen
 
 
 def test_reads_with_other_parameters_or_connections_or_outside_go_to_the_database(
-        db_url: str) -> None:
-    db = Database(db_url)
-    try:
-        with db.writer() as conn:
-            conn.execute(sa.insert(t.quotas).values(project_id="q", resource="network",
-                                                    hard_limit=3))
-        seen: list[Any] = _counting(db)
-        with db.writer() as conn, lookups.together(conn, READS, PARAMS):
-            other = {"project": "q", "resource": "network"}
-            assert lookups.scalar(conn, LIMIT, other) == 3  # not the batch's project
-            assert len(seen) == 1
-            with db.reader() as elsewhere:
-                assert lookups.scalar(elsewhere, LIMIT, other) == 3
-            assert len(seen) == 2  # another connection: not served from the batch
-            assert lookups.scalar(conn, DEFAULT_OF, {"project": "p"}) is None
-            assert len(seen) == 3  # the batch, read once for what is left
-        with db.writer() as conn:
-            assert lookups.scalar(conn, LIMIT, other) == 3
-        assert len(seen) == 4
-    finally:
-        db.dispose()
+        db: Database) -> None:
+    seen = _counting(db)
+    other = {"project": "q", "resource": "network"}
+    with db.writer() as conn, lookups.together(conn, READS, PARAMS):
+        assert lookups.scalar(conn, LIMIT, other) == 3  # not the batch's project
+        assert len(seen) == 1
+        with db.reader() as elsewhere:
+            assert lookups.scalar(elsewhere, LIMIT, other) == 3
+        assert len(seen) == 2  # another connection: not served from the batch
+        assert lookups.scalar(conn, DEFAULT_OF, {"project": "p"}) is None
+        assert len(seen) == 3  # the batch, read once for what is left
+    with db.writer() as conn:
+        assert lookups.scalar(conn, LIMIT, other) == 3
+    assert len(seen) == 4
