@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from oslo_config import cfg
+
+from neutrino.cmd.logs import setup_logging
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -31,31 +32,6 @@ def _conf(rest: list[str]) -> cfg.ConfigOpts:
 def _die(exc: BaseException) -> None:
     print(f"neutrino: configuration error: {exc}", file=sys.stderr)
     sys.exit(2)
-
-
-def setup_logging(conf: cfg.ConfigOpts) -> None:
-    level = logging.DEBUG if conf.debug else logging.INFO
-    handler: logging.Handler = (logging.FileHandler(conf.log_file) if conf.log_file
-                                else logging.StreamHandler())
-    handler.setFormatter(logging.Formatter(
-        "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    access = logging.getLogger("neutrino.access")
-    switch_access_log(conf)
-    if conf.access_log and conf.access_log != "-":
-        access.propagate = False
-        access.addHandler(logging.FileHandler(conf.access_log))
-    for noisy in ("stevedore", "keystonemiddleware", "oslo_policy", "alembic.runtime.plugins"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-def switch_access_log(conf: cfg.ConfigOpts) -> None:
-    """An empty ``access_log`` turns the access log off. An API worker
-    calls this again once granian has configured its logging: granian's
-    dictConfig keeps existing loggers but enables every one of them."""
-    logging.getLogger("neutrino.access").disabled = not conf.access_log
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.cmd.logs import switch_access_log
+
 LOG = logging.getLogger(__name__)
 
 
@@ -87,7 +89,6 @@ class Server:
 
 def load_app(conf: cfg.ConfigOpts) -> Any:
     """The WSGI app, built in a worker just after the fork."""
-    from neutrino.cmd.main import switch_access_log
     from neutrino.cmd.parent import die_with_parent
     from neutrino.service import build_wsgi
     die_with_parent()  # a master killed with SIGKILL takes its workers along
