@@ -37,7 +37,6 @@ from neutrino.plugins.sg_statefulness import DefaultStatefulness
 from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
-from neutrino.quota import engine as quota_engine
 from neutrino.resources import validators as v
 
 T = TypeVar("T")
@@ -268,13 +267,9 @@ class CorePlugin:
         if len(projects) != 1 or None in projects:
             return (), {}
         project = projects.pop()
-        reads = self.extensions.lookups(plural)
-        params = {"project": project}
-        deltas = ctx.quota_request.get(project, {})
-        if self.quota is not None and len(deltas) == 1:
-            params["resource"] = next(iter(deltas))
-            reads = (quota_engine.LIMIT, *reads)
-        return reads, params
+        reads, params = ((), {}) if self.quota is None else self.quota.lookups(
+            ctx.quota_request.get(project, {}))
+        return (*reads, *self.extensions.lookups(plural)), {**params, "project": project}
 
     def _enforce_quota(self, conn: Any, ctx: Context) -> None:
         """The quota hook's reservation, checked inside the create's transaction."""

@@ -117,6 +117,14 @@ class QuotaEngine:
         if over:
             raise errors.OverQuota(overs=sorted(over))
 
+    def lookups(self, deltas: dict[str, int]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The limit ``enforce`` will read for one project's ``deltas``, for
+        a create to read with its other lookups (``db/lookups.py``), and its
+        parameters besides the project: only when one resource is counted."""
+        if len(deltas) != 1:
+            return (), {}
+        return (LIMIT,), {"resource": next(iter(deltas))}
+
     def add(self, countables: Iterable[Countable]) -> None:
         """Resources of a service plugin (``router``, ``floatingip``)."""
         for countable in countables:
