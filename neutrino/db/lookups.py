@@ -66,7 +66,7 @@ def together(conn: Connection, reads: Sequence[Select[Any]],
     """Within the block, ``scalar`` serves ``reads`` asked on ``conn`` with
     ``params`` (or a subset of them) from one SELECT, each once."""
     reads = tuple(dict.fromkeys(reads))
-    if not reads:
+    if len(reads) < 2:  # nothing to save: the read goes as it is
         yield
         return
     token = _BATCH.set(_Batch(conn, reads, params, set(reads)))
