@@ -80,12 +80,13 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     ids = [r.id for r in rows]
     tags = store.load_tags(conn, ids, rows)
     rules = load_rules(conn, ids)
+    # ``is_default`` as stored when read with the row (``_IS_DEFAULT``);
+    # shown to whom ``get_for`` and ``present`` decide.
+    with_default = bool(rows) and "is_default" in rows[0]._fields
     out = []
     for row in rows:
         d = store.standard_dict(row)
-        # ``is_default`` as stored when read with the row (``_IS_DEFAULT``);
-        # shown to whom ``get_for`` and ``present`` decide.
-        d.update(shared=False, is_default="is_default" in row._fields and bool(row.is_default),
+        d.update(shared=False, is_default=with_default and bool(row.is_default),
                  rules=rules.get(row.id, []), tags=tags.get(row.id, []))
         out.append(d)
     return out
