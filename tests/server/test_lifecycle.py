@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import signal
 import subprocess
 import sys
@@ -184,3 +185,15 @@ def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_pat
                          timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "True False"
+
+
+def test_a_failed_in_place_upgrade_stops_start_up(tmp_path: Path) -> None:
+    """The child's failure is the server's: it does not start on a database
+    it could not migrate (here one that has a table of the schema already,
+    made by something else)."""
+    with sqlite3.connect(tmp_path / "n.sqlite") as db:
+        db.execute("CREATE TABLE networks (id TEXT)")
+    done = _run_serve(tmp_path, f"[DEFAULT]\nauth_strategy = noauth\n"
+                                f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n")
+    assert done.returncode != 0
+    assert "upgrading the schema failed" in done.stderr, done.stderr
