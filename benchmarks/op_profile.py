@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from neutrino.cmd.serve import tune_gc  # noqa: E402
 from side_by_side import ML2_CONF, SERVICE_PLUGINS  # noqa: E402
 from tests.inprocess import CountingApp  # noqa: E402
+from tests.sql_events import listen_all, remove_all  # noqa: E402
 
 CONFIG = f"[DEFAULT]\nservice_plugins = {SERVICE_PLUGINS}\n{ML2_CONF}"
 OPS = ("network-create", "network-show", "network-update", "network-delete",
@@ -140,13 +141,12 @@ def print_statements(app: CountingApp, ops: Ops, op: str) -> None:
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(" ".join(statement.split()))
-    engine = app.api.plugin.db.engine
     method, path, body = ops.request(op)
-    event.listen(engine, "before_cursor_execute", record)
+    listen_all(app.api.plugin.db, "before_cursor_execute", record)
     try:
         app.client.simulate_request(method, path, json=body, headers=HEADERS)
     finally:
-        event.remove(engine, "before_cursor_execute", record)
+        remove_all(app.api.plugin.db, "before_cursor_execute", record)
     width = None if os.environ.get("FULL") else 400  # FULL=1: whole statements
     for i, statement in enumerate(seen, 1):
         print(f"{i:3d} {statement[:width]}")
@@ -167,7 +167,7 @@ def main() -> int:
             app = CountingApp(Path(tmp), CONFIG, url=url)
             app.api.plugin.initialize()
             begins: list[object] = []
-            event.listen(app.api.plugin.db.engine, "begin", begins.append)
+            listen_all(app.api.plugin.db, "begin", begins.append)
             ops = Ops(app, 2 * args.requests + 50)
             tune_gc()
             for op in args.ops.split(","):

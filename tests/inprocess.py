@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from falcon import testing
-from sqlalchemy import event
 
 from neutrino.api.app import build_falcon
 from neutrino.db import migrate
 from neutrino.service import build_api, make_conf
+from tests.sql_events import listen_all, remove_all
 
 
 class CountingApp:
@@ -29,7 +29,7 @@ class CountingApp:
         self.api = build_api(make_conf(["--config-file", str(conf_file)]))
         self.client = testing.TestClient(build_falcon(self.api))
         self.statements = 0
-        event.listen(self.api.plugin.db.engine, "before_cursor_execute", self._count)
+        listen_all(self.api.plugin.db, "before_cursor_execute", self._count)
 
     def _count(self, *args: Any) -> None:
         self.statements += 1
@@ -41,11 +41,11 @@ class CountingApp:
 
         def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
             seen.append(statement)
-        event.listen(self.api.plugin.db.engine, "before_cursor_execute", record)
+        listen_all(self.api.plugin.db, "before_cursor_execute", record)
         try:
             result = self.client.simulate_request(method, path, headers=headers, json=json)
         finally:
-            event.remove(self.api.plugin.db.engine, "before_cursor_execute", record)
+            remove_all(self.api.plugin.db, "before_cursor_execute", record)
         assert result.status_code < 300, result.text
         return seen, result.json
 

@@ -61,10 +61,21 @@ def _default_mysql_driver() -> str:
     return "mysqldb"
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, reads_only: bool = False) -> Engine:
+    """The engine for ``url``; with ``reads_only``, the one for reads.
+
+    A read on a server database runs in autocommit mode: under READ
+    COMMITTED (ours on MySQL, PostgreSQL's default) every statement sees
+    what was committed when it started, inside a transaction or not, so
+    a read transaction's COMMIT (and on PostgreSQL its BEGIN) were round
+    trips that bought nothing: a show is now its SELECT alone. Its
+    sessions are READ ONLY, so a write that strays into a read fails
+    instead of committing statement by statement. SQLite reads keep their
+    transaction, whose snapshot is real there, and refuse writes too.
+    """
     url = normalise_url(url)
     if url.startswith("sqlite"):
-        return _sqlite_engine(url)
+        return _sqlite_engine(url, reads_only)
     # Every use of a connection ends its transaction (``Database.reader`` and
     # ``writer`` commit or roll back, and a closed Connection rolls back what
     # is left), so the pool's own ROLLBACK on return would be one more round
@@ -72,24 +83,38 @@ def make_engine(url: str) -> Engine:
     # few connections serve, and only those left idle get pinged.
     kwargs: dict[str, Any] = {"pool_size": 10, "max_overflow": 20,
                               "pool_reset_on_return": None, "pool_use_lifo": True}
+    if reads_only:  # a reader's close sends no ROLLBACK either
+        kwargs.update(isolation_level="AUTOCOMMIT", skip_autocommit_rollback=True)
+    elif url.startswith("mysql"):
+        kwargs["isolation_level"] = "READ COMMITTED"
     if not url.startswith("mysql"):
-        return _ping_when_idle(create_engine(url, **kwargs))
-    kwargs["isolation_level"] = "READ COMMITTED"
+        engine = _ping_when_idle(create_engine(url, **kwargs))
+        if reads_only:
+            _on_connect_run(engine, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        return engine
     if url.startswith("mysql+mysqldb"):
         kwargs["connect_args"] = {"conv": _mysqlclient_conversions()}
     if "charset=" not in url:
         url += ("&" if "?" in url else "?") + "charset=utf8mb4"
     engine = _ping_when_idle(create_engine(url, **kwargs))
+    # A resource's child rows are read as one JSON_ARRAYAGG per table
+    # (plugins/joined.py), which MySQL cuts at this length (1 MB by
+    # default) without an error.
+    _on_connect_run(engine, f"SET SESSION group_concat_max_len = {MYSQL_AGGREGATE_MAX}",
+                    *(["SET SESSION TRANSACTION READ ONLY"] if reads_only else []))
+    return engine
 
+
+def _on_connect_run(engine: Engine, *statements: str) -> None:
+    """Run ``statements`` once on each new connection, before any use."""
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # A resource's child rows are read as one JSON_ARRAYAGG per table
-        # (plugins/joined.py), which MySQL cuts at this length (1 MB by
-        # default) without an error.
         cur = dbapi_conn.cursor()
-        cur.execute(f"SET SESSION group_concat_max_len = {MYSQL_AGGREGATE_MAX}")
+        for statement in statements:
+            cur.execute(statement)
         cur.close()
-    return engine
+        if not engine.dialect.detect_autocommit_setting(dbapi_conn):
+            dbapi_conn.commit()  # PostgreSQL opened a transaction for them
 
 
 def _mysqlclient_conversions() -> dict[Any, Any]:
@@ -149,9 +174,15 @@ def _ping_when_idle(engine: Engine) -> Engine:
     return engine
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_file(url: str) -> str:
+    """The database file a SQLite URL names; empty for an in-memory one."""
     path = url.split("///", 1)[1] if "///" in url else ""
-    if path and path != ":memory:":
+    return "" if path == ":memory:" else path
+
+
+def _sqlite_engine(url: str, reads_only: bool = False) -> Engine:
+    path = url.split("///", 1)[1] if "///" in url else ""
+    if _sqlite_file(url):
         os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     engine = create_engine(url, poolclass=NullPool if not path else None,
                            connect_args={"check_same_thread": False,
@@ -166,6 +197,8 @@ def _sqlite_engine(url: str) -> Engine:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=30000")
+        if reads_only:
+            cur.execute("PRAGMA query_only=ON")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -265,8 +298,7 @@ class _SharedRead:
     def connection(self) -> Connection:
         if self._conn is None:
             self._stack = ExitStack()
-            conn = self._stack.enter_context(self.db.engine.connect())
-            self._stack.enter_context(conn.begin())
+            conn = self._stack.enter_context(self.db.read_connection())
             self._conn, self.stale = conn, False
         return self._conn
 
@@ -287,6 +319,13 @@ class Database:
         self.engine = make_engine(url)
         writes.watch(self.engine)  # what a create wrote, for reading it back
         self.dialect = self.engine.dialect.name
+        # Reads check out of a pool of their own (``make_engine``); an
+        # in-memory SQLite database exists once per connection, so there
+        # reads share the writers' engine.
+        self.read_engine = (make_engine(url, reads_only=True)
+                            if self.dialect != "sqlite" or _sqlite_file(self.url) else self.engine)
+        self.engines = tuple(dict.fromkeys((self.engine, self.read_engine)))
+        self._reads_commit = self.dialect == "sqlite"
         self._shared: ContextVar[_SharedRead | None] = ContextVar(
             f"shared-read-{id(self)}", default=None)
 
@@ -303,12 +342,23 @@ class Database:
                 yield conn
 
     @contextmanager
+    def read_connection(self) -> Iterator[Connection]:
+        """A connection for reads alone: autocommit on a server database
+        (one round trip per statement, nothing to end), a transaction on
+        SQLite."""
+        with self.read_engine.connect() as conn:
+            if self._reads_commit:
+                with conn.begin():
+                    yield conn
+            else:
+                yield conn
+
+    @contextmanager
     def reader(self) -> Iterator[Connection]:
         shared = self._shared.get()
         if shared is None:
-            with self.engine.connect() as conn:
-                with conn.begin():
-                    yield conn
+            with self.read_connection() as conn:
+                yield conn
             return
         if shared.stale and not shared.in_use:
             shared.close()
@@ -348,4 +398,5 @@ class Database:
         shared.close()
 
     def dispose(self) -> None:
-        self.engine.dispose()
+        for engine in self.engines:
+            engine.dispose()

@@ -46,43 +46,49 @@ def _kill(db: Database, server_id: int) -> None:
     time.sleep(0.1)  # the server closes it
 
 
-def _pooled_id(db: Database) -> int:
-    with db.reader() as conn:
+def _pooled_id(db: Database, write: bool = False) -> int:
+    """A pooled connection's server id: a reader's, or with ``write`` a writer's
+    (the two check out of pools of their own)."""
+    with (db.writer() if write else db.reader()) as conn:
         return _server_id(conn)
 
 
 def _counting_pings(db: Database) -> list[int]:
     pings: list[int] = []
-    ping = db.engine.dialect.do_ping
-
-    def counted(dbapi_conn: Any) -> Any:
-        pings.append(1)
-        return ping(dbapi_conn)
-    db.engine.dialect.do_ping = counted  # type: ignore[method-assign]
+    for engine in db.engines:
+        def counted(dbapi_conn: Any, ping: Any = engine.dialect.do_ping) -> Any:
+            pings.append(1)
+            return ping(dbapi_conn)
+        engine.dialect.do_ping = counted  # type: ignore[method-assign]
     return pings
 
 
-def test_a_connection_used_a_moment_ago_is_not_pinged(db: Database) -> None:
-    _pooled_id(db)
+BOTH_POOLS = pytest.mark.parametrize("write", [False, True], ids=["reads", "writes"])
+
+
+@BOTH_POOLS
+def test_a_connection_used_a_moment_ago_is_not_pinged(db: Database, write: bool) -> None:
+    _pooled_id(db, write)
     pings = _counting_pings(db)
     for _ in range(5):
-        _pooled_id(db)
+        _pooled_id(db, write)
     assert pings == []
 
 
+@BOTH_POOLS
 def test_an_idle_connection_the_server_dropped_is_replaced(
-        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+        db: Database, monkeypatch: pytest.MonkeyPatch, write: bool) -> None:
     monkeypatch.setattr(engine_mod, "PING_AFTER_IDLE", 0.2)
-    first = _pooled_id(db)
+    first = _pooled_id(db, write)
     _kill(db, first)
     pings = _counting_pings(db)
     time.sleep(0.3)
-    assert _pooled_id(db) != first  # no error: the ping found it dead
+    assert _pooled_id(db, write) != first  # no error: the ping found it dead
     assert pings == [1]
 
 
 def test_a_write_on_a_connection_lost_within_the_idle_window_reruns(db: Database) -> None:
-    first = _pooled_id(db)
+    first = _pooled_id(db, write=True)
     _kill(db, first)
     attempts: list[int] = []
 

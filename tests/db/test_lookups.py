@@ -13,6 +13,7 @@ from neutrino.db.engine import Database
 from neutrino.plugins.qos.policies import DEFAULT_OF
 from neutrino.plugins.security_groups import DEFAULT_ID
 from neutrino.quota.engine import LIMIT
+from tests.sql_events import listen_all
 
 READS = (LIMIT, DEFAULT_OF, DEFAULT_ID)
 PARAMS = {"project": "p", "resource": "network"}
@@ -25,7 +26,7 @@ def _counting(db: Database) -> list[str]:
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if not statement.startswith("BEGIN"):
             seen.append(statement)
-    event.listen(db.engine, "before_cursor_execute", record)
+    listen_all(db, "before_cursor_execute", record)
     return seen
 
 

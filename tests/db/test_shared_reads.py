@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
+from tests.sql_events import listen_all
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def _names(conn: sa.Connection) -> list[str]:
 
 def _checkouts(db: Database) -> list[object]:
     seen: list[object] = []
-    sa.event.listen(db.engine, "checkout", lambda *a: seen.append(a[0]))
+    listen_all(db, "checkout", lambda *a: seen.append(a[0]))
     return seen
 
 

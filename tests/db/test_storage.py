@@ -16,6 +16,7 @@ from neutrino.db import tables as t
 from neutrino.ipam import allocator
 from neutrino.plugins import store
 from neutrino.plugins.ports import Ports
+from tests.sql_events import listen_all, remove_all
 
 pytestmark = pytest.mark.backend
 
@@ -259,7 +260,7 @@ def test_once_the_first_window_is_taken_an_address_comes_from_a_wider_one_withou
     wider = {14, 15, *range(100, 110)}  # the rest of the first 4 * GROWTH addresses
     seen: list[str] = []
     record = lambda conn, cursor, statement, *a: seen.append(" ".join(statement.split()))  # noqa: E731
-    sa.event.listen(plugin.db.engine, "before_cursor_execute", record)
+    listen_all(plugin.db, "before_cursor_execute", record)
     try:
         for _ in range(6):
             got = _one(plugin, "ports", {"network_id": net["id"], "fixed_ips": [
@@ -267,7 +268,7 @@ def test_once_the_first_window_is_taken_an_address_comes_from_a_wider_one_withou
             assert int(got.split(".")[-1]) in wider
             wider.discard(int(got.split(".")[-1]))
     finally:
-        sa.event.remove(plugin.db.engine, "before_cursor_execute", record)
+        remove_all(plugin.db, "before_cursor_execute", record)
     walks = [s for s in seen if s.startswith("SELECT ipallocations.ip_address")
              and " IN (" not in s]
     assert walks == []

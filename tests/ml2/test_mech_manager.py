@@ -11,6 +11,7 @@ from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.mech_openvswitch import OpenvswitchMechanismDriver
 from neutrino.plugins.ml2.mech_linuxbridge import LinuxbridgeMechanismDriver
 from tests.ml2 import mech_test_drivers as td
+from tests.sql_events import listen_all
 
 A = "tests.ml2.mech_test_drivers.RecorderA"
 B = "tests.ml2.mech_test_drivers:RecorderB"
@@ -215,7 +216,7 @@ def test_without_driver_hooks_a_write_reads_no_segments_for_drivers(tmp_path: An
     from tests.inprocess import CountingApp
     app = CountingApp(tmp_path, "[ml2]\nmechanism_drivers = openvswitch\n")
     seen: list[str] = []
-    event.listen(app.api.plugin.db.engine, "before_cursor_execute",
+    listen_all(app.api.plugin.db, "before_cursor_execute",
                  lambda conn, cur, statement, *a: seen.append(statement))
 
     def segment_reads(method: str, path: str, **kw: Any) -> tuple[int, Any]:

@@ -12,6 +12,7 @@ from neutrino.db.engine import Database, RetryRequest
 from neutrino.plugins.ml2 import pool as pool_mod
 from neutrino.plugins.ml2.driver_api import Segment
 from neutrino.plugins.ml2.managers import TypeManager
+from tests.sql_events import listen_all, remove_all
 
 pytestmark = pytest.mark.backend
 
@@ -192,12 +193,12 @@ def _statements(db: Database, fn: Callable[[Any], Any]) -> tuple[Any, list[str]]
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(statement)
-    sa.event.listen(db.engine, "before_cursor_execute", record)
+    listen_all(db, "before_cursor_execute", record)
     try:
         with db.writer() as conn:
             return fn(conn), [s for s in seen if not s.startswith("BEGIN")]
     finally:
-        sa.event.remove(db.engine, "before_cursor_execute", record)
+        remove_all(db, "before_cursor_execute", record)
 
 
 def test_a_mostly_free_tunnel_pool_gives_an_id_in_one_statement(manager, db):

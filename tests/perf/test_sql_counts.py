@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import event
 
 from tests.inprocess import CountingApp
+from tests.sql_events import listen_all
 
 
 class App(CountingApp):
@@ -208,7 +209,7 @@ def test_a_request_reads_in_one_transaction_whatever_the_api_extensions(
     the policy target's network."""
     app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = trunk,segments\n")
     begins: list[object] = []
-    event.listen(app.api.plugin.db.engine, "begin", begins.append)
+    listen_all(app.api.plugin.db, "begin", begins.append)
 
     def transactions(method: str, path: str, **kw: object) -> int:
         begins.clear()
@@ -357,7 +358,7 @@ def test_a_port_delete_asks_routers_floating_ips_and_trunks_in_one_statement_eac
         "network_id": net_id, "ip_version": 4, "cidr": "10.0.0.0/24"}})
     port = app.client.simulate_post("/v2.0/ports", json={"port": {"network_id": net_id}})
     seen: list[str] = []
-    event.listen(app.api.plugin.db.engine, "before_cursor_execute",
+    listen_all(app.api.plugin.db, "before_cursor_execute",
                  lambda conn, cur, statement, *a: seen.append(statement))
     result = app.client.simulate_delete(f"/v2.0/ports/{port.json['port']['id']}")
     assert result.status_code == 204, result.text

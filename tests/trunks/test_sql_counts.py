@@ -7,6 +7,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.inprocess import CountingApp
+from tests.sql_events import listen_all, remove_all
 
 CONF = ("[DEFAULT]\nservice_plugins = segments,trunk\n"
         "[ml2]\ntype_drivers = local,vlan\ntenant_network_types = local\n"
@@ -84,11 +85,11 @@ def test_l2_adjacency_comes_with_a_single_networks_row(app: App) -> None:
             if not statement.lstrip().startswith("SELECT networks."):
                 seen.append(statement)
         from sqlalchemy import event
-        event.listen(app.api.plugin.db.engine, "before_cursor_execute", record)
+        listen_all(app.api.plugin.db, "before_cursor_execute", record)
         try:
             result = app.client.simulate_request(method, path, **kw)
         finally:
-            event.remove(app.api.plugin.db.engine, "before_cursor_execute", record)
+            remove_all(app.api.plugin.db, "before_cursor_execute", record)
         assert result.status_code == 200, result.text
         return sum("FROM subnets" in s for s in seen), result.json["network"]["l2_adjacency"]
 

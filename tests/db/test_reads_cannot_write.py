@@ -1,0 +1,42 @@
+"""Reads cannot write: a write that strays into ``Database.reader`` fails
+and changes nothing, on every backend and MySQL driver. On a server
+database reads run in autocommit mode, where such a write would otherwise
+commit on the spot."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from neutrino.db import tables as t
+from neutrino.db.engine import Database
+
+
+@pytest.fixture
+def db(db_url: str) -> Iterator[Database]:
+    database = Database(db_url)
+    yield database
+    database.dispose()
+
+
+def test_a_write_inside_a_read_is_refused_and_changes_nothing(db: Database) -> None:
+    with pytest.raises(sa.exc.DBAPIError, match="(?i)read.only|readonly"):
+        with db.reader() as conn:
+            conn.execute(sa.insert(t.networks).values(
+                id="5a3e7c1e-0000-4000-8000-000000000002", project_id="p", name="stray",
+                status="ACTIVE", admin_state_up=True, mtu=1500,
+                created_at=dt.datetime(2026, 1, 1), updated_at=dt.datetime(2026, 1, 1)))
+    with db.reader() as conn:
+        assert conn.execute(sa.select(t.networks.c.id)).all() == []
+
+
+def test_a_write_inside_shared_reads_is_refused_too(db: Database) -> None:
+    with db.reads_together():
+        with db.reader() as conn:
+            conn.execute(sa.select(t.networks.c.id)).all()
+            with pytest.raises(sa.exc.DBAPIError, match="(?i)read.only|readonly"):
+                conn.execute(sa.update(t.networks).values(name="x"))
+    with db.writer() as conn:
+        assert conn.execute(sa.select(t.networks.c.id)).all() == []
