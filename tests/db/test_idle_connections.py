@@ -14,10 +14,13 @@ from neutrino.db import engine as engine_mod
 from neutrino.db.engine import Database, retrying
 
 
+# SQLite has no server to drop a connection.
+pytestmark = pytest.mark.parametrize(
+    "empty_db_url", ["postgresql", "mariadb", "mariadb-pymysql"], indirect=True)
+
+
 @pytest.fixture
 def db(empty_db_url: str) -> Iterator[Database]:
-    if empty_db_url.startswith("sqlite"):
-        pytest.skip("SQLite has no server to drop a connection")
     database = Database(empty_db_url)
     try:
         yield database
