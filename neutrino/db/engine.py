@@ -284,9 +284,10 @@ def retrying(fn: Callable[..., T]) -> Callable[..., T]:
 
 
 class _SharedRead:
-    """The read transaction a ``Database.reads_together`` block shares,
-    opened by its first read; a write in the block retires it, so reads
-    after the write start a new one that sees it."""
+    """The read connection (on SQLite, its transaction) a
+    ``Database.reads_together`` block shares, opened by its first read; a
+    write in the block retires it, so reads after the write start a new
+    one that sees it (SQLite's snapshot would not)."""
 
     def __init__(self, db: "Database") -> None:
         self.db = db
@@ -312,7 +313,8 @@ class _SharedRead:
 
 
 class Database:
-    """The engine plus the two kinds of transaction the plugins use."""
+    """The engines (the writers', and the read-only one reads check out
+    of) and the two kinds of transaction the plugins use."""
 
     def __init__(self, url: str) -> None:
         self.url = normalise_url(url)
@@ -375,13 +377,14 @@ class Database:
 
     @contextmanager
     def reads_together(self) -> Iterator[None]:
-        """Let the reads inside share one transaction.
+        """Let the reads inside share one connection (on SQLite, one
+        transaction).
 
         A request's reads (the resource, its network for policy, what the
-        API extensions add) would each check a connection out, ping it and
-        commit: on a server database that is three round trips per read
-        for nothing. Reads of the same request need no isolation from each
-        other; a write inside the block ends the sharing until it is done.
+        API extensions add) would each check a connection out and, on
+        SQLite, begin and end a transaction. Reads of the same request need
+        no isolation from each other; a write inside the block ends the
+        sharing until it is done.
         """
         if self._shared.get() is not None:
             yield
