@@ -15,7 +15,7 @@ is deleted at the end even when a phase fails.
 Example::
 
     python benchmarks/api_bench.py --url http://127.0.0.1:9696 \\
-        --concurrency 1 8 --count 200 --list-size 1000 \\
+        --concurrency 1 8 --count 200 --warmup 10 --list-size 1000 \\
         --json out.json --markdown
 
 Against upstream Neutron whose tenant network type has only a few free
@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker thread counts, e.g. '--concurrency 1 8 32' (default: 1 8)")
     p.add_argument("--count", type=int, default=200, metavar="N",
                    help="requests per (op, concurrency) (default: 200)")
+    p.add_argument("--warmup", type=int, default=10, metavar="W",
+                   help="untimed requests of each (op, concurrency) before its timed "
+                        "ones (default: 10): the first requests a server process "
+                        "answers pay once for what then stays cached (statement "
+                        "compilation, first connections), which is start-up's cost, "
+                        "not the operation's")
     p.add_argument("--list-size", type=int, default=1000,
                    help="minimum ports present while port-list is timed (default: 1000)")
     p.add_argument("--ops", default="all",
@@ -161,11 +167,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.concurrency = args.concurrency or [1, 8]
-    if any(c < 1 for c in args.concurrency) or args.count < 1 or args.list_size < 0:
-        parser.error("--concurrency and --count must be >= 1, --list-size >= 0")
-    # Each concurrency level may create up to 2N of a kind (timed creates plus
+    if (any(c < 1 for c in args.concurrency) or args.count < 1 or args.list_size < 0
+            or args.warmup < 0):
+        parser.error("--concurrency and --count must be >= 1, --list-size and --warmup >= 0")
+    # Each concurrency level may create up to 2(N + W) of a kind (creates plus
     # untimed delete targets); keep that inside the address/CIDR pools.
-    per_kind = 2 * args.count * len(args.concurrency)
+    per_kind = 2 * (args.count + args.warmup) * len(args.concurrency)
     if args.list_size + per_kind > PORT_ADDRESSES or per_kind > SUBNET_SLOTS:
         parser.error("--count/--list-size too large for the fixture address pools")
     try:
@@ -707,6 +714,7 @@ def write_json(path: str, args: argparse.Namespace, results: list[Result]) -> No
     doc = {
         "url": args.url,
         "count": args.count,
+        "warmup": args.warmup,
         "concurrency": args.concurrency,
         "list_size": args.list_size,
         "ops": args.ops,
@@ -730,7 +738,11 @@ def log(msg: str) -> None:
 
 
 def run_op(bench: Bench, op: str, concurrency: int) -> Result:
-    """Prepare, time and book-keep one (op, concurrency) cell."""
+    """Warm up, prepare, time and book-keep one (op, concurrency) cell."""
+    if bench.args.warmup:
+        calls = bench.calls_for(op, bench.args.warmup)
+        bench.after(op, calls, run_calls(bench.args.target, bench.args.headers, calls,
+                                         concurrency)[0])
     calls = bench.calls_for(op, bench.args.count)
     responses, wall = run_calls(bench.args.target, bench.args.headers, calls, concurrency)
     bench.after(op, calls, responses)

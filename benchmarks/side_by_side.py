@@ -103,7 +103,8 @@ def wait_up(url: str, proc: subprocess.Popen[bytes] | None, log_file: Path) -> N
 
 def bench(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     cmd = [sys.executable, str(ROOT / "benchmarks" / "api_bench.py"), "--url", url,
-           "--count", str(args.count), "--list-size", str(args.list_size),
+           "--count", str(args.count), "--warmup", str(args.warmup),
+           "--list-size", str(args.list_size),
            "--concurrency", *map(str, args.concurrency), "--json", str(out)]
     log(f"$ {' '.join(cmd[1:])}")
     done = subprocess.run(cmd, check=False, cwd=ROOT)
@@ -203,7 +204,8 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
         "each (neutrino: granian workers, 8 threads each; upstream: uwsgi processes, one "
         "thread each); MySQL driver: neutrino mysqlclient (`mysql://`), upstream PyMySQL "
         "(the anchor's `mysql+pymysql://`); noauth; VXLAN project networks. "
-        f"{args.count} requests per row, at least {args.list_size} ports while listing.",
+        f"{args.count} requests per row, each row after {args.warmup} untimed ones of "
+        f"its own; at least {args.list_size} ports while listing.",
         "",
         f"Load average (1/5/15 min) before: {fmt(load[0])}; after: {fmt(load[1])}. "
         + ("Other work ran on the machine (the load exceeded its cores); ratios" if
@@ -229,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--upstream", action="store_true", help="also run upstream Neutron")
     p.add_argument("--workers", type=int, default=2, help="API processes of each server")
     p.add_argument("--count", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=10,
+                   help="untimed requests before each row, for both servers")
     p.add_argument("--list-size", type=int, default=1000)
     p.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     p.add_argument("--out", default=str(ROOT / "docs" / "performance-side-by-side.md"))
