@@ -8,7 +8,8 @@ neutrino gets a fresh database of its own on the MariaDB at 127.0.0.1:3306
 (dropped afterwards); upstream is stood up by the shared script
 ``../shared/anchors/upstream-neutron/start.sh`` (its own ``neutron_bench``
 database on the same server, its own state directory, a free port) and
-stopped by its ``stop.sh``. Both: noauth, ML2 with the openvswitch mechanism
+stopped by its ``stop.sh``. Both servers run at once and every row is
+timed on one and then the other (``bench``). Both: noauth, ML2 with the openvswitch mechanism
 driver, VXLAN project networks, the port_security and qos extension
 drivers, the router/qos/segments/metering/trunk/port_forwarding service
 plugins, quotas unlimited.
@@ -26,11 +27,15 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pymysql
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import api_bench  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # ../shared beside the checkout; a worktree (wt/<branch>) is one level deeper.
@@ -101,22 +106,61 @@ def wait_up(url: str, proc: subprocess.Popen[bytes] | None, log_file: Path) -> N
     raise RuntimeError(f"{url} did not answer")
 
 
-def bench(url: str, args: argparse.Namespace, out: Path) -> dict[str, Any]:
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "api_bench.py"), "--url", url,
-           "--count", str(args.count), "--warmup", str(args.warmup),
-           "--list-size", str(args.list_size),
-           "--concurrency", *map(str, args.concurrency), "--json", str(out)]
-    log(f"$ {' '.join(cmd[1:])}")
-    done = subprocess.run(cmd, check=False, cwd=ROOT)
-    data = json.loads(out.read_text()) if out.exists() else {"results": []}
-    # api_bench exits 1 when requests failed, 2 when setup or a phase aborted
-    # (e.g. a bulk create past its timeout): the rows it has are kept, the
-    # report says the run was cut short.
-    data["exit_status"] = done.returncode
-    return data
+def bench(urls: dict[str, str], args: argparse.Namespace, home: Path) -> dict[str, dict[str, Any]]:
+    """``api_bench``'s rows on every server, each row on one server and then
+    the next (which goes first alternates), so that both see the machine as
+    it is during that row.
+
+    Run one server after the other, they did not: on this kind of machine
+    the speed drifts by a third within minutes, and a ratio then measured
+    the drift as much as the servers.
+    """
+    sides: dict[str, Any] = {}
+    for name, url in urls.items():
+        opts = api_bench.parse_args([
+            "--url", url, "--count", str(args.count), "--warmup", str(args.warmup),
+            "--list-size", str(args.list_size),
+            "--concurrency", *map(str, args.concurrency), "--json", str(home / f"{name}.json")])
+        opts.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        log(f"$ api_bench.py --url {url} --count {args.count} --warmup {args.warmup} "
+            f"--list-size {args.list_size} --concurrency {' '.join(map(str, args.concurrency))}")
+        sides[name] = {"opts": opts, "bench": api_bench.Bench(opts), "results": [], "status": 0}
+    names = list(sides)
+    try:
+        for name in names:
+            log(f"setup of {name} ({sides[name]['bench'].run_tag})")
+            sides[name]["bench"].setup()
+        row = 0
+        for concurrency in args.concurrency:
+            log(f"concurrency {concurrency}:")
+            for op in sides[names[0]]["opts"].ops:
+                for name in (names if row % 2 == 0 else names[::-1]):
+                    log(f"{name}:")
+                    sides[name]["results"].append(
+                        api_bench.run_op(sides[name]["bench"], op, concurrency))
+                row += 1
+    except Exception as exc:  # noqa: BLE001 - the rows measured are still reported
+        # A phase that aborted (e.g. an untimed bulk create past its timeout).
+        log(f"error: {exc}")
+        for side in sides.values():
+            side["status"] = 2
+    finally:
+        log("cleanup")
+        for side in sides.values():
+            side["bench"].cleanup()
+    out: dict[str, dict[str, Any]] = {}
+    for name, side in sides.items():
+        api_bench.write_json(side["opts"].json, side["opts"], side["results"])
+        data = json.loads(Path(side["opts"].json).read_text())
+        # As api_bench's own exit status: 1 when requests failed, 2 when a
+        # phase aborted; the report says the run was cut short.
+        data["exit_status"] = side["status"] or int(any(r.errors for r in side["results"]))
+        out[name] = data
+    return out
 
 
-def run_neutrino(args: argparse.Namespace, home: Path) -> dict[str, Any]:
+@contextmanager
+def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[str]:
     name = f"neutrino_bench_{uuid.uuid4().hex[:8]}"
     conn = pymysql.connect(**MYSQL)
     conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
@@ -135,7 +179,7 @@ def run_neutrino(args: argparse.Namespace, home: Path) -> dict[str, Any]:
                                     stdout=out, stderr=out, cwd=ROOT)
         url = f"http://127.0.0.1:{port}"
         wait_up(url, proc, server_log)
-        return bench(url, args, home / "neutrino.json")
+        yield url
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -144,7 +188,8 @@ def run_neutrino(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         conn.close()
 
 
-def run_upstream(args: argparse.Namespace, home: Path) -> dict[str, Any]:
+@contextmanager
+def upstream_server(args: argparse.Namespace, home: Path) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "NEUTRON_PORT": str(port), "API_WORKERS": str(args.workers),
            "TENANT_NETWORK_TYPES": "vxlan", "VNI_RANGES": "1:1000",
@@ -153,7 +198,7 @@ def run_upstream(args: argparse.Namespace, home: Path) -> dict[str, Any]:
            "WRITE_READY": "0"}
     try:
         subprocess.run(["bash", str(ANCHOR / "start.sh")], env=env, check=True, cwd=home)
-        return bench(f"http://127.0.0.1:{port}", args, home / "upstream.json")
+        yield f"http://127.0.0.1:{port}"
     finally:
         subprocess.run(["bash", str(ANCHOR / "stop.sh")], env=env, check=False, cwd=home)
 
@@ -205,7 +250,10 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
         "thread each); MySQL driver: neutrino mysqlclient (`mysql://`), upstream PyMySQL "
         "(the anchor's `mysql+pymysql://`); noauth; VXLAN project networks. "
         f"{args.count} requests per row, each row after {args.warmup} untimed ones of "
-        f"its own; at least {args.list_size} ports while listing.",
+        f"its own; at least {args.list_size} ports while listing."
+        + (" Both servers ran at once, each row on one and then the other (which "
+           "first alternates), so a row's ratio compares them on the same machine "
+           "state." if theirs is not None else ""),
         "",
         f"Load average (1/5/15 min) before: {fmt(load[0])}; after: {fmt(load[1])}. "
         + ("Other work ran on the machine (the load exceeded its cores); ratios" if
@@ -239,9 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="side-by-side-"))
     before = list(os.getloadavg())
-    ours = run_neutrino(args, home)
-    theirs = run_upstream(args, home) if args.upstream else None
-    text = report(args, ours, theirs, (before, list(os.getloadavg())))
+    with ExitStack() as servers:
+        urls = {"neutrino": servers.enter_context(neutrino_server(args, home))}
+        if args.upstream:
+            urls["upstream"] = servers.enter_context(upstream_server(args, home))
+        runs = bench(urls, args, home)
+    text = report(args, runs["neutrino"], runs.get("upstream"),
+                  (before, list(os.getloadavg())))
     Path(args.out).write_text(text)
     print(text)
     return 0
