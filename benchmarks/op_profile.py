@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pymysql
-from sqlalchemy import event
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -66,6 +66,16 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def db(db_url: str) -> Iterator[Any]:
+    """A ``Database`` on a fresh migrated database (every backend, unless a
+    module narrows ``db_url``)."""
+    from neutrino.db.engine import Database
+    database = Database(db_url)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
 def plugin(db_url: str) -> Iterator[Any]:
     """The core plugin on a fresh migrated database (every backend)."""
     from neutrino.db.engine import Database

@@ -3,7 +3,6 @@ the liveness ping, none to reset a connection whose transaction has ended."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -13,13 +12,6 @@ from neutrino.db.engine import Database
 
 # SQLite's engine has no server round trips to save: the server databases only.
 pytestmark = pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def test_a_returned_connection_is_not_rolled_back_again(db: Database) -> None:

@@ -5,7 +5,6 @@ from typing import Any, Iterator
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from neutrino.db import lookups
 from neutrino.db import tables as t

@@ -5,20 +5,12 @@ commit on the spot."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Iterator
 
 import pytest
 import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def test_a_write_inside_a_read_is_refused_and_changes_nothing(db: Database) -> None:

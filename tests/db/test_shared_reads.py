@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -12,13 +11,6 @@ import sqlalchemy as sa
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
 from tests.sql_events import listen_all
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def _network(name: str) -> dict[str, object]:
