@@ -203,10 +203,10 @@ def test_creating_a_bound_port_is_a_bounded_number_of_statements(
 
 def test_a_request_reads_in_one_transaction_whatever_the_api_extensions(
         tmp_path: Path) -> None:
-    """Each transaction costs a checkout, a ping and a COMMIT on a server
-    database: the lookup of a show, a list, or an update's original shares
-    one with the API extensions' reads (trunk_details, l2_adjacency) and
-    the policy target's network."""
+    """Each transaction (on a server database, each read connection) costs
+    a checkout, and a write's a COMMIT: the lookup of a show, a list, or an
+    update's original shares one with the API extensions' reads
+    (trunk_details, l2_adjacency) and the policy target's network."""
     app = CountingApp(tmp_path, "[DEFAULT]\nservice_plugins = trunk,segments\n")
     begins: list[object] = []
     listen_all(app.api.plugin.db, "begin", begins.append)
