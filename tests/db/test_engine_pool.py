@@ -2,13 +2,13 @@
 the liveness ping, none to reset a connection whose transaction has ended."""
 from __future__ import annotations
 
-import datetime as dt
 
 import pytest
 import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
+from tests.db.rows import network_row
 
 # SQLite's engine has no server round trips to save: the server databases only.
 pytestmark = pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
@@ -63,9 +63,6 @@ def test_a_read_is_its_statement_alone(db: Database) -> None:
 
 def test_an_unfinished_transaction_is_still_rolled_back_on_close(db: Database) -> None:
     with db.engine.connect() as conn:  # autobegins, never committed
-        conn.execute(sa.insert(t.networks).values(
-            id="5a3e7c1e-0000-4000-8000-000000000001", project_id="p", name="left",
-            status="ACTIVE", admin_state_up=True, mtu=1500,
-            created_at=dt.datetime(2026, 1, 1), updated_at=dt.datetime(2026, 1, 1)))
+        conn.execute(sa.insert(t.networks).values(**network_row("left")))
     with db.reader() as conn:
         assert conn.execute(sa.select(t.networks.c.id)).all() == []

@@ -4,22 +4,19 @@ database reads run in autocommit mode, where such a write would otherwise
 commit on the spot."""
 from __future__ import annotations
 
-import datetime as dt
 
 import pytest
 import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
+from tests.db.rows import network_row
 
 
 def test_a_write_inside_a_read_is_refused_and_changes_nothing(db: Database) -> None:
     with pytest.raises(sa.exc.DBAPIError, match="(?i)read.only|readonly"):
         with db.reader() as conn:
-            conn.execute(sa.insert(t.networks).values(
-                id="5a3e7c1e-0000-4000-8000-000000000002", project_id="p", name="stray",
-                status="ACTIVE", admin_state_up=True, mtu=1500,
-                created_at=dt.datetime(2026, 1, 1), updated_at=dt.datetime(2026, 1, 1)))
+            conn.execute(sa.insert(t.networks).values(**network_row("stray")))
     with db.reader() as conn:
         assert conn.execute(sa.select(t.networks.c.id)).all() == []
 

@@ -2,21 +2,13 @@
 sharing never hides a write or outlives a failed statement, on every backend."""
 from __future__ import annotations
 
-import datetime as dt
-import uuid
-
 import pytest
 import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
+from tests.db.rows import network_row
 from tests.sql_events import listen_all
-
-
-def _network(name: str) -> dict[str, object]:
-    when = dt.datetime(2026, 1, 1)
-    return dict(id=str(uuid.uuid4()), project_id="p", name=name, status="ACTIVE",
-                admin_state_up=True, mtu=1500, created_at=when, updated_at=when)
 
 
 def _names(conn: sa.Connection) -> list[str]:
@@ -47,7 +39,7 @@ def test_reads_after_a_write_in_the_block_see_the_write(db: Database) -> None:
         with db.reader() as conn:
             assert _names(conn) == []  # SQLite takes its snapshot here
         with db.writer() as conn:
-            conn.execute(sa.insert(t.networks).values(**_network("written")))
+            conn.execute(sa.insert(t.networks).values(**network_row("written")))
         with db.reader() as conn:
             assert _names(conn) == ["written"]
 
@@ -57,7 +49,7 @@ def test_a_write_inside_an_open_read_waits_for_it_to_end(db: Database) -> None:
         with db.reader() as outer:
             _names(outer)
             with db.writer() as conn:
-                conn.execute(sa.insert(t.networks).values(**_network("inside")))
+                conn.execute(sa.insert(t.networks).values(**network_row("inside")))
             _names(outer)  # still usable: the write did not close it under us
         with db.reader() as conn:
             assert conn is not outer
