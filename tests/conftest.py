@@ -22,6 +22,10 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN_URL = os.environ.get("NEUTRINO_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 MYSQL_HOST = os.environ.get("NEUTRINO_TEST_MYSQL_HOST", "127.0.0.1")
+# Every database the suite opens, in-process or in the servers it starts,
+# refuses a commit that changed a port's own child rows without its row
+# (``neutrino/db/writes.py``: the row memo's rule).
+os.environ.setdefault("NEUTRINO_CHECK_REVISIONS", "1")
 
 
 def free_port() -> int:

@@ -11,6 +11,12 @@ skip the child tables the create wrote nothing to (``store.fresh``).
 Every INSERT and UPDATE statement object executed on a watched engine
 counts, whichever component sends it (DELETEs add no rows). SQL sent as
 text is not seen; no create sends any.
+
+The same listener can hold every transaction to a rule the row memo
+(``plugins/row_memo.py``) relies on: a write to a child table that
+follows its parent's revision (``FOLLOWING``) comes with a write to the
+parent table (``check_parents``; the test suite turns it on for every
+server it starts).
 """
 from __future__ import annotations
 
@@ -21,6 +27,13 @@ from typing import Any, Iterator
 from sqlalchemy import Engine, Table, event
 
 _WRITTEN: ContextVar[set[Table] | None] = ContextVar("written", default=None)
+
+# child table -> parent table, for the child tables whose rows change only
+# together with their parent's revision (``Aggregated(follows_revision=True)``
+# keyed by a foreign key).
+FOLLOWING: dict[Table, Table] = {}
+
+CHECK_ENV = "NEUTRINO_CHECK_REVISIONS"
 
 
 def watch(engine: Engine) -> None:
@@ -43,3 +56,30 @@ def tracked() -> Iterator[set[Table]]:
         yield written
     finally:
         _WRITTEN.reset(token)
+
+
+class ParentNotWritten(AssertionError):
+    """A transaction changed a child table's rows and not its parent's."""
+
+
+def check_parents(engine: Engine) -> None:
+    """Refuse to commit a transaction that wrote to a ``FOLLOWING`` child
+    table without writing its parent table (a revision left behind)."""
+    event.listen(engine, "before_execute", _note_write)
+    event.listen(engine, "commit", _check_commit)
+    event.listen(engine, "rollback", lambda conn: conn.info.pop("written_tables", None))
+
+
+def _note_write(conn: Any, clauseelement: Any, *args: Any) -> None:
+    if getattr(clauseelement, "is_dml", False):
+        conn.info.setdefault("written_tables", set()).add(clauseelement.table)
+
+
+def _check_commit(conn: Any) -> None:
+    written = conn.info.pop("written_tables", set())
+    for child, parent in FOLLOWING.items():
+        if child in written and parent not in written:
+            # Nothing of it may stay: the pool does not roll back on return.
+            conn.connection.dbapi_connection.rollback()
+            raise ParentNotWritten(f"a transaction wrote {child.name} but not {parent.name}: "
+                                   f"the {parent.name} row's revision_number must advance")

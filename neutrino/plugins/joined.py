@@ -39,6 +39,8 @@ from sqlalchemy import Table
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 
+from neutrino.db import writes
+
 # fill(item, values): for ``Joined`` the declared columns' values in order,
 # or None when the resource has no row in the table; for ``Aggregated`` the
 # list of rows, each ``[key, *columns]``.
@@ -115,12 +117,22 @@ class Aggregated:
     ``joins`` (each LEFT OUTER JOINed on its condition); ``where`` narrows
     the rows. ``fill`` is None for the core's own child tables, which
     ``store.child_rows`` hands to the resource module instead.
+
+    ``follows_revision``: the rows change only in a transaction that also
+    advances the parent's ``revision_number`` (they are the parent's own;
+    ``plugins/row_memo.py`` relies on it). Not so rows that belong to
+    another resource, such as a port's trunk.
     """
 
     def __init__(self, table: Table, key: str, columns: Sequence[Any],
                  order_by: Sequence[str] = (), fill: Fill | None = None,
-                 joins: Sequence[tuple[Table, Any]] = (), where: Sequence[Any] = ()) -> None:
+                 joins: Sequence[tuple[Table, Any]] = (), where: Sequence[Any] = (),
+                 follows_revision: bool = False) -> None:
         self.table, self.key, self.fill = table, key, fill
+        self.follows_revision = follows_revision
+        parents = {fk.column.table for fk in table.c[key].foreign_keys}
+        if follows_revision and len(parents) == 1:
+            writes.FOLLOWING[table] = parents.pop()
         picked = [table.c[key], *(table.c[c] if isinstance(c, str) else c for c in columns)]
         self.names = tuple(c.name for c in picked)
         self.order_by = tuple(order_by)

@@ -35,10 +35,14 @@ def visible_clause(ctx: Context) -> Any:
     return sa.or_(t.ports.c.project_id == ctx.project_id, t.ports.c.network_id.in_(owned_nets))
 
 
-_IPS = Aggregated(t.ipallocations, "port_id", ("subnet_id", "ip_address"))
-_PAIRS = Aggregated(t.allowed_address_pairs, "port_id", ("ip_address", "mac_address"))
+# Written only by port creates and updates, which advance the revision, and
+# by subnet deletes, which advance it for the ports that lose an address.
+_IPS = Aggregated(t.ipallocations, "port_id", ("subnet_id", "ip_address"),
+                  follows_revision=True)
+_PAIRS = Aggregated(t.allowed_address_pairs, "port_id", ("ip_address", "mac_address"),
+                    follows_revision=True)
 _OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_version"),
-                   order_by=("id",))
+                   order_by=("id",), follows_revision=True)
 # The port's own child tables, read with a single port's row.
 CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 

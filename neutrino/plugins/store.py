@@ -267,7 +267,8 @@ def _batch(agg: Aggregated) -> ByParent:
     return ByParent(agg.batch(), agg.table.c[agg.key])
 
 
-TAGS = Aggregated(t.tags, "resource_id", ("tag",), order_by=("tag",))
+# Tag edits advance the tagged resource's revision (``edit_tags``).
+TAGS = Aggregated(t.tags, "resource_id", ("tag",), order_by=("tag",), follows_revision=True)
 
 
 def load_tags(conn: Connection, ids: Sequence[str],

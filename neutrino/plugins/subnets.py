@@ -270,10 +270,11 @@ class Subnets:
         if rules.is_auto_address_subnet(dict(row._mapping)):
             # Addresses a port derived by itself (SLAAC) go with the subnet,
             # as upstream; only router ports keep such a subnet in use.
+            not_router = t.ports.c.device_owner.not_like("network:router%")
+            _bump_ports_with(conn, subnet_id, not_router)
             conn.execute(sa.delete(t.ipallocations).where(
                 t.ipallocations.c.subnet_id == subnet_id,
-                t.ipallocations.c.port_id.in_(sa.select(t.ports.c.id).where(
-                    t.ports.c.device_owner.not_like("network:router%")))))
+                t.ipallocations.c.port_id.in_(sa.select(t.ports.c.id).where(not_router))))
         # SLAAC addresses are derived, not allocated: only router ports
         # (which hold the subnet's gateway) keep an auto-address subnet alive.
         harmless = (networks.AUTO_DELETE_OWNERS if not rules.is_auto_address_subnet(
@@ -287,10 +288,20 @@ class Subnets:
             raise errors.SubnetInUse(subnet_id=subnet_id,
                                      reason="One or more ports have an IP allocation "
                                             "from this subnet")
+        _bump_ports_with(conn, subnet_id)
         conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.subnet_id == subnet_id))
         store.delete_tags(conn, subnet_id)
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.id == subnet_id))
         store.bump(conn, t.networks, row.network_id)
+
+
+def _bump_ports_with(conn: Connection, subnet_id: str, *which: Any) -> None:
+    """The ports (``which`` of them) with an address on the subnet lose it
+    with the subnet: a change of each port, which advances its revision as
+    upstream's port update does (and as ``row_memo`` relies on)."""
+    holders = sa.select(t.ipallocations.c.port_id).where(t.ipallocations.c.subnet_id == subnet_id)
+    conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(holders), *which)
+                 .values(revision_number=t.ports.c.revision_number + 1, updated_at=store.now()))
 
 
 def _supernets(net: netaddr.IPNetwork) -> _Overlap:

@@ -42,8 +42,9 @@ def _fill(item: dict[str, Any], rows: list[Any]) -> None:
 
 
 # A port's groups, read with a single port's row.
+# Bound by port creates and updates (which advance the revision) alone.
 _GROUPS = Aggregated(B, "port_id", ("security_group_id",), order_by=("security_group_id",),
-                     fill=_fill)
+                     fill=_fill, follows_revision=True)
 
 
 def _trusted(device_owner: str | None) -> bool:
