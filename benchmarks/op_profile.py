@@ -39,7 +39,8 @@ from tests.sql_events import listen_all, remove_all  # noqa: E402
 CONFIG = f"[DEFAULT]\nservice_plugins = {SERVICE_PLUGINS}\n{ML2_CONF}"
 OPS = ("network-create", "network-show", "network-update", "network-delete",
        "subnet-create", "subnet-show", "subnet-update", "subnet-delete",
-       "port-create", "port-create-busy", "port-show", "port-update", "port-delete", "port-list")
+       "port-create", "port-create-busy", "port-show", "port-show-cold", "port-update",
+       "port-delete", "port-list")
 HEADERS = {"X-Project-Id": "bench", "X-Roles": "admin", "X-User-Id": "u"}
 
 
@@ -105,7 +106,9 @@ class Ops:
         if op.startswith("port-create"):
             net = self.net if op == "port-create-busy" else self.fresh
             return "POST", "/v2.0/ports", {"port": {"network_id": net, "name": f"p{self.k}"}}
-        if op == "port-show":
+        if op.startswith("port-show"):
+            if op == "port-show-cold":  # as a server that has not read the port yet
+                self.app.api.plugin.handlers["ports"].memo.clear()
             return "GET", f"/v2.0/ports/{self.ports[self.k % 1000]}", None
         if op == "port-update":
             return "PUT", f"/v2.0/ports/{self.ports[self.k % 1000]}", {"port": {"name": f"u{self.k}"}}

@@ -17,7 +17,7 @@ from neutrino.db import lookups, writes
 from neutrino.db import tables as t
 from neutrino.db.engine import Database, retrying
 from neutrino.plugins import events as ev
-from neutrino.plugins import store
+from neutrino.plugins import row_memo, store
 from neutrino.plugins.address_groups import AddressGroups
 from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.agents import Agents, AvailabilityZones
@@ -211,7 +211,7 @@ class CorePlugin:
     def _write(self, fn: Callable[[Any], T]) -> T:
         @retrying
         def run() -> T:
-            with self.db.writer() as conn:
+            with row_memo.write_attempt(), self.db.writer() as conn:
                 return fn(conn)
         return run()
 
@@ -234,7 +234,7 @@ class CorePlugin:
                     rid = handler.create(conn, ctx, item)
                     self.extensions.process_create(conn, ctx, plural, item, rid)
                     ids.append(rid)
-            with store.fresh(set(ids), written):
+            with store.fresh(set(ids), written), row_memo.answering():
                 created = self._fetch(conn, plural, ids, ctx)
             for item in created if self.events.wants(plural, ev.PRECOMMIT_CREATE) else ():
                 self.events.notify(plural, ev.PRECOMMIT_CREATE, conn, ctx, item)
@@ -309,7 +309,8 @@ class CorePlugin:
                 self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
             handler.update(conn, ctx, rid, data, revision)
             self.extensions.process_update(conn, ctx, plural, data, rid)
-            current = self._load_one(conn, plural, rid)
+            with row_memo.answering():
+                current = self._load_one(conn, plural, rid)
             if updated:
                 self.events.notify(plural, ev.PRECOMMIT_UPDATED, conn, ctx, original, current)
             if not ml2:

@@ -19,6 +19,7 @@ from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import networks, routed, store
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 from neutrino.plugins.ml2.extension_api import PORT_NETWORK
+from neutrino.plugins.row_memo import RowMemo
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:router_interface_distributed", "network:ha_router_replicated_interface")
@@ -123,6 +124,8 @@ class Ports:
         # (set by the core plugin once its drivers are loaded).
         self.joined: tuple[Joined | Aggregated, ...] = ()
         self.network_joined: tuple[Joined, ...] = ()
+        # A shown port's own child tables, while its revision stands.
+        self.memo = RowMemo(t.ports)
 
     # -- helpers -------------------------------------------------------------
 
@@ -344,8 +347,8 @@ class Ports:
         return row["id"]
 
     def get(self, conn: Connection, port_id: str) -> dict[str, Any]:
-        row = store.get_row(conn, t.ports, port_id, lambda: not_found(port_id),
-                            joined=(*CHILDREN, *self.joined))
+        row = self.memo.read(conn, port_id, (*CHILDREN, *self.joined),
+                             lambda: not_found(port_id))
         return to_dicts(conn, [row], self.joined)[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
