@@ -14,9 +14,9 @@ text is not seen; no create sends any.
 
 The same listener can hold every transaction to a rule the row memo
 (``plugins/row_memo.py``) relies on: a write to a child table that
-follows its parent's revision (``FOLLOWING``) comes with a write to the
-parent table (``check_parents``; the test suite turns it on for every
-server it starts).
+follows its parent's revision (``FOLLOWING``) comes with a new, deleted or
+revised row of the parent table (``check_parents``; the test suite turns it
+on for every server it starts).
 """
 from __future__ import annotations
 
@@ -64,15 +64,26 @@ class ParentNotWritten(AssertionError):
 
 def check_parents(engine: Engine) -> None:
     """Refuse to commit a transaction that wrote to a ``FOLLOWING`` child
-    table without writing its parent table (a revision left behind)."""
+    table without creating, deleting or advancing the revision of a row of
+    its parent table (a revision left behind)."""
     event.listen(engine, "before_execute", _note_write)
     event.listen(engine, "commit", _check_commit)
     event.listen(engine, "rollback", lambda conn: conn.info.pop("written_tables", None))
 
 
-def _note_write(conn: Any, clauseelement: Any, *args: Any) -> None:
-    if getattr(clauseelement, "is_dml", False):
-        conn.info.setdefault("written_tables", set()).add(clauseelement.table)
+def _note_write(conn: Any, clauseelement: Any, multiparams: Any, params: Any,
+                *args: Any) -> None:
+    """A table counts as written by an INSERT or DELETE, and by an UPDATE
+    that advances its ``revision_number`` (a status alone does not)."""
+    if not getattr(clauseelement, "is_dml", False):
+        return
+    if getattr(clauseelement, "is_update", False):
+        columns = {getattr(c, "key", c) for c in (clauseelement._values or ())}
+        for given in (params or {}, *(multiparams or ())):
+            columns.update(given if isinstance(given, dict) else ())
+        if "revision_number" not in columns:
+            return
+    conn.info.setdefault("written_tables", set()).add(clauseelement.table)
 
 
 def _check_commit(conn: Any) -> None:

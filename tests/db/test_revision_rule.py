@@ -40,6 +40,12 @@ def test_a_commit_changing_a_ports_own_rows_without_its_row_is_refused(
         with checked.writer() as conn:
             conn.execute(sa.insert(t.allowed_address_pairs).values(
                 port_id=port["id"], ip_address="10.0.0.1", mac_address="fa:16:3e:00:00:01"))
+    with pytest.raises(writes.ParentNotWritten):  # a status is not a revision
+        with checked.writer() as conn:
+            conn.execute(sa.insert(t.allowed_address_pairs).values(
+                port_id=port["id"], ip_address="10.0.0.1", mac_address="fa:16:3e:00:00:01"))
+            conn.execute(sa.update(t.ports).where(t.ports.c.id == port["id"])
+                         .values(status="ACTIVE"))
     with checked.writer() as conn:
         conn.execute(sa.insert(t.allowed_address_pairs).values(
             port_id=port["id"], ip_address="10.0.0.1", mac_address="fa:16:3e:00:00:01"))
