@@ -97,13 +97,19 @@ def insert(conn: Connection, table: Table, rows: dict[str, Any] | list[dict[str,
 
 
 @functools.cache
+def _advance(table: Table) -> Any:
+    """An UPDATE advancing the revision; the values to set (``updated_at``
+    at least) come as parameters (one SET per key given)."""
+    return sa.update(table).values(revision_number=table.c.revision_number + 1)
+
+
+@functools.cache
 def _bump_stmt(table: Table, conditional: bool) -> Any:
-    """The revision's advance, built once per table; the values to set
-    come as parameters (one SET per key given)."""
-    stmt = sa.update(table).where(table.c.id == sa.bindparam("bump_id"))
+    """The revision's advance of one row, built once per table."""
+    stmt = _advance(table).where(table.c.id == sa.bindparam("bump_id"))
     if conditional:
         stmt = stmt.where(table.c.revision_number == sa.bindparam("bump_revision"))
-    return stmt.values(revision_number=table.c.revision_number + 1)
+    return stmt
 
 
 def bump(conn: Connection, table: Table, rid: str, values: dict[str, Any] | None = None,
@@ -122,6 +128,12 @@ def bump(conn: Connection, table: Table, rid: str, values: dict[str, Any] | None
                                .where(table.c.id == rid)).scalar()
         raise errors.RevisionNumberConstraintFailed(expected=expected_revision,
                                                     current=current)
+
+
+def bump_where(conn: Connection, table: Table, *where: Any) -> None:
+    """Advance the revision of every row of ``table`` matching ``where``,
+    in one statement."""
+    conn.execute(_advance(table).where(*where), {"updated_at": now()})
 
 
 def check_revision(conn: Connection, table: Table, rid: str,

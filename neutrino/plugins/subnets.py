@@ -300,8 +300,7 @@ def _bump_ports_with(conn: Connection, subnet_id: str, *which: Any) -> None:
     with the subnet: a change of each port, which advances its revision as
     upstream's port update does (and as ``row_memo`` relies on)."""
     holders = sa.select(t.ipallocations.c.port_id).where(t.ipallocations.c.subnet_id == subnet_id)
-    conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(holders), *which)
-                 .values(revision_number=t.ports.c.revision_number + 1, updated_at=store.now()))
+    store.bump_where(conn, t.ports, t.ports.c.id.in_(holders), *which)
 
 
 def _supernets(net: netaddr.IPNetwork) -> _Overlap:
