@@ -322,6 +322,7 @@ class Database:
         writes.watch(self.engine)  # what a create wrote, for reading it back
         if os.environ.get(writes.CHECK_ENV):
             writes.check_parents(self.engine)
+            writes.checking = True
         self.dialect = self.engine.dialect.name
         # Reads check out of a pool of their own (``make_engine``); an
         # in-memory SQLite database exists once per connection, so there

@@ -17,6 +17,15 @@ The same listener can hold every transaction to a rule the row memo
 follows its parent's revision (``FOLLOWING``) comes with a new, deleted or
 revised row of the parent table (``check_parents``; the test suite turns it
 on for every server it starts).
+
+A plain INSERT (``sa.insert(table)`` with its rows as parameters) also
+leaves the rows it put, as the database received them (Python-side
+defaults included), so the read-back of a new resource can be answered
+from them without asking the database (``plugins/store.py``'s
+``get_row``). Any other change to a table (an UPDATE, a DELETE, an INSERT
+of computed values or one that may skip rows, a statement that failed) and
+any savepoint rolled back make what was recorded for it unreliable
+(``Written.reliable``).
 """
 from __future__ import annotations
 
@@ -26,7 +35,7 @@ from typing import Any, Iterator
 
 from sqlalchemy import Engine, Table, event
 
-_WRITTEN: ContextVar[set[Table] | None] = ContextVar("written", default=None)
+_WRITTEN: ContextVar["Written | None"] = ContextVar("written", default=None)
 
 # child table -> parent table, for the child tables whose rows change only
 # together with their parent's revision (``Aggregated(follows_revision=True)``
@@ -34,23 +43,77 @@ _WRITTEN: ContextVar[set[Table] | None] = ContextVar("written", default=None)
 FOLLOWING: dict[Table, Table] = {}
 
 CHECK_ENV = "NEUTRINO_CHECK_REVISIONS"
+# Set with CHECK_ENV: a row told from a transaction's writes is compared
+# with the database's (``store.get_row``), so the suite proves them equal.
+checking = False
+
+
+class Written(set):  # type: ignore[type-arg]
+    """The tables written within a ``tracked`` block (the set), and the rows
+    its plain INSERTs put into each (``rows``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[Table, list[dict[str, Any]]] = {}
+        self._unsure: set[Table] = set()
+        self._running: dict[Table, int] = {}  # statements sent, not yet finished
+        self.rolled_back = False  # a savepoint was: recorded rows may be gone
+
+    def reliable(self, table: Table) -> bool:
+        """Whether ``rows`` holds every row the block put in ``table`` and
+        nothing the block changed since (or a rolled-back savepoint undid)."""
+        return (not self.rolled_back and table not in self._unsure
+                and not self._running.get(table))
 
 
 def watch(engine: Engine) -> None:
     event.listen(engine, "before_execute", _record)
+    event.listen(engine, "after_execute", _record_rows)
+    event.listen(engine, "rollback_savepoint", _savepoint_undone)
+
+
+def _plain_insert(clauseelement: Any) -> bool:
+    """``sa.insert(table)`` whose rows all come as parameters: each row it
+    is given is a row it puts."""
+    return (getattr(clauseelement, "is_insert", False) and not clauseelement._values
+            and not clauseelement._multi_values and clauseelement.select is None
+            and not clauseelement._prefixes and clauseelement._post_values_clause is None)
 
 
 def _record(conn: Any, clauseelement: Any, *args: Any) -> None:
     written = _WRITTEN.get()
-    if written is not None and (getattr(clauseelement, "is_insert", False)
-                                or getattr(clauseelement, "is_update", False)):
-        written.add(clauseelement.table)
+    if written is None or not getattr(clauseelement, "is_dml", False):
+        return
+    table = clauseelement.table
+    if not getattr(clauseelement, "is_delete", False):
+        written.add(table)
+    if _plain_insert(clauseelement):
+        written._running[table] = written._running.get(table, 0) + 1
+    else:
+        written._unsure.add(table)
+
+
+def _record_rows(conn: Any, clauseelement: Any, multiparams: Any, params: Any,
+                 execution_options: Any, result: Any) -> None:
+    written = _WRITTEN.get()
+    if written is None or not _plain_insert(clauseelement):
+        return
+    table = clauseelement.table
+    written._running[table] -= 1
+    written.rows.setdefault(table, []).extend(
+        dict(row) for row in result.context.compiled_parameters)
+
+
+def _savepoint_undone(conn: Any, *args: Any) -> None:
+    written = _WRITTEN.get()
+    if written is not None:
+        written.rolled_back = True
 
 
 @contextmanager
-def tracked() -> Iterator[set[Table]]:
+def tracked() -> Iterator[Written]:
     """The tables written within the block (filled as it runs)."""
-    written: set[Table] = set()
+    written = Written()
     token = _WRITTEN.set(written)
     try:
         yield written

@@ -26,6 +26,11 @@ itself for any item that came without the columns (a page, dicts built from
 rows read elsewhere, a locked read); an ``Aggregated`` read with a fill is
 filled for a page by the resource's own ``to_dicts``
 (``store.aggregate_filler``).
+
+A resource made in the running transaction is read back from the rows the
+transaction put (``fresh_values``, ``db/writes.py``) where every read can
+tell its columns from them; a read that cannot (one that joins rows made
+before, or a table changed otherwise) sends the read to the database.
 """
 from __future__ import annotations
 
@@ -37,9 +42,52 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy import Table
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import BinaryExpression, BindParameter, False_, Null, True_
 from sqlalchemy.sql.functions import FunctionElement
 
 from neutrino.db import writes
+
+# The value of a column a fresh row did not name, when it cannot be told.
+UNKNOWN: Any = object()
+
+
+def column_value(table: Table, row: dict[str, Any], name: str) -> Any:
+    """``row``'s value of ``table.c[name]`` as inserted: a column it did not
+    name is NULL unless the database or SQLAlchemy fills it (UNKNOWN)."""
+    if name in row:
+        return row[name]
+    column = table.c[name]
+    if column.default is None and column.server_default is None and not (
+            column.primary_key and column.autoincrement is True):
+        return None
+    return UNKNOWN
+
+
+def _matches(table: Table, clause: Any, row: dict[str, Any]) -> bool | None:
+    """Whether ``row`` satisfies ``clause`` (a comparison of one of
+    ``table``'s columns with a constant); None when it cannot be told."""
+    if not isinstance(clause, BinaryExpression) or not isinstance(clause.left, sa.Column) \
+            or clause.left.table is not table:
+        return None
+    value = column_value(table, row, clause.left.key)
+    right, op = clause.right, clause.operator
+    if value is UNKNOWN:
+        return None
+    if op is operators.is_ and isinstance(right, (True_, False_)):
+        return value is not None and bool(value) is isinstance(right, True_)
+    if op is operators.is_ and isinstance(right, Null):
+        return value is None
+    if isinstance(right, BindParameter) and right.callable is None:
+        if op is operators.eq and not right.expanding:
+            return value is not None and value == right.value
+        if op is operators.in_op and right.expanding:
+            return value is not None and value in right.value
+    return None
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
 
 # fill(item, values): for ``Joined`` the declared columns' values in order,
 # or None when the resource has no row in the table; for ``Aggregated`` the
@@ -106,6 +154,23 @@ class Joined:
     def read(row: Any, index: list[int]) -> tuple[Any, ...] | None:
         return None if row[index[0]] is None else tuple(row[i] for i in index[1:])
 
+    def fresh_values(self, parent: dict[str, Any], written: writes.Written) -> list[Any] | None:
+        """The columns for a parent made in this transaction, from its rows
+        (None: ask the database). Joined on another column than the
+        parent's id, the row may be older than the parent."""
+        if self.parent_column != "id":
+            return None
+        nothing = [None] * len(self.labels)
+        if self.table not in written:
+            return nothing
+        if not written.reliable(self.table):
+            return None
+        mine = [r for r in written.rows.get(self.table, ()) if r.get(self.key) == parent["id"]]
+        if len(mine) != 1:
+            return nothing if not mine else None
+        values = [column_value(self.table, mine[0], c.element.key) for c in self._columns]
+        return None if any(v is UNKNOWN for v in values) else values
+
 
 class Aggregated:
     """``table``'s rows whose ``key`` is the resource's id, as one column.
@@ -148,6 +213,7 @@ class Aggregated:
         for other, on in joins:
             source = source.outerjoin(other, on)
         self._source, self._where = source, tuple(where)
+        self._joins = bool(joins)
         self._none = False
 
     def _select(self, *columns: Any) -> Any:
@@ -195,6 +261,30 @@ class Aggregated:
     def read(self, row: Any, index: list[int]) -> list[list[Any]]:
         return self.decode(row[index[0]])
 
+    def fresh_values(self, parent: dict[str, Any], written: writes.Written) -> list[Any] | None:
+        """The column for a parent made in this transaction: its rows among
+        those the transaction put, as the aggregate would give them (None:
+        ask the database, as for rows joined to older tables')."""
+        if self._none or self.table not in written:
+            return [None]
+        if self._joins or not written.reliable(self.table):
+            return None
+        rows = []
+        for row in written.rows.get(self.table, ()):
+            if row.get(self.key) != parent["id"]:
+                continue
+            kept = [_matches(self.table, clause, row) for clause in self._where]
+            if None in kept:
+                return None
+            if all(kept):
+                rows.append([column_value(self.table, row, c.key) for c in self._selected])
+        if not rows:
+            return [None]
+        columns = [list(c) for c in zip(*rows)]
+        if any(not isinstance(v, _JSON_SCALARS) or v is UNKNOWN for c in columns for v in c):
+            return None
+        return [orjson.dumps(columns).decode()]
+
 
 class Computed:
     """A value computed from the resource's row (a correlated subquery or an
@@ -202,10 +292,14 @@ class Computed:
     when it is an attribute's."""
 
     def __init__(self, label: str, build: Callable[[Table], Any],
-                 fill: Fill | None = None) -> None:
+                 fill: Fill | None = None,
+                 fresh: tuple[Sequence[Table], Any] | None = None) -> None:
         self.labels = [label]
         self._build = build
         self.fill = fill
+        # (tables, value): for a resource made in the running transaction,
+        # while it wrote none of ``tables``, the value is ``value``.
+        self._fresh = fresh
 
     def columns(self, parent: Table) -> list[Any]:
         return [self._build(parent).label(self.labels[0])]
@@ -216,6 +310,11 @@ class Computed:
     @staticmethod
     def read(row: Any, index: list[int]) -> Any:
         return row[index[0]]
+
+    def fresh_values(self, parent: dict[str, Any], written: writes.Written) -> list[Any] | None:
+        if self._fresh is None or any(table in written for table in self._fresh[0]):
+            return None
+        return [self._fresh[1]]
 
 
 Reads = Sequence["Joined | Aggregated | Computed"]

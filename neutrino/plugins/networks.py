@@ -100,7 +100,7 @@ class Networks:
             rbac.set_external(conn, row["id"], row["project_id"])
         self.types.create_network_segments(conn, row["id"], segments)
         if data.get("tags"):
-            store.set_tags(conn, row["id"], data["tags"])
+            store.tag_new(conn, row["id"], data["tags"])
         return row["id"]
 
     def get_for(self, conn: Connection, net_id: str, ctx: Context | None) -> dict[str, Any]:

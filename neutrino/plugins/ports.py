@@ -343,7 +343,7 @@ class Ports:
         self._write_pairs(conn, row["id"], mac, data.get("allowed_address_pairs"))
         self._write_opts(conn, row["id"], data.get("extra_dhcp_opts"), replace=True)
         if data.get("tags"):
-            store.set_tags(conn, row["id"], data["tags"])
+            store.tag_new(conn, row["id"], data["tags"])
         return row["id"]
 
     def get(self, conn: Connection, port_id: str) -> dict[str, Any]:

@@ -114,7 +114,8 @@ _ADJACENT = Computed(
     "network__l2_adjacency",
     lambda networks: ~sa.exists().where(t.subnets.c.network_id == networks.c.id,
                                         t.subnets.c.segment_id.is_not(None)),
-    fill=lambda item, value: item.__setitem__(ATTR, bool(value)))
+    fill=lambda item, value: item.__setitem__(ATTR, bool(value)),
+    fresh=((t.subnets,), True))  # a new network has no subnets yet
 
 
 class L2Adjacency(AttributeHandler):

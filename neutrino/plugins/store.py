@@ -6,6 +6,7 @@ once here and each resource module only adds what is particular to it.
 """
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import functools
 import uuid
@@ -19,6 +20,7 @@ from sqlalchemy import Connection, Table
 
 from neutrino import errors
 from neutrino.db import tables as t
+from neutrino.db import writes
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins.joined import Aggregated, Reads
 
@@ -293,6 +295,12 @@ def load_tags(conn: Connection, ids: Sequence[str],
 
 def set_tags(conn: Connection, rid: str, tags: Iterable[str]) -> None:
     conn.execute(sa.delete(t.tags).where(t.tags.c.resource_id == rid))
+    tag_new(conn, rid, tags)
+
+
+def tag_new(conn: Connection, rid: str, tags: Iterable[str]) -> None:
+    """The tags of a resource made in this transaction (it has none yet):
+    inserts alone, so its read-back can be told from them (``fresh``)."""
     rows = [{"resource_id": rid, "tag": tag} for tag in sorted(set(tags))]
     if rows:
         conn.execute(sa.insert(t.tags), rows)
@@ -460,15 +468,16 @@ def _row_stmt(table: Table, lock: bool, joined: tuple[Any, ...]) -> Any:
     return joined_mod.select(table, joined).where(table.c.id == sa.bindparam("rid"))
 
 
-_FRESH: ContextVar[tuple[Collection[str], Collection[Table]] | None] = ContextVar(
+_FRESH: ContextVar[tuple[Collection[str], writes.Written] | None] = ContextVar(
     "fresh", default=None)
 
 
 @contextmanager
-def fresh(ids: Collection[str], written: Collection[Table]) -> Iterator[None]:
+def fresh(ids: Collection[str], written: writes.Written) -> Iterator[None]:
     """Within the block, rows of ``ids`` (made in this transaction, which
-    wrote to ``written``) are read without the child tables nothing was
-    written to (``joined.known_empty``)."""
+    wrote ``written``) are read without the child tables nothing was
+    written to (``joined.known_empty``), and without the database at all
+    where the rows the transaction put tell the whole row (``_made_row``)."""
     token = _FRESH.set((ids, written))
     try:
         yield
@@ -480,10 +489,57 @@ def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Ex
             for_update: bool = False, joined: Reads = ()) -> Any:
     """The row, with the ``joined`` tables' columns unless it is locked."""
     made = _FRESH.get()
-    if made is not None and joined and rid in made[0]:
+    if made is not None and rid in made[0] and not for_update:
         joined = joined_mod.known_empty(joined, made[1])
+        row = _made_row(table, rid, tuple(joined), made[1])
+        if row is not None:
+            if writes.checking:
+                _check_made(conn, table, rid, tuple(joined), row)
+            return row
     stmt = _row_stmt(table, for_update and conn.dialect.name != "sqlite", tuple(joined))
     row = conn.execute(stmt, {"rid": rid}).first()
     if row is None:
         raise not_found()
     return row
+
+
+@functools.cache
+def _made_row_type(table: Table, joined: tuple[Any, ...]) -> Any:
+    """A row type with the fields of the SELECT ``get_row`` would send."""
+    return collections.namedtuple("Row", _row_stmt(table, False, joined).selected_columns.keys())
+
+
+def _made_row(table: Table, rid: str, joined: tuple[Any, ...], written: writes.Written) -> Any:
+    """The row of ``rid`` with its ``joined`` columns as the database would
+    answer, from what this transaction put; None when that cannot be told.
+    Saves the read-back of a create (its largest statement) where the
+    resource has nothing but rows of its own yet."""
+    if not written.reliable(table):
+        return None
+    mine = [r for r in written.rows.get(table, ()) if r.get("id") == rid]
+    if len(mine) != 1:
+        return None
+    values = [joined_mod.column_value(table, mine[0], c.key) for c in table.c]
+    if any(v is joined_mod.UNKNOWN for v in values):
+        return None
+    for read in joined:
+        more = read.fresh_values(mine[0], written)
+        if more is None:
+            return None
+        values += more
+    return _made_row_type(table, joined)(*values)
+
+
+def _check_made(conn: Connection, table: Table, rid: str, joined: tuple[Any, ...],
+                made: Any) -> None:
+    """The test suite's check (``writes.checking``): a row told from the
+    writes is the row the database holds."""
+    read = conn.execute(_row_stmt(table, False, joined), {"rid": rid}).first()
+    if read is None or tuple(read._fields) != tuple(made._fields):
+        raise AssertionError(f"{table.name} {rid}: fields {made._fields} told, "
+                             f"{None if read is None else read._fields} held")
+    decoders = {j.labels[0]: j.decode for j in joined if isinstance(j, Aggregated)}
+    for name, told, held in zip(made._fields, made, read):
+        decode = decoders.get(name)
+        if (decode(told) != decode(held)) if decode else told != held:
+            raise AssertionError(f"{table.name} {rid}: {name} told {told!r}, held {held!r}")

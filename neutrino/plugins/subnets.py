@@ -183,7 +183,7 @@ class Subnets:
         routed.check_subnet_segment(conn, network_id, segment_id, siblings=siblings)
         self._write_children(conn, row["id"], pools, dns, routes, replace=False)
         if data.get("tags"):
-            store.set_tags(conn, row["id"], data["tags"])
+            store.tag_new(conn, row["id"], data["tags"])
         store.bump(conn, t.networks, network_id)
         return row["id"]
 

@@ -71,11 +71,11 @@ class QosDriver(ExtensionDriver):
             else:
                 rules = self._policy_rules(conn, ctx, policy_id)
             bindings.check_network(self.support, rules, resource_id)
-            conn.execute(sa.insert(NB).values(network_id=resource_id, policy_id=policy_id))
+            conn.execute(sa.insert(NB), {"network_id": resource_id, "policy_id": policy_id})
         elif plural == "ports":
             if policy_id is not None:
                 rules = self._policy_rules(conn, ctx, policy_id)
-                conn.execute(sa.insert(PB).values(port_id=resource_id, policy_id=policy_id))
+                conn.execute(sa.insert(PB), {"port_id": resource_id, "policy_id": policy_id})
             elif bindings.inherits_network_policy(data.get("device_owner")):
                 network_policy = inherited(
                     data, ATTR, lambda: bindings.network_policy(conn, data["network_id"]))
