@@ -87,3 +87,43 @@ def test_filter_by_port_security(member: Client) -> None:
     off = _net(member, port_security_enabled=False)
     ids = {n["id"] for n in member.get("/v2.0/networks?port_security_enabled=False")[1]["networks"]}
     assert off["id"] in ids and on["id"] not in ids
+
+
+def _rows(app: CountingApp, table: object) -> dict[str, bool]:
+    import sqlalchemy as sa
+    with app.api.plugin.db.reader() as conn:
+        return {r[0]: bool(r[1]) for r in conn.execute(sa.select(table))}
+
+
+def test_a_row_is_stored_only_to_turn_port_security_off(tmp_path: Path) -> None:
+    """Enabled is what a resource without a row shows (as upstream shows
+    those made before the driver), so the usual create stores nothing."""
+    from neutrino.db import tables as t
+    app = CountingApp(tmp_path, "[ml2]\nextension_drivers = port_security\n")
+    headers = {"X-Project-Id": "p", "X-Roles": "admin"}
+
+    def post(path: str, body: dict) -> dict:
+        res = app.client.simulate_post(path, json=body, headers=headers)
+        assert res.status_code == 201, res.text
+        return next(iter(res.json.values()))
+    on = post("/v2.0/networks", {"network": {"name": "on"}})
+    off = post("/v2.0/networks", {"network": {"name": "off", "port_security_enabled": False}})
+    inheriting = post("/v2.0/ports", {"port": {"network_id": off["id"]}})
+    plain = post("/v2.0/ports", {"port": {"network_id": on["id"]}})
+    assert _rows(app, t.network_port_security) == {off["id"]: False}
+    assert _rows(app, t.port_port_security) == {inheriting["id"]: False}
+    assert plain["port_security_enabled"] is True and on["port_security_enabled"] is True
+    # Turning a row-less resource off stores its row; on again keeps it.
+    for plural, rid in (("networks", on["id"]), ("ports", plain["id"])):
+        for value in (False, True, False):
+            change: dict = {"port_security_enabled": value}
+            if plural == "ports" and not value:  # (its groups must go with it)
+                change["security_groups"] = []
+            res = app.client.simulate_put(f"/v2.0/{plural}/{rid}", headers=headers,
+                                          json={plural[:-1]: change})
+            assert res.status_code == 200, res.text
+            shown = app.client.simulate_get(f"/v2.0/{plural}/{rid}", headers=headers).json
+            assert shown[plural[:-1]]["port_security_enabled"] is value
+    listed = app.client.simulate_get("/v2.0/ports?port_security_enabled=false",
+                                     headers=headers).json["ports"]
+    assert {p["id"] for p in listed} == {inheriting["id"], plain["id"]}

@@ -4,6 +4,10 @@ A port inherits its network's setting unless it says otherwise. Port
 security is what makes anti-spoofing and security groups apply, so a port
 cannot turn it off while it relies on allowed address pairs, and cannot get
 address pairs while it is off.
+
+A resource without a row is enabled, as upstream shows the resources made
+before the driver was; a create stores a row only to turn it off, so the
+common create (enabled) sends no statement for it.
 """
 from __future__ import annotations
 
@@ -11,10 +15,12 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
+from sqlalchemy import exc as sa_exc
 
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.db.engine import RetryRequest
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
@@ -56,10 +62,9 @@ class PortSecurityDriver(ExtensionDriver):
     def process_create(self, conn: Connection, ctx: Context, plural: str,
                        data: dict[str, Any], resource_id: str) -> None:
         if plural == "networks":
-            enabled = data.get(ATTR)
-            store.insert(conn, t.network_port_security, {
-                "network_id": resource_id,
-                "port_security_enabled": True if enabled is None else enabled})
+            if data.get(ATTR) is False:
+                store.insert(conn, t.network_port_security, {
+                    "network_id": resource_id, "port_security_enabled": False})
         elif plural == "ports":
             enabled = data.get(ATTR)
             if enabled is None:
@@ -67,8 +72,9 @@ class PortSecurityDriver(ExtensionDriver):
                                     lambda: self._network_default(conn, data["network_id"]))
             if not enabled and data.get("allowed_address_pairs"):
                 raise AddressPairAndPortSecurityRequired()
-            store.insert(conn, t.port_port_security,
-                         {"port_id": resource_id, "port_security_enabled": enabled})
+            if not enabled:
+                store.insert(conn, t.port_port_security,
+                             {"port_id": resource_id, "port_security_enabled": False})
             data[ATTR] = enabled  # resolved: the drivers after this one need not read it back
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
@@ -77,8 +83,13 @@ class PortSecurityDriver(ExtensionDriver):
         if table is None:
             return
         if ATTR in data and data[ATTR] is not None:
-            conn.execute(sa.update(table).where(table.c[key] == resource_id)
-                         .values(port_security_enabled=data[ATTR]))
+            changed = conn.execute(sa.update(table).where(table.c[key] == resource_id)
+                                   .values(port_security_enabled=data[ATTR])).rowcount
+            if not changed and not data[ATTR]:  # no row yet: it was enabled
+                try:  # no savepoint: the failure ends the attempt
+                    store.insert(conn, table, {key: resource_id, ATTR: False})
+                except sa_exc.IntegrityError:  # a concurrent update made the row
+                    raise RetryRequest() from None
         # Only turning port security off or setting address pairs can break
         # the rule that one needs the other.
         if (plural == "ports" and (ATTR in data or "allowed_address_pairs" in data)
