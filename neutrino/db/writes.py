@@ -58,6 +58,20 @@ class Written(set):  # type: ignore[type-arg]
         self._unsure: set[Table] = set()
         self._running: dict[Table, int] = {}  # statements sent, not yet finished
         self.rolled_back = False  # a savepoint was: recorded rows may be gone
+        # (table, column) -> (rows indexed, rows by value): a bulk create
+        # reads back each of its N items among N rows per table.
+        self._index: dict[tuple[Table, str], tuple[int, dict[Any, list[dict[str, Any]]]]] = {}
+
+    def rows_with(self, table: Table, column: str, value: Any) -> list[dict[str, Any]]:
+        """The rows put into ``table`` whose ``column`` is ``value``."""
+        rows = self.rows.get(table, ())
+        indexed, by_value = self._index.get((table, column), (0, {}))
+        if indexed != len(rows):
+            by_value = {}
+            for row in rows:
+                by_value.setdefault(row.get(column), []).append(row)
+            self._index[(table, column)] = (len(rows), by_value)
+        return by_value.get(value, [])
 
     def reliable(self, table: Table) -> bool:
         """Whether ``rows`` holds every row the block put in ``table`` and

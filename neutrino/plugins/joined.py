@@ -165,7 +165,7 @@ class Joined:
             return nothing
         if not written.reliable(self.table):
             return None
-        mine = [r for r in written.rows.get(self.table, ()) if r.get(self.key) == parent["id"]]
+        mine = written.rows_with(self.table, self.key, parent["id"])
         if len(mine) != 1:
             return nothing if not mine else None
         values = [column_value(self.table, mine[0], c.element.key) for c in self._columns]
@@ -270,9 +270,7 @@ class Aggregated:
         if self._joins or not written.reliable(self.table):
             return None
         rows = []
-        for row in written.rows.get(self.table, ()):
-            if row.get(self.key) != parent["id"]:
-                continue
+        for row in written.rows_with(self.table, self.key, parent["id"]):
             kept = [_matches(self.table, clause, row) for clause in self._where]
             if None in kept:
                 return None

@@ -516,7 +516,7 @@ def _made_row(table: Table, rid: str, joined: tuple[Any, ...], written: writes.W
     resource has nothing but rows of its own yet."""
     if not written.reliable(table):
         return None
-    mine = [r for r in written.rows.get(table, ()) if r.get("id") == rid]
+    mine = written.rows_with(table, "id", rid)
     if len(mine) != 1:
         return None
     values = [joined_mod.column_value(table, mine[0], c.key) for c in table.c]

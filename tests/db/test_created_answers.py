@@ -132,3 +132,16 @@ def test_reads_that_need_older_rows_are_left_to_the_database() -> None:
     written._unsure.add(t.tags)
     assert store.TAGS.fresh_values({"id": "n"}, written) is None
     assert isinstance(store.TAGS, Aggregated)
+
+
+def test_each_item_of_a_bulk_create_is_told_from_its_own_rows(tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, CONF)
+    res = app.client.simulate_post("/v2.0/networks", headers=ADMIN, json={"networks": [
+        {"name": f"n{i}", "tags": [f"t{i}"], "port_security_enabled": i % 2 == 0}
+        for i in range(4)]})
+    assert res.status_code == 201, res.text
+    for i, made in enumerate(res.json["networks"]):
+        assert (made["name"], made["tags"], made["port_security_enabled"]) == (
+            f"n{i}", [f"t{i}"], i % 2 == 0)
+        assert {"network": made} == app.client.simulate_get(
+            f"/v2.0/networks/{made['id']}", headers=ADMIN).json
