@@ -63,17 +63,22 @@ def test_a_network_create_answers_without_reading_the_network_back(
                                  {"provider:network_type": "vlan",
                                   "provider:physical_network": "physnet1"}]},
 ])
-def test_what_a_create_answers_is_what_a_show_then_gives(tmp_path: Path,
-                                                          body: dict[str, Any]) -> None:
+def test_what_a_create_answers_is_what_a_show_then_gives(
+        db_url: str, tmp_path: Path, body: dict[str, Any]) -> None:
+    """On every backend and driver: the told row's values are of the types
+    the database's read gives (the suite's check compares them too)."""
     app = CountingApp(tmp_path, CONF + "[ml2_type_vlan]\nnetwork_vlan_ranges = physnet1:1:9\n"
-                          "[ml2_type_vxlan]\nvni_ranges = 1:9\n")
-    app.api.plugin.initialize()  # the segment pools
-    made = _post(app, "/v2.0/networks", {"network": body})
-    shown = app.client.simulate_get(f"/v2.0/networks/{made['id']}", headers=ADMIN).json
-    assert {"network": made} == shown
-    port = _post(app, "/v2.0/ports", {"port": {"network_id": made["id"], "tags": ["t"]}})
-    assert {"port": port} == app.client.simulate_get(f"/v2.0/ports/{port['id']}",
-                                                     headers=ADMIN).json
+                          "[ml2_type_vxlan]\nvni_ranges = 1:9\n", url=db_url)
+    try:
+        app.api.plugin.initialize()  # the segment pools
+        made = _post(app, "/v2.0/networks", {"network": body})
+        shown = app.client.simulate_get(f"/v2.0/networks/{made['id']}", headers=ADMIN).json
+        assert {"network": made} == shown
+        port = _post(app, "/v2.0/ports", {"port": {"network_id": made["id"], "tags": ["t"]}})
+        assert {"port": port} == app.client.simulate_get(f"/v2.0/ports/{port['id']}",
+                                                         headers=ADMIN).json
+    finally:
+        app.api.plugin.db.dispose()
 
 
 def test_the_check_fails_when_a_told_row_is_not_the_database_s(
@@ -134,14 +139,18 @@ def test_reads_that_need_older_rows_are_left_to_the_database() -> None:
     assert isinstance(store.TAGS, Aggregated)
 
 
-def test_each_item_of_a_bulk_create_is_told_from_its_own_rows(tmp_path: Path) -> None:
-    app = CountingApp(tmp_path, CONF)
-    res = app.client.simulate_post("/v2.0/networks", headers=ADMIN, json={"networks": [
-        {"name": f"n{i}", "tags": [f"t{i}"], "port_security_enabled": i % 2 == 0}
-        for i in range(4)]})
-    assert res.status_code == 201, res.text
-    for i, made in enumerate(res.json["networks"]):
-        assert (made["name"], made["tags"], made["port_security_enabled"]) == (
-            f"n{i}", [f"t{i}"], i % 2 == 0)
-        assert {"network": made} == app.client.simulate_get(
-            f"/v2.0/networks/{made['id']}", headers=ADMIN).json
+def test_each_item_of_a_bulk_create_is_told_from_its_own_rows(db_url: str,
+                                                              tmp_path: Path) -> None:
+    app = CountingApp(tmp_path, CONF, url=db_url)
+    try:
+        res = app.client.simulate_post("/v2.0/networks", headers=ADMIN, json={"networks": [
+            {"name": f"n{i}", "tags": [f"t{i}"], "port_security_enabled": i % 2 == 0}
+            for i in range(4)]})
+        assert res.status_code == 201, res.text
+        for i, made in enumerate(res.json["networks"]):
+            assert (made["name"], made["tags"], made["port_security_enabled"]) == (
+                f"n{i}", [f"t{i}"], i % 2 == 0)
+            assert {"network": made} == app.client.simulate_get(
+                f"/v2.0/networks/{made['id']}", headers=ADMIN).json
+    finally:
+        app.api.plugin.db.dispose()
