@@ -58,6 +58,10 @@ class Written(set):  # type: ignore[type-arg]
         self._unsure: set[Table] = set()
         self._running: dict[Table, int] = {}  # statements sent, not yet finished
         self.rolled_back = False  # a savepoint was: recorded rows may be gone
+        # (table, key column, key value) -> the columns of a one-to-one row a
+        # read inside the block found (None: it found none), such as the
+        # QoS binding of the network a new port is on (``joined.note_seen``).
+        self.seen: dict[tuple[Table, str, Any], tuple[Any, ...] | None] = {}
         # (table, column) -> (rows indexed, rows by value): a bulk create
         # reads back each of its N items among N rows per table.
         self._index: dict[tuple[Table, str], tuple[int, dict[Any, list[dict[str, Any]]]]] = {}
@@ -122,6 +126,11 @@ def _savepoint_undone(conn: Any, *args: Any) -> None:
     written = _WRITTEN.get()
     if written is not None:
         written.rolled_back = True
+
+
+def current() -> Written | None:
+    """The innermost ``tracked`` block's record, if one is running."""
+    return _WRITTEN.get()
 
 
 @contextmanager

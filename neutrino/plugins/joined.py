@@ -157,9 +157,14 @@ class Joined:
     def fresh_values(self, parent: dict[str, Any], written: writes.Written) -> list[Any] | None:
         """The columns for a parent made in this transaction, from its rows
         (None: ask the database). Joined on another column than the
-        parent's id, the row may be older than the parent."""
+        parent's id, the row may be older than the parent: it is known
+        only if this transaction read it and wrote nothing to its table."""
         if self.parent_column != "id":
-            return None
+            key = (self.table, self.key, parent.get(self.parent_column))
+            if self.table in written or written.rolled_back or key not in written.seen:
+                return None
+            seen = written.seen[key]
+            return [None] * len(self.labels) if seen is None else [key[2], *seen]
         nothing = [None] * len(self.labels)
         if self.table not in written:
             return nothing
@@ -278,6 +283,8 @@ class Aggregated:
                 rows.append([column_value(self.table, row, c.key) for c in self._selected])
         if not rows:
             return [None]
+        if len(rows) > 1 and not self.order_by:
+            return None  # in the order the database's aggregate gives
         columns = [list(c) for c in zip(*rows)]
         if any(not isinstance(v, _JSON_SCALARS) or v is UNKNOWN for c in columns for v in c):
             return None
@@ -316,6 +323,18 @@ class Computed:
 
 
 Reads = Sequence["Joined | Aggregated | Computed"]
+
+
+def note_seen(row: Any, joined: Reads, written: writes.Written) -> None:
+    """Keep the one-to-one rows a read inside a create's block found with
+    ``row``, for a later read of the same rows through another resource
+    (``Joined.fresh_values``)."""
+    fields = row._fields
+    for read in joined:
+        if isinstance(read, Joined) and read.labels[0] in fields:
+            index = [fields.index(label) for label in read.labels]
+            written.seen[(read.table, read.key, getattr(row, read.parent_column))] = \
+                read.read(row, index)
 
 
 def known_empty(joined: Reads, written: Collection[Table]) -> tuple[Any, ...]:

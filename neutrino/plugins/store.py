@@ -500,6 +500,10 @@ def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Ex
     row = conn.execute(stmt, {"rid": rid}).first()
     if row is None:
         raise not_found()
+    if joined and not for_update:
+        written = writes.current()
+        if written is not None:
+            joined_mod.note_seen(row, joined, written)
     return row
 
 

@@ -16,6 +16,7 @@ from neutrino.db import writes
 from neutrino.plugins import store
 from neutrino.plugins.joined import Aggregated, Computed, Joined
 from neutrino.plugins.ml2 import segments_db
+from neutrino.plugins import ports as ports_mod
 from neutrino.plugins.networks import _SUBNETS
 from tests.inprocess import CountingApp
 
@@ -47,6 +48,28 @@ def test_a_network_create_answers_without_reading_the_network_back(
             statements, made = app.recorded("/v2.0/networks", ADMIN, "POST", {"network": body})
             assert _reads_of(statements, "networks") == [], statements
             shown = app.client.simulate_get(f"/v2.0/networks/{made['network']['id']}",
+                                            headers=ADMIN).json
+            assert made == shown
+    finally:
+        app.api.plugin.db.dispose()
+
+
+def test_a_port_create_answers_from_its_rows_and_its_network_s_read(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port shows its network's QoS policy, a row older than the port:
+    the create read it with the network, in the same transaction, and
+    tells it from that read."""
+    app = CountingApp(tmp_path, CONF, url=db_url)
+    monkeypatch.setattr(writes, "checking", False)  # the check would read it
+    try:
+        policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "q"}})["id"]
+        for net_body in ({"name": "plain"}, {"name": "qos", "qos_policy_id": policy}):
+            net = _post(app, "/v2.0/networks", {"network": net_body})
+            statements, made = app.recorded("/v2.0/ports", ADMIN, "POST", {"port": {
+                "network_id": net["id"], "name": "p", "tags": ["t"]}})
+            assert _reads_of(statements, "ports") == [], statements
+            assert made["port"]["qos_network_policy_id"] == net_body.get("qos_policy_id")
+            shown = app.client.simulate_get(f"/v2.0/ports/{made['port']['id']}",
                                             headers=ADMIN).json
             assert made == shown
     finally:
@@ -123,15 +146,29 @@ def test_reads_that_need_older_rows_are_left_to_the_database() -> None:
     subnet = {"id": "s", "network_id": "n", "ip_version": 4, "subnetpool_id": None}
     # A subnet's pool is an older row.
     assert _SUBNETS.fresh_values({"id": "n"}, _written(t.subnets, subnet)) is None
-    # A one-to-one row keyed by another column (a port's network's) may be older.
+    # A one-to-one row keyed by another column (a port's network's) may be
+    # older: known only when this transaction read it and did not write it.
     by_network = Joined(t.qos_network_policy_bindings, "network_id", ("policy_id",),
                         lambda item, value: None, parent_column="network_id")
-    assert by_network.fresh_values({"id": "p", "network_id": "n"}, writes.Written()) is None
+    port = {"id": "p", "network_id": "n"}
+    assert by_network.fresh_values(port, writes.Written()) is None
+    seen = writes.Written()
+    seen.seen[(t.qos_network_policy_bindings, "network_id", "n")] = ("q",)
+    assert by_network.fresh_values(port, seen) == ["n", "q"]
+    seen.add(t.qos_network_policy_bindings)
+    assert by_network.fresh_values(port, seen) is None
     # A computed value says what it is for a new resource, else it is read.
     assert Computed("c", lambda p: p.c.id).fresh_values({"id": "n"}, writes.Written()) is None
     adjacent = Computed("c", lambda p: p.c.id, fresh=((t.subnets,), True))
     assert adjacent.fresh_values({"id": "n"}, writes.Written()) == [True]
     assert adjacent.fresh_values({"id": "n"}, _written(t.subnets, subnet)) is None
+    # Rows in no declared order come in the database's.
+    ips = _written(t.ipallocations, {"port_id": "p", "subnet_id": "a", "ip_address": "1"},
+                   {"port_id": "p", "subnet_id": "b", "ip_address": "2"})
+    ports_ips = next(j for j in ports_mod.CHILDREN if j.table is t.ipallocations)
+    assert ports_ips.fresh_values({"id": "p"}, ips) is None
+    ips.rows[t.ipallocations].pop()
+    assert ports_ips.fresh_values({"id": "p"}, ips) is not None
     # A table changed otherwise than by plain inserts.
     written = _written(t.tags, {"resource_id": "n", "tag": "a"})
     written._unsure.add(t.tags)
