@@ -64,9 +64,17 @@ def column_value(table: Table, row: dict[str, Any], name: str) -> Any:
     return UNKNOWN
 
 
+def told_values(table: Table, row: dict[str, Any], names: Sequence[str]) -> list[Any] | None:
+    """``row``'s values of the columns ``names`` as the database holds them
+    after the insert; None when one of them cannot be told."""
+    values = [column_value(table, row, name) for name in names]
+    return None if any(v is UNKNOWN for v in values) else values
+
+
 def _matches(table: Table, clause: Any, row: dict[str, Any]) -> bool | None:
-    """Whether ``row`` satisfies ``clause`` (a comparison of one of
-    ``table``'s columns with a constant); None when it cannot be told."""
+    """Whether ``row`` satisfies ``clause`` (one of ``table``'s columns IS
+    true, false or NULL, or IN constants: the conditions aggregates
+    declare); None when it cannot be told."""
     if not isinstance(clause, BinaryExpression) or not isinstance(clause.left, sa.Column) \
             or clause.left.table is not table:
         return None
@@ -78,11 +86,9 @@ def _matches(table: Table, clause: Any, row: dict[str, Any]) -> bool | None:
         return value is not None and bool(value) is isinstance(right, True_)
     if op is operators.is_ and isinstance(right, Null):
         return value is None
-    if isinstance(right, BindParameter) and right.callable is None:
-        if op is operators.eq and not right.expanding:
-            return value is not None and value == right.value
-        if op is operators.in_op and right.expanding:
-            return value is not None and value in right.value
+    if op is operators.in_op and isinstance(right, BindParameter) and right.expanding \
+            and right.callable is None:
+        return value is not None and value in right.value
     return None
 
 
@@ -159,13 +165,14 @@ class Joined:
         (None: ask the database). Joined on another column than the
         parent's id, the row may be older than the parent: it is known
         only if this transaction read it and wrote nothing to its table."""
+        nothing = [None] * len(self.labels)
         if self.parent_column != "id":
-            key = (self.table, self.key, parent.get(self.parent_column))
+            joined_to = parent.get(self.parent_column)
+            key = (self.table, self.key, joined_to)
             if self.table in written or written.rolled_back or key not in written.seen:
                 return None
             seen = written.seen[key]
-            return [None] * len(self.labels) if seen is None else [key[2], *seen]
-        nothing = [None] * len(self.labels)
+            return nothing if seen is None else [joined_to, *seen]
         if self.table not in written:
             return nothing
         if not written.reliable(self.table):
@@ -173,8 +180,7 @@ class Joined:
         mine = written.rows_with(self.table, self.key, parent["id"])
         if len(mine) != 1:
             return nothing if not mine else None
-        values = [column_value(self.table, mine[0], c.element.key) for c in self._columns]
-        return None if any(v is UNKNOWN for v in values) else values
+        return told_values(self.table, mine[0], [c.element.key for c in self._columns])
 
 
 class Aggregated:
@@ -280,15 +286,15 @@ class Aggregated:
             if None in kept:
                 return None
             if all(kept):
-                rows.append([column_value(self.table, row, c.key) for c in self._selected])
+                values = told_values(self.table, row, [c.key for c in self._selected])
+                if values is None or not all(isinstance(v, _JSON_SCALARS) for v in values):
+                    return None
+                rows.append(values)
         if not rows:
             return [None]
         if len(rows) > 1 and not self.order_by:
             return None  # in the order the database's aggregate gives
-        columns = [list(c) for c in zip(*rows)]
-        if any(not isinstance(v, _JSON_SCALARS) or v is UNKNOWN for c in columns for v in c):
-            return None
-        return [orjson.dumps(columns).decode()]
+        return [orjson.dumps([list(c) for c in zip(*rows)]).decode()]
 
 
 class Computed:

@@ -24,7 +24,6 @@ serve each other's stale rows; entries leave oldest first.
 """
 from __future__ import annotations
 
-import collections
 import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -138,8 +137,7 @@ class RowMemo:
         if layout is None:
             index = [fields.index(j.labels[0]) for j in joined
                      if _followed(j) and j.labels[0] in fields]
-            layout = self._layout[fields] = (index, collections.namedtuple(
-                "Row", fields))
+            layout = self._layout[fields] = (index, store.row_type(fields))
         return layout
 
     def _entry(self, row: Any, joined: Reads) -> tuple[int, tuple[Any, ...]]:

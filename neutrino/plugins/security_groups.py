@@ -167,7 +167,7 @@ class SecurityGroups:
         self.ensure_default(conn, ctx, project)
         group_id = self._insert(conn, project, data, for_default=False)
         if data.get("tags"):
-            store.set_tags(conn, group_id, data["tags"])
+            store.tag_new(conn, group_id, data["tags"])
         return group_id
 
     def get_for(self, conn: Connection, group_id: str, ctx: Context | None) -> dict[str, Any]:

@@ -508,9 +508,10 @@ def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Ex
 
 
 @functools.cache
-def _made_row_type(table: Table, joined: tuple[Any, ...]) -> Any:
-    """A row type with the fields of the SELECT ``get_row`` would send."""
-    return collections.namedtuple("Row", _row_stmt(table, False, joined).selected_columns.keys())
+def row_type(fields: tuple[str, ...]) -> Any:
+    """A row type with these fields, for rows built rather than read (the
+    readers of ``get_row``'s rows use ``_fields``, indexes and ``id``)."""
+    return collections.namedtuple("Row", fields)
 
 
 def _made_row(table: Table, rid: str, joined: tuple[Any, ...], written: writes.Written) -> Any:
@@ -523,8 +524,8 @@ def _made_row(table: Table, rid: str, joined: tuple[Any, ...], written: writes.W
     mine = written.rows_with(table, "id", rid)
     if len(mine) != 1:
         return None
-    values = [joined_mod.column_value(table, mine[0], c.key) for c in table.c]
-    if any(v is joined_mod.UNKNOWN for v in values):
+    values = joined_mod.told_values(table, mine[0], [c.key for c in table.c])
+    if values is None:
         return None
     for read in joined:
         more = read.fresh_values(mine[0], written)
@@ -532,6 +533,12 @@ def _made_row(table: Table, rid: str, joined: tuple[Any, ...], written: writes.W
             return None
         values += more
     return _made_row_type(table, joined)(*values)
+
+
+@functools.cache
+def _made_row_type(table: Table, joined: tuple[Any, ...]) -> Any:
+    """The row type of the SELECT ``get_row`` would send."""
+    return row_type(tuple(_row_stmt(table, False, joined).selected_columns.keys()))
 
 
 def _check_made(conn: Connection, table: Table, rid: str, joined: tuple[Any, ...],

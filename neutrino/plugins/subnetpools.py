@@ -111,7 +111,7 @@ class SubnetPools:
         conn.execute(sa.insert(t.subnetpool_prefixes),
                      [{"subnetpool_id": row["id"], "cidr": c} for c in prefixes])
         if data.get("tags"):
-            store.set_tags(conn, row["id"], data["tags"])
+            store.tag_new(conn, row["id"], data["tags"])
         return row["id"]
 
     def _check_single_default(self, conn: Connection, version: int, pool_id: str | None) -> None:

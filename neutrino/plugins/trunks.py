@@ -98,7 +98,7 @@ class Trunks:
         conn.execute(sa.insert(T).values(**row))
         self._insert_subports(conn, row["id"], subports)
         if item.get("tags"):
-            store.set_tags(conn, row["id"], item["tags"])
+            store.tag_new(conn, row["id"], item["tags"])
         return str(row["id"])
 
     def _insert_subports(self, conn: Any, trunk_id: str, subports: list[dict[str, Any]]) -> None:

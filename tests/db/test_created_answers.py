@@ -13,11 +13,11 @@ import pytest
 
 from neutrino.db import tables as t
 from neutrino.db import writes
+from neutrino.plugins import ports as ports_mod
 from neutrino.plugins import store
 from neutrino.plugins.joined import Aggregated, Computed, Joined
 from neutrino.plugins.ml2 import segments_db
-from neutrino.plugins import ports as ports_mod
-from neutrino.plugins.networks import _SUBNETS
+from neutrino.plugins.networks import _GRANTS, _SUBNETS
 from tests.inprocess import CountingApp
 
 ADMIN = {"X-Project-Id": "p", "X-Roles": "admin"}
@@ -105,22 +105,17 @@ def test_what_a_create_answers_is_what_a_show_then_gives(
 
 
 def test_the_check_fails_when_a_told_row_is_not_the_database_s(
-        db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from neutrino.db.engine import Database
-    db = Database(db_url)
+        db: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(writes, "checking", True)
-    try:
-        with pytest.raises(AssertionError, match="name told 'told', held 'held'"), \
-                db.writer() as conn:
-            with writes.tracked() as written:
-                row = store.standard_row("p", {"name": "held"}) | {
-                    "admin_state_up": True, "status": "ACTIVE", "mtu": 1500}
-                store.insert(conn, t.networks, row)
-            written.rows[t.networks][0]["name"] = "told"
-            with store.fresh({row["id"]}, written):
-                store.get_row(conn, t.networks, row["id"], AssertionError)
-    finally:
-        db.dispose()
+    with pytest.raises(AssertionError, match="name told 'told', held 'held'"), \
+            db.writer() as conn:
+        with writes.tracked() as written:
+            row = store.standard_row("p", {"name": "held"}) | {
+                "admin_state_up": True, "status": "ACTIVE", "mtu": 1500}
+            store.insert(conn, t.networks, row)
+        written.rows[t.networks][0]["name"] = "told"
+        with store.fresh({row["id"]}, written):
+            store.get_row(conn, t.networks, row["id"], AssertionError)
 
 
 def _written(table: Any, *rows: dict[str, Any]) -> writes.Written:
@@ -162,6 +157,12 @@ def test_reads_that_need_older_rows_are_left_to_the_database() -> None:
     adjacent = Computed("c", lambda p: p.c.id, fresh=((t.subnets,), True))
     assert adjacent.fresh_values({"id": "n"}, writes.Written()) == [True]
     assert adjacent.fresh_values({"id": "n"}, _written(t.subnets, subnet)) is None
+    # Conditions on constants are evaluated: a network's sharing entries.
+    grants = _written(t.networkrbacs, *({"id": a, "object_id": "n", "action": a,
+                                         "target_tenant": "*", "project_id": "p"}
+                                        for a in ("access_as_shared", "something_else")))
+    [text] = _GRANTS.fresh_values({"id": "n"}, grants)
+    assert _GRANTS.decode(text) == [["n", "access_as_shared", "*"]]
     # Rows in no declared order come in the database's.
     ips = _written(t.ipallocations, {"port_id": "p", "subnet_id": "a", "ip_address": "1"},
                    {"port_id": "p", "subnet_id": "b", "ip_address": "2"})

@@ -257,7 +257,7 @@ class FloatingIps:
                 raise self._already(conn, fip, port_id, fixed_ip) from None
             raise
         if data.get("tags"):
-            store.set_tags(conn, fip_id, data["tags"])
+            store.tag_new(conn, fip_id, data["tags"])
         store.bump(conn, t.ports, port["id"], {"status": NOT_APPLICABLE})
 
     def update(self, ctx: Context, plural: str, fip_id: str, data: dict[str, Any],

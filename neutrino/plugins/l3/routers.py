@@ -126,7 +126,7 @@ class Routers:
                        if distributed is None else distributed, ha=ha)
             conn.execute(sa.insert(t.routers).values(**row))
             if data.get("tags"):
-                store.set_tags(conn, row["id"], data["tags"])
+                store.tag_new(conn, row["id"], data["tags"])
             return row["id"]
         rid = None
         for _ in range(3):

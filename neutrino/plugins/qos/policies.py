@@ -134,7 +134,7 @@ class Policies:
         if data.get("shared"):
             rbac.share_with_all(conn, row["id"], row["project_id"], KIND)
         if data.get("tags"):
-            store.set_tags(conn, row["id"], data["tags"])
+            store.tag_new(conn, row["id"], data["tags"])
         return row["id"]
 
     def _set_default(self, conn: Connection, policy_id: str, project_id: str) -> None:
