@@ -103,19 +103,17 @@ def test_a_lost_race_asks_for_the_whole_operation_again(manager, db, monkeypatch
     tm = manager(_vlan_conf("physnet1:1:5"))
     table = t.ml2_vlan_allocations
 
-    def rival_takes_it(conn: Any) -> Callable[[list[Any]], Any]:
-        def choice(candidates: list[Any]) -> Any:
-            pick = candidates[0]
-            conn.execute(sa.update(table).where(table.c.vlan_id == pick[1])
+    def rival_takes_it(conn: Any) -> Callable[[list[Any]], None]:
+        def shuffle(candidates: list[Any]) -> None:  # the last one is tried
+            conn.execute(sa.update(table).where(table.c.vlan_id == candidates[-1][1])
                          .values(allocated=True))
-            return pick
-        return choice
+        return shuffle
     # Only the read of candidates has a race to lose: a taken guess falls
     # back to it, so this test does without the guess.
     monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: None)
     with pytest.raises(RetryRequest):
         with db.writer() as conn:
-            monkeypatch.setattr(pool_mod.random, "choice", rival_takes_it(conn))
+            monkeypatch.setattr(pool_mod.random, "shuffle", rival_takes_it(conn))
             tm.drivers["vlan"].allocate_tenant_segment(conn)
 
 
@@ -234,3 +232,49 @@ def test_a_mostly_free_vlan_pool_gives_an_id_in_one_statement_on_any_or_the_name
     assert len(statements) == 1 and statements[0].startswith("UPDATE"), statements
     assert {k for k, taken in _vlans(db).items() if taken} == {
         (got.physical_network, got.segmentation_id), ("physnet2", named.segmentation_id)}
+
+
+def _take_all_but(db: Database, free: set[int]) -> None:
+    table = t.ml2_vxlan_allocations
+    with db.writer() as conn:
+        conn.execute(sa.update(table).where(table.c.id.not_in(free)).values(allocated=True))
+
+
+def test_a_nearly_full_pool_reads_its_free_ids_once_then_takes_them_in_one_statement_each(
+        manager, db, monkeypatch):
+    """After a missed guess the candidates read are remembered: the next
+    allocations try them first, each a single conditional UPDATE."""
+    driver = manager(_vxlan_conf("1:1000")).drivers["vxlan"]
+    free = {100, 200, 300, 400, 500}
+    _take_all_but(db, free)
+    monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: (None, 1))  # a taken id
+    first, statements = _statements(db, driver.allocate_tenant_segment)
+    assert [s.split()[0] for s in statements] == ["UPDATE", "SELECT", "UPDATE"], statements
+    got = [first.segmentation_id]
+    for _ in range(4):
+        seg, statements = _statements(db, driver.allocate_tenant_segment)
+        assert len(statements) == 1 and statements[0].startswith("UPDATE"), statements
+        got.append(seg.segmentation_id)
+    assert sorted(got) == sorted(free)
+    none, statements = _statements(db, driver.allocate_tenant_segment)
+    assert none is None and [s.split()[0] for s in statements] == ["UPDATE", "SELECT"]
+    assert all(_vnis(db).values())
+
+
+def test_remembered_ids_another_server_took_are_dropped_and_the_free_ones_read_again(
+        manager, db, monkeypatch):
+    driver = manager(_vxlan_conf("1:1000")).drivers["vxlan"]
+    _take_all_but(db, {100, 200, 300})
+    monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: (None, 1))  # a taken id
+    # Candidates are tried lowest first here (the last of the list is next).
+    monkeypatch.setattr(pool_mod.random, "shuffle", lambda keys: keys.sort(key=lambda k: -k[1]))
+    with db.writer() as conn:
+        assert driver.allocate_tenant_segment(conn).segmentation_id == 100
+    _take_all_but(db, {300})  # another server takes 200, remembered here
+    seg, statements = _statements(db, driver.allocate_tenant_segment)
+    assert seg.segmentation_id == 300
+    assert [s.split()[0] for s in statements] == ["UPDATE", "UPDATE", "SELECT", "UPDATE"]
+    assert all(_vnis(db).values())
+    # 300 was remembered too but dropped with 200: nothing is tried twice.
+    none, statements = _statements(db, driver.allocate_tenant_segment)
+    assert none is None and [s.split()[0] for s in statements] == ["UPDATE", "SELECT"]

@@ -6,6 +6,10 @@ Taking an id is a conditional ``UPDATE ... WHERE allocated = false``: when
 it changes no row, another server took the id first and the whole API
 operation is rerun (``RetryRequest``), so no id is ever handed out twice and
 no lock is held while choosing.
+
+What a process believes is free (a random guess, the candidates it read
+last) only decides which id it tries first; the conditional UPDATE decides
+whether it gets it.
 """
 from __future__ import annotations
 
@@ -46,6 +50,11 @@ class IdPool:
                       .values(allocated=True))
         self._free_one = sa.update(self.table).where(key).values(allocated=False)
         self._forget = sa.delete(self.table).where(key)
+        # The free candidates left over from this process's last read, by
+        # the scope it was made for: tried before guessing again, so a pool
+        # whose ids are mostly taken reads its free ids once per
+        # SELECT_SIZE allocations instead of once per allocation.
+        self._hints: dict[Any, list[Key]] = {}
 
     def _key(self, scope: Any, ident: Any) -> Any:
         clause = self.id == ident
@@ -141,14 +150,21 @@ class IdPool:
                  guess_in: dict[Any, list[r.Range]] | None = None) -> Key | None:
         """Take a free id (in ``scope`` when given); None when none is free.
 
-        With ``guess_in`` (configured ranges by scope, as ``sync`` takes
-        them, so all their ids have rows) one key at random from them is tried first:
-        taking it is the one conditional UPDATE, and while most of the pool
-        is free it is free, so the read of candidates is skipped. A taken
-        guess costs one statement more than reading first.
+        The first try is a candidate left over from this process's last
+        read of free ids, else, with ``guess_in`` (configured ranges by
+        scope, as ``sync`` takes them, so all their ids have rows), one key
+        at random from them: while most of the pool is free it is free, and
+        taking it is the one conditional UPDATE of the allocation. A missed
+        try costs one statement more than reading first; a missed leftover
+        drops the others, which another server is likely taking too.
         """
+        hint = self._hint(scope)
+        if hint is not None:
+            if self._try(conn, hint):
+                return hint
+            self._hints.pop(scope, None)
         guess = _random_in(guess_in or {})
-        if guess is not None and conn.execute(self._take, self._params(*guess)).rowcount == 1:
+        if guess is not None and self._try(conn, guess):
             return guess
         if scope is not None and self.scope is not None:
             candidates = conn.execute(self._free_in, {"scope": scope}).all()
@@ -156,12 +172,23 @@ class IdPool:
             candidates = conn.execute(self._free).all()
         if not candidates:
             return None
-        pick = random.choice(candidates)
-        key: Key = (pick[0], pick[1]) if self.scope is not None else (None, pick[0])
-        taken = conn.execute(self._take, self._params(*key)).rowcount
-        if taken != 1:
+        keys: list[Key] = [(c[0], c[1]) if self.scope is not None else (None, c[0])
+                           for c in candidates]
+        random.shuffle(keys)
+        key = keys.pop()
+        if not self._try(conn, key):
             raise RetryRequest(f"{self.table.name}: {key} taken concurrently")
+        self._hints[scope] = keys
         return key
+
+    def _hint(self, scope: Any) -> Key | None:
+        try:
+            return self._hints[scope].pop()  # (atomic: threads share the pool)
+        except (KeyError, IndexError):
+            return None
+
+    def _try(self, conn: Connection, key: Key) -> bool:
+        return conn.execute(self._take, self._params(*key)).rowcount == 1
 
     def reserve(self, conn: Connection, scope: Any, ident: int) -> bool:
         """Take exactly this id, also outside the ranges; False when in use.
@@ -169,8 +196,7 @@ class IdPool:
         Two servers inserting the same off-range id collide on the primary
         key; that violation reruns the operation, which then sees the row.
         """
-        taken = conn.execute(self._take, self._params(scope, ident)).rowcount
-        if taken == 1:
+        if self._try(conn, (scope, ident)):
             return True
         if conn.execute(sa.select(self.allocated).where(self._key(scope, ident))).first():
             return False
