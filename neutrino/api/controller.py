@@ -255,12 +255,14 @@ class Member:
         data = body_mod.for_update(self.rdef, raw)
         revision = revision_of(req)
         targets = Targets(self.api.plugin, ctx)
+        policy, singular = self.api.policy, self.rdef.policy_singular
         with self.api.reads_together():
             original = self._visible(ctx, rid, targets, pid)
-            target = targets.of({**original, **data})
-            current = targets.of(original)
-        self.api.policy.enforce(ctx, f"update_{self.rdef.policy_singular}", current)
-        self.api.policy.enforce_attributes(ctx, "update", self.rdef.policy_singular, data, target)
+            current = targets.for_rules(policy, [f"update_{singular}"], original)
+            target = targets.for_rules(policy, policy.attribute_rules("update", singular, data),
+                                       {**original, **data})
+        policy.enforce(ctx, f"update_{singular}", current)
+        policy.enforce_attributes(ctx, "update", singular, data, target)
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in getattr(h, "attribute_names", ())}
         core_data = {k: val for k, val in data.items() if k not in extra}
@@ -281,10 +283,11 @@ class Member:
         ctx: Context = req.context.neutron
         revision = revision_of(req)
         targets = Targets(self.api.plugin, ctx)
+        action = f"delete_{self.rdef.policy_singular}"
         with self.api.reads_together():
             original = self._visible(ctx, rid, targets, pid)
-            target = targets.of(original)
-        self.api.policy.enforce(ctx, f"delete_{self.rdef.policy_singular}", target)
+            target = targets.for_rules(self.api.policy, [action], original)
+        self.api.policy.enforce(ctx, action, target)
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
         self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision)
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
@@ -323,7 +326,7 @@ class Action:
         targets = Targets(self.api.plugin, ctx)
         with self.api.reads_together():
             original = self.member._visible(ctx, rid, targets, pid)
-            target = targets.of(original)
+            target = targets.for_rules(self.api.policy, [self.name], original)
         self.api.policy.enforce(ctx, self.name, target)
         handler = self.api.actions.get((self.rdef.plural, self.name))
         if handler is not None:

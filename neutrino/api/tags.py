@@ -38,7 +38,8 @@ class _Base:
         object; only an id that does not exist at all is 404."""
         targets = Targets(self.api.plugin, ctx)
         item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
-        self.api.policy.enforce(ctx, f"{verb}_{self.rdef.policy_singular}:tags", targets.of(item))
+        action = f"{verb}_{self.rdef.policy_singular}:tags"
+        self.api.policy.enforce(ctx, action, targets.for_rules(self.api.policy, [action], item))
         return item
 
 

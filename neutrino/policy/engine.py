@@ -230,9 +230,20 @@ class Policy:
         """Check ``<verb>_<resource>:<attr>`` rules, and ``:<attr>:<key>`` ones for
         the keys of a dict value or of the dicts in a list value."""
         action = f"{verb}_{singular}"
+        for name in self.attribute_rules(verb, singular, body):
+            if not self.check(ctx, name, target):
+                # Upstream names the action and the attribute rule together.
+                raise errors.PolicyNotAuthorized(message=f"(rule:{action} and "
+                                                 f"rule:{name}) is disallowed by policy")
+
+    def attribute_rules(self, verb: str, singular: str, body: dict[str, Any]) -> list[str]:
+        """The attribute rules ``enforce_attributes`` checks for ``body``."""
+        action = f"{verb}_{singular}"
+        names: list[str] = []
         for key, value in body.items():
             rule = f"{action}:{key}"
-            names = [rule] if rule in self._names else []
+            if rule in self._names:
+                names.append(rule)
             if isinstance(value, list):
                 subs = sorted({k for item in value if isinstance(item, dict) for k in item})
             elif isinstance(value, dict):
@@ -242,11 +253,7 @@ class Policy:
             else:
                 subs = []
             names += [f"{rule}:{sub}" for sub in subs if f"{rule}:{sub}" in self._names]
-            for name in names:
-                if not self.check(ctx, name, target):
-                    # Upstream names the action and the attribute rule together.
-                    raise errors.PolicyNotAuthorized(message=f"(rule:{action} and "
-                                                     f"rule:{name}) is disallowed by policy")
+        return names
 
     def _attr_rules(self, singular: str) -> list[tuple[str, str]]:
         found = self._get_attr_rules.get(singular)

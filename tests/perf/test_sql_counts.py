@@ -75,6 +75,26 @@ def test_a_member_showing_a_port_adds_one_read_of_its_network(app: App) -> None:
     assert member == admin + 1  # the network, read in the request's one read transaction
 
 
+@pytest.mark.parametrize("method", ["PUT", "DELETE"])
+def test_only_callers_whose_rules_read_the_network_have_it_read_to_change_a_port(
+        app: App, method: str) -> None:
+    """An admin's ``update_port``/``delete_port`` hold whatever the network;
+    a member's rules read its owner, so the member's request reads it once."""
+    headers = {"X-Project-Id": "changer", "X-Roles": "member"}
+    net = app.client.simulate_post("/v2.0/networks", json={"network": {"name": "n"}},
+                                   headers=headers).json["network"]["id"]
+    ports = [app.client.simulate_post("/v2.0/ports", json={"port": {"network_id": net}},
+                                      headers=headers).json["port"]["id"] for _ in range(2)]
+    body = {"port": {"name": "x"}} if method == "PUT" else None
+    admin, _ = app.counted(method, f"/v2.0/ports/{ports[0]}", json=body)
+    member, _ = app.counted(method, f"/v2.0/ports/{ports[1]}", json=body, headers=headers)
+    assert member == admin + 1  # the network's owner and sharing, for the member's rules
+    gone = app.client.simulate_get(f"/v2.0/ports/{ports[1]}")
+    assert gone.status_code == (404 if method == "DELETE" else 200)
+    if method == "PUT":
+        assert gone.json["port"]["name"] == "x"
+
+
 def test_port_create_is_a_bounded_number_of_statements(app: App) -> None:
     net = _network_with_ports(app, 0)
     count, _ = app.counted("POST", "/v2.0/ports", json={"port": {"network_id": net}})

@@ -59,6 +59,26 @@ class Targets:
             for net_id in wanted:
                 self._networks[net_id] = found.get(net_id)
 
+    def reads_added(self, keys: tuple[str, ...] | None) -> bool:
+        """Whether rules still reading ``keys`` (a caller's plan) read what
+        ``of`` adds: the network's owner and sharing, a group's or a
+        parent's owner (a parent also fills in the item's own owner)."""
+        return (keys is None or self.parent is not None
+                or any(":" in k or k == "shared" for k in keys))
+
+    def for_rules(self, policy: Any, actions: list[str], item: dict[str, Any]) -> dict[str, Any]:
+        """The target to check ``actions`` on ``item`` (which exists) with:
+        ``of(item)`` when this caller's rules read what it adds, else the
+        item itself, sparing the network's read (an admin's rules never
+        read it)."""
+        if self.ctx is None:
+            return self.of(item)
+        for action in actions:
+            value, keys = policy.plan(self.ctx, action)
+            if value is None and self.reads_added(keys):
+                return self.of(item)
+        return item
+
     def of(self, item: dict[str, Any]) -> dict[str, Any]:
         if self.parent is not None:
             # Upstream's rules on sub-resources read the parent's owner as
@@ -97,12 +117,9 @@ class Shaper:
         self.api, self.rdef, self.ctx, self.targets = api, rdef, ctx, targets
         self.invisible = frozenset(n for n, a in rdef.attributes.items() if not a.is_visible)
         self.view = api.policy.view(ctx, rdef.policy_singular)
-        keys = self.view.keys
         # The row alone decides unless the rules read what ``Targets.of``
-        # adds (the network's owner and sharing, a parent's owner): then
-        # every row needs its full target (an admin's rows never do).
-        self.needs_target = (keys is None or targets.parent is not None
-                             or any(":" in k or k == "shared" for k in keys))
+        # adds: then every row needs its full target (an admin's rows never do).
+        self.needs_target = targets.reads_added(self.view.keys)
         self._hidden: dict[frozenset[str], frozenset[str]] = {}
 
     def prefetch(self, items: list[dict[str, Any]]) -> None:
