@@ -44,6 +44,14 @@ _GRANTS = Aggregated(t.networkrbacs, "object_id", ("action", "target_tenant"),
                          (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL)),))
 
 
+_DELETE_PORT_IPS = sa.delete(t.ipallocations).where(
+    t.ipallocations.c.network_id == sa.bindparam("net"))
+_DELETE_PORTS = sa.delete(t.ports).where(t.ports.c.id.in_(sa.bindparam("ids", expanding=True)))
+_DELETE_SUBNETS = sa.delete(t.subnets).where(
+    t.subnets.c.id.in_(sa.bindparam("ids", expanding=True)))
+_DELETE = sa.delete(t.networks).where(t.networks.c.id == sa.bindparam("net"))
+
+
 def to_dicts(conn: Connection, rows: Sequence[Any],
              joined: Reads = ()) -> list[dict[str, Any]]:
     """API dicts of network rows. The child tables come from the rows when
@@ -193,9 +201,13 @@ class Networks:
         subnet_ids = [r.id for r in conn.execute(
             sa.select(t.subnets.c.id).where(t.subnets.c.network_id == net_id))]
         store.delete_tags(conn, net_id, *(r.id for r in ports), *subnet_ids)
-        conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.network_id == net_id))
-        conn.execute(sa.delete(t.ports).where(t.ports.c.network_id == net_id))
-        conn.execute(sa.delete(t.subnets).where(t.subnets.c.network_id == net_id))
+        # Only what was found goes: a port or subnet made since (neither
+        # cascades from the network) makes the network's DELETE fail its
+        # foreign key, and the rerun sees it. The RBAC entries cascade.
+        if ports:
+            conn.execute(_DELETE_PORT_IPS, {"net": net_id})
+            conn.execute(_DELETE_PORTS, {"ids": [r.id for r in ports]})
+        if subnet_ids:
+            conn.execute(_DELETE_SUBNETS, {"ids": subnet_ids})
         self.types.release_network_segments(conn, net_id)
-        conn.execute(sa.delete(t.networkrbacs).where(t.networkrbacs.c.object_id == net_id))
-        conn.execute(sa.delete(t.networks).where(t.networks.c.id == net_id))
+        conn.execute(_DELETE, {"net": net_id})

@@ -401,3 +401,34 @@ def test_deleting_a_network_costs_the_same_for_one_or_five_subnets_and_ports(app
     small, big = network(1), network(5)
     assert app.counted("DELETE", f"/v2.0/networks/{small}")[0] == \
         app.counted("DELETE", f"/v2.0/networks/{big}")[0]
+
+
+def test_deleting_an_empty_network_deletes_only_what_it_has(app: App) -> None:
+    """No ports or subnets found under the network's lock: no DELETE is
+    sent for them, and its RBAC entries go with it by the cascade."""
+    post = app.client.simulate_post
+    empty = post("/v2.0/networks", json={"network": {"name": "e", "shared": True}})
+    full = post("/v2.0/networks", json={"network": {"name": "f", "shared": True}})
+    full_id = full.json["network"]["id"]
+    post("/v2.0/subnets", json={"subnet": {"network_id": full_id, "ip_version": 4,
+                                           "cidr": "10.9.0.0/24"}})
+    post("/v2.0/ports", json={"port": {"network_id": full_id, "device_owner": "network:dhcp"}})
+    seen: list[str] = []
+    listen_all(app.api.plugin.db, "before_cursor_execute",
+               lambda conn, cur, statement, *a: seen.append(" ".join(statement.split())))
+
+    def deletes(net_id: str) -> list[str]:
+        seen.clear()
+        assert app.client.simulate_delete(f"/v2.0/networks/{net_id}").status_code == 204
+        return sorted(s.split()[2] for s in seen if s.startswith("DELETE"))
+    empty_id = empty.json["network"]["id"]
+    assert deletes(empty_id) == ["network_segments", "networks", "tags"]
+    assert deletes(full_id) == ["ipallocations", "network_segments", "networks", "ports",
+                                "subnets", "tags"]
+    with app.api.plugin.db.reader() as conn:
+        left = conn.exec_driver_sql(
+            "SELECT COUNT(*) FROM networkrbacs WHERE object_id IN (?, ?)",
+            (empty_id, full_id)).scalar()
+        ports = conn.exec_driver_sql("SELECT COUNT(*) FROM ports WHERE network_id = ?",
+                                     (full_id,)).scalar()
+    assert left == 0 and ports == 0
