@@ -44,8 +44,6 @@ _GRANTS = Aggregated(t.networkrbacs, "object_id", ("action", "target_tenant"),
                          (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL)),))
 
 
-_DELETE_PORT_IPS = sa.delete(t.ipallocations).where(
-    t.ipallocations.c.network_id == sa.bindparam("net"))
 _DELETE_PORTS = sa.delete(t.ports).where(t.ports.c.id.in_(sa.bindparam("ids", expanding=True)))
 _DELETE_SUBNETS = sa.delete(t.subnets).where(
     t.subnets.c.id.in_(sa.bindparam("ids", expanding=True)))
@@ -203,9 +201,9 @@ class Networks:
         store.delete_tags(conn, net_id, *(r.id for r in ports), *subnet_ids)
         # Only what was found goes: a port or subnet made since (neither
         # cascades from the network) makes the network's DELETE fail its
-        # foreign key, and the rerun sees it. The RBAC entries cascade.
+        # foreign key, and the rerun sees it. The ports' addresses and the
+        # network's RBAC entries go by their cascades.
         if ports:
-            conn.execute(_DELETE_PORT_IPS, {"net": net_id})
             conn.execute(_DELETE_PORTS, {"ids": [r.id for r in ports]})
         if subnet_ids:
             conn.execute(_DELETE_SUBNETS, {"ids": subnet_ids})

@@ -423,12 +423,13 @@ def test_deleting_an_empty_network_deletes_only_what_it_has(app: App) -> None:
         return sorted(s.split()[2] for s in seen if s.startswith("DELETE"))
     empty_id = empty.json["network"]["id"]
     assert deletes(empty_id) == ["network_segments", "networks", "tags"]
-    assert deletes(full_id) == ["ipallocations", "network_segments", "networks", "ports",
-                                "subnets", "tags"]
+    assert deletes(full_id) == ["network_segments", "networks", "ports", "subnets", "tags"]
     with app.api.plugin.db.reader() as conn:
         left = conn.exec_driver_sql(
             "SELECT COUNT(*) FROM networkrbacs WHERE object_id IN (?, ?)",
             (empty_id, full_id)).scalar()
         ports = conn.exec_driver_sql("SELECT COUNT(*) FROM ports WHERE network_id = ?",
                                      (full_id,)).scalar()
-    assert left == 0 and ports == 0
+        addresses = conn.exec_driver_sql("SELECT COUNT(*) FROM ipallocations WHERE "
+                                         "network_id = ?", (full_id,)).scalar()
+    assert left == 0 and ports == 0 and addresses == 0
