@@ -10,7 +10,12 @@ service plugins); the database is SQLite or a fresh MariaDB (``mysql://``,
 mysqlclient) or PostgreSQL database.
 
     .venv/bin/python benchmarks/op_profile.py [--db mariadb|postgresql] [--requests 200] \
-        [--ops port-create,port-show] [--profile port-show] [--statements port-show]
+        [--ops port-create,port-show] [--profile port-show] [--statements port-show] [--scans]
+
+``--scans`` (MariaDB) asks the server's plan of every SELECT, UPDATE and
+DELETE the measured requests sent, with 1,000 ports and more in the
+database, and lists those that read a table whole (``ALL``/``index`` over
+more than 50 rows): the statements whose cost grows with the database.
 """
 from __future__ import annotations
 
@@ -154,6 +159,39 @@ def print_statements(app: CountingApp, ops: Ops, op: str) -> None:
         print(f"{i:3d} {statement[:width]}")
 
 
+def print_scans(app: CountingApp, ops: Ops, names: list[str]) -> None:
+    """Each op's statements that MariaDB plans as a whole-table read."""
+    seen: list[tuple[str, str, Any]] = []
+    current = [""]
+
+    def record(conn: Any, cursor: Any, statement: str, params: Any, context: Any,
+               many: bool) -> None:
+        if not many and statement.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE")):
+            seen.append((current[0], statement, params))
+    listen_all(app.api.plugin.db, "before_cursor_execute", record)
+    try:
+        for op in names:
+            current[0] = op
+            for _ in range(3):
+                method, path, body = ops.request(op)
+                app.client.simulate_request(method, path, json=body, headers=HEADERS)
+    finally:
+        remove_all(app.api.plugin.db, "before_cursor_execute", record)
+    found, asked = 0, set()
+    with app.api.plugin.db.writer() as conn:
+        for op, statement, params in seen:
+            if (op, statement) in asked:
+                continue
+            asked.add((op, statement))
+            for row in conn.exec_driver_sql("EXPLAIN " + statement, params).mappings():
+                if row["type"] in ("ALL", "index") and int(row["rows"] or 0) > 50:
+                    found += 1
+                    print(f"{op:16} {row['table']} {row['type']} rows={row['rows']}: "
+                          f"{' '.join(statement.split())[:300]}")
+        conn.rollback()
+    print(f"scans: {found} in {len(asked)} distinct statements")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--db", choices=("sqlite", "mariadb", "postgresql"), default="sqlite")
@@ -161,6 +199,8 @@ def main() -> int:
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--profile", help="an op to profile after measuring")
     ap.add_argument("--statements", help="an op whose SQL statements to print after measuring")
+    ap.add_argument("--scans", action="store_true",
+                    help="(MariaDB) list the statements of --ops planned as whole-table reads")
     args = ap.parse_args()
     url, drop = {"mariadb": mariadb, "postgresql": postgresql}.get(
         args.db, lambda: (None, lambda: None))()
@@ -179,6 +219,8 @@ def main() -> int:
                 print(measure(app, ops, op, args.requests, begins), flush=True)
             if args.statements:
                 print_statements(app, ops, args.statements)
+            if args.scans:
+                print_scans(app, ops, [o for o in args.ops.split(",") if o != "port-list"])
             if args.profile:
                 prof = cProfile.Profile()
                 for _ in range(args.requests):
@@ -187,6 +229,7 @@ def main() -> int:
                     app.client.simulate_request(method, path, json=body, headers=HEADERS)
                     prof.disable()
                 pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime")).print_stats(os.environ.get("FILTER", ""), int(os.environ.get("TOP", "30")))
+            app.api.plugin.db.dispose()  # (its connections would hold the DROP up)
     finally:
         drop()
     return 0
