@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import NullPool
 
-from neutrino.db import writes
+from neutrino.db import pipeline, writes
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -97,6 +97,8 @@ def make_engine(url: str, reads_only: bool = False) -> Engine:
     if "charset=" not in url:
         url += ("&" if "?" in url else "?") + "charset=utf8mb4"
     engine = _ping_when_idle(create_engine(url, **kwargs))
+    if not reads_only:
+        pipeline.enable(engine)
     # A resource's child rows are read as one JSON_ARRAYAGG per table
     # (plugins/joined.py), which MySQL cuts at this length (1 MB by
     # default) without an error.

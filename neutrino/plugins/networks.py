@@ -99,7 +99,8 @@ class Networks:
         segments = self.types.allocate(conn, data)
         mtu = self.types.network_mtu(segments, data.get("mtu"))
         row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE", mtu=mtu)
-        store.insert(conn, t.networks, row)
+        # Pipelined (db/pipeline.py): its failure ends the attempt, nothing catches it.
+        store.insert(conn, t.networks, row, pipelined=True)
         if data.get("shared"):
             rbac.share_with_all(conn, row["id"], row["project_id"])
         if data.get(EXTERNAL) is True:

@@ -259,7 +259,9 @@ class Ports:
         # on PostgreSQL needs a savepoint to roll back to.
         try:
             if not explicit.intersection(ip for _, ip in pairs):
-                store.insert(conn, t.ipallocations, rows)
+                # Pipelined (db/pipeline.py): where its duplicate key shows,
+                # it is a lost race that reruns the operation all the same.
+                store.insert(conn, t.ipallocations, rows, pipelined=True)
                 return
             with conn.begin_nested():
                 store.insert(conn, t.ipallocations, rows)
@@ -333,7 +335,9 @@ class Ports:
                    device_id=data.get("device_id") or "", device_owner=owner,
                    ip_allocation=allocation)
         try:  # no savepoint: nothing is read after a failure, which ends the attempt
-            store.insert(conn, t.ports, row)
+            # A generated MAC already taken is a lost race wherever its error
+            # shows, so that INSERT may be pipelined (db/pipeline.py).
+            store.insert(conn, t.ports, row, pipelined=not data.get("mac_address"))
         except sa_exc.IntegrityError:
             if data.get("mac_address"):
                 raise errors.MacAddressInUse(net_id=network_id, mac=mac) from None

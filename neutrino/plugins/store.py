@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Table
 
 from neutrino import errors
+from neutrino.db import pipeline
 from neutrino.db import tables as t
 from neutrino.db import writes
 from neutrino.plugins import joined as joined_mod
@@ -88,14 +89,21 @@ def standard_dict(row: Any) -> dict[str, Any]:
 
 
 @functools.cache
-def _insert_stmt(table: Table) -> Any:
-    return sa.insert(table)
+def _insert_stmt(table: Table, pipelined: bool = False) -> Any:
+    stmt = sa.insert(table)
+    return stmt.execution_options(**{pipeline.OPTION: True}) if pipelined else stmt
 
 
-def insert(conn: Connection, table: Table, rows: dict[str, Any] | list[dict[str, Any]]) -> None:
+def insert(conn: Connection, table: Table, rows: dict[str, Any] | list[dict[str, Any]],
+           pipelined: bool = False) -> None:
     """Insert one row or many through one statement object per table:
-    building ``INSERT ... VALUES`` anew costs more than sending it."""
-    conn.execute(_insert_stmt(table), rows)
+    building ``INSERT ... VALUES`` anew costs more than sending it.
+
+    ``pipelined``: the INSERT may travel with the connection's next round
+    trip (``db/pipeline.py``), so its error, if any, comes from a later
+    statement or the COMMIT; only for INSERTs whose failure is not caught
+    on the spot."""
+    conn.execute(_insert_stmt(table, pipelined), rows)
 
 
 @functools.cache

@@ -158,7 +158,7 @@ class PortBinding(ExtensionDriver):
         store.insert(conn, B, {
             "port_id": resource_id, "host": host, "vnic_type": data.get(VNIC) or VNIC_NORMAL,
             "profile": json.dumps(data.get(PROFILE) or {}), "vif_type": VIF_TYPE_UNBOUND,
-            "vif_details": ""})
+            "vif_details": ""}, pipelined=True)
         if host:
             self.bind(conn, resource_id, fresh=True)
 

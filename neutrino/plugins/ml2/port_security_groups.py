@@ -85,7 +85,8 @@ class PortSecurityGroupsDriver(ExtensionDriver):
             # The port's project's own default group: nothing to check.
             default = self.groups.ensure_default(conn, ctx, data.get("project_id"))
             if default:
-                store.insert(conn, B, {"port_id": resource_id, "security_group_id": default})
+                store.insert(conn, B, {"port_id": resource_id, "security_group_id": default},
+                             pipelined=True)
             return
         self._bind(conn, ctx, resource_id, data.get("project_id"), requested)
 
@@ -137,8 +138,8 @@ class PortSecurityGroupsDriver(ExtensionDriver):
             raise errors.SecurityGroupConflict(
                 reason="Cannot apply both stateful and stateless security groups on the "
                        "same port at the same time")
-        conn.execute(sa.insert(B), [{"port_id": port_id, "security_group_id": g}
-                                    for g in group_ids])
+        store.insert(conn, B, [{"port_id": port_id, "security_group_id": g}
+                               for g in group_ids], pipelined=True)
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

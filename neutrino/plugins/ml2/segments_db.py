@@ -37,7 +37,8 @@ def _row(network_id: str, segment: Segment, index: int, dynamic: bool = False,
 def add(conn: Connection, network_id: str, segments: list[Segment]) -> None:
     if not segments:
         return
-    store.insert(conn, T, [_row(network_id, s, index) for index, s in enumerate(segments)])
+    store.insert(conn, T, [_row(network_id, s, index) for index, s in enumerate(segments)],
+                 pipelined=True)  # with the network's own INSERT (db/pipeline.py)
 
 
 def add_one(conn: Connection, network_id: str, segment: Segment, name: str | None,
