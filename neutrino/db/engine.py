@@ -14,7 +14,7 @@ import logging
 import os
 import random
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -293,25 +293,32 @@ class _SharedRead:
 
     def __init__(self, db: "Database") -> None:
         self.db = db
-        self._stack: ExitStack | None = None
         self._conn: Connection | None = None
         self.in_use = 0  # reader blocks running on the connection now
         self.stale = False
 
     def connection(self) -> Connection:
+        """``Database.read_connection``'s, opened by hand: every read request
+        opens one, and two generator context managers and an ExitStack
+        around it cost more than the rest of opening it."""
         if self._conn is None:
-            self._stack = ExitStack()
-            conn = self._stack.enter_context(self.db.read_connection())
+            conn = self.db.read_engine.connect()
+            if self.db._reads_commit:
+                conn.begin()
             self._conn, self.stale = conn, False
         return self._conn
 
     def close(self, exc: BaseException | None = None) -> None:
-        stack, self._stack, self._conn = self._stack, None, None
-        if stack is not None:
-            if exc is None:
-                stack.close()
-            else:  # roll back: a failed statement may have aborted it (PostgreSQL)
-                stack.__exit__(type(exc), exc, exc.__traceback__)
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        try:
+            if exc is None and self.db._reads_commit:
+                conn.commit()  # SQLite's read transaction
+            # Closing rolls back what is left (nothing on a server database's
+            # autocommit connection; a failed statement's transaction).
+        finally:
+            conn.close()
 
 
 class Database:
