@@ -298,27 +298,14 @@ class _SharedRead:
         self.stale = False
 
     def connection(self) -> Connection:
-        """``Database.read_connection``'s, opened by hand: every read request
-        opens one, and two generator context managers and an ExitStack
-        around it cost more than the rest of opening it."""
         if self._conn is None:
-            conn = self.db.read_engine.connect()
-            if self.db._reads_commit:
-                conn.begin()
-            self._conn, self.stale = conn, False
+            self._conn, self.stale = self.db.open_read(), False
         return self._conn
 
     def close(self, exc: BaseException | None = None) -> None:
         conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        try:
-            if exc is None and self.db._reads_commit:
-                conn.commit()  # SQLite's read transaction
-            # Closing rolls back what is left (nothing on a server database's
-            # autocommit connection; a failed statement's transaction).
-        finally:
-            conn.close()
+        if conn is not None:
+            self.db.close_read(conn, exc)
 
 
 class Database:
@@ -360,12 +347,31 @@ class Database:
         """A connection for reads alone: autocommit on a server database
         (one round trip per statement, nothing to end), a transaction on
         SQLite."""
-        with self.read_engine.connect() as conn:
-            if self._reads_commit:
-                with conn.begin():
-                    yield conn
-            else:
-                yield conn
+        conn = self.open_read()
+        try:
+            yield conn
+        except BaseException as exc:
+            self.close_read(conn, exc)
+            raise
+        self.close_read(conn)
+
+    def open_read(self) -> Connection:
+        """``read_connection``'s connection, for a holder that closes it
+        with ``close_read`` (``_SharedRead``, opened once per read request,
+        where a context manager's frames cost more than the opening)."""
+        conn = self.read_engine.connect()
+        if self._reads_commit:
+            conn.begin()
+        return conn
+
+    def close_read(self, conn: Connection, exc: BaseException | None = None) -> None:
+        try:
+            if exc is None and self._reads_commit:
+                conn.commit()  # SQLite's read transaction
+            # Closing rolls back what is left (nothing on a server database's
+            # autocommit connection; a failed statement's transaction).
+        finally:
+            conn.close()
 
     @contextmanager
     def reader(self) -> Iterator[Connection]:

@@ -29,7 +29,7 @@ PostgreSQL and SQLite send each INSERT at once, as before.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from sqlalchemy import Engine, event
 
@@ -38,14 +38,18 @@ OPTION = "pipelined"
 
 class _Pipelined:
     """What the driver's connection class gains: the waiting statements,
-    sent with the next round trip; ``round_trips`` counts them all."""
+    sent with the next round trip; ``round_trips`` counts them all. A
+    driver's subclass says how a batch is joined and how it binds."""
 
-    pending: list[Any]
-    round_trips: int
+    _separator: Any  # between a batch's statements, in the driver's query type
+    _commit: Any
+    # bound(cursor, statement, parameters): the statement as the driver sends it
+    bound: Callable[[Any, str, Any], Any]
 
-    def _start_pipeline(self) -> None:
-        self.pending = []
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.pending: list[Any] = []
         self.round_trips = 0
+        super().__init__(*args, **kwargs)
 
     def send_pending(self, tail: Any = None) -> None:
         """Send what waits (and ``tail``) in one round trip; raise the first
@@ -55,7 +59,7 @@ class _Pipelined:
             batch.append(tail)
         cursor = self.cursor()  # type: ignore[attr-defined]
         try:
-            cursor.execute(self._join(batch))
+            cursor.execute(self._separator.join(batch))
             while cursor.nextset():
                 pass
         finally:
@@ -84,77 +88,59 @@ class _Pipelined:
         return super().query(sql, *args)  # type: ignore[misc]
 
 
-def _mysqldb_class() -> type:
+def _mysqldb() -> tuple[type, int]:
     from MySQLdb.connections import Connection
+    from MySQLdb.constants.CLIENT import MULTI_STATEMENTS
 
     class PipelinedMySQLdb(_Pipelined, Connection):  # type: ignore[misc]
-        _commit = b"COMMIT"
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self._start_pipeline()
-            super().__init__(*args, **kwargs)
-
-        @staticmethod
-        def _join(batch: list[bytes]) -> bytes:
-            return b";".join(batch)
+        _separator, _commit = b";", b"COMMIT"
 
         def bound(self, cursor: Any, statement: str, parameters: Any) -> bytes:
-            return cursor._mogrify(statement, parameters)  # the driver's own binding
-    return PipelinedMySQLdb
+            # Bytes, as mysqlclient sends them: a binary value need not decode.
+            return cursor._mogrify(statement, parameters)
+    return PipelinedMySQLdb, MULTI_STATEMENTS
 
 
-def _pymysql_class() -> type:
+def _pymysql() -> tuple[type, int]:
     from pymysql.connections import Connection
+    from pymysql.constants.CLIENT import MULTI_STATEMENTS
 
     class PipelinedPyMySQL(_Pipelined, Connection):  # type: ignore[misc]
-        _commit = "COMMIT"
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self._start_pipeline()
-            super().__init__(*args, **kwargs)
-
-        @staticmethod
-        def _join(batch: list[str]) -> str:
-            return ";".join(batch)
+        _separator, _commit = ";", "COMMIT"
 
         def bound(self, cursor: Any, statement: str, parameters: Any) -> str:
             return cursor.mogrify(statement, parameters)
-    return PipelinedPyMySQL
+    return PipelinedPyMySQL, MULTI_STATEMENTS
+
+
+_DRIVERS = {"mysqldb": _mysqldb, "pymysql": _pymysql}
 
 
 def enable(engine: Engine) -> None:
     """Let ``engine``'s (MySQL writer) connections pipeline INSERTs."""
-    driver = engine.dialect.driver
-    if driver == "mysqldb":
-        from MySQLdb.constants.CLIENT import MULTI_STATEMENTS
-        cls = _mysqldb_class()
-    elif driver == "pymysql":
-        from pymysql.constants.CLIENT import MULTI_STATEMENTS
-        cls = _pymysql_class()
-    else:
+    driver = _DRIVERS.get(engine.dialect.driver)
+    if driver is None:
         return
+    cls, multi_statements = driver()
 
     @event.listens_for(engine, "do_connect")
     def _connect(dialect: Any, record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
-        cparams["client_flag"] = cparams.get("client_flag", 0) | MULTI_STATEMENTS
+        cparams["client_flag"] = cparams.get("client_flag", 0) | multi_statements
         return cls(*cargs, **cparams)
 
     @event.listens_for(engine, "do_execute")
     def _execute(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-        dbapi_conn = context.root_connection.connection.dbapi_connection
         if context.execution_options.get(OPTION) and not context.executemany:
-            dbapi_conn.pending.append(dbapi_conn.bound(cursor, statement, parameters))
+            conn = cursor.connection
+            conn.pending.append(conn.bound(cursor, statement, parameters))
             return True  # executed, as far as SQLAlchemy is concerned
-        if dbapi_conn.pending:
-            dbapi_conn.send_pending()
-        return False
+        return _send_first(cursor)
 
-    def _send_first(cursor: Any, statement: str, *args: Any) -> bool:
-        context = args[-1]
-        dbapi_conn = context.root_connection.connection.dbapi_connection
-        if dbapi_conn.pending:
-            dbapi_conn.send_pending()
-        return False
+    def _send_first(cursor: Any, *args: Any) -> bool:
+        """Before any other statement: what waits goes first."""
+        if cursor.connection.pending:
+            cursor.connection.send_pending()
+        return False  # now the statement itself, as usual
 
     event.listen(engine, "do_executemany", _send_first)
     event.listen(engine, "do_execute_no_params", _send_first)

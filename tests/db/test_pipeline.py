@@ -29,6 +29,10 @@ def mysql_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
             db.dispose()
 
 
+def tag(conn: sa.Connection, name: str, pipelined: bool = True) -> None:
+    store.insert(conn, t.tags, {"resource_id": "r", "tag": name}, pipelined=pipelined)
+
+
 def tags(db: Database) -> list[str]:
     with db.reader() as conn:
         return sorted(conn.execute(sa.select(t.tags.c.tag)).scalars())
@@ -38,8 +42,8 @@ def test_pipelined_inserts_go_with_the_commit_in_one_round_trip(mysql_db: Databa
     with mysql_db.writer() as conn:
         raw = conn.connection.dbapi_connection
         start = raw.round_trips
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "b"}, pipelined=True)
+        tag(conn, "a")
+        tag(conn, "b")
         assert raw.round_trips == start  # nothing sent yet
     assert raw.round_trips == start + 1
     assert tags(mysql_db) == ["a", "b"]
@@ -48,20 +52,20 @@ def test_pipelined_inserts_go_with_the_commit_in_one_round_trip(mysql_db: Databa
 def test_a_failing_pipelined_insert_fails_the_commit_and_nothing_of_the_transaction_stays(
         mysql_db: Database) -> None:
     with mysql_db.writer() as conn:
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"})
+        tag(conn, "a", pipelined=False)
     with pytest.raises(sa.exc.IntegrityError) as err:
         with mysql_db.writer() as conn:
             raw = conn.connection.dbapi_connection
-            store.insert(conn, t.tags, {"resource_id": "r", "tag": "b"})  # sent at once
-            store.insert(conn, t.tags, {"resource_id": "r", "tag": "c"}, pipelined=True)
-            store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
+            tag(conn, "b", pipelined=False)  # sent at once
+            tag(conn, "c")
+            tag(conn, "a")
     assert err.value.orig.args[0] == 1062  # the driver's number, for the retry loop
     assert raw.pending == []
     # The pool does not roll back on return: the same connection, taken
     # again, holds no transaction that a later COMMIT could keep.
     with mysql_db.writer() as conn:
         assert conn.connection.dbapi_connection is raw
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "d"}, pipelined=True)
+        tag(conn, "d")
     assert tags(mysql_db) == ["a", "d"]
 
 
@@ -69,7 +73,7 @@ def test_a_statement_after_a_pipelined_insert_sees_its_row(mysql_db: Database) -
     with mysql_db.writer() as conn:
         raw = conn.connection.dbapi_connection
         start = raw.round_trips
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
+        tag(conn, "a")
         found = conn.execute(sa.select(t.tags.c.tag)).scalars().all()
         assert found == ["a"]
         assert raw.round_trips == start + 2  # the INSERT, then the SELECT
@@ -79,11 +83,11 @@ def test_a_statement_after_a_pipelined_insert_sees_its_row(mysql_db: Database) -
 def test_a_pipelined_insert_failing_before_a_statement_fails_that_statement(
         mysql_db: Database) -> None:
     with mysql_db.writer() as conn:
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"})
+        tag(conn, "a", pipelined=False)
     with pytest.raises(sa.exc.IntegrityError):
         with mysql_db.writer() as conn:
-            store.insert(conn, t.tags, {"resource_id": "r", "tag": "b"}, pipelined=True)
-            store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
+            tag(conn, "b")
+            tag(conn, "a")
             conn.execute(sa.select(t.tags.c.tag)).all()
     assert tags(mysql_db) == ["a"]
 
@@ -92,7 +96,7 @@ def test_a_rollback_drops_what_was_waiting(mysql_db: Database) -> None:
     with pytest.raises(RuntimeError):
         with mysql_db.writer() as conn:
             raw = conn.connection.dbapi_connection
-            store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
+            tag(conn, "a")
             raise RuntimeError("the operation failed")
     assert raw.pending == []
     assert tags(mysql_db) == []
@@ -101,11 +105,11 @@ def test_a_rollback_drops_what_was_waiting(mysql_db: Database) -> None:
 def test_a_savepoint_rolled_back_undoes_a_pipelined_insert_made_inside_it(
         mysql_db: Database) -> None:
     with mysql_db.writer() as conn:
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
+        tag(conn, "a")
         savepoint = conn.begin_nested()
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "b"}, pipelined=True)
+        tag(conn, "b")
         savepoint.rollback()
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "c"}, pipelined=True)
+        tag(conn, "c")
     assert tags(mysql_db) == ["a", "c"]
 
 
@@ -113,7 +117,7 @@ def test_a_bulk_insert_is_sent_at_once_after_what_was_waiting(mysql_db: Database
     with mysql_db.writer() as conn:
         raw = conn.connection.dbapi_connection
         start = raw.round_trips
-        store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"}, pipelined=True)
+        tag(conn, "a")
         store.insert(conn, t.tags, [{"resource_id": "r", "tag": "b"},
                                     {"resource_id": "r", "tag": "c"}], pipelined=True)
         assert raw.pending == [] and raw.round_trips == start + 2
@@ -126,11 +130,10 @@ def test_elsewhere_a_pipelined_insert_fails_where_it_is(backend: str, tmp_path: 
         db = Database(url)
         try:
             with db.writer() as conn:
-                store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"})
+                tag(conn, "a", pipelined=False)
             with pytest.raises(sa.exc.IntegrityError):
                 with db.writer() as conn:
-                    store.insert(conn, t.tags, {"resource_id": "r", "tag": "a"},
-                                 pipelined=True)
+                    tag(conn, "a")
                     pytest.fail("the duplicate was not refused at once")
         finally:
             db.dispose()
