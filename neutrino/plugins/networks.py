@@ -58,7 +58,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
     ids = store.row_ids(rows)
     tags = store.child_rows(conn, rows, ids, store.TAGS)
     subnets = store.child_rows(conn, rows, ids, _SUBNETS)
-    out = store.Page((), getattr(rows, "id_query", None))
+    out = store.empty_page_of(rows)
     fill = joined_mod.filler(rows[0]._fields if rows else (), joined)
     for row in rows:
         d = store.standard_dict(row)

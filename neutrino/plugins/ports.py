@@ -72,7 +72,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store
     ips = store.child_rows(conn, rows, ids, _IPS)
     pairs = store.child_rows(conn, rows, ids, _PAIRS)
     opts = store.child_rows(conn, rows, ids, _OPTS)
-    out = store.Page((), getattr(rows, "id_query", None))
+    out = store.empty_page_of(rows)
     if not rows:
         return out
     # The plain columns in one C call per row, straight into the dict.

@@ -157,35 +157,63 @@ def check_revision(conn: Connection, table: Table, rid: str,
                                                     current=current)
 
 
-class Page(list):  # type: ignore[type-arg]
-    """The rows (or API dicts) of one list request; ``id_query``, when set,
-    is a SELECT of their ids (a few more may appear since: children of
-    unknown parents are ignored).
+# A page's table and the least and greatest ids it holds every row between.
+Span = tuple[Table, "str | None", "str | None"]
 
-    Child tables then load through that subquery instead of an ``IN`` list
-    of every id, whose parameters cost more to bind than the query takes.
+
+class Page(list):  # type: ignore[type-arg]
+    """The rows (or API dicts) of one list request, with what tells their
+    child tables' rows apart (a few more may appear since: children of
+    unknown parents are ignored):
+
+    - ``id_span``, when set, is ``(table, least, greatest)``: the page holds
+      every row of ``table`` with an id between the two (``None``: no
+      bound), as an unfiltered page sorted by id, or a whole table, does.
+      A child table keyed by a foreign key to ``table`` then has the page's
+      rows as a range of that key, read from its index alone;
+    - else ``id_query``, when set, is a SELECT of the page's ids, which the
+      child tables join: cheaper than an ``IN`` list of every id, whose
+      parameters cost more to bind than the query takes.
     """
 
-    def __init__(self, items: Iterable[Any] = (), id_query: Any = None) -> None:
+    def __init__(self, items: Iterable[Any] = (), id_query: Any = None,
+                 id_span: Span | None = None) -> None:
         super().__init__(items)
         self.id_query = id_query
+        self.id_span = id_span
+
+    def empty_like(self) -> Page:
+        """A page for the dicts of these rows, knowing what they know."""
+        return Page((), self.id_query, self.id_span)
+
+
+def empty_page_of(rows: Sequence[Any]) -> Page:
+    """``rows.empty_like()`` for a page, an unknowing page for plain rows."""
+    return rows.empty_like() if isinstance(rows, Page) else Page()
 
 
 class Ids(list):  # type: ignore[type-arg]
-    """Parent ids for ``children``, with the page's ``id_query`` if any."""
+    """Parent ids for ``children``, with their page's ``id_query`` and
+    ``id_span`` if any."""
 
-    def __init__(self, ids: Iterable[str], query: Any = None) -> None:
+    def __init__(self, ids: Iterable[str], id_query: Any = None,
+                 id_span: Span | None = None) -> None:
         super().__init__(ids)
-        self.query = query
+        self.id_query = id_query
+        self.id_span = id_span
+
+
+def _page_ids(ids: Iterable[str], page: Any) -> Ids:
+    return Ids(ids, getattr(page, "id_query", None), getattr(page, "id_span", None))
 
 
 def row_ids(rows: Sequence[Any]) -> Ids:
-    return Ids([r.id for r in rows], getattr(rows, "id_query", None))
+    return _page_ids([r.id for r in rows], rows)
 
 
 def item_ids(items: Sequence[dict[str, Any]]) -> Ids:
-    """The ids of API dicts, keeping their page's ``id_query``."""
-    return Ids([i["id"] for i in items], getattr(items, "id_query", None))
+    """The ids of API dicts, keeping their page's ``id_query`` and ``id_span``."""
+    return _page_ids([i["id"] for i in items], items)
 
 
 # Below this many parents an IN list is as cheap as a subquery.
@@ -205,7 +233,7 @@ def children(conn: Connection, table: Table, key: str, ids: Sequence[str],
     out: dict[str, list[Any]] = {i: [] for i in ids}
     index = (list(columns).index(key) if columns else list(table.c.keys()).index(key))
     stmt = _children_stmt(table, key, tuple(order_by), tuple(columns))
-    for rows in stmt.rows(conn, Ids(out, getattr(ids, "query", None))):
+    for rows in stmt.rows(conn, _page_ids(out, ids)):
         for row in rows:
             found = out.get(row[index])
             if found is not None:  # a parent that appeared since (read committed)
@@ -220,14 +248,26 @@ class ByParent:
     def __init__(self, stmt: Any, column: Any) -> None:
         self.base, self.column = stmt, column
         self.expanding = stmt.where(column.in_(sa.bindparam("ids", expanding=True)))
+        self.spanning = stmt.where(column.between(sa.bindparam("least"), sa.bindparam("most")))
+        self.parents = {fk.column.table for fk in column.foreign_keys}
 
     def rows(self, conn: Connection, ids: Sequence[str]) -> list[list[Any]]:
-        """The rows for these parents: through the page's id query when
-        there are many (one query, no parameters to bind), else one query
+        """The rows for these parents. For many: a range of the key when
+        the page holds every parent in it and the key refers to the page's
+        table alone (one index range, no join: on MariaDB a third of the
+        join's time for 1,000 ports), else through the page's id query (one
+        query, no parameters to bind). For few, or with neither: one query
         per chunk of ids."""
-        query = getattr(ids, "query", None)
-        if query is not None and len(ids) >= SUBQUERY_FROM:
-            return [conn.execute(self.base.where(self.column.in_(query))).all()]
+        if len(ids) >= SUBQUERY_FROM:
+            span = getattr(ids, "id_span", None)
+            if span is not None and span[0] in self.parents:
+                _, least, most = span
+                if least is None or most is None:
+                    return [conn.execute(self.base).all()]
+                return [conn.execute(self.spanning, {"least": least, "most": most}).all()]
+            query = getattr(ids, "id_query", None)
+            if query is not None:
+                return [conn.execute(self.base.where(self.column.in_(query))).all()]
         return [conn.execute(self.expanding, {"ids": part}).all() for part in chunks(list(ids))]
 
 
@@ -256,7 +296,7 @@ def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
         index = fields.index(agg.labels[0])
         return {row.id: agg.decode(row[index]) for row in rows}
     out: dict[str, list[Any]] = {i: [] for i in ids}
-    for part in _batch(agg).rows(conn, Ids(out, getattr(ids, "query", None))):
+    for part in _batch(agg).rows(conn, _page_ids(out, ids)):
         for row in part:
             found = out.get(row[0])
             if found is not None:  # a parent that appeared since (read committed)
@@ -448,7 +488,22 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
                                                table.c.id <= max(ids))
     else:
         id_query = None
-    return Page(rows, id_query), more
+    return Page(rows, id_query, _span(table, rows, clauses, query, sorts, more)), more
+
+
+def _span(table: Table, rows: Sequence[Any], clauses: list[Any], query: ListQuery,
+          sorts: list[tuple[str, bool]], more: bool) -> Span | None:
+    """The ids the page holds every row between (see ``Page``): none when
+    something filtered it; its ends when it is a run of the id order; no
+    bounds when it is the whole table in another order."""
+    if not rows or clauses or query.extra:
+        return None
+    if [k for k, _ in sorts] == ["id"]:
+        least, most = sorted((rows[0].id, rows[-1].id))
+        return table, least, most
+    if more or query.marker:
+        return None
+    return table, None, None
 
 
 def _after(table: Table, sorts: list[tuple[str, bool]], marker: Any) -> Any:

@@ -59,7 +59,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
         external = {r.network_id for r in rows if _EXTERNAL.read(r, at)}
     else:
         external = rbac.external_ids(conn, [r.network_id for r in rows]) if rows else set()
-    out = store.Page((), getattr(rows, "id_query", None))
+    out = store.empty_page_of(rows)
     for row in rows:
         d = store.standard_dict(row)
         d.update(network_id=row.network_id, ip_version=row.ip_version, cidr=row.cidr,
