@@ -103,7 +103,8 @@ def test_a_whole_unfiltered_list_reads_child_tables_whole(app: CountingApp) -> N
     assert "(SELECT ports.id" in reads["tags"]
 
 
-@pytest.mark.parametrize("query", ["network_id={net}&limit=60", "name=p001", "tenant_id=q"])
+@pytest.mark.parametrize("query", ["network_id={net}&limit=60", "name=p001", "tenant_id=q",
+                                   "binding:host_id=&limit=60"])  # an extension's filter
 def test_a_filtered_page_still_joins_its_query(app: CountingApp, query: str) -> None:
     net = _get(app, "/v2.0/networks?name=n0")["networks"][0]["id"]
     statements, body = app.recorded("/v2.0/ports?" + query.format(net=net), ADMIN)
