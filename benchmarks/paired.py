@@ -14,7 +14,8 @@ percentiles, and B's p50 over A's.
 
 Operations: ``network-create``; ``port-create`` (on a network of its own,
 as api_bench's); ``port-create-busy`` (on a network holding 1,000 ports);
-``port-show``; ``port-list`` (the 1,000 ports, a tenth of ``--count``).
+``port-show``; ``port-list`` (the 1,000 ports, a tenth of ``--count``);
+``port-list-all`` (every port, unfiltered, as ``make bench``'s list; as many).
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ from side_by_side import MYSQL, NEUTRINO_CONF, free_port, wait_up  # noqa: E402
 PYTHON = sys.executable
 HEADERS = {"Content-Type": "application/json", "X-Project-Id": "bench", "X-Roles": "admin",
            "X-User-Id": "bench"}
-OPS = ("network-create", "port-create", "port-create-busy", "port-show", "port-list")
+OPS = ("network-create", "port-create", "port-create-busy", "port-show", "port-list",
+       "port-list-all")
 
 
 class Side:
@@ -107,6 +109,8 @@ class Side:
                                          {"port": {"network_id": self.busy, "name": f"p{i}"}}),
             "port-show": lambda: ("GET", f"/v2.0/ports/{self.ports[i % 1000]}", None),
             "port-list": lambda: ("GET", f"/v2.0/ports?network_id={self.busy}&limit=1000", None),
+            # Every port, unfiltered, as api_bench.py's (and make bench's) list.
+            "port-list-all": lambda: ("GET", "/v2.0/ports", None),
         }[op]()
 
 
@@ -114,7 +118,7 @@ def run(sides: list[Side], ops: list[str], count: int,
         say: Callable[[str], None]) -> list[dict[str, Any]]:
     rows = []
     for op in ops:
-        n = max(30, count // 10) if op == "port-list" else count
+        n = max(30, count // 10) if op.startswith("port-list") else count
         for side in sides:
             side.latencies[op] = []
         for i in range(n):
