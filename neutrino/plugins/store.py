@@ -290,11 +290,21 @@ def _children_stmt(table: Table, key: str, order_by: tuple[Any, ...],
 def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
                agg: Aggregated) -> dict[str, list[Any]]:
     """``agg``'s rows per parent: from the parents' own rows when they were
-    read with it (a single row's read), else in one batch (a page)."""
+    read with it (a single row's read), else in one batch (a page). A
+    ``probed`` read's rows hold whether the parent has any: only those
+    that do are read."""
     fields = rows[0]._fields if rows else ()
     if agg.labels[0] in fields:
         index = fields.index(agg.labels[0])
-        return {row.id: agg.decode(row[index]) for row in rows}
+        if not agg.probed:
+            return {row.id: agg.decode(row[index]) for row in rows}
+        having = [row.id for row in rows if row[index] is not None]
+        found = _batched(conn, agg, Ids(having)) if having else {}
+        return {row.id: found.get(row.id, []) for row in rows}
+    return _batched(conn, agg, ids)
+
+
+def _batched(conn: Connection, agg: Aggregated, ids: Sequence[str]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {i: [] for i in ids}
     for part in _batch(agg).rows(conn, _page_ids(out, ids)):
         for row in part:
@@ -612,7 +622,8 @@ def _check_made(conn: Connection, table: Table, rid: str, joined: tuple[Any, ...
     if read is None or tuple(read._fields) != tuple(made._fields):
         raise AssertionError(f"{table.name} {rid}: fields {made._fields} told, "
                              f"{None if read is None else read._fields} held")
-    decoders = {j.labels[0]: j.decode for j in joined if isinstance(j, Aggregated)}
+    decoders = {j.labels[0]: j.decode for j in joined
+                if isinstance(j, Aggregated) and not j.probed}
     for name, told, held in zip(made._fields, made, read):
         decode = decoders.get(name)
         if (decode(told) != decode(held)) if decode else told != held:

@@ -207,13 +207,14 @@ def _fill_details(item: dict[str, Any], rows: list[Any]) -> None:
 
 
 _SUBPORT = t.ports.alias("subport")
-# The parent's trunk and its subports with their MACs, with the port's row
-# (a port show) or in one batch (a page): plugins/joined.py.
+# The parent's trunk and its subports with their MACs: for a port read alone,
+# its trunk's id joined to its row, and the rest only for a parent; for a
+# page, in one batch (plugins/joined.py).
 _DETAILS = Aggregated(T, "port_id", ("id", S.c.port_id, S.c.segmentation_type,
                                      S.c.segmentation_id, _SUBPORT.c.mac_address),
                       joins=((S, S.c.trunk_id == T.c.id),
                              (_SUBPORT, _SUBPORT.c.id == S.c.port_id)),
-                      fill=_fill_details)
+                      fill=_fill_details, probed=True)
 
 
 class TrunkDetails(AttributeHandler):

@@ -1,10 +1,14 @@
 """A port shown alone comes from one SELECT (its child tables as JSON
-aggregates, its one-to-one tables joined) and equals the same port read in a
-page (one batch query per child table), on every backend and MySQL driver."""
+aggregates, its one-to-one tables and its trunk's id joined; a trunk's
+parent reads the rest of its trunk in one more) and equals the same port
+read in a page (one batch query per child table), on every backend and
+MySQL driver."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.inprocess import CountingApp
 
@@ -65,6 +69,9 @@ def test_a_port_shown_alone_is_one_select_and_equals_its_listing(
                            for table in CHILD_TABLES)
                     and not s.lstrip().startswith("SELECT ports.")]
         assert separate == []
+        # A port's trunk is probed by a join, not planned as a subquery.
+        [select] = [s for s in statements if s.lstrip().startswith("SELECT ports.")]
+        assert "trunks AS trunks_probe" in select and "FROM trunks" not in select
 
         parent, *subports = [_post(app, "/v2.0/ports", {"port": {"network_id": net["id"]}})
                              for _ in range(3)]
@@ -78,8 +85,9 @@ def test_a_port_shown_alone_is_one_select_and_equals_its_listing(
             ({"port_id": s["id"], "segmentation_type": "vlan", "segmentation_id": 10 + i,
               "mac_address": s["mac_address"]} for i, s in enumerate(subports)),
             key=lambda s: s["port_id"])}
-        assert [s for s in statements if "FROM trunks" in s
-                and not s.lstrip().startswith("SELECT ports.")] == []
+        # Only a trunk's parent reads its trunk, in one statement more.
+        assert len([s for s in statements if "FROM trunks" in s
+                    and not s.lstrip().startswith("SELECT ports.")]) == 1
 
         bare = _post(app, "/v2.0/ports", {"port": {"network_id": net["id"],
                                                    "fixed_ips": [], "security_groups": []}})
@@ -315,3 +323,13 @@ def test_a_create_reads_back_only_the_child_tables_it_wrote_and_answers_as_a_sho
                 assert f"NULL AS {table}__rows" in read_back, (table, read_back)
     finally:
         app.api.plugin.db.dispose()
+
+
+def test_only_a_table_with_one_row_per_parent_can_be_probed() -> None:
+    """A probe joins the table to the parent's row: a key with several rows
+    per parent would repeat the parent."""
+    from neutrino.db import tables as t
+    from neutrino.plugins.joined import Aggregated
+    with pytest.raises(ValueError):
+        Aggregated(t.ipallocations, "port_id", ("ip_address",), probed=True)
+    assert Aggregated(t.trunks, "port_id", ("id",), probed=True).probed
