@@ -219,7 +219,8 @@ class Aggregated:
         self.table, self.key, self.fill = table, key, fill
         self.follows_revision = follows_revision
         self.probed = probed
-        self._probe = table.alias(f"{table.name}_probe") if probed else table
+        # (a probed read's alias of ``table`` and its id column)
+        self._probe = table.alias(f"{table.name}_probe")
         self._probe_id = self._probe.c[list(table.primary_key.columns)[0].name]
         parents = {fk.column.table for fk in table.c[key].foreign_keys}
         if follows_revision and len(parents) == 1:

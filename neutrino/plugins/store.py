@@ -182,29 +182,19 @@ class Page(list):  # type: ignore[type-arg]
         self.id_query = id_query
         self.id_span = id_span
 
-    def empty_like(self) -> Page:
-        """A page for the dicts of these rows, knowing what they know."""
-        return Page((), self.id_query, self.id_span)
+
+# Parent ids for ``children``: a page of ids, knowing what their page knows.
+Ids = Page
+
+
+def _page_ids(ids: Iterable[Any], page: Any) -> Page:
+    """``ids`` (or rows, or dicts) with ``page``'s ``id_query`` and ``id_span``."""
+    return Page(ids, getattr(page, "id_query", None), getattr(page, "id_span", None))
 
 
 def empty_page_of(rows: Sequence[Any]) -> Page:
-    """``rows.empty_like()`` for a page, an unknowing page for plain rows."""
-    return rows.empty_like() if isinstance(rows, Page) else Page()
-
-
-class Ids(list):  # type: ignore[type-arg]
-    """Parent ids for ``children``, with their page's ``id_query`` and
-    ``id_span`` if any."""
-
-    def __init__(self, ids: Iterable[str], id_query: Any = None,
-                 id_span: Span | None = None) -> None:
-        super().__init__(ids)
-        self.id_query = id_query
-        self.id_span = id_span
-
-
-def _page_ids(ids: Iterable[str], page: Any) -> Ids:
-    return Ids(ids, getattr(page, "id_query", None), getattr(page, "id_span", None))
+    """A page for the dicts of these rows, knowing what they know."""
+    return _page_ids((), rows)
 
 
 def row_ids(rows: Sequence[Any]) -> Ids:
