@@ -89,6 +89,9 @@ class CorePlugin:
         self.extensions.drivers.append(binding)
         self.ml2 = MechanismCalls(self.mechanisms, binding)
         self.supported_extension_aliases = CORE_ALIASES + tuple(self.extensions.aliases)
+        # The collections the extension drivers add attributes to: an update
+        # of one reads the resource first, and the drivers learn the old state from it.
+        self._extended = frozenset(self.extensions.attributes())
         pools = SubnetPools()
         self.handlers: dict[str, Any] = {
             "networks": Networks(conf, self.type_manager),
@@ -302,13 +305,16 @@ class CorePlugin:
         updated = self.events.wants(plural, ev.PRECOMMIT_UPDATED)
         after = self.events.wants(plural, ev.AFTER_UPDATE)
 
+        extended = plural in self._extended
+
         def op(conn: Any) -> tuple[dict[str, Any], Any, Any]:
             original = (self._load_one(conn, plural, rid)
-                        if ml2 or notify or updated or after else None)
+                        if extended or ml2 or notify or updated or after else None)
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
             handler.update(conn, ctx, rid, data, revision)
-            self.extensions.process_update(conn, ctx, plural, data, rid)
+            if extended:
+                self.extensions.process_update(conn, ctx, plural, data, rid, original)
             with row_memo.answering():
                 current = self._load_one(conn, plural, rid)
             if updated:

@@ -68,6 +68,30 @@ def test_a_port_without_rows_in_those_tables_shows_their_defaults(tmp_path: Path
     assert shown["binding:profile"] == {} and shown["binding:vif_details"] == {}
 
 
+def test_an_update_of_a_port_without_a_binding_row_gives_it_one(tmp_path: Path) -> None:
+    """The binding driver learns the old binding from the update's original,
+    where a missing row reads as unbound: asking for a host then writes the
+    row the port never had, and a name-only change of the same port reads
+    no binding row of its own."""
+    app = CountingApp(tmp_path, CONFIG)
+    net = _post(app, "/v2.0/networks", {"network": {"name": "n"}})
+    port = _post(app, "/v2.0/ports", {"port": {"network_id": net["id"]}})
+    with app.api.plugin.db.writer() as conn:
+        conn.execute(sa.delete(t.ml2_port_bindings)
+                     .where(t.ml2_port_bindings.c.port_id == port["id"]))
+    seen, _ = app.recorded(f"/v2.0/ports/{port['id']}", ADMIN, "PUT", {"port": {"name": "x"}})
+    assert not [s for s in seen if s.startswith("SELECT ml2_port_bindings")], seen
+    _, body = app.recorded(f"/v2.0/ports/{port['id']}", ADMIN, "PUT", {"port": {
+        "binding:host_id": "nowhere", "binding:profile": {"k": "v"}}})
+    assert body["port"]["binding:host_id"] == "nowhere"
+    assert body["port"]["binding:profile"] == {"k": "v"}
+    assert body["port"]["binding:vif_type"] == "binding_failed"  # no agent on that host
+    with app.api.plugin.db.reader() as conn:
+        row = conn.execute(sa.select(t.ml2_port_bindings)
+                           .where(t.ml2_port_bindings.c.port_id == port["id"])).one()
+    assert (row.host, row.vnic_type, row.vif_type) == ("nowhere", "normal", "binding_failed")
+
+
 def test_a_networks_port_security_and_qos_come_with_its_row(tmp_path: Path) -> None:
     app = CountingApp(tmp_path, CONFIG)
     policy = _post(app, "/v2.0/qos/policies", {"policy": {"name": "net"}})["id"]

@@ -259,7 +259,10 @@ def test_renaming_a_port_checks_neither_port_security_nor_its_groups(app: App) -
     port = app.client.simulate_get(f"/v2.0/ports?network_id={net}").json["ports"][0]["id"]
     count, body = app.counted("PUT", f"/v2.0/ports/{port}", json={"port": {"name": "x"}})
     assert body["port"]["name"] == "x"
-    assert count <= 11
+    # BEGIN, the policy's read; BEGIN, the original, the lock, the UPDATE,
+    # the default group, the result: the drivers learn the port's owner and
+    # binding from the original (11 when each read them again)
+    assert count <= 9
 
 
 def test_deleting_an_unbound_port_leaves_its_binding_rows_to_the_cascade(app: App) -> None:

@@ -172,7 +172,8 @@ class DnsDriver(ExtensionDriver):
                 port_id=resource_id, dns_name=data["dns_name"]))
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
         if plural == "networks" and data.get("dns_domain") is not None:
             self._replace(conn, t.network_dns_domains, "network_id", resource_id,
                           dns_domain=data["dns_domain"])

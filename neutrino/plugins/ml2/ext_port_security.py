@@ -78,7 +78,8 @@ class PortSecurityDriver(ExtensionDriver):
             data[ATTR] = enabled  # resolved: the drivers after this one need not read it back
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
         table, key = self._table(plural)
         if table is None:
             return

@@ -86,12 +86,12 @@ class QosDriver(ExtensionDriver):
             bindings.check_ports(self.support, rules, [(resource_id, "unbound", vnic)])
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
         if ATTR not in data or plural not in ("networks", "ports"):
             return
         table, key = (NB, "network_id") if plural == "networks" else (PB, "port_id")
-        old = conn.execute(sa.select(table.c.policy_id)
-                           .where(table.c[key] == resource_id)).scalar()
+        old = original[ATTR]
         new = data[ATTR]
         if old == new:
             return

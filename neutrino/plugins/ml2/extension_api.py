@@ -47,8 +47,12 @@ class ExtensionDriver(abc.ABC):
         """Store the driver's attributes of a resource just created."""
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
-        """Apply a change to the driver's attributes (keys of ``data`` present)."""
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
+        """Apply a change to the driver's attributes (keys of ``data`` present).
+        ``original`` is the resource as it was read in this transaction before
+        the change, every driver's attributes included: what a driver needs
+        to know about the old state is there, not read again."""
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

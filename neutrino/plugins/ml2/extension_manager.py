@@ -40,9 +40,10 @@ class ExtensionManager:
             driver.process_create(conn, ctx, plural, data, resource_id)
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
         for driver in self.drivers:
-            driver.process_update(conn, ctx, plural, data, resource_id)
+            driver.process_update(conn, ctx, plural, data, resource_id, original)
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

@@ -47,6 +47,7 @@ PROFILE = "binding:profile"
 VIF_TYPE = "binding:vif_type"
 VIF_DETAILS = "binding:vif_details"
 REQUESTED = {HOST: "host", VNIC: "vnic_type", PROFILE: "profile"}
+_KEY_OF = {col: key for key, col in REQUESTED.items()}
 BINDING_KEYS = (HOST, VNIC, PROFILE, VIF_TYPE, VIF_DETAILS)
 
 # load(conn, plural, id) -> the resource's API dict, with extension attributes
@@ -163,27 +164,37 @@ class PortBinding(ExtensionDriver):
             self.bind(conn, resource_id, fresh=True)
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
         if plural != "ports":
             return
-        row = self._row(conn, resource_id)
         asked = {col: data[key] for key, col in REQUESTED.items() if key in data}
         if "profile" in asked:
-            asked["profile"] = json.dumps(asked["profile"] or {})
-        changed = {c: val for c, val in asked.items() if getattr(row, c) != val}
-        vif_type = row.vif_type
+            asked["profile"] = asked["profile"] or {}
+        changed = {c: val for c, val in asked.items() if original[_KEY_OF[c]] != val}
+        vif_type = original[VIF_TYPE]
         if changed:
-            self.unbind(conn, resource_id)
+            self.unbind(conn, resource_id, keep_vif=True)  # the request's write unbinds
             vif_type = VIF_TYPE_UNBOUND
             if "host" in changed:
                 # Wired nowhere now: DOWN until the new host's agent says otherwise.
                 conn.execute(sa.update(t.ports).where(t.ports.c.id == resource_id)
                              .values(status="DOWN"))
-            conn.execute(sa.update(B).where(B.c.port_id == resource_id).values(
-                vif_type=VIF_TYPE_UNBOUND, vif_details="", **changed))
-        host = changed.get("host", row.host)
+            if "profile" in changed:
+                changed["profile"] = json.dumps(changed["profile"])
+            self._write_request(conn, resource_id, changed)
+        host = changed.get("host", original[HOST])
         if host and vif_type in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED):
             self.bind(conn, resource_id)
+
+    @staticmethod
+    def _write_request(conn: Connection, port_id: str, changed: dict[str, Any]) -> None:
+        """The new request, unbound; a port from before the table gets its row."""
+        values = {"vif_type": VIF_TYPE_UNBOUND, "vif_details": "", **changed}
+        if conn.execute(sa.update(B).where(B.c.port_id == port_id).values(values)).rowcount:
+            return
+        store.insert(conn, B, {"port_id": port_id, "host": "", "vnic_type": VNIC_NORMAL,
+                               "profile": "{}", **values})
 
     def _row(self, conn: Connection, port_id: str) -> Any:
         """The port's binding row; ports from before the table get one."""

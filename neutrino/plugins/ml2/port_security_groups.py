@@ -91,12 +91,12 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         self._bind(conn, ctx, resource_id, data.get("project_id"), requested)
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
-                       data: dict[str, Any], resource_id: str) -> None:
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
         if plural != "ports":
             return
-        port = conn.execute(sa.select(t.ports.c.project_id, t.ports.c.device_owner)
-                            .where(t.ports.c.id == resource_id)).first()
-        self.groups.ensure_default(conn, ctx, port.project_id)
+        project_id = original["project_id"]
+        self.groups.ensure_default(conn, ctx, project_id)
         if ATTR not in data and PORT_SECURITY not in data:
             return  # neither the groups nor what allows them change
         requested = data.get(ATTR, AUTO)
@@ -110,8 +110,8 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         if sorted(requested) == sorted(self._bound(conn, resource_id)):
             return
         conn.execute(sa.delete(B).where(B.c.port_id == resource_id))
-        if not _trusted(data.get("device_owner", port.device_owner)):
-            self._bind(conn, ctx, resource_id, port.project_id, requested)
+        if not _trusted(data.get("device_owner", original["device_owner"])):
+            self._bind(conn, ctx, resource_id, project_id, requested)
 
     def _bound(self, conn: Connection, port_id: str) -> list[str]:
         return [r[0] for r in conn.execute(sa.select(B.c.security_group_id)
