@@ -78,9 +78,28 @@ _GLOBAL_ONLY = (
 )
 
 
+# How long an idle RabbitMQ listener may go without looking up: it notices
+# a stop (and sends the acknowledgements its handlers left) only then.
+# oslo.messaging lets an idle listener's wait grow to five seconds, so a
+# server or an agent with nothing to do took five seconds to stop (each of
+# its listeners, stopped together; ``servers.py``). One second costs an
+# idle listener one wake-up a second.
+LISTENER_IDLE_WAIT_S = 1.0
+
+
+def _listeners_look_up_often() -> None:
+    try:
+        from oslo_messaging._drivers import amqpdriver
+    except ImportError:  # no AMQP driver in this oslo.messaging
+        return
+    if getattr(amqpdriver, "ACK_REQUEUE_EVERY_SECONDS_MAX", 0) > LISTENER_IDLE_WAIT_S:
+        amqpdriver.ACK_REQUEUE_EVERY_SECONDS_MAX = LISTENER_IDLE_WAIT_S
+
+
 def rpc_transport(conf: cfg.ConfigOpts) -> Any:
     import oslo_messaging
     register(conf)
+    _listeners_look_up_often()
     if in_process(conf):
         return _shared_in_process(conf)
     return oslo_messaging.get_rpc_transport(conf)

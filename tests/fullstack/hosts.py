@@ -117,8 +117,14 @@ class Fabric:
             sh("ip", "-n", host.ns, "link", "set", end, "up")
             host.vsctl("add-port", bridge, end)
 
-    def destroy(self) -> None:
+    def stop_processes(self) -> None:
+        """End the agents while their bus and server are still there: an
+        agent whose RabbitMQ vhost is gone retries to reconnect instead of
+        stopping, and is killed only after ``terminate_all``'s grace."""
         terminate_all(self.procs)
+
+    def destroy(self) -> None:
+        self.stop_processes()
         for host in self.hosts:
             host.stop_ovs()
         for ns in reversed(self.namespaces):

@@ -126,6 +126,7 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
         terminate_all(l3_procs)  # then nothing puts the routers back
         for ns in _router_namespaces(list(hosts.values())):
             cloud.delete_namespace(ns)  # and keepalived, started by our agents
+        fabric.stop_processes()
         server.stop()
 
 

@@ -98,6 +98,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
                             60), (agent_type, _logs(host))
         yield Env(server, admin, fabric, host, backend, state)
     finally:
+        fabric.stop_processes()
         cloud.remove_agent_namespaces(server)
         server.stop()
         backend.stop()

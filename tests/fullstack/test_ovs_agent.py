@@ -49,6 +49,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             assert wait_for(lambda: "br-int" in host.vsctl("list-br").split(), 30)
         yield Cloud(server, admin, fabric, hosts, confs)
     finally:
+        fabric.stop_processes()
         server.stop()
 
 

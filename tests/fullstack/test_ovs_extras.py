@@ -51,6 +51,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
                 (host.dir / "agent.log").read_text()[-3000:])
         yield Cloud(server, admin, fabric, hosts)
     finally:
+        fabric.stop_processes()
         server.stop()
 
 

@@ -85,6 +85,7 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
                 agent_type)
         yield Stack(server, admin, fabric, hosts, ext_ns)
     finally:
+        fabric.stop_processes()
         cloud.remove_agent_namespaces(server)
         server.stop()
 
