@@ -16,6 +16,11 @@ mysqlclient) or PostgreSQL database.
 DELETE the measured requests sent, with 1,000 ports and more in the
 database, and lists those that read a table whole (``ALL``/``index`` over
 more than 50 rows): the statements whose cost grows with the database.
+
+``--profile`` prints cProfile's table: ``SORT`` (tottime), ``FILTER`` (a
+regular expression on the rows) and ``TOP`` (30) shape it; ``CALLERS=regex``
+adds who called the functions it matches (the test client's own costs,
+such as its ``getfullargspec`` per request, show up that way).
 """
 from __future__ import annotations
 
@@ -229,6 +234,8 @@ def main() -> int:
                     app.client.simulate_request(method, path, json=body, headers=HEADERS)
                     prof.disable()
                 pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime")).print_stats(os.environ.get("FILTER", ""), int(os.environ.get("TOP", "30")))
+                if os.environ.get("CALLERS"):
+                    pstats.Stats(prof).print_callers(os.environ["CALLERS"])
             app.api.plugin.db.dispose()  # (its connections would hold the DROP up)
     finally:
         drop()
