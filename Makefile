@@ -40,10 +40,8 @@ run: install
 	$(VENV)/bin/neutrino db upgrade $(CONFIG_ARGS)
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
-# Three workers on two cores: about half of two workers' time went to waiting
-# (servers and agents starting, failovers, pings), 19:25 of CPU in 19:42.
 test: install system-deps
-	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS)
 
 # `make bench`: neutrino on a fresh MariaDB database, benchmarks/api_bench.py
 # against it; UPSTREAM=1 also stands up upstream Neutron (../shared/anchors)
