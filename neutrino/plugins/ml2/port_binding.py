@@ -47,7 +47,10 @@ PROFILE = "binding:profile"
 VIF_TYPE = "binding:vif_type"
 VIF_DETAILS = "binding:vif_details"
 REQUESTED = {HOST: "host", VNIC: "vnic_type", PROFILE: "profile"}
-_KEY_OF = {col: key for key, col in REQUESTED.items()}
+# A binding row's columns with nothing asked and nothing bound: what a port
+# without a row reads as (``_fill``).
+NOT_BOUND = {"vif_type": VIF_TYPE_UNBOUND, "vif_details": ""}
+NOT_ASKED = {"host": "", "vnic_type": VNIC_NORMAL, "profile": "{}"}
 BINDING_KEYS = (HOST, VNIC, PROFILE, VIF_TYPE, VIF_DETAILS)
 
 # load(conn, plural, id) -> the resource's API dict, with extension attributes
@@ -158,8 +161,7 @@ class PortBinding(ExtensionDriver):
         host = data.get(HOST) or ""
         store.insert(conn, B, {
             "port_id": resource_id, "host": host, "vnic_type": data.get(VNIC) or VNIC_NORMAL,
-            "profile": json.dumps(data.get(PROFILE) or {}), "vif_type": VIF_TYPE_UNBOUND,
-            "vif_details": ""}, pipelined=True)
+            "profile": json.dumps(data.get(PROFILE) or {}), **NOT_BOUND}, pipelined=True)
         if host:
             self.bind(conn, resource_id, fresh=True)
 
@@ -168,10 +170,12 @@ class PortBinding(ExtensionDriver):
                        original: dict[str, Any]) -> None:
         if plural != "ports":
             return
-        asked = {col: data[key] for key, col in REQUESTED.items() if key in data}
-        if "profile" in asked:
-            asked["profile"] = asked["profile"] or {}
-        changed = {c: val for c, val in asked.items() if original[_KEY_OF[c]] != val}
+        changed = {}
+        for key, col in REQUESTED.items():
+            if key in data:
+                value = (data[key] or {}) if key == PROFILE else data[key]
+                if value != original[key]:
+                    changed[col] = value
         vif_type = original[VIF_TYPE]
         if changed:
             self.unbind(conn, resource_id, keep_vif=True)  # the request's write unbinds
@@ -190,19 +194,16 @@ class PortBinding(ExtensionDriver):
     @staticmethod
     def _write_request(conn: Connection, port_id: str, changed: dict[str, Any]) -> None:
         """The new request, unbound; a port from before the table gets its row."""
-        values = {"vif_type": VIF_TYPE_UNBOUND, "vif_details": "", **changed}
+        values = {**NOT_BOUND, **changed}
         if conn.execute(sa.update(B).where(B.c.port_id == port_id).values(values)).rowcount:
             return
-        store.insert(conn, B, {"port_id": port_id, "host": "", "vnic_type": VNIC_NORMAL,
-                               "profile": "{}", **values})
+        store.insert(conn, B, {"port_id": port_id, **NOT_ASKED, **values})
 
     def _row(self, conn: Connection, port_id: str) -> Any:
         """The port's binding row; ports from before the table get one."""
         row = conn.execute(sa.select(B).where(B.c.port_id == port_id)).first()
         if row is None:
-            conn.execute(sa.insert(B).values(port_id=port_id, host="", vnic_type=VNIC_NORMAL,
-                                             profile="{}", vif_type=VIF_TYPE_UNBOUND,
-                                             vif_details=""))
+            conn.execute(sa.insert(B).values(port_id=port_id, **NOT_ASKED, **NOT_BOUND))
             row = conn.execute(sa.select(B).where(B.c.port_id == port_id)).one()
         return row
 
@@ -252,8 +253,7 @@ class PortBinding(ExtensionDriver):
             conn.execute(sa.delete(L).where(L.c.port_id == port_id))
         provisioning.clear(conn, port_id)
         if not keep_vif:
-            conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
-                vif_type=VIF_TYPE_UNBOUND, vif_details=""))
+            conn.execute(sa.update(B).where(B.c.port_id == port_id).values(NOT_BOUND))
 
     def forget(self, conn: Connection, port_id: str) -> bool:
         """A port being deleted: its levels, provisioning blocks and binding
