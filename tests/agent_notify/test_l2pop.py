@@ -97,7 +97,12 @@ def test_a_restarted_agent_asking_refresh_tunnels_gets_the_full_entries_again(
     for agent, p in ((h1, a), (h2, b), (h2, c)):
         activate(agent, p["id"])
     full = fdb(net, {"192.0.2.41": [FLOOD, *entries(a)]})
-    assert wait(lambda: full in h2.of("add_fdb_entries")), h2.calls
+    # Every agent hears each of the three ports announced (h2 its own too),
+    # and h2 is sent the full entries for its first port and again for its
+    # second (two may go ACTIVE at once: l2pop.port_up). Wait for all five,
+    # or one still on its way would count as the refresh's.
+    assert wait(lambda: len(h2.of("add_fdb_entries")) == 5), h2.calls
+    assert full in h2.of("add_fdb_entries")
     assert h2.api is not None
     # already ACTIVE: without refresh_tunnels nothing is sent again
     h2.api.update_device_list([b["id"], c["id"]], [])
