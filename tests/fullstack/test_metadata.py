@@ -148,6 +148,14 @@ def _instance(env: Env, net: dict[str, Any], suffix: str) -> tuple[str, dict[str
     return ns, port
 
 
+def _network_gone(env: Env, net_id: str) -> bool:
+    """The DHCP agent has let a deleted network go: no proxy, no namespace
+    (the module's teardown stops the agents, which would leave both)."""
+    networks = MetadataProxies(str(env.state), str(env.state / "metadata_proxy"), NETWORK)
+    return (net_id not in networks.running()
+            and f"qdhcp-{net_id}" not in sh("ip", "netns", "list").stdout.split())
+
+
 def _assert_signed_request_for(env: Env, port: dict[str, Any]) -> None:
     seen = [s for s in env.backend.seen if s.headers.get("X-Instance-ID") == port["device_id"]]
     assert seen, env.backend.seen
@@ -176,7 +184,7 @@ def test_an_instance_on_an_isolated_network_is_served_from_the_dhcp_namespace(en
     env.host.unplug("mi")
     assert env.admin.delete(f"/v2.0/ports/{port['id']}")[0] == 204
     assert env.admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
-    assert wait_for(lambda: networks.running() == [], 30), _logs(env.host)
+    assert wait_for(lambda: _network_gone(env, net["id"]), 30), _logs(env.host)
 
 
 def test_an_instance_behind_a_router_is_served_by_the_router_proxy(env: Env) -> None:
@@ -205,3 +213,4 @@ def test_an_instance_behind_a_router_is_served_by_the_router_proxy(env: Env) -> 
     env.host.unplug("mr")
     assert admin.delete(f"/v2.0/ports/{port['id']}")[0] == 204
     assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+    assert wait_for(lambda: _network_gone(env, net["id"]), 30), _logs(env.host)
