@@ -282,7 +282,9 @@ class Aggregated:
             return [r[:width] for r in rows]
         return rows
 
-    def decode(self, text: str | bytes | None) -> list[list[Any]]:
+    def decode(self, text: str | bytes | list[list[Any]] | None) -> list[list[Any]]:
+        if isinstance(text, list):  # decoded already (``RowMemo``'s)
+            return text
         columns = orjson.loads(text) if text else None
         # No rows: SQLite aggregates to empty arrays, the others to NULLs.
         if not columns or not columns[0]:

@@ -362,6 +362,7 @@ class Ports:
         if scope is not None:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.ports, clauses, query)
+        rows = self.memo.page(conn, rows, (*CHILDREN, *self.joined))
         return to_dicts(conn, rows, self.joined), more
 
     def _fixed_ips_filter(self, values: list[Any]) -> Any:

@@ -16,9 +16,22 @@ that are not the port's own (its trunk, its network's QoS policy) with NULL
 in place of the remembered subqueries, and takes the children from the memo
 when the revision read is the remembered one (else it reads them too).
 
+A page of ports (``page``) asks the database for their rows alone, as it
+did, and reads a child table only for the ports whose revision the memo
+does not hold: a list of ports that did not change since it was last read
+is one SELECT, not six. That read is what a list of 1,000 ports spent a
+fifth of its time on (``docs/performance.md``, session 18).
+
+Entries hold the child rows decoded (``Aggregated.decode`` passes them
+through), so a hit costs no JSON parsing. Their lists are shared by every
+request that reads them: readers must not change them.
+
 Only committed states go in: what a read outside a write transaction saw,
 and what a create or update answered (``answering``) once its transaction
-committed (``write_attempt``). Every process keeps its own and checks the
+committed (``write_attempt``). A page's children are read after its rows,
+so they are at least as new as the revision they are remembered under;
+were they newer, that revision has already been replaced in the database
+and no later read finds it. Every process keeps its own and checks the
 database's revision on every read, so servers sharing a database never
 serve each other's stale rows; entries leave oldest first.
 """
@@ -104,12 +117,50 @@ class RowMemo:
         self.put(rid, self._entry(row, joined))
         return row
 
+    def page(self, conn: Connection, rows: store.Page, joined: Reads) -> store.Page:
+        """``rows`` (a page of the table's rows alone, as ``paged_select``
+        reads them) knowing the ``follows_revision`` reads' groups of every
+        row (``Page.groups``): from the memo where it holds the row's
+        revision, else read in one batch per table for the rest, and
+        remembered. A page larger than the memo, or read in a write
+        transaction, is left to read its children as any page does."""
+        if not rows or len(rows) > self.size or conn.get_execution_options().get("writer"):
+            return rows
+        followed = [j for j in joined if _followed(j)]
+        fields = rows[0]._fields
+        at_id, at_revision = fields.index("id"), fields.index("revision_number")
+        get = self._entries.get
+        known: dict[str, tuple[Any, ...]] = {}
+        missed: list[Any] = []
+        for row in rows:
+            rid = row[at_id]
+            entry = get(rid)
+            if entry is not None and entry[0] == row[at_revision]:
+                known[rid] = entry[1]
+            else:
+                missed.append(row)
+        if missed:
+            ids = store.row_ids(rows) if len(missed) == len(rows) else store.row_ids(missed)
+            read = [store.batched(conn, agg, ids) for agg in followed]
+            with self._lock:
+                for row in missed:
+                    rid = row[at_id]
+                    values = known[rid] = tuple(groups[rid] for groups in read)
+                    self._put(rid, (row[at_revision], values))
+        ids = list(known)
+        rows.groups = {agg: dict(zip(ids, column))
+                       for agg, column in zip(followed, zip(*known.values()))}
+        return rows
+
     def put(self, rid: str, entry: tuple[int, tuple[Any, ...]]) -> None:
         with self._lock:  # (lookups need none: a dict's get is atomic)
-            self._entries.pop(rid, None)
-            while len(self._entries) >= self.size:
-                del self._entries[next(iter(self._entries))]
-            self._entries[rid] = entry
+            self._put(rid, entry)
+
+    def _put(self, rid: str, entry: tuple[int, tuple[Any, ...]]) -> None:
+        self._entries.pop(rid, None)
+        while len(self._entries) >= self.size:
+            del self._entries[next(iter(self._entries))]
+        self._entries[rid] = entry
 
     def forget(self, rid: str) -> None:
         with self._lock:
@@ -130,22 +181,25 @@ class RowMemo:
                 j.none if _followed(j) else j for j in joined)
         return light
 
-    def _indexes(self, fields: tuple[str, ...], joined: Reads) -> tuple[list[int], Any]:
-        """Where the remembered columns sit in a row, and a row type to
-        rebuild one with them (to_dicts reads rows by index and ``id``)."""
+    def _indexes(self, fields: tuple[str, ...],
+                 joined: Reads) -> tuple[list[tuple[int, Aggregated]], Any]:
+        """Where the remembered columns sit in a row (with their reads), and
+        a row type to rebuild one with them (to_dicts reads rows by index
+        and ``id``)."""
         layout = self._layout.get(fields)
         if layout is None:
-            index = [fields.index(j.labels[0]) for j in joined
+            index = [(fields.index(j.labels[0]), j) for j in joined
                      if _followed(j) and j.labels[0] in fields]
             layout = self._layout[fields] = (index, store.row_type(fields))
         return layout
 
     def _entry(self, row: Any, joined: Reads) -> tuple[int, tuple[Any, ...]]:
         index, _ = self._indexes(row._fields, joined)
-        return row.revision_number, tuple(row[i] for i in index)
+        return row.revision_number, tuple(agg.decode(row[i]) for i, agg in index)
 
     def _merged(self, row: Any, joined: Reads, values: Sequence[Any]) -> Any:
-        index, row_type = self._indexes(row._fields, joined)
+        located, row_type = self._indexes(row._fields, joined)
+        index = [i for i, _ in located]
         columns = list(row)
         for i, value in zip(index, values):
             columns[i] = value

@@ -173,7 +173,10 @@ class Page(list):  # type: ignore[type-arg]
       rows as a range of that key, read from its index alone;
     - else ``id_query``, when set, is a SELECT of the page's ids, which the
       child tables join: cheaper than an ``IN`` list of every id, whose
-      parameters cost more to bind than the query takes.
+      parameters cost more to bind than the query takes;
+    - ``groups``, when set, holds some ``Aggregated`` reads' rows of every
+      row on the page, by read and id, known without reading them
+      (``RowMemo.page``): ``child_rows`` takes them from there.
     """
 
     def __init__(self, items: Iterable[Any] = (), id_query: Any = None,
@@ -181,6 +184,7 @@ class Page(list):  # type: ignore[type-arg]
         super().__init__(items)
         self.id_query = id_query
         self.id_span = id_span
+        self.groups: dict[Any, dict[str, list[Any]]] | None = None
 
 
 # Parent ids for ``children``: a page of ids, knowing what their page knows.
@@ -283,18 +287,21 @@ def child_rows(conn: Connection, rows: Sequence[Any], ids: Sequence[str],
     read with it (a single row's read), else in one batch (a page). A
     ``probed`` read's rows hold whether the parent has any: only those
     that do are read."""
+    known = getattr(rows, "groups", None)
+    if known is not None and agg in known:
+        return known[agg]
     fields = rows[0]._fields if rows else ()
     if agg.labels[0] in fields:
         index = fields.index(agg.labels[0])
         if not agg.probed:
             return {row.id: agg.decode(row[index]) for row in rows}
         having = [row.id for row in rows if row[index] is not None]
-        found = _batched(conn, agg, Ids(having)) if having else {}
+        found = batched(conn, agg, Ids(having)) if having else {}
         return {row.id: found.get(row.id, []) for row in rows}
-    return _batched(conn, agg, ids)
+    return batched(conn, agg, ids)
 
 
-def _batched(conn: Connection, agg: Aggregated, ids: Sequence[str]) -> dict[str, list[Any]]:
+def batched(conn: Connection, agg: Aggregated, ids: Sequence[str]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {i: [] for i in ids}
     for part in _batch(agg).rows(conn, _page_ids(out, ids)):
         for row in part:

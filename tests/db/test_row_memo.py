@@ -1,9 +1,10 @@
-"""A port shown again takes its own child rows (addresses, tags, pairs, DHCP
-options, groups) from its server's memo while its revision stands, and every
-change of them, through this server or another on the same database, shows at
-once (``plugins/row_memo.py``)."""
+"""A port shown or listed again takes its own child rows (addresses, tags,
+pairs, DHCP options, groups) from its server's memo while its revision
+stands, and every change of them, through this server or another on the same
+database, shows at once (``plugins/row_memo.py``)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -50,8 +51,15 @@ def shown(app: CountingApp, port_id: str) -> tuple[dict[str, Any], list[str]]:
 
 
 def truth(app: CountingApp, port_id: str) -> dict[str, Any]:
-    """The port as a page reads it: its child tables in batches, no memo."""
+    """The port as a page reads it with nothing remembered: its child
+    tables in batches."""
+    memo(app).clear()
     return call(app, "GET", f"/v2.0/ports?id={port_id}")["ports"][0]
+
+
+def listed(app: CountingApp, query: str = "") -> tuple[dict[str, dict[str, Any]], list[str]]:
+    statements, body = app.recorded(f"/v2.0/ports{query}", ADMIN)
+    return {p["id"]: p for p in body["ports"]}, statements
 
 
 def memo(app: CountingApp) -> RowMemo:
@@ -235,3 +243,77 @@ def test_the_memo_forgets_its_oldest_entries_past_its_size() -> None:
         small.put(f"p{i}", (1, ()))
     small.put("p3", (2, ()))  # written again: the newest
     assert list(small._entries) == ["p2", "p4", "p3"]
+
+
+def test_a_page_of_ports_listed_again_is_their_rows_alone(
+        apps: tuple[CountingApp, CountingApp]) -> None:
+    app, _ = apps
+    net, _ = network(app)
+    group = post(app, "/v2.0/security-groups", {"security_group": {"name": "g"}})["id"]
+    made = [post(app, "/v2.0/ports", {"port": {
+        "network_id": net, "tags": [f"t{i}"], "security_groups": [group],
+        "allowed_address_pairs": [{"ip_address": f"10.1.{i}.0/24"}],
+        "extra_dhcp_opts": [{"opt_name": "tftp-server", "opt_value": f"10.0.0.{i}"}]}})
+        for i in range(3)]
+    memo(app).clear()  # as a server that did not make them
+
+    first, statements = listed(app)
+    assert reads_own_tables(statements)
+    again, statements = listed(app)
+    assert again == first
+    assert not reads_own_tables(statements)
+    assert {p["id"]: p for p in made} == again
+    assert all(again[p] == truth(app, p) for p in again)
+
+
+def test_a_page_reads_the_own_rows_of_its_changed_ports_alone(
+        apps: tuple[CountingApp, CountingApp]) -> None:
+    app, other = apps
+    net, _ = network(app)
+    ports = [post(app, "/v2.0/ports", {"port": {"network_id": net, "tags": ["old"]}})["id"]
+             for _ in range(3)]
+    listed(app)
+    call(other, "PUT", f"/v2.0/ports/{ports[1]}/tags", {"tags": ["new"]})
+
+    after, statements = listed(app)
+    own = [s for s in statements if reads_own_tables([s])]
+    # one id bound in each: the changed port's
+    assert len(own) == len(OWN_TABLES)
+    assert all(re.search(r" IN \([^,]+\)$", s) for s in own), own
+    assert after[ports[1]]["tags"] == ["new"] and after[ports[0]]["tags"] == ["old"]
+    assert all(after[p] == truth(app, p) for p in ports)
+
+
+@pytest.mark.parametrize("where", ["this server", "another server"])
+def test_every_change_of_a_ports_own_rows_lists_at_once(
+        apps: tuple[CountingApp, CountingApp], where: str) -> None:
+    app, other = apps
+    writer = app if where == "this server" else other
+    net, _ = network(app)
+    port = post(app, "/v2.0/ports", {"port": {"network_id": net, "tags": ["old"]}})
+    for change, (method, suffix, body) in CHANGES.items():
+        listed(app)
+        before, statements = listed(app)
+        assert not reads_own_tables(statements), change  # from the memo
+        status = 204 if method == "DELETE" else (201 if suffix == "/tags/new" else 200)
+        call(writer, method, f"/v2.0/ports/{port['id']}{suffix}", body, status)
+
+        after, _ = listed(app)
+        assert after[port["id"]] == truth(app, port["id"]), change
+        assert after[port["id"]]["revision_number"] > before[port["id"]]["revision_number"]
+
+
+def test_a_page_larger_than_the_memo_reads_its_children_and_remembers_nothing(
+        apps: tuple[CountingApp, CountingApp]) -> None:
+    app, _ = apps
+    net, _ = network(app)
+    for _ in range(3):
+        post(app, "/v2.0/ports", {"port": {"network_id": net}})
+    memo(app).clear()
+    memo(app).size = 2
+    first, _ = listed(app)
+    again, statements = listed(app)
+    assert reads_own_tables(statements) and again == first
+    assert len(memo(app)) == 0
+    one, statements = listed(app, "?limit=2")
+    assert len(one) == 2 and len(memo(app)) == 2
