@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from typing import Any
 
 from oslo_config import cfg
@@ -105,11 +106,23 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""
     from granian.server import Server as Granian
+    # Until granian sets a worker's own handlers, after the app has loaded,
+    # the worker runs the master's, inherited with the fork: they note a
+    # stop in the master's state, in this process, where nothing looks. A
+    # server stopped while its workers loaded waited out
+    # ``workers_kill_timeout`` (30 s) for them and then killed them.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop_while_loading)
     try:
         Granian._spawn_wsgi_worker(*args, **kwargs)
     finally:
         logging.shutdown()
         os._exit(0)
+
+
+def _stop_while_loading(signum: int, frame: Any) -> None:
+    """A worker asked to stop before it serves: nothing is in flight."""
+    raise SystemExit(0)
 
 
 def _forget_masters_children() -> None:

@@ -23,7 +23,8 @@ import pytest
 import requests
 
 from tests.conftest import ROOT, Client, free_port
-from tests.fullstack.hosts import missing_reason, sh, wait_for
+from tests.fullstack.hosts import missing_reason, sh
+from tests.waiting import wait_for
 
 AIO_CONF = ROOT / "etc" / "neutrino-aio.conf"
 AGENT_TYPES = {"Open vSwitch agent", "DHCP agent", "L3 agent"}

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT, Client, Server
-from tests.fullstack.hosts import Fabric, Host, sh, wait_for
+from tests.fullstack.hosts import Fabric, Host, sh
+from tests.waiting import wait_for
 from tests.rpc.bus import bus
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"

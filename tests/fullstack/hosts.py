@@ -287,10 +287,3 @@ def tcp_answers(ns: str, ip: str, port: int = TCP_PORT) -> bool:
     return "hello" in out
 
 
-def wait_for(predicate: Any, timeout: float = 30, interval: float = 0.2) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)

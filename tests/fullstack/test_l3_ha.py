@@ -18,7 +18,8 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, terminate_all, wait_for
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, terminate_all
+from tests.waiting import wait_for
 from tests.rpc.bus import bus
 
 pytestmark = needs_ovs()

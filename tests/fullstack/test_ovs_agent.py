@@ -15,7 +15,8 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, wait_for
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh
+from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"1": "10.99.0.1", "2": "10.99.0.2"}

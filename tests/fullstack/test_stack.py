@@ -27,7 +27,8 @@ import pytest
 from tests.conftest import Client, Server
 from tests.dhcpagent._host import dhcp6, needs_dhclient
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh, wait_for
+from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh
+from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"n": "10.99.0.3", "1": "10.99.0.1", "2": "10.99.0.2"}

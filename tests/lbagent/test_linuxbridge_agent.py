@@ -25,7 +25,8 @@ import pytest
 
 from tests.conftest import ROOT, Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import TCP_PORT, Fabric, ping, serve_tcp, sh, tcp_answers, wait_for
+from tests.fullstack.hosts import TCP_PORT, Fabric, ping, serve_tcp, sh, tcp_answers
+from tests.waiting import wait_for
 from tests.rpc.bus import bus
 from tests.rpc.conftest import vhost  # noqa: F401 - a RabbitMQ vhost per module
 

@@ -13,6 +13,7 @@ from typing import Callable
 import requests
 
 from tests.conftest import Server
+from tests.waiting import wait_for
 
 
 def _run_serve(tmp_path: Path, conf_text: str) -> subprocess.CompletedProcess[str]:
@@ -105,6 +106,23 @@ def test_api_workers_sets_the_number_of_worker_processes(tmp_path: Path) -> None
     try:
         assert srv.proc is not None
         assert len(_children_once(srv.proc.pid, lambda found: len(found) >= 3, 10)) == 3
+    finally:
+        srv.stop()
+
+
+def test_a_server_stopped_while_its_workers_load_stops_them_without_killing(
+        tmp_path: Path) -> None:
+    srv = Server(tmp_path, workers=3)
+    with open(srv.log, "ab") as log:
+        srv.proc = subprocess.Popen(srv.command("serve"), stdout=log, stderr=log,
+                                    cwd=srv.tmp, env=srv.env)
+    try:
+        # granian's master says so as it forks the last worker; loading the
+        # app takes each of them most of a second more.
+        assert wait_for(lambda: "Spawning worker-3" in srv.log.read_text(), 60)
+        srv.proc.terminate()
+        assert srv.proc.wait(timeout=60) == 0
+        assert "refused to gracefully stop" not in srv.log.read_text()
     finally:
         srv.stop()
 
