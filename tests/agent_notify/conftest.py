@@ -47,13 +47,3 @@ def agents(vhost: str, tmp_path: Path) -> Iterator[Callable[..., RecordingAgent]
         return agent
     yield start
     together(agent.stop for agent in started)  # each waits for its idle listeners
-
-
-def wait(predicate: Callable[[], Any], timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.05)
-    return predicate()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from tests.agent_notify.conftest import wait
+from tests.waiting import wait_for
 from tests.agent_notify.recorder import RecordingAgent
 from tests.conftest import Client
 
@@ -40,7 +40,7 @@ def test_updating_a_bound_port_fans_out_port_update_with_its_segment(
     p = port(admin, net, **{"binding:host_id": agent.host})
     status, body = admin.put(f"/v2.0/ports/{p['id']}", {"port": {"admin_state_up": False}})
     assert status == 200, body
-    got = wait(lambda: [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]])
+    got = wait_for(lambda: [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]])
     assert got, agent.calls
     call = got[-1]
     assert call["port"]["admin_state_up"] is False
@@ -55,7 +55,7 @@ def test_an_unbound_port_gets_no_port_update_and_a_deleted_port_a_port_delete(
     p = port(admin, net)
     assert admin.put(f"/v2.0/ports/{p['id']}", {"port": {"admin_state_up": False}})[0] == 200
     assert admin.delete(f"/v2.0/ports/{p['id']}")[0] == 204
-    assert wait(lambda: {"port_id": p["id"]} in agent.of("port_delete")), agent.calls
+    assert wait_for(lambda: {"port_id": p["id"]} in agent.of("port_delete")), agent.calls
     time.sleep(0.5)
     assert not [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]]
 
@@ -67,7 +67,7 @@ def test_a_name_change_is_not_news_for_agents(
     p = port(admin, net, **{"binding:host_id": agent.host})
     assert admin.put(f"/v2.0/ports/{p['id']}", {"port": {"name": "renamed"}})[0] == 200
     assert admin.put(f"/v2.0/ports/{p['id']}", {"port": {"admin_state_up": False}})[0] == 200
-    got = wait(lambda: [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]])
+    got = wait_for(lambda: [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]])
     time.sleep(0.5)
     got = [c for c in agent.of("port_update") if c["port"]["id"] == p["id"]]
     assert [c["port"]["admin_state_up"] for c in got] == [False]
@@ -79,11 +79,11 @@ def test_network_mtu_change_and_delete_reach_agents(
     net = network(admin)
     status, body = admin.put(f"/v2.0/networks/{net['id']}", {"network": {"mtu": 1400}})
     assert status == 200, body
-    got = wait(lambda: [c for c in agent.of("network_update")
+    got = wait_for(lambda: [c for c in agent.of("network_update")
                         if c["network"]["id"] == net["id"]])
     assert got and got[0]["network"]["mtu"] == 1400
     assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
-    assert wait(lambda: {"network_id": net["id"]} in agent.of("network_delete"))
+    assert wait_for(lambda: {"network_id": net["id"]} in agent.of("network_delete"))
 
 
 def test_rule_changes_fan_out_rule_updated_for_the_group(
@@ -96,11 +96,11 @@ def test_rule_changes_fan_out_rule_updated_for_the_group(
         "security_group_id": sg, "direction": "ingress", "protocol": "tcp",
         "port_range_min": 22, "port_range_max": 22}})
     assert status == 201, body
-    assert wait(lambda: agent.of("security_groups_rule_updated").count(
+    assert wait_for(lambda: agent.of("security_groups_rule_updated").count(
         {"security_groups": [sg]}) == 1), agent.calls
     rule = body["security_group_rule"]["id"]
     assert admin.delete(f"/v2.0/security-group-rules/{rule}")[0] == 204
-    assert wait(lambda: agent.of("security_groups_rule_updated").count(
+    assert wait_for(lambda: agent.of("security_groups_rule_updated").count(
         {"security_groups": [sg]}) == 2), agent.calls
 
 
@@ -115,18 +115,18 @@ def test_ports_joining_and_leaving_groups_fan_out_member_updated(
     net = network(admin)
     p = port(admin, net, security_groups=[groups[0]])
     member = agent.of  # shorthand
-    assert wait(lambda: {"security_groups": [groups[0]]} in member(
+    assert wait_for(lambda: {"security_groups": [groups[0]]} in member(
         "security_groups_member_updated")), agent.calls
     assert admin.put(f"/v2.0/ports/{p['id']}",
                      {"port": {"security_groups": [groups[1]]}})[0] == 200
-    assert wait(lambda: {"security_groups": sorted(groups)} in member(
+    assert wait_for(lambda: {"security_groups": sorted(groups)} in member(
         "security_groups_member_updated")), agent.calls
     dhcp = port(admin, net, device_owner="network:dhcp")
     assert admin.delete(f"/v2.0/ports/{dhcp['id']}")[0] == 204
     assert admin.delete(f"/v2.0/ports/{p['id']}")[0] == 204
-    assert wait(lambda: member("security_groups_member_updated").count(
+    assert wait_for(lambda: member("security_groups_member_updated").count(
         {"security_groups": [groups[1]]}) == 1), agent.calls
-    assert wait(lambda: {"port_id": dhcp["id"]} in agent.of("port_delete"))
+    assert wait_for(lambda: {"port_id": dhcp["id"]} in agent.of("port_delete"))
     # the network's own ports are in no group: no member updates for them
     assert {"security_groups": []} not in member("security_groups_member_updated")
 
@@ -137,7 +137,7 @@ def flush(admin: Client, agents: list[RecordingAgent], sentinel: dict[str, Any])
     assert admin.put(f"/v2.0/ports/{sentinel['id']}",
                      {"port": {"admin_state_up": False}})[0] == 200
     for agent in agents:
-        assert wait(lambda: [c for c in agent.of("port_update")
+        assert wait_for(lambda: [c for c in agent.of("port_update")
                              if c["port"]["id"] == sentinel["id"]]), agent.calls
 
 
@@ -166,7 +166,7 @@ def test_state_reports_put_nothing_on_the_bus_for_other_agents(
     net = network(admin)
     sentinel = port(admin, net, **{"binding:host_id": listener.host})
     # the port's creation casts its group's member update: let it land first
-    assert wait(lambda: listener.of("security_groups_member_updated")), listener.calls
+    assert wait_for(lambda: listener.of("security_groups_member_updated")), listener.calls
     listener.calls.clear()
     answers = {reporter.report_state() for _ in range(REPORTS)}
     assert answers == {"alive"}

@@ -5,10 +5,8 @@ is a recording fake (the server's DHCP RPC is on branch ``dhcp``)."""
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 from neutrino.agents.bridge_interface import BridgeInterfaceDriver
 from neutrino.agents.dhcp.agent import DhcpAgent
@@ -19,18 +17,9 @@ from neutrino.service import make_conf
 from tests.dhcpagent._host import Host, dhcp, needs_root
 from tests.dhcpagent.test_agent_loop import FakeServer
 from tests.rpc.bus import bus
+from tests.waiting import until
 
 pytestmark = needs_root
-
-
-def wait_for(check: Any, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not reached")
 
 
 def test_the_agent_serves_its_networks_and_follows_port_casts(
@@ -47,14 +36,14 @@ def test_the_agent_serves_its_networks_and_follows_port_casts(
     runner = threading.Thread(target=agent.run, daemon=True)
     runner.start()
     try:
-        wait_for(lambda: driver.process(net["id"]).active)
+        until(lambda: driver.process(net["id"]).active)
         vm1 = server.networks[net["id"]]["ports"][0]
         assert dhcp(host.client(vm1["mac_address"], net["id"]), tmp_path)["ip"] == "10.78.0.10"
 
         new = server.add_port(net["id"], "compute:nova", "21")
         assert Casts(conf).cast("dhcp_agent", "port_create_end", server=name,
                                 payload={"port": new, "priority": 5})
-        wait_for(lambda: [new["id"]] in server.called("dhcp_ready_on_ports"))
+        until(lambda: [new["id"]] in server.called("dhcp_ready_on_ports"))
         assert dhcp(host.client(new["mac_address"], net["id"]), tmp_path)["ip"] == "10.78.0.21"
         assert agent.configurations()["ports"] == 3
     finally:

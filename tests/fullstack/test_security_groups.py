@@ -16,7 +16,8 @@ import pytest
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
 from tests.fullstack.hosts import (TCP_PORT, Fabric, Host, needs_ovs, ping, serve_tcp, sh,
-                                   tcp_answers, wait_for)
+                                   tcp_answers)
+from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"1": "10.99.0.1", "2": "10.99.0.2"}

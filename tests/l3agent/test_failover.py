@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import Client, Server
 from tests.l3 import _l3
 from tests.l3agent.conftest import agent_id, hosts_of, start_server
+from tests.waiting import wait_for
 
 DOWN_TIME = 3
 
@@ -31,15 +32,6 @@ def admin(srv: Server) -> Client:
     return Client(srv.url, uuid.uuid4().hex, roles="admin")
 
 
-def wait_until(check, timeout: float = 60) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.5)
-    return False
-
-
 def test_routers_move_from_a_dead_agent_to_a_live_one(admin, l3_agents):
     dying = l3_agents(report_interval=0.5)
     alive = l3_agents(report_interval=0.5)
@@ -47,7 +39,7 @@ def test_routers_move_from_a_dead_agent_to_a_live_one(admin, l3_agents):
     assert admin.post(f"/v2.0/agents/{agent_id(admin, dying.host)}/l3-routers",
                       {"router_id": router["id"]}) == (201, None)
     dying.stop_reporting()  # no more heartbeats; it still hears the casts
-    assert wait_until(lambda: hosts_of(admin, router["id"]) == [alive.host])
+    assert wait_for(lambda: hosts_of(admin, router["id"]) == [alive.host])
     assert alive.recorder.wait_for("router_added_to_agent", {"payload": [router["id"]]})
     assert dying.recorder.wait_for("router_removed_from_agent",
                                    {"payload": {"router_id": router["id"]}})
@@ -62,7 +54,7 @@ def test_a_disabled_dead_agent_keeps_its_routers(admin, l3_agents):
                       {"router_id": router["id"]}) == (201, None)
     assert admin.put(f"/v2.0/agents/{dead_id}", {"agent": {"admin_state_up": False}})[0] == 200
     dying.stop_reporting()
-    assert wait_until(lambda: not admin.get(f"/v2.0/agents/{dead_id}")[1]["agent"]["alive"])
+    assert wait_for(lambda: not admin.get(f"/v2.0/agents/{dead_id}")[1]["agent"]["alive"])
     time.sleep(DOWN_TIME * 3)  # several failover rounds
     assert hosts_of(admin, router["id"]) == [dying.host]
 
@@ -73,7 +65,7 @@ def test_chance_scheduler_hosts_each_router_on_one_live_agent(admin, l3_agents):
     def others_dead() -> bool:  # agents of earlier tests count as live for DOWN_TIME
         agents = admin.get("/v2.0/agents?agent_type=L3 agent")[1]["agents"]
         return not [a for a in agents if a["alive"] and a["host"] not in hosts]
-    assert wait_until(others_dead)
+    assert wait_for(others_dead)
     for _ in range(4):
         router = _l3.router(admin)
         _l3.add_interface(admin, router["id"], subnet_id=_l3.private_subnet(admin)["id"])

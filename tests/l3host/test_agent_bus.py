@@ -25,16 +25,7 @@ from tests.l3host.drivers import NullDriver
 from tests.l3host.test_agent_loop import FakeManager
 from tests.rpc.bus import agent_conf, bus
 from tests.rpc.conftest import vhost  # noqa: F401 - the module's own vhost
-
-
-def wait_for(check: Any, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("condition not reached")
+from tests.waiting import until
 
 
 class RecordingL3Plugin:
@@ -123,7 +114,7 @@ def test_agent_registers_as_a_legacy_l3_agent(
         srv: Server, running_agent: tuple[L3Agent, FakeManager]) -> None:
     agent, _ = running_agent
     admin = Client(srv.url, roles="admin")
-    shown = wait_for(lambda: admin.get(f"/v2.0/agents?host={agent.host}")[1]["agents"])
+    shown = until(lambda: admin.get(f"/v2.0/agents?host={agent.host}")[1]["agents"])
     assert len(shown) == 1
     a = shown[0]
     assert (a["agent_type"], a["binary"], a["topic"], a["alive"]) == (
@@ -143,21 +134,21 @@ def test_agent_syncs_at_start_and_follows_casts(
         running_agent: tuple[L3Agent, FakeManager],
         fake_l3_plugin: RecordingL3Plugin) -> None:
     agent, manager = running_agent
-    wait_for(lambda: ("sync_routers", {"host": agent.host, "router_ids": None})
+    until(lambda: ("sync_routers", {"host": agent.host, "router_ids": None})
              in fake_l3_plugin.calls)
     time.sleep(0.3)  # the notification consumer is bound
     fake_l3_plugin.routers = [{"id": "r-new", "_interfaces": []}]
     conf = agent_conf(tmp_path, vhost, "caster")
     cast(conf, "routers_updated", agent.host, routers=["r-new"])
-    wait_for(lambda: ("apply", "r-new") in manager.calls)
+    until(lambda: ("apply", "r-new") in manager.calls)
     assert ("sync_routers", {"host": agent.host, "router_ids": ["r-new"]}) \
         in fake_l3_plugin.calls
     cast(conf, "router_deleted", None, router_id="r-new")  # fanout, as upstream
-    wait_for(lambda: ("remove", "r-new") in manager.calls)
+    until(lambda: ("remove", "r-new") in manager.calls)
     cast(conf, "router_added_to_agent", agent.host, payload=["r-new"])
-    wait_for(lambda: manager.calls.count(("apply", "r-new")) == 2)
+    until(lambda: manager.calls.count(("apply", "r-new")) == 2)
     cast(conf, "router_removed_from_agent", agent.host, payload={"router_id": "r-new"})
-    wait_for(lambda: manager.calls.count(("remove", "r-new")) == 2)
+    until(lambda: manager.calls.count(("remove", "r-new")) == 2)
 
 
 def test_cli_runs_the_agent_until_sigterm(vhost: str, tmp_path: Path,  # noqa: F811
@@ -173,7 +164,7 @@ def test_cli_runs_the_agent_until_sigterm(vhost: str, tmp_path: Path,  # noqa: F
                             cwd=str(Path(__file__).parents[2]))
     try:
         admin = Client(srv.url, roles="admin")
-        shown = wait_for(lambda: admin.get(f"/v2.0/agents?host={host}")[1]["agents"])
+        shown = until(lambda: admin.get(f"/v2.0/agents?host={host}")[1]["agents"])
         assert shown[0]["agent_type"] == "L3 agent"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0

@@ -10,10 +10,9 @@ except vm1 (excluded) and ingress to 10.100.2.0/24.
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -27,18 +26,9 @@ from tests.metering.fakes import FakePlugin, label, rule
 from tests.rpc.bus import agent_conf
 from tests.rpc.conftest import vhost  # noqa: F401
 from tests.rpc.test_notifications import Bus
+from tests.waiting import until
 
 PAYLOAD = 100  # ICMP data bytes: each echo is a 128-byte IP packet
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"not within {timeout}s: {condition}")
 
 
 @pytest.fixture
@@ -98,7 +88,7 @@ def test_traffic_through_the_gateway_is_reported_as_l3_meter(
     bus = Bus(vhost)
     agent.start()
     try:
-        wait_for(lambda: "neutrino_meter" in sh("ip", "netns", "exec", ns, "nft", "list",
+        until(lambda: "neutrino_meter" in sh("ip", "netns", "exec", ns, "nft", "list",
                                                 "tables").stdout)
         excluded_replies = _ping(hosts["vm1"], "172.24.4.100", 3)  # not counted
         replies = _ping(hosts["vm2"], "172.24.4.100", 5)
@@ -112,7 +102,7 @@ def test_traffic_through_the_gateway_is_reported_as_l3_meter(
                         if m["event_type"] == "l3.meter")
             return sum(m["payload"]["pkts"] for m in seen
                        if m["payload"]["label_id"] == label_id) >= expected
-        wait_for(counted)
+        until(counted)
         mine = [m for m in seen if m["payload"]["label_id"] == label_id]
         assert sum(m["payload"]["pkts"] for m in mine) == expected
         assert sum(m["payload"]["bytes"] for m in mine) == expected * (PAYLOAD + 28)
@@ -127,7 +117,7 @@ def test_traffic_through_the_gateway_is_reported_as_l3_meter(
         # the router leaves this host: its table goes, the L3 agent's NAT stays
         plugin.routers = []
         agent.request_sync()
-        wait_for(lambda: "neutrino_meter" not in sh("ip", "netns", "exec", ns, "nft",
+        until(lambda: "neutrino_meter" not in sh("ip", "netns", "exec", ns, "nft",
                                                     "list", "tables").stdout)
         assert "neutrino_l3" in sh("ip", "netns", "exec", ns, "nft", "list", "tables").stdout
     finally:

@@ -4,10 +4,9 @@ and floating IP changes, network-vif-deleted on delete (from API workers),
 batched, and retried when the compute API fails."""
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -17,6 +16,7 @@ from tests.conftest import Client, Server
 from tests.nova.fake_compute import FakeCompute
 from tests.rpc.conftest import vhost  # noqa: F401 - the fixture, reused
 from tests.rpc.bus import OvsAgent, bus
+from tests.waiting import wait_for
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 700:800\n")
@@ -59,15 +59,6 @@ def host(vhost: str, tmp_path: Path) -> Iterator[tuple[str, PluginApi]]:  # noqa
     agent.stop()
 
 
-def wait(predicate: Callable[[], Any], timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
-
-
 def network(admin: Client, **extra: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     status, body = admin.post("/v2.0/networks", {"network": {"name": "nova", **extra}})
     assert status == 201, body
@@ -102,10 +93,10 @@ def test_plugged_when_the_agent_reports_the_device_up_and_unplugged_when_down(
     api.get_device_details(port["id"])
     api.update_device_up(port["id"])
     plugged = event(port, "network-vif-plugged", "completed")
-    assert wait(lambda: plugged in compute.events), compute.events
+    assert wait_for(lambda: plugged in compute.events), compute.events
     api.update_device_down(port["id"])
     unplugged = event(port, "network-vif-unplugged", "completed")
-    assert wait(lambda: unplugged in compute.events), compute.events
+    assert wait_for(lambda: unplugged in compute.events), compute.events
     assert compute.headers[-1]["X-OpenStack-Nova-API-Version"] == "2.1"
 
 
@@ -118,10 +109,10 @@ def test_fixed_ip_change_and_delete_of_an_instance_port(
     status, body = admin.put(f"/v2.0/ports/{port['id']}", {"port": {"fixed_ips": [
         {"subnet_id": subnet["id"], "ip_address": "10.20.0.50"}]}})
     assert status == 200, body
-    assert wait(lambda: event(port, "network-changed") in compute.events), compute.events
+    assert wait_for(lambda: event(port, "network-changed") in compute.events), compute.events
     assert admin.delete(f"/v2.0/ports/{other['id']}")[0] == 204
     assert admin.delete(f"/v2.0/ports/{port['id']}")[0] == 204
-    assert wait(lambda: event(port, "network-vif-deleted") in compute.events)
+    assert wait_for(lambda: event(port, "network-vif-deleted") in compute.events)
     # the network's own ports are no instance's: nothing about them
     assert not [e for e in compute.events if e["tag"] == other["id"]]
 
@@ -143,17 +134,17 @@ def test_floating_ip_association_and_disassociation_refresh_the_instance(
     assert status == 201, body
     fip = body["floatingip"]["id"]
     changed = event(port, "network-changed")
-    assert wait(lambda: compute.events.count(changed) == 1), compute.events
+    assert wait_for(lambda: compute.events.count(changed) == 1), compute.events
     status, body = admin.put(f"/v2.0/floatingips/{fip}", {"floatingip": {"port_id": None}})
     assert status == 200, body
-    assert wait(lambda: compute.events.count(changed) == 2), compute.events
+    assert wait_for(lambda: compute.events.count(changed) == 2), compute.events
     status, body = admin.put(f"/v2.0/floatingips/{fip}", {"floatingip": {
         "description": "no news"}})
     assert status == 200, body
     assert admin.delete(f"/v2.0/floatingips/{fip}")[0] == 204
     marker = instance_port(admin, net)
     assert admin.delete(f"/v2.0/ports/{marker['id']}")[0] == 204
-    assert wait(lambda: event(marker, "network-vif-deleted") in compute.events)
+    assert wait_for(lambda: event(marker, "network-vif-deleted") in compute.events)
     assert compute.events.count(changed) == 2
 
 
@@ -164,5 +155,5 @@ def test_events_the_compute_api_failed_to_take_are_sent_again(
     compute.failures = 1
     refused = compute.refused
     assert admin.delete(f"/v2.0/ports/{port['id']}")[0] == 204
-    assert wait(lambda: event(port, "network-vif-deleted") in compute.events), compute.events
+    assert wait_for(lambda: event(port, "network-vif-deleted") in compute.events), compute.events
     assert compute.refused == refused + 1

@@ -11,6 +11,7 @@ from neutrino.agents.base import Agent
 from tests.conftest import Client, Server
 from tests.rpc.bus import agent_conf, bus
 from tests.rpc.conftest import fresh_vhost
+from tests.waiting import until
 
 DOWN_TIME = 3
 
@@ -50,16 +51,6 @@ def shown(admin: Client, host: str) -> dict[str, Any] | None:
     return agents[0] if agents else None
 
 
-def wait_for(check: Any, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("condition not reached")
-
-
 def test_an_agent_registers_with_its_first_report_and_stays_alive(
         srv: Server, admin: Client, vhost: str, tmp_path: Path) -> None:
     agent = agent_for(tmp_path, vhost, "host-a")
@@ -97,9 +88,9 @@ def test_an_agent_that_stops_reporting_goes_dead_and_revives_when_it_reports(
     agent = agent_for(tmp_path, vhost, "host-c")
     try:
         agent.start_reporting()
-        assert wait_for(lambda: (shown(admin, "host-c") or {}).get("alive"))
+        assert until(lambda: (shown(admin, "host-c") or {}).get("alive"))
         agent.stop()
-        wait_for(lambda: shown(admin, "host-c")["alive"] is False)
+        until(lambda: shown(admin, "host-c")["alive"] is False)
         restarted = agent_for(tmp_path, vhost, "host-c")
         try:
             assert restarted.report_state() == "revived"
@@ -129,7 +120,7 @@ def _agent_before_server(tmp_path: Path, vhost: str) -> None:
         (tmp_path / "late").mkdir()
         late = Server(tmp_path / "late", extra=f"transport_url = {bus(vhost)}\n").start()
         try:
-            row = wait_for(lambda: shown(Client(late.url, roles="admin"), "host-early"),
+            row = until(lambda: shown(Client(late.url, roles="admin"), "host-early"),
                            timeout=40)
             assert row["alive"] is True
         finally:
@@ -155,7 +146,7 @@ def test_the_rpc_process_and_workers_that_cast_end_with_the_server(
     names = {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids}
     server.stop()
     assert len(pids) == 3, names  # two API workers and the RPC process
-    wait_for(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=15)
+    until(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=15)
     assert "can only join a child process" not in server.log.read_text()
 
 
@@ -168,4 +159,4 @@ def test_a_killed_master_takes_its_rpc_process_along(tmp_path: Path, vhost: str)
     assert len(pids) == 2
     server.proc.kill()
     server.proc.wait()
-    wait_for(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=30)
+    until(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=30)
