@@ -104,11 +104,13 @@ def test_port_round_trip_allocates_and_releases_addresses(
     assert [p["id"] for p in _list(plugin, "ports", device_id=["vm1"])] == [created["id"]]
     assert [p["id"] for p in _list(plugin, "ports",
                                    fixed_ips=[f"ip_address={ip['ip_address']}"])] == [created["id"]]
+    # (allocation is random: the address moved to must not be the one given)
+    moved = "192.168.10.77" if ip["ip_address"] != "192.168.10.77" else "192.168.10.78"
     updated = plugin.update(ADMIN, "ports", created["id"], {
         "name": "p2", "admin_state_up": False,
-        "fixed_ips": [{"subnet_id": subnet["id"], "ip_address": "192.168.10.77"}]})
+        "fixed_ips": [{"subnet_id": subnet["id"], "ip_address": moved}]})
     assert updated["name"] == "p2" and updated["admin_state_up"] is False
-    assert updated["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": "192.168.10.77"}]
+    assert updated["fixed_ips"] == [{"subnet_id": subnet["id"], "ip_address": moved}]
     # The old address is free again; the new one is not.
     other = _one(plugin, "ports", {"network_id": net["id"],
                                    "fixed_ips": [{"ip_address": ip["ip_address"]}]})
@@ -117,8 +119,8 @@ def test_port_round_trip_allocates_and_releases_addresses(
     with pytest.raises(errors.PortNotFound):
         plugin.get(ADMIN, "ports", created["id"])
     again = _one(plugin, "ports", {"network_id": net["id"],
-                                   "fixed_ips": [{"ip_address": "192.168.10.77"}]})
-    assert again["fixed_ips"][0]["ip_address"] == "192.168.10.77"
+                                   "fixed_ips": [{"ip_address": moved}]})
+    assert again["fixed_ips"][0]["ip_address"] == moved
 
 
 def test_bulk_create_is_all_or_nothing(plugin: Any, net: dict[str, Any],
