@@ -129,21 +129,30 @@ CHANGES = {
 }
 
 
+def read(app: CountingApp, port_id: str, how: str) -> tuple[dict[str, Any], list[str]]:
+    """The port as a show or as a whole list gives it, with the statements."""
+    if how == "shown":
+        return shown(app, port_id)
+    ports, statements = listed(app)
+    return ports[port_id], statements
+
+
+@pytest.mark.parametrize("how", ["shown", "listed"])
 @pytest.mark.parametrize("where", ["this server", "another server"])
 def test_every_change_of_a_ports_own_rows_shows_at_once(
-        apps: tuple[CountingApp, CountingApp], where: str) -> None:
+        apps: tuple[CountingApp, CountingApp], where: str, how: str) -> None:
     app, other = apps
     writer = app if where == "this server" else other
     net, _ = network(app)
     port = post(app, "/v2.0/ports", {"port": {"network_id": net, "tags": ["old"]}})
     for change, (method, suffix, body) in CHANGES.items():
-        shown(app, port["id"])
-        before, statements = shown(app, port["id"])
+        read(app, port["id"], how)
+        before, statements = read(app, port["id"], how)
         assert not reads_own_tables(statements), change  # from the memo
         status = 204 if method == "DELETE" else (201 if suffix == "/tags/new" else 200)
         call(writer, method, f"/v2.0/ports/{port['id']}{suffix}", body, status)
 
-        after, _ = shown(app, port["id"])
+        after, _ = read(app, port["id"], how)
         assert after == truth(app, port["id"]), change
         assert after != before and after["revision_number"] > before["revision_number"], change
 
@@ -282,25 +291,6 @@ def test_a_page_reads_the_own_rows_of_its_changed_ports_alone(
     assert all(re.search(r" IN \([^,]+\)$", s) for s in own), own
     assert after[ports[1]]["tags"] == ["new"] and after[ports[0]]["tags"] == ["old"]
     assert all(after[p] == truth(app, p) for p in ports)
-
-
-@pytest.mark.parametrize("where", ["this server", "another server"])
-def test_every_change_of_a_ports_own_rows_lists_at_once(
-        apps: tuple[CountingApp, CountingApp], where: str) -> None:
-    app, other = apps
-    writer = app if where == "this server" else other
-    net, _ = network(app)
-    port = post(app, "/v2.0/ports", {"port": {"network_id": net, "tags": ["old"]}})
-    for change, (method, suffix, body) in CHANGES.items():
-        listed(app)
-        before, statements = listed(app)
-        assert not reads_own_tables(statements), change  # from the memo
-        status = 204 if method == "DELETE" else (201 if suffix == "/tags/new" else 200)
-        call(writer, method, f"/v2.0/ports/{port['id']}{suffix}", body, status)
-
-        after, _ = listed(app)
-        assert after[port["id"]] == truth(app, port["id"]), change
-        assert after[port["id"]]["revision_number"] > before[port["id"]]["revision_number"]
 
 
 def test_a_page_larger_than_the_memo_reads_its_children_and_remembers_nothing(
