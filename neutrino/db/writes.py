@@ -38,8 +38,8 @@ from sqlalchemy import Engine, Table, event
 _WRITTEN: ContextVar["Written | None"] = ContextVar("written", default=None)
 
 # child table -> parent table, for the child tables whose rows change only
-# together with their parent's revision (``Aggregated(follows_revision=True)``
-# keyed by a foreign key).
+# together with their parent's revision (``Aggregated`` or ``Joined`` with
+# ``follows_revision=True``, keyed by a foreign key).
 FOLLOWING: dict[Table, Table] = {}
 
 CHECK_ENV = "NEUTRINO_CHECK_REVISIONS"
@@ -160,10 +160,12 @@ def check_parents(engine: Engine) -> None:
 def _note_write(conn: Any, clauseelement: Any, multiparams: Any, params: Any,
                 *args: Any) -> None:
     """A table counts as written by an INSERT or DELETE, and by an UPDATE
-    that advances its ``revision_number`` (a status alone does not)."""
+    that advances its ``revision_number`` (a status alone does not); a
+    ``FOLLOWING`` child table by any UPDATE too (a port's binding has no
+    revision of its own)."""
     if not getattr(clauseelement, "is_dml", False):
         return
-    if getattr(clauseelement, "is_update", False):
+    if getattr(clauseelement, "is_update", False) and clauseelement.table not in FOLLOWING:
         columns = {getattr(c, "key", c) for c in (clauseelement._values or ())}
         for given in (params or {}, *(multiparams or ())):
             columns.update(given if isinstance(given, dict) else ())

@@ -140,23 +140,51 @@ def _json_rows_mysql(element: Any, compiler: Any, **kw: Any) -> str:
 
 
 class Joined:
-    """``table`` joined on ``table.key == resource.parent_column``."""
+    """``table`` joined on ``table.key == resource.parent_column``.
+
+    ``follows_revision``: as ``Aggregated``'s, the row changes (is made,
+    updated or deleted) only in a transaction that also advances the
+    parent's ``revision_number``: a port's binding, its port_security flag,
+    its own QoS policy (``plugins/row_memo.py`` remembers them with the
+    port's own child rows). Joined on its parent's id alone.
+    """
 
     def __init__(self, table: Table, key: str, columns: Sequence[str], fill: Fill,
-                 parent_column: str = "id") -> None:
+                 parent_column: str = "id", follows_revision: bool = False) -> None:
         self.table, self.key, self.parent_column = table, key, parent_column
         self.fill = fill
+        self.follows_revision = follows_revision
+        if follows_revision:
+            parents = {fk.column.table for fk in table.c[key].foreign_keys}
+            if parent_column != "id" or len(parents) != 1:
+                raise ValueError(f"{table.name}.{key}: a read that follows a revision "
+                                 "is keyed by its one parent's id")
+            writes.FOLLOWING[table] = parents.pop()
         # The key first: NULL there means no row, whatever the columns hold.
-        self.labels = [f"{table.name}__{c}" for c in (key, *columns)]
+        self.names = (key, *columns)
+        self.labels = [f"{table.name}__{c}" for c in self.names]
         self._columns = [table.c[c].label(label)
                          for c, label in zip((key, *columns), self.labels)]
+        self._none = False
 
     def columns(self, parent: Table) -> list[Any]:
+        if self._none:
+            return [sa.null().label(label) for label in self.labels]
         return self._columns
 
     def join(self, parent: Table, source: Any) -> Any:
+        if self._none:
+            return source
         return source.outerjoin(self.table,
                                 self.table.c[self.key] == parent.c[self.parent_column])
+
+    @functools.cached_property
+    def none(self) -> Joined:
+        """This read with NULL columns in place of the join: for a parent
+        whose row in ``table`` is known already (``RowMemo``)."""
+        variant = copy.copy(self)
+        variant._none = True
+        return variant
 
     @staticmethod
     def read(row: Any, index: list[int]) -> tuple[Any, ...] | None:
@@ -168,6 +196,8 @@ class Joined:
         parent's id, the row may be older than the parent: it is known
         only if this transaction read it and wrote nothing to its table."""
         nothing = [None] * len(self.labels)
+        if self._none:
+            return nothing
         if self.parent_column != "id":
             joined_to = parent.get(self.parent_column)
             key = (self.table, self.key, joined_to)
@@ -359,7 +389,7 @@ def note_seen(row: Any, joined: Reads, written: writes.Written) -> None:
     (``Joined.fresh_values``)."""
     fields = row._fields
     for read in joined:
-        if isinstance(read, Joined) and read.labels[0] in fields:
+        if isinstance(read, Joined) and not read._none and read.labels[0] in fields:
             index = [fields.index(label) for label in read.labels]
             written.seen[(read.table, read.key, getattr(row, read.parent_column))] = \
                 read.read(row, index)
@@ -383,19 +413,25 @@ def select(table: Table, joined: Reads) -> Any:
     return sa.select(table, *[c for j in joined for c in j.columns(table)]).select_from(source)
 
 
-def filler(fields: Sequence[str], joined: Reads) -> Callable[[dict[str, Any], Any], None]:
+def filler(fields: Sequence[str], joined: Reads,
+           known: dict[Any, dict[str, Any]] | None = None) -> Callable[[dict[str, Any], Any], None]:
     """A function that fills an item from its row, for rows with ``fields``;
-    a no-op for rows read without the columns. ``Aggregated`` reads are
-    left to ``store.aggregate_filler``, which fills a page too."""
+    a no-op for rows read without the columns, unless ``known`` (a page's
+    ``groups``) holds a ``Joined`` read's values by id. ``Aggregated`` reads
+    are left to ``store.aggregate_filler``, which fills a page too."""
     plan = [(j.fill, j.read, [fields.index(label) for label in j.labels])
             for j in joined if j.fill is not None and j.labels[0] in fields
             and not isinstance(j, Aggregated)]
-    if not plan:
+    given = [(j.fill, known[j]) for j in joined
+             if known and isinstance(j, Joined) and j.fill is not None and j in known]
+    if not plan and not given:
         return lambda item, row: None
 
     def fill(item: dict[str, Any], row: Any) -> None:
         for fn, read, index in plan:
             fn(item, read(row, index))
+        for fn, values in given:
+            fn(item, values[item["id"]])
     return fill
 
 

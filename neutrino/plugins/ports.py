@@ -80,7 +80,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store
     pick = operator.itemgetter(*[fields.index(c) for c in _PLAIN])
     created, updated = fields.index("created_at"), fields.index("updated_at")
     iso = store.iso
-    fill = joined_mod.filler(fields, joined)
+    fill = joined_mod.filler(fields, joined, rows.groups if isinstance(rows, store.Page) else None)
     fill_aggregates = store.aggregate_filler(conn, rows, ids, joined)
     for row in rows:
         d = dict(zip(_PLAIN, pick(row)))
@@ -124,7 +124,7 @@ class Ports:
         # (set by the core plugin once its drivers are loaded).
         self.joined: tuple[Joined | Aggregated, ...] = ()
         self.network_joined: tuple[Joined, ...] = ()
-        # A shown port's own child tables, while its revision stands.
+        # A port's own child and one-to-one rows, while its revision stands.
         self.memo = RowMemo(t.ports)
 
     # -- helpers -------------------------------------------------------------

@@ -7,24 +7,28 @@ show, where the port's row with its one-to-one tables takes about half.
 
 A port's own child rows (addresses, tags, address pairs, DHCP options,
 security groups: the ``Aggregated`` reads declared ``follows_revision``)
-change only in a transaction that also advances the port's
-``revision_number``, as upstream's revision plugin does for its related
-objects. So the children read with revision N are the port's children for
-as long as its revision is N. A memo keeps them per id; a read whose id it
-holds asks the database for the row, the one-to-one tables and the reads
-that are not the port's own (its trunk, its network's QoS policy) with NULL
-in place of the remembered subqueries, and takes the children from the memo
-when the revision read is the remembered one (else it reads them too).
+and its own one-to-one rows (binding, port_security flag, QoS policy: the
+``Joined`` ones so declared) change only in a transaction that also
+advances the port's ``revision_number``, as upstream's revision plugin does
+for its related objects. So the rows read with revision N are the port's
+for as long as its revision is N. A memo keeps them per id; a read whose id
+it holds asks the database for the row and the reads that are not the
+port's own (its trunk, its network's QoS policy), with NULL in place of the
+remembered subqueries and joins, and takes the rest from the memo when the
+revision read is the remembered one (else it reads them too).
 
 A page of ports (``page``) asks the database for their rows alone, as it
-did, and reads a child table only for the ports whose revision the memo
-does not hold: a list of ports that did not change since it was last read
-reads none of those tables (6 statements instead of 11 on MariaDB). That
-read is what a list of 1,000 ports spent a fifth of its time on
-(``docs/performance.md``, session 18).
+did, and reads a remembered table only for the ports whose revision the
+memo does not hold: a list of ports that did not change since it was last
+read reads none of those tables (3 statements instead of 11 on MariaDB
+with ``make bench``'s plugins: the rows, trunks, the network's QoS policy).
+The five child tables were a fifth of a list of 1,000 ports, the
+one-to-one tables another fifth (``docs/performance.md``, sessions 18
+and 19).
 
-Entries hold the child rows decoded (``Aggregated.decode`` passes them
-through), so a hit costs no JSON parsing. Their lists are shared by every
+Entries hold what each read's ``fill`` takes: the child rows decoded
+(``Aggregated.decode`` passes them through, so a hit costs no JSON
+parsing), a one-to-one row's columns or None. They are shared by every
 request that reads them: readers must not change them.
 
 Only committed states go in: what a read outside a write transaction saw,
@@ -46,7 +50,7 @@ from typing import Any, Callable, Iterator, Sequence
 from sqlalchemy import Connection, Table
 
 from neutrino.plugins import store
-from neutrino.plugins.joined import Aggregated, Reads
+from neutrino.plugins.joined import Aggregated, Joined, Reads
 
 # Entries per memo. An entry is the row's revision and a few short JSON
 # texts: 4,096 ports' children are a few MB.
@@ -85,7 +89,7 @@ def answering() -> Iterator[None]:
 
 
 class RowMemo:
-    """The ``follows_revision`` children of ``table``'s rows, by id."""
+    """The ``follows_revision`` reads of ``table``'s rows, by id."""
 
     def __init__(self, table: Table, size: int = SIZE) -> None:
         self.table, self.size = table, size
@@ -120,7 +124,7 @@ class RowMemo:
 
     def page(self, conn: Connection, rows: store.Page, joined: Reads) -> store.Page:
         """``rows`` (a page of the table's rows alone, as ``paged_select``
-        reads them) knowing the ``follows_revision`` reads' groups of every
+        reads them) knowing the ``follows_revision`` reads' values for every
         row (``Page.groups``): from the memo where it holds the row's
         revision, else read in one batch per table for the rest, and
         remembered. A page larger than the memo, or read in a write
@@ -128,6 +132,8 @@ class RowMemo:
         if not rows or len(rows) > self.size or conn.get_execution_options().get("writer"):
             return rows
         followed = [j for j in joined if _followed(j)]
+        if not followed:
+            return rows
         fields = rows[0]._fields
         at_id, at_revision = fields.index("id"), fields.index("revision_number")
         get = self._entries.get
@@ -143,7 +149,7 @@ class RowMemo:
         if missed:
             # (all of them: the page's ids, which keep its span)
             unknown = store.row_ids(rows if len(missed) == len(rows) else missed)
-            read = [store.batched(conn, agg, unknown) for agg in followed]
+            read = [_batched(conn, j, unknown) for j in followed]
             with self._lock:
                 for row in missed:
                     rid = row[at_id]
@@ -184,29 +190,45 @@ class RowMemo:
         return light
 
     def _indexes(self, fields: tuple[str, ...],
-                 joined: Reads) -> tuple[list[tuple[int, Aggregated]], Any]:
-        """Where the remembered columns sit in a row (with their reads), and
-        a row type to rebuild one with them (to_dicts reads rows by index
-        and ``id``)."""
+                 joined: Reads) -> tuple[list[tuple[list[int], Any]], Any]:
+        """Where each remembered read's columns sit in a row (with the
+        read), and a row type to rebuild one with them (to_dicts reads rows
+        by index and ``id``)."""
         layout = self._layout.get(fields)
         if layout is None:
-            index = [(fields.index(j.labels[0]), j) for j in joined
+            index = [([fields.index(label) for label in j.labels], j) for j in joined
                      if _followed(j) and j.labels[0] in fields]
             layout = self._layout[fields] = (index, store.row_type(fields))
         return layout
 
     def _entry(self, row: Any, joined: Reads) -> tuple[int, tuple[Any, ...]]:
+        """The row's revision and each remembered read's value: an
+        ``Aggregated`` read's rows decoded, a ``Joined`` one's columns (None:
+        no row), each what the read's ``fill`` takes."""
         index, _ = self._indexes(row._fields, joined)
-        return row.revision_number, tuple(agg.decode(row[i]) for i, agg in index)
+        return row.revision_number, tuple(j.read(row, at) for at, j in index)
 
     def _merged(self, row: Any, joined: Reads, values: Sequence[Any]) -> Any:
         located, row_type = self._indexes(row._fields, joined)
-        index = [i for i, _ in located]
         columns = list(row)
-        for i, value in zip(index, values):
-            columns[i] = value
+        for (at, read), value in zip(located, values):
+            if isinstance(read, Aggregated):
+                columns[at[0]] = value
+            elif value is not None:  # (a Joined read's NULL key: no row)
+                columns[at[0]] = row.id
+                for i, column in zip(at[1:], value):
+                    columns[i] = column
         return row_type(*columns)
 
 
 def _followed(read: Any) -> bool:
-    return isinstance(read, Aggregated) and read.follows_revision
+    return isinstance(read, (Aggregated, Joined)) and read.follows_revision
+
+
+def _batched(conn: Connection, read: Aggregated | Joined,
+             ids: Sequence[str]) -> dict[str, Any]:
+    """``read``'s values for these parents, as ``_entry`` keeps them."""
+    if isinstance(read, Aggregated):
+        return store.batched(conn, read, ids)
+    found = store.children(conn, read.table, read.key, ids, (), read.names)
+    return {rid: (tuple(rows[0][1:]) if rows else None) for rid, rows in found.items()}

@@ -175,8 +175,9 @@ class Page(list):  # type: ignore[type-arg]
       child tables join: cheaper than an ``IN`` list of every id, whose
       parameters cost more to bind than the query takes;
     - ``groups``, when set, holds some ``Aggregated`` reads' rows of every
-      row on the page, by read and id, known without reading them
-      (``RowMemo.page``): ``child_rows`` takes them from there.
+      row on the page (and ``Joined`` reads' values), by read and id, known
+      without reading them (``RowMemo.page``): ``child_rows`` and
+      ``joined.filler`` take them from there.
     """
 
     def __init__(self, items: Iterable[Any] = (), id_query: Any = None,

@@ -5,7 +5,7 @@ a subnet delete advances the revision of the ports that lose an address
 (``test_row_memo.py``)."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -14,6 +14,7 @@ from neutrino.db import tables as t
 from neutrino.db import writes
 from neutrino.db.engine import Database
 from neutrino.plugins import ports as ports_module
+from neutrino.plugins.ml2 import ext_port_security, ext_qos, port_binding
 from tests.db.rows import network_row, port_row
 
 
@@ -54,3 +55,39 @@ def test_a_commit_changing_a_ports_own_rows_without_its_row_is_refused(
     with checked.reader() as conn:
         assert conn.execute(sa.select(t.ports.c.revision_number)).scalar() == 2
         assert len(conn.execute(sa.select(t.allowed_address_pairs)).all()) == 1
+
+
+@pytest.mark.parametrize("joined", [port_binding.JOINED, ext_port_security.PORTS_JOINED,
+                                    ext_qos.PORT_POLICY], ids=lambda j: j.table.name)
+def test_an_update_of_a_ports_one_to_one_row_without_its_revision_is_refused(
+        checked: Database, joined: Any) -> None:
+    """The binding, port_security and QoS rows have no revision of their
+    own: any UPDATE of one counts as a change of the port's."""
+    table = joined.table
+    assert writes.FOLLOWING[table] is t.ports and joined.follows_revision
+    net = network_row("n")
+    port = port_row(str(net["id"]))
+    values = {"ml2_port_bindings": {"host": "h", "vif_type": "unbound"},
+              "port_port_security": {"port_security_enabled": True},
+              "qos_port_policy_bindings": {"policy_id": "q"}}[table.name]
+    with checked.writer() as conn:
+        conn.execute(sa.insert(t.networks).values(**net))
+        if table is t.qos_port_policy_bindings:
+            conn.execute(sa.insert(t.qos_policies).values(
+                id="q", project_id="p", name="q", created_at=net["created_at"],
+                updated_at=net["created_at"]))
+        conn.execute(sa.insert(t.ports).values(**port))
+        conn.execute(sa.insert(table).values(port_id=port["id"], **values))
+    changed = {"ml2_port_bindings": {"host": "other"},
+               "port_port_security": {"port_security_enabled": False},
+               "qos_port_policy_bindings": {"policy_id": "q"}}[table.name]
+    update = sa.update(table).where(table.c.port_id == port["id"]).values(**changed)
+    with pytest.raises(writes.ParentNotWritten, match=table.name):
+        with checked.writer() as conn:
+            conn.execute(update)
+    with checked.writer() as conn:
+        conn.execute(update)
+        conn.execute(sa.update(t.ports).where(t.ports.c.id == port["id"])
+                     .values(revision_number=t.ports.c.revision_number + 1))
+    with checked.reader() as conn:
+        assert conn.execute(sa.select(t.ports.c.revision_number)).scalar() == 2

@@ -1,7 +1,8 @@
 """A port shown or listed again takes its own child rows (addresses, tags,
-pairs, DHCP options, groups) from its server's memo while its revision
-stands, and every change of them, through this server or another on the same
-database, shows at once (``plugins/row_memo.py``)."""
+pairs, DHCP options, groups) and its own one-to-one rows (binding, port
+security, QoS policy) from its server's memo while its revision stands, and
+every change of them, through this server or another on the same database,
+shows at once (``plugins/row_memo.py``)."""
 from __future__ import annotations
 
 import re
@@ -18,7 +19,8 @@ ADMIN = {"X-Project-Id": "p", "X-Roles": "admin"}
 CONF = ("[DEFAULT]\nservice_plugins = qos,trunk\n"
         "[ml2]\nextension_drivers = port_security,qos\n")
 OWN_TABLES = ("tags", "ipallocations", "allowed_address_pairs", "extra_dhcp_opts",
-              "securitygroupportbindings")
+              "securitygroupportbindings",
+              "ml2_port_bindings", "port_port_security", "qos_port_policy_bindings")
 
 
 @pytest.fixture
@@ -67,7 +69,9 @@ def memo(app: CountingApp) -> RowMemo:
 
 
 def reads_own_tables(statements: list[str]) -> bool:
-    return any(f"FROM {table} " in s or f"FROM {table}\n" in s
+    """Whether a statement reads one of the tables (alone, or joined to the
+    port's row as a show reads the one-to-one ones)."""
+    return any(f"FROM {table} " in s or f"FROM {table}\n" in s or f"JOIN {table} ON" in s
                for s in statements for table in OWN_TABLES)
 
 
@@ -115,6 +119,13 @@ def test_a_port_a_server_created_or_updated_is_shown_from_its_memo(
     assert reads_own_tables(statements) and port == renamed
 
 
+def changes(policy: str) -> dict[str, tuple[str, str, Any]]:
+    """Every kind of change of a port's own rows, with a QoS policy to
+    take."""
+    return {**CHANGES, "qos policy": ("PUT", "", {"port": {"qos_policy_id": policy}}),
+            "qos policy removed": ("PUT", "", {"port": {"qos_policy_id": None}})}
+
+
 CHANGES = {
     "tag added": ("PUT", "/tags/new", None),
     "tag removed": ("DELETE", "/tags/old", None),
@@ -126,6 +137,11 @@ CHANGES = {
     "dhcp options": ("PUT", "", {"port": {"extra_dhcp_opts": [
         {"opt_name": "bootfile-name", "opt_value": "pxe"}]}}),
     "security groups": ("PUT", "", {"port": {"security_groups": []}}),
+    "binding host": ("PUT", "", {"port": {"binding:host_id": "host-1"}}),
+    "binding vnic_type": ("PUT", "", {"port": {"binding:vnic_type": "direct"}}),
+    "binding host removed": ("PUT", "", {"port": {"binding:host_id": ""}}),
+    "port security": ("PUT", "", {"port": {"port_security_enabled": False,
+                                           "allowed_address_pairs": []}}),
 }
 
 
@@ -145,7 +161,8 @@ def test_every_change_of_a_ports_own_rows_shows_at_once(
     writer = app if where == "this server" else other
     net, _ = network(app)
     port = post(app, "/v2.0/ports", {"port": {"network_id": net, "tags": ["old"]}})
-    for change, (method, suffix, body) in CHANGES.items():
+    policy = post(app, "/v2.0/qos/policies", {"policy": {"name": "q"}})["id"]
+    for change, (method, suffix, body) in changes(policy).items():
         read(app, port["id"], how)
         before, statements = read(app, port["id"], how)
         assert not reads_own_tables(statements), change  # from the memo
@@ -185,15 +202,16 @@ def test_a_port_losing_its_address_with_a_deleted_subnet_shows_it_at_once(
     assert after["revision_number"] > before["revision_number"]
 
 
-def test_what_is_not_the_ports_own_is_read_on_every_show(
-        apps: tuple[CountingApp, CountingApp]) -> None:
+@pytest.mark.parametrize("how", ["shown", "listed"])
+def test_what_is_not_the_ports_own_is_read_on_every_read(
+        apps: tuple[CountingApp, CountingApp], how: str) -> None:
     """Its network's QoS policy and its trunk belong to other resources."""
     app, other = apps
     net, _ = network(app)
     parent = post(app, "/v2.0/ports", {"port": {"network_id": net}})
     sub = post(app, "/v2.0/ports", {"port": {"network_id": net}})
-    shown(app, parent["id"])
-    shown(app, parent["id"])
+    read(app, parent["id"], how)
+    read(app, parent["id"], how)
 
     policy = post(other, "/v2.0/qos/policies", {"policy": {"name": "q"}})["id"]
     call(other, "PUT", f"/v2.0/networks/{net}", {"network": {"qos_policy_id": policy}})
@@ -201,7 +219,7 @@ def test_what_is_not_the_ports_own_is_read_on_every_show(
     call(other, "PUT", f"/v2.0/trunks/{trunk}/add_subports", {"sub_ports": [
         {"port_id": sub["id"], "segmentation_type": "vlan", "segmentation_id": 7}]})
 
-    after, statements = shown(app, parent["id"])
+    after, statements = read(app, parent["id"], how)
     assert not reads_own_tables(statements)
     assert after["qos_network_policy_id"] == policy
     assert after["trunk_details"] == {"trunk_id": trunk, "sub_ports": [

@@ -35,6 +35,11 @@ def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
     item[ATTR] = True if values is None else bool(values[0])
 
 
+# A port's flag changes only with the port's revision (its create and
+# updates write it): the row memo keeps it with the port's own rows.
+PORTS_JOINED = Joined(t.port_port_security, "port_id", (ATTR,), _fill, follows_revision=True)
+NETWORKS_JOINED = Joined(t.network_port_security, "network_id", (ATTR,), _fill)
+
 # Built once: every port create without the attribute asks its network.
 _NETWORK_DEFAULT = sa.select(t.network_port_security.c.port_security_enabled).where(
     t.network_port_security.c.network_id == sa.bindparam("network"))
@@ -113,8 +118,10 @@ class PortSecurityDriver(ExtensionDriver):
         return [clause]
 
     def joined(self, plural: str) -> list[Joined]:
-        table, key = self._table(plural)
-        return [] if table is None else [Joined(table, key, (ATTR,), _fill)]
+        table, _ = self._table(plural)
+        if table is None:
+            return []
+        return [PORTS_JOINED if plural == "ports" else NETWORKS_JOINED]
 
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         table, key = self._table(plural)

@@ -37,6 +37,15 @@ def _fill(attribute: str) -> Fill:
     return fill
 
 
+# A port's own policy is written only by its create and updates, which
+# advance its revision (a policy in use cannot be deleted): the row memo
+# keeps it with the port's own rows. Its network's policy is the network's.
+PORT_POLICY = Joined(PB, "port_id", ("policy_id",), _fill(ATTR), follows_revision=True)
+PORTS_NETWORK_POLICY = Joined(NB, "network_id", ("policy_id",), _fill(NETWORK_ATTR),
+                              parent_column="network_id")
+NETWORK_POLICY = Joined(NB, "network_id", ("policy_id",), _fill(ATTR))
+
+
 class QosDriver(ExtensionDriver):
     extension_alias = "qos"
 
@@ -117,12 +126,10 @@ class QosDriver(ExtensionDriver):
 
     def joined(self, plural: str) -> list[Joined]:
         if plural == "networks":
-            return [Joined(NB, "network_id", ("policy_id",), _fill(ATTR))]
+            return [NETWORK_POLICY]
         if plural != "ports":
             return []
-        return [Joined(PB, "port_id", ("policy_id",), _fill(ATTR)),
-                Joined(NB, "network_id", ("policy_id",), _fill(NETWORK_ATTR),
-                       parent_column="network_id")]
+        return [PORT_POLICY, PORTS_NETWORK_POLICY]
 
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural == "networks":
@@ -131,14 +138,19 @@ class QosDriver(ExtensionDriver):
             for item in items:
                 item[ATTR] = found.get(item["id"])
         elif plural == "ports":
-            items = joined.missing(items, ATTR)
-            if not items:
-                return
-            own = self._bound(conn, PB, "port_id", store.item_ids(items))
-            nets = self._bound(conn, NB, "network_id", [i["network_id"] for i in items])
-            for item in items:
-                item[ATTR] = own.get(item["id"])
-                item[NETWORK_ATTR] = nets.get(item["network_id"])
+            # (a page's own policies may come from the row memo, its
+            # networks' never do)
+            items_own = joined.missing(items, ATTR)
+            if items_own:
+                own = self._bound(conn, PB, "port_id", store.item_ids(items_own))
+                for item in items_own:
+                    item[ATTR] = own.get(item["id"])
+            items = joined.missing(items, NETWORK_ATTR)
+            if items:
+                nets = self._bound(conn, NB, "network_id",
+                                   list({i["network_id"]: None for i in items}))
+                for item in items:
+                    item[NETWORK_ATTR] = nets.get(item["network_id"])
 
     @staticmethod
     def _bound(conn: Connection, table: Any, key: str, ids: list[str]) -> dict[str, str]:

@@ -132,6 +132,11 @@ def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
     item[VIF_DETAILS] = _json(details) if details else {}
 
 
+# A port's binding is written only by the port's create and updates, which
+# advance its revision: the row memo keeps it with the port's own rows.
+JOINED = Joined(B, "port_id", _COLUMNS, _fill, follows_revision=True)
+
+
 class PortBinding(ExtensionDriver):
     extension_alias = "binding"
 
@@ -307,7 +312,7 @@ class PortBinding(ExtensionDriver):
     # -- API dicts and filters ----------------------------------------------------------
 
     def joined(self, plural: str) -> list[Joined]:
-        return [Joined(B, "port_id", _COLUMNS, _fill)] if plural == "ports" else []
+        return [JOINED] if plural == "ports" else []
 
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
         if plural != "ports":
