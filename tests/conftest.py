@@ -56,13 +56,19 @@ class Server:
     def command(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "neutrino.cmd.main", *args, "--config-file", str(self.conf)]
 
+    def launch(self) -> subprocess.Popen[bytes]:
+        """Start ``serve`` without waiting for it to answer (a test that
+        signals it while it starts); ``start`` waits."""
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(self.command("serve"), stdout=log, stderr=log,
+                                         cwd=self.tmp, env=self.env)
+        return self.proc
+
     def start(self) -> "Server":
         if "sqlite" not in self.conf.read_text() and "connection" in self.conf.read_text():
             subprocess.run(self.command("db", "upgrade"), check=True, capture_output=True,
                            env=self.env)
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(self.command("serve"), stdout=log, stderr=log,
-                                         cwd=self.tmp, env=self.env)
+        self.proc = self.launch()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -25,9 +25,9 @@ from neutrino.agents.metadata.proxies import NETWORK, ROUTER, MetadataProxies
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, Host, needs_ovs, sh
-from tests.waiting import wait_for
 from tests.metadata.recording import Backend
 from tests.rpc.bus import bus
+from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
 SECRET = "fullstack-secret"

@@ -6,7 +6,6 @@ import sqlite3
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -53,11 +52,7 @@ def test_every_response_carries_a_request_id(server: Server) -> None:
 
 def test_access_log_records_each_request(server: Server) -> None:
     requests.get(server.url + "/v2.0/networks?name=access-log-probe", timeout=10)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if "name=access-log-probe" in server.log.read_text():
-            break
-        time.sleep(0.1)
+    wait_for(lambda: "name=access-log-probe" in server.log.read_text(), 5)
     line = [l for l in server.log.read_text().splitlines() if "access-log-probe" in l][-1]
     assert '"GET /v2.0/networks?name=access-log-probe" status: 200' in line
 
@@ -93,12 +88,13 @@ def _children(pid: int) -> list[int]:
 
 def _children_once(pid: int, done: Callable[[set[int]], bool], timeout: float) -> set[int]:
     """The process's children as soon as ``done`` holds of them, or at the timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = set(_children(pid))
-        if done(found) or time.monotonic() >= deadline:
-            return found
-        time.sleep(0.1)
+    seen: list[set[int]] = []
+
+    def found() -> bool:
+        seen.append(set(_children(pid)))
+        return done(seen[-1])
+    wait_for(found, timeout)
+    return seen[-1]
 
 
 def test_api_workers_sets_the_number_of_worker_processes(tmp_path: Path) -> None:
@@ -113,9 +109,7 @@ def test_api_workers_sets_the_number_of_worker_processes(tmp_path: Path) -> None
 def test_a_server_stopped_while_its_workers_load_stops_them_without_killing(
         tmp_path: Path) -> None:
     srv = Server(tmp_path, workers=3)
-    with open(srv.log, "ab") as log:
-        srv.proc = subprocess.Popen(srv.command("serve"), stdout=log, stderr=log,
-                                    cwd=srv.tmp, env=srv.env)
+    srv.launch()
     try:
         # granian's master says so as it forks the last worker; loading the
         # app takes each of them most of a second more.
