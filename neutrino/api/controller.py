@@ -130,6 +130,7 @@ class Collection:
         ctx: Context = req.context.neutron
         params = params_of(req)
         q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
+        q.answer = True
         targets = Targets(self.api.plugin, ctx)
         if within_parent(self.api, self.rdef, ctx, targets, pid):
             q.filters[self.rdef.parent_key] = [pid]

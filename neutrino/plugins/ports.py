@@ -61,12 +61,19 @@ _DELETE_IPS = sa.delete(t.ipallocations).where(
 _DELETE = sa.delete(t.ports).where(t.ports.c.id == sa.bindparam("port"))
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store.Page:
+def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = (),
+             memo: RowMemo | None = None) -> store.Page:
     """API dicts of port rows. The child tables come from the rows when they
     were read with them (``CHILDREN``), else one batch query each; the
     ``joined`` one-to-one tables' attributes are filled from rows read with
     them (their drivers' ``extend`` reads the rest), the ``Aggregated`` ones'
-    from the rows or in a batch each."""
+    from the rows or in a batch each.
+
+    With ``memo`` (an API answer's page, which it has seen in
+    ``RowMemo.page``): the part of a port's dict that its row and its own
+    rows make is taken from the memo when the row is the one it was built
+    from (``row_memo.Built``), and what belongs to others (its trunk, its
+    network's policy) is filled on top, as for any row."""
     ids = store.row_ids(rows)
     tags = store.child_rows(conn, rows, ids, store.TAGS)
     ips = store.child_rows(conn, rows, ids, _IPS)
@@ -80,9 +87,27 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store
     pick = operator.itemgetter(*[fields.index(c) for c in _PLAIN])
     created, updated = fields.index("created_at"), fields.index("updated_at")
     iso = store.iso
-    fill = joined_mod.filler(fields, joined, rows.groups if isinstance(rows, store.Page) else None)
-    fill_aggregates = store.aggregate_filler(conn, rows, ids, joined)
+    known = rows.groups if isinstance(rows, store.Page) else None
+    if memo is None or known is None:
+        memo = None
+        own: Reads = joined
+        others: Reads = ()
+    else:
+        own = [j for j in joined if getattr(j, "follows_revision", False)]
+        others = [j for j in joined if not getattr(j, "follows_revision", False)]
+    fill = joined_mod.filler(fields, own, known)
+    fill_aggregates = store.aggregate_filler(conn, rows, ids, own)
+    fill_others = joined_mod.filler(fields, others, known)
+    fill_other_aggregates = store.aggregate_filler(conn, rows, ids, others)
+    built = memo.built if memo is not None else None
     for row in rows:
+        if built is not None:
+            d = built.get(row)
+            if d is not None:
+                fill_others(d, row)
+                fill_other_aggregates(d, d["id"])
+                out.append(d)
+                continue
         d = dict(zip(_PLAIN, pick(row)))
         rid = d["id"]
         d["tenant_id"] = d["project_id"]
@@ -98,6 +123,10 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = ()) -> store
         d["tags"] = [tag for _, tag in tags[rid]]
         fill(d, row)
         fill_aggregates(d, rid)
+        if built is not None:
+            built.put(row, d)
+        fill_others(d, row)
+        fill_other_aggregates(d, rid)
         out.append(d)
     return out
 
@@ -363,7 +392,7 @@ class Ports:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.ports, clauses, query)
         rows = self.memo.page(conn, rows, (*CHILDREN, *self.joined))
-        return to_dicts(conn, rows, self.joined), more
+        return to_dicts(conn, rows, self.joined, self.memo if query.answer else None), more
 
     def _fixed_ips_filter(self, values: list[Any]) -> Any:
         """``fixed_ips=ip_address=X`` / ``subnet_id=Y`` / ``ip_address_substr=Z``."""

@@ -88,6 +88,46 @@ def answering() -> Iterator[None]:
         _ANSWERING.reset(token)
 
 
+class Built:
+    """The API dicts a page built from rows and their own reads, by id, with
+    the row each came from: the same row (its revision among its columns)
+    with the same own reads gives the same dict, so a page that reads it
+    again copies it instead of building it (building was about a fifth of
+    a list of 1,000 ports).
+
+    Only for dicts that go straight into an API answer
+    (``ListQuery.answer``): a copy of the top level, for the attributes the
+    rest of the request adds, while the lists and dicts inside are shared
+    by every answer; nothing on that path changes them. Other callers (RPC
+    handlers annotate addresses in place) get dicts of their own."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._dicts: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, row: Any) -> dict[str, Any] | None:
+        found = self._dicts.get(row.id)
+        if found is None or found[0] != tuple(row):
+            return None
+        return found[1].copy()
+
+    def put(self, row: Any, item: dict[str, Any]) -> None:
+        entry = (tuple(row), item.copy())
+        with self._lock:
+            self._dicts.pop(row.id, None)
+            while len(self._dicts) >= self.size:
+                del self._dicts[next(iter(self._dicts))]
+            self._dicts[row.id] = entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._dicts.clear()
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+
 class RowMemo:
     """The ``follows_revision`` reads of ``table``'s rows, by id."""
 
@@ -98,6 +138,8 @@ class RowMemo:
         self._light: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._layout: dict[tuple[str, ...], tuple[list[int], Any]] = {}
         self.hits = 0
+        # The dicts pages built (``ports.to_dicts``).
+        self.built = Built(size)
 
     def read(self, conn: Connection, rid: str, joined: Reads,
              not_found: Callable[[], Exception]) -> Any:
@@ -177,6 +219,7 @@ class RowMemo:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+        self.built.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

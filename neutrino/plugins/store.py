@@ -58,6 +58,9 @@ class ListQuery:
     fields: list[str] | None = None
     # Conditions from extension drivers on attributes they store themselves.
     extra: list[Any] = field(default_factory=list)
+    # The dicts go straight into an API answer: the request adds attributes
+    # to them and changes nothing inside (``row_memo.Built``).
+    answer: bool = False
     # Set by ``paged_select``: whether the marker names a row (None: not looked
     # up there), so the API's 404 for an unknown marker costs no query of its own.
     marker_found: bool | None = None

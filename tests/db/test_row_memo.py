@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import sqlalchemy as sa
 
+from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.row_memo import RowMemo
+from neutrino.plugins.store import ListQuery
 from tests.inprocess import CountingApp
 
 ADMIN = {"X-Project-Id": "p", "X-Roles": "admin"}
@@ -325,3 +328,52 @@ def test_a_page_larger_than_the_memo_reads_its_children_and_remembers_nothing(
     assert len(memo(app)) == 0
     one, statements = listed(app, "?limit=2")
     assert len(one) == 2 and len(memo(app)) == 2
+
+
+def test_an_answer_listed_again_copies_the_dicts_it_built(
+        apps: tuple[CountingApp, CountingApp]) -> None:
+    """A port whose row and own rows did not change comes into the next
+    API answer as it was built, copied at the top for what the request
+    adds; a list for anything else (RPC handlers annotate addresses in
+    place) neither takes those dicts nor changes them."""
+    app, _ = apps
+    net, _ = network(app)
+    made = post(app, "/v2.0/ports", {"port": {"network_id": net, "tags": ["t"],
+                                              "binding:host_id": "host-1"}})
+    memo(app).clear()
+    plugin = app.api.plugin
+    first, _ = plugin.list(Context.admin(), "ports", ListQuery(answer=True))
+    assert len(memo(app).built) == 1
+    again, _ = plugin.list(Context.admin(), "ports", ListQuery(answer=True))
+    assert again == first and again[0] is not first[0]
+    assert again[0]["fixed_ips"] is first[0]["fixed_ips"]  # copied, not built
+    first[0]["trunk_details"] = "added by the request"
+    assert "trunk_details" not in plugin.list(Context.admin(), "ports",
+                                              ListQuery(answer=True))[0][0]
+
+    for _ in range(2):
+        own, _ = plugin.list(Context.admin(), "ports", ListQuery())
+        assert own[0]["fixed_ips"] is not first[0]["fixed_ips"]
+        own[0]["fixed_ips"][0]["prefixlen"] = 24
+        own[0]["tags"].append("added")
+    answered, _ = listed(app)
+    assert answered[made["id"]] == truth(app, made["id"])
+    assert "prefixlen" not in answered[made["id"]]["fixed_ips"][0]
+    assert answered[made["id"]]["tags"] == ["t"]
+
+
+def test_a_status_written_without_a_revision_shows_in_the_next_list(
+        apps: tuple[CountingApp, CountingApp]) -> None:
+    """An agent's status report changes the row and not the revision: the
+    dict built from the old row is not the port's any more."""
+    app, _ = apps
+    net, _ = network(app)
+    made = post(app, "/v2.0/ports", {"port": {"network_id": net}})
+    listed(app)
+    before, _ = listed(app)
+    with app.api.plugin.db.writer() as conn:
+        conn.execute(sa.update(t.ports).where(t.ports.c.id == made["id"]).values(status="ACTIVE"))
+    after, _ = listed(app)
+    assert before[made["id"]]["status"] == "DOWN" and after[made["id"]]["status"] == "ACTIVE"
+    assert after[made["id"]]["revision_number"] == before[made["id"]]["revision_number"]
+    assert after[made["id"]] == truth(app, made["id"])
