@@ -13,8 +13,9 @@ MySQL writer connection: its text, with its values bound by the driver
 itself, waits on the connection and goes out with whatever the connection
 sends next, in one multi-statement round trip:
 
-- before any other statement (a read inside the transaction sees the rows),
-  as a round trip of its own;
+- ahead of the next statement, in its round trip (a read inside the
+  transaction sees the rows; a bulk INSERT or a statement without
+  parameters still has them sent first, in a round trip of their own);
 - with the COMMIT, as ``INSERT ...; INSERT ...; COMMIT``: MySQL runs a
   multi-statement batch in order and stops at the first error, so the
   COMMIT runs only when every INSERT succeeded.
@@ -25,7 +26,18 @@ failure nobody catches on the spot may be pipelined; a ROLLBACK drops what
 was waiting. Everything else (the statement events, ``writes``' record of
 the rows, statement counts) sees the INSERT as executed where it was.
 
-PostgreSQL and SQLite send each INSERT at once, as before.
+A statement whose result is wanted later, not at once, travels the same way
+(``ahead``): the pool's first try at a segment id is an UPDATE whose row
+count matters only when the network takes its segment, after its quota
+check; sent ahead, it goes with that check's SELECT instead of in a round
+trip of its own. Its row count waits in an ``Ahead`` until the round trip
+it went with returns (or is sent for it when asked for first).
+
+A batch ``INSERT ...; UPDATE ...; SELECT ...`` comes back as one result per
+statement; the cursor is left on the last one, the statement SQLAlchemy
+executed, where it reads that statement's rows as usual.
+
+PostgreSQL and SQLite send each statement at once, as before.
 """
 from __future__ import annotations
 
@@ -34,6 +46,48 @@ from typing import Any, Callable
 from sqlalchemy import Engine, event
 
 OPTION = "pipelined"
+AHEAD = "ahead"  # execution option: the Ahead to fill with the statement's row count
+
+
+class Ahead:
+    """A statement's row count, known once the round trip it went with is
+    back. ``text`` is the bound statement; ``_conn`` the driver connection
+    that holds it while it waits."""
+
+    __slots__ = ("text", "_count", "_conn")
+
+    def __init__(self) -> None:
+        self.text: Any = None
+        self._count: int | None = None
+        self._conn: _Pipelined | None = None
+
+    def _queue(self, conn: _Pipelined, text: Any) -> None:
+        self.text, self._conn = text, conn
+        conn.pending.append(self)
+
+    def _done(self, count: int) -> None:
+        self._count, self._conn = count, None
+
+    @property
+    def rowcount(self) -> int:
+        if self._count is None and self._conn is not None and self in self._conn.pending:
+            self._conn.send_pending()  # asked for before anything else was sent
+        if self._count is None:
+            raise RuntimeError("a statement sent ahead was not run: its transaction "
+                               "ended or a statement before it failed")
+        return self._count
+
+
+def ahead(conn: Any, stmt: Any, params: Any) -> Ahead:
+    """Execute ``stmt`` on ``conn`` (a SQLAlchemy connection) with the
+    connection's next round trip, where it pipelines; at once elsewhere.
+    Its error, if any, ends the transaction from the statement it went
+    with, so only a statement whose failure nobody catches goes ahead."""
+    holder = Ahead()
+    result = conn.execute(stmt.execution_options(**{AHEAD: holder}), params)
+    if holder.text is None:  # not a pipelining connection: executed here
+        holder._done(result.rowcount)
+    return holder
 
 
 class _Pipelined:
@@ -51,19 +105,33 @@ class _Pipelined:
         self.round_trips = 0
         super().__init__(*args, **kwargs)
 
-    def send_pending(self, tail: Any = None) -> None:
+    def send_pending(self, tail: Any = None, cursor: Any = None) -> None:
         """Send what waits (and ``tail``) in one round trip; raise the first
-        statement's error, after which the server ran none of the rest."""
+        failing statement's error, after which the server ran none of the
+        rest. With ``cursor`` (the one SQLAlchemy executes ``tail`` on), the
+        cursor is left on ``tail``'s result."""
         batch, self.pending = self.pending, []
+        texts = [item.text if isinstance(item, Ahead) else item for item in batch]
         if tail is not None:
-            batch.append(tail)
-        cursor = self.cursor()  # type: ignore[attr-defined]
+            texts.append(tail)
+        own = cursor is None
+        if own:
+            cursor = self.cursor()  # type: ignore[attr-defined]
         try:
-            cursor.execute(self._separator.join(batch))
-            while cursor.nextset():
-                pass
+            cursor.execute(self._separator.join(texts))
+            for i, item in enumerate(batch):
+                if i:
+                    cursor.nextset()
+                if isinstance(item, Ahead):
+                    item._done(cursor.rowcount)
+            if own:
+                while cursor.nextset():
+                    pass
+            elif batch:
+                cursor.nextset()  # onto the tail's own result
         finally:
-            cursor.close()
+            if own:
+                cursor.close()
 
     def commit(self) -> None:
         if self.pending:  # one query, counted as such
@@ -130,11 +198,21 @@ def enable(engine: Engine) -> None:
 
     @event.listens_for(engine, "do_execute")
     def _execute(cursor: Any, statement: str, parameters: Any, context: Any) -> bool:
-        if context.execution_options.get(OPTION) and not context.executemany:
-            conn = cursor.connection
+        conn = cursor.connection
+        if context.executemany:
+            return _send_first(cursor)
+        options = context.execution_options
+        if options.get(OPTION):
             conn.pending.append(conn.bound(cursor, statement, parameters))
             return True  # executed, as far as SQLAlchemy is concerned
-        return _send_first(cursor)
+        holder = options.get(AHEAD)
+        if holder is not None:
+            holder._queue(conn, conn.bound(cursor, statement, parameters))
+            return True
+        if conn.pending:  # what waits goes first, in the same round trip
+            conn.send_pending(conn.bound(cursor, statement, parameters), cursor)
+            return True
+        return False
 
     def _send_first(cursor: Any, *args: Any) -> bool:
         """Before any other statement: what waits goes first."""

@@ -228,6 +228,9 @@ class CorePlugin:
 
         def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
             with lookups.together(conn, reads, params), writes.tracked() as written:
+                ahead = getattr(handler, "ahead", None)
+                if ahead is not None and len(items) == 1:  # (db/pipeline.py)
+                    ahead(conn, items[0])
                 self._enforce_quota(conn, ctx)
                 check = getattr(handler, "before_create", None)
                 if check is not None:  # checks across a bulk request's items

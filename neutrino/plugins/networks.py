@@ -94,6 +94,12 @@ class Networks:
         self._joined = reads
         self._reads = (*CHILDREN, *self.types.reads, _GRANTS, *reads)
 
+    def ahead(self, conn: Connection, data: dict[str, Any]) -> None:
+        """Before the create's checks: its segment's first try, to travel
+        with their first read (the quota's) instead of a round trip of its
+        own."""
+        self.types.ahead(conn, data)
+
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         row = store.standard_row(ctx.project_id, data)
         segments = self.types.allocate(conn, data)

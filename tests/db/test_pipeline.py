@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from neutrino.db import tables as t
-from neutrino.db import writes
+from neutrino.db import pipeline, writes
 from neutrino.db.engine import Database
 from neutrino.plugins import store
 from tests.conftest import migrated_database
@@ -69,15 +69,20 @@ def test_a_failing_pipelined_insert_fails_the_commit_and_nothing_of_the_transact
     assert tags(mysql_db) == ["a", "d"]
 
 
-def test_a_statement_after_a_pipelined_insert_sees_its_row(mysql_db: Database) -> None:
+def test_a_statement_after_a_pipelined_insert_sees_its_row_in_the_same_round_trip(
+        mysql_db: Database) -> None:
     with mysql_db.writer() as conn:
         raw = conn.connection.dbapi_connection
         start = raw.round_trips
         tag(conn, "a")
-        found = conn.execute(sa.select(t.tags.c.tag)).scalars().all()
-        assert found == ["a"]
-        assert raw.round_trips == start + 2  # the INSERT, then the SELECT
-    assert tags(mysql_db) == ["a"]
+        tag(conn, "b")
+        found = conn.execute(sa.select(t.tags.c.tag).order_by(t.tags.c.tag)).scalars().all()
+        assert found == ["a", "b"]
+        assert raw.round_trips == start + 1  # INSERT; INSERT; SELECT
+        counted = conn.execute(sa.update(t.tags).where(t.tags.c.tag == "a")
+                               .values(tag="z")).rowcount
+        assert counted == 1  # the cursor is on the last statement's result
+    assert tags(mysql_db) == ["b", "z"]
 
 
 def test_a_pipelined_insert_failing_before_a_statement_fails_that_statement(
@@ -89,6 +94,67 @@ def test_a_pipelined_insert_failing_before_a_statement_fails_that_statement(
             tag(conn, "b")
             tag(conn, "a")
             conn.execute(sa.select(t.tags.c.tag)).all()
+    assert tags(mysql_db) == ["a"]
+
+
+def take(conn: sa.Connection, name: str) -> pipeline.Ahead:
+    """Rename tag ``name`` to ``name!`` ahead: one row when it is there."""
+    return pipeline.ahead(conn, sa.update(t.tags).where(t.tags.c.tag == sa.bindparam("name"))
+                          .values(tag=name + "!"), {"name": name})
+
+
+def test_a_statement_sent_ahead_goes_with_the_next_statement_and_keeps_its_count(
+        mysql_db: Database) -> None:
+    with mysql_db.writer() as conn:
+        tag(conn, "a", pipelined=False)
+        tag(conn, "b", pipelined=False)
+    with mysql_db.writer() as conn:
+        raw = conn.connection.dbapi_connection
+        start = raw.round_trips
+        hit, miss = take(conn, "a"), take(conn, "nothing")
+        assert raw.round_trips == start  # nothing sent yet
+        found = conn.execute(sa.select(t.tags.c.tag).order_by(t.tags.c.tag)).scalars().all()
+        assert raw.round_trips == start + 1
+        assert found == ["a!", "b"]  # the read ran after the UPDATE it carried
+        assert (hit.rowcount, miss.rowcount) == (1, 0)
+        assert raw.round_trips == start + 1
+    assert tags(mysql_db) == ["a!", "b"]
+
+
+def test_a_count_asked_for_before_anything_else_is_sent_is_sent_for(
+        mysql_db: Database) -> None:
+    with mysql_db.writer() as conn:
+        tag(conn, "a", pipelined=False)
+    with mysql_db.writer() as conn:
+        raw = conn.connection.dbapi_connection
+        start = raw.round_trips
+        tag(conn, "b")
+        renamed = take(conn, "a")
+        assert renamed.rowcount == 1
+        assert raw.round_trips == start + 1 and raw.pending == []
+    assert tags(mysql_db) == ["a!", "b"]
+
+
+def test_a_statement_sent_ahead_after_a_failing_one_is_not_run(mysql_db: Database) -> None:
+    with mysql_db.writer() as conn:
+        tag(conn, "a", pipelined=False)
+    with pytest.raises(sa.exc.IntegrityError):
+        with mysql_db.writer() as conn:
+            tag(conn, "a")  # the duplicate: the batch stops here
+            renamed = take(conn, "a")
+    with pytest.raises(RuntimeError):
+        renamed.rowcount
+    assert tags(mysql_db) == ["a"]
+
+
+def test_a_statement_sent_ahead_is_undone_with_its_transaction(mysql_db: Database) -> None:
+    with mysql_db.writer() as conn:
+        tag(conn, "a", pipelined=False)
+    with pytest.raises(RuntimeError):
+        with mysql_db.writer() as conn:
+            renamed = take(conn, "a")
+            assert renamed.rowcount == 1
+            raise RuntimeError("the operation failed")
     assert tags(mysql_db) == ["a"]
 
 
@@ -122,6 +188,21 @@ def test_a_bulk_insert_is_sent_at_once_after_what_was_waiting(mysql_db: Database
                                     {"resource_id": "r", "tag": "c"}], pipelined=True)
         assert raw.pending == [] and raw.round_trips == start + 2
     assert tags(mysql_db) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_elsewhere_a_statement_sent_ahead_runs_at_once(backend: str, tmp_path: Path) -> None:
+    with migrated_database(backend, tmp_path) as url:
+        db = Database(url)
+        try:
+            with db.writer() as conn:
+                tag(conn, "a", pipelined=False)
+            with db.writer() as conn:
+                renamed = take(conn, "a")
+                assert conn.execute(sa.select(t.tags.c.tag)).scalars().all() == ["a!"]
+                assert renamed.rowcount == 1
+        finally:
+            db.dispose()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -191,11 +272,27 @@ def test_a_network_create_sends_its_inserts_with_its_commit(served: CountingApp)
     post(served, "networks", {"name": "warm"})
     trips = RoundTrips(served.api.plugin.db)
     net = post(served, "networks", {"name": "n"})
-    # Its lookups, its VNI, then the network's and the segment's INSERTs
-    # with the COMMIT.
-    assert trips.total == 3
+    # Its VNI's UPDATE sent ahead with its lookups, then the network's and
+    # the segment's INSERTs with the COMMIT.
+    assert trips.total == 2
     shown = served.client.simulate_get(f"/v2.0/networks/{net['id']}", headers=HEADERS)
     assert shown.json["network"]["provider:network_type"] == "vxlan"
+    assert shown.json["network"]["provider:segmentation_id"] in allocated_vnis(served)
+
+
+def allocated_vnis(app: CountingApp) -> set[int]:
+    table = t.ml2_vxlan_allocations
+    with app.api.plugin.db.reader() as conn:
+        return set(conn.execute(sa.select(table.c.id).where(table.c.allocated)).scalars())
+
+
+def test_a_network_that_takes_no_project_segment_sends_none_ahead(served: CountingApp) -> None:
+    """A provider network's segment is the one asked for: a project VNI
+    taken ahead would stay taken by nobody."""
+    made = [post(served, "networks", {"name": "n"})]
+    made.append(post(served, "networks", {"provider:network_type": "vxlan",
+                                          "provider:segmentation_id": 4242}))
+    assert allocated_vnis(served) == {n["provider:segmentation_id"] for n in made}
 
 
 def test_a_port_create_sends_its_inserts_with_its_commit(served: CountingApp) -> None:

@@ -278,3 +278,43 @@ def test_remembered_ids_another_server_took_are_dropped_and_the_free_ones_read_a
     # 300 was remembered too but dropped with 200: nothing is tried twice.
     none, statements = _statements(db, driver.allocate_tenant_segment)
     assert none is None and [s.split()[0] for s in statements] == ["UPDATE", "SELECT"]
+
+
+# -- a first try sent ahead (db/pipeline.py) -------------------------------------------
+
+def _ahead_then_allocate(driver: Any) -> Callable[[Any], Any]:
+    def run(conn: Any) -> Any:
+        driver.ahead_tenant_segment(conn)
+        return driver.allocate_tenant_segment(conn)
+    return run
+
+
+def test_a_try_sent_ahead_that_got_its_id_is_the_whole_allocation(manager, db):
+    driver = manager(_vxlan_conf("1:1000")).drivers["vxlan"]
+    got, statements = _statements(db, _ahead_then_allocate(driver))
+    assert len(statements) == 1 and statements[0].startswith("UPDATE"), statements
+    assert [vni for vni, taken in _vnis(db).items() if taken] == [got.segmentation_id]
+
+
+def test_a_try_sent_ahead_that_missed_falls_back_to_the_free_ids(manager, db, monkeypatch):
+    driver = manager(_vxlan_conf("1:1000")).drivers["vxlan"]
+    _take_all_but(db, {500})
+    monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: (None, 1))  # a taken id
+    got, statements = _statements(db, _ahead_then_allocate(driver))
+    assert got.segmentation_id == 500
+    assert [s.split()[0] for s in statements] == ["UPDATE", "SELECT", "UPDATE"]
+    assert all(_vnis(db).values())
+
+
+def test_a_try_sent_ahead_that_another_scope_was_asked_for_instead_is_given_back(
+        manager, db, monkeypatch):
+    pool = manager(_vlan_conf("physnet1:1:10,physnet2:1:10")).drivers["vlan"].pool
+    monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: ("physnet1", 5))
+
+    def run(conn: Any) -> Any:
+        pool.ahead(conn, guess_in={"physnet1": [(1, 10)]})
+        monkeypatch.setattr(pool_mod, "_random_in", lambda ranges: ("physnet2", 7))
+        return pool.allocate(conn, "physnet2", guess_in={"physnet2": [(1, 10)]})
+    got, _ = _statements(db, run)
+    assert got == ("physnet2", 7)
+    assert {k for k, taken in _vlans(db).items() if taken} == {("physnet2", 7)}

@@ -70,6 +70,11 @@ class TypeDriver(abc.ABC):
     def reserve_provider_segment(self, conn: Connection, segment: Segment) -> Segment:
         """Take the (validated) segment an admin asked for, or one matching it."""
 
+    def ahead_tenant_segment(self, conn: Connection) -> None:
+        """Send ``allocate_tenant_segment``'s first try with the transaction's
+        next round trip (``db/pipeline.py``); the allocation follows in the
+        same transaction. Nothing to send for a type without a pool."""
+
     @abc.abstractmethod
     def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
         """A free segment for a project network, or None when the pool is empty."""

@@ -99,6 +99,15 @@ class TypeManager:
     def _is_partial(self, segment: Segment) -> bool:
         return self._driver(segment).is_partial_segment(segment)
 
+    def ahead(self, conn: Connection, data: dict[str, Any]) -> None:
+        """For a network ``allocate`` will give a project segment (no
+        provider attributes, not an external network of its own type): the
+        first project type's first try, sent ahead (``db/pipeline.py``)."""
+        if provider.requested(data) or not self.tenant_network_types or (
+                self.external_network_type and data.get("router:external") is True):
+            return
+        self.drivers[self.tenant_network_types[0]].ahead_tenant_segment(conn)
+
     def allocate(self, conn: Connection, data: dict[str, Any]) -> list[Segment]:
         """Segments for a new network: the provider ones asked for, an external
         network's, or the first project type's that has a free one."""

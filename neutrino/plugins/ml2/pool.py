@@ -14,11 +14,13 @@ whether it gets it.
 from __future__ import annotations
 
 import random
+import weakref
 from typing import Any, Iterable, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Table
 
+from neutrino.db import pipeline
 from neutrino.db.engine import RetryRequest
 from neutrino.plugins.ml2 import ranges as r
 
@@ -55,6 +57,10 @@ class IdPool:
         # whose ids are mostly taken reads its free ids once per
         # SELECT_SIZE allocations instead of once per allocation.
         self._hints: dict[Any, list[Key]] = {}
+        # A first try sent ahead (``ahead``), by the transaction's connection:
+        # (scope, key, its row count to come).
+        self._early: weakref.WeakKeyDictionary[Connection, tuple[Any, Key, pipeline.Ahead]] = (
+            weakref.WeakKeyDictionary())
 
     def _key(self, scope: Any, ident: Any) -> Any:
         clause = self.id == ident
@@ -146,26 +152,51 @@ class IdPool:
 
     # -- requests -------------------------------------------------------------
 
+    def ahead(self, conn: Connection, scope: Any = None,
+              guess_in: dict[Any, list[r.Range]] | None = None) -> None:
+        """Send the next ``allocate``'s first try on ``conn`` with the
+        transaction's next round trip (``db/pipeline.py``), for a caller
+        that reads something else first: a network's quota check carries
+        its segment id's UPDATE. That ``allocate`` (same scope) must follow
+        in the transaction; it takes the id if the try got it."""
+        key = self._hint(scope)
+        if key is None:
+            key = _random_in(guess_in or {})
+        if key is not None:
+            self._early[conn] = (scope, key, pipeline.ahead(conn, self._take, self._params(*key)))
+
     def allocate(self, conn: Connection, scope: Any = None,
                  guess_in: dict[Any, list[r.Range]] | None = None) -> Key | None:
         """Take a free id (in ``scope`` when given); None when none is free.
 
-        The first try is a candidate left over from this process's last
-        read of free ids, else, with ``guess_in`` (configured ranges by
-        scope, as ``sync`` takes them, so all their ids have rows), one key
-        at random from them: while most of the pool is free it is free, and
-        taking it is the one conditional UPDATE of the allocation. A missed
-        try costs one statement more than reading first; a missed leftover
-        drops the others, which another server is likely taking too.
+        The first try is the one sent ahead, if any (when it missed, the
+        free ids are read next); else a candidate left
+        over from this process's last read of free ids, else, with
+        ``guess_in`` (configured ranges by scope, as ``sync`` takes them, so
+        all their ids have rows), one key at random from them: while most
+        of the pool is free it is free, and taking it is the one
+        conditional UPDATE of the allocation. A missed try costs one
+        statement more than reading first; a missed leftover drops the
+        others, which another server is likely taking too.
         """
-        hint = self._hint(scope)
-        if hint is not None:
-            if self._try(conn, hint):
-                return hint
+        early = self._early.pop(conn, None)
+        if early is not None and early[0] != scope:  # not asked for after all
+            if early[2].rowcount == 1:
+                self.release(conn, *early[1], in_ranges=True)
+            early = None
+        if early is not None:  # the first try: taken, or read the free ids
+            if early[2].rowcount == 1:
+                return early[1]
             self._hints.pop(scope, None)
-        guess = _random_in(guess_in or {})
-        if guess is not None and self._try(conn, guess):
-            return guess
+        else:
+            hint = self._hint(scope)
+            if hint is not None:
+                if self._try(conn, hint):
+                    return hint
+                self._hints.pop(scope, None)
+            guess = _random_in(guess_in or {})
+            if guess is not None and self._try(conn, guess):
+                return guess
         if scope is not None and self.scope is not None:
             candidates = conn.execute(self._free_in, {"scope": scope}).all()
         else:

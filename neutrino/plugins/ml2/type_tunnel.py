@@ -58,6 +58,9 @@ class _TunnelTypeDriver(TypeDriver):
             raise errors.TunnelIdInUse(tunnel_id=tunnel_id)
         return Segment(self.network_type, None, tunnel_id)
 
+    def ahead_tenant_segment(self, conn: Connection) -> None:
+        self.pool.ahead(conn, guess_in={None: self.tunnel_ranges})
+
     def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
         key = self.pool.allocate(conn, guess_in={None: self.tunnel_ranges})
         return None if key is None else Segment(self.network_type, None, key[1])

@@ -63,6 +63,9 @@ class VlanTypeDriver(TypeDriver):
             raise errors.VlanIdInUse(vlan_id=vlan_id, physical_network=physnet)
         return segment
 
+    def ahead_tenant_segment(self, conn: Connection) -> None:
+        self.pool.ahead(conn, guess_in=self.vlan_ranges)
+
     def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
         key = self.pool.allocate(conn, guess_in=self.vlan_ranges)  # any physnet's
         return None if key is None else Segment(self.network_type, key[0], key[1])
