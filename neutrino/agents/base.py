@@ -86,7 +86,11 @@ class Agent(abc.ABC):
             answer = client.call({}, "report_state",
                                  agent_state={"agent_state": self.state()}, time=now)
         except Exception:  # noqa: BLE001 - retried at the next interval
-            LOG.exception("%s on %s: state report failed", self.agent_type, self.host)
+            if self._stop.is_set():  # the stop closed the transport under the report
+                LOG.debug("%s on %s: state report ended by the stop", self.agent_type,
+                          self.host)
+            else:
+                LOG.exception("%s on %s: state report failed", self.agent_type, self.host)
             return None
         self._start_flag = False
         return answer

@@ -1,6 +1,8 @@
 """Agents register and keep their heartbeat over RabbitMQ; the API shows it."""
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -160,3 +162,27 @@ def test_a_killed_master_takes_its_rpc_process_along(tmp_path: Path, vhost: str)
     server.proc.kill()
     server.proc.wait()
     until(lambda: not [pid for pid in pids if Path(f"/proc/{pid}").exists()], timeout=30)
+
+
+def test_a_report_cut_off_by_the_agent_stopping_is_not_logged_as_a_failure(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A stop ends the reports' transport under a report still waiting for
+    its answer; that report's failure is the stop, not something to alarm
+    an operator with."""
+    with fresh_vhost() as vhost:  # nobody answers reports here
+        agent = RecordingAgent(agent_conf(tmp_path, vhost, "host-stopping"))
+        answers: list[str | None] = []
+        ended = threading.Event()
+
+        def report() -> None:
+            answers.append(agent.report_state(timeout=3))
+            ended.set()
+
+        threading.Thread(target=report, daemon=True).start()
+        time.sleep(1)  # the report is out, waiting for its answer
+        agent.stop()
+    assert ended.wait(30)  # it ends at its timeout at the latest
+    assert answers == [None]
+    failures = [r for r in caplog.records if r.levelno >= logging.WARNING
+                and r.name.startswith("neutrino")]
+    assert failures == []
