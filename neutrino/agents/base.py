@@ -56,6 +56,7 @@ class Agent(abc.ABC):
         self._thread: threading.Thread | None = None
         self._servers: list[Any] = []  # RPC servers of ``listen``
         self._server_transport: Any = None
+        self._revived = threading.Event()
 
     @abc.abstractmethod
     def configurations(self) -> dict[str, Any]:
@@ -93,7 +94,25 @@ class Agent(abc.ABC):
                 LOG.exception("%s on %s: state report failed", self.agent_type, self.host)
             return None
         self._start_flag = False
+        if answer == "revived":
+            self.revived()
         return answer
+
+    def revived(self) -> None:
+        """The server had taken this agent for dead: casts meant for it meanwhile
+        were lost and the server may have moved its work elsewhere, so an agent
+        that keeps state starts over from a full sync (as upstream's do).
+        Called from the reporting thread; polling agents ask ``revival_seen``."""
+        LOG.info("%s on %s: the server had taken it for dead; full resync next",
+                 self.agent_type, self.host)
+        self._revived.set()
+
+    def revival_seen(self) -> bool:
+        """Whether the server revived this agent since the last time asked."""
+        if not self._revived.is_set():
+            return False
+        self._revived.clear()
+        return True
 
     def register(self, within: float = 120.0, attempt: float = FIRST_REPORT_TIMEOUT) -> str:
         """Report until the server answers, so the agent exists before it is used.

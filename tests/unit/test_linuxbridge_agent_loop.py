@@ -69,8 +69,10 @@ class FakeServer:
                                        "admin_state_up": True}}
         self.up: list[str] = []
         self.down: list[str] = []
+        self.asked: list[list[str]] = []
 
     def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
+        self.asked.append(devices)
         return {"devices": [{"device": d, **self.ports.get(d, {})} for d in devices],
                 "failed_devices": []}
 
@@ -139,3 +141,19 @@ def test_a_vxlan_group_carries_floods_by_multicast_and_macs_are_learned() -> Non
     vni, local_ip, _port, group, options = host.vxlans["vxlan-1001"]
     assert (vni, local_ip, group, options["learning"]) == (1001, LOCAL, "239.1.1.1", True)
     assert host.fdbs["vxlan-1001"] == set()  # no unicast flooding to tunnel_sync's peers
+
+
+def test_a_revived_agent_asks_the_server_for_all_its_taps_again() -> None:
+    """Casts sent while the server took the agent for dead were lost."""
+    from tests.unit.test_ovs_agent_loop import RevivingReports
+    host, server = FakeHost("tap" + PORT[:11]), FakeServer()
+    agent = _agent(host, server)
+    agent.run_once()
+    agent.run_once()
+    assert server.asked == [[PORT[:11]]]  # nothing changed: nothing asked
+    agent._client = RevivingReports()
+    assert agent.report_state() == "revived"
+    agent.run_once()
+    assert server.asked == [[PORT[:11]], [PORT[:11]]]
+    agent.run_once()
+    assert len(server.asked) == 2  # once

@@ -64,8 +64,10 @@ class MemoryServer:
     def __init__(self, details: dict[str, dict[str, Any]]) -> None:
         self.details = details
         self.reported: list[tuple[list[str], list[str]]] = []
+        self.details_asked: list[list[str]] = []
 
     def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
+        self.details_asked.append(devices)
         return {"devices": [self.details.get(d, {"device": d}) for d in devices],
                 "failed_devices": []}
 
@@ -243,3 +245,26 @@ def test_a_full_resync_asks_device_details_in_chunks_and_reports_once(tmp_path: 
     agent.run_once()
     assert server.calls == [DETAILS_CHUNK, DETAILS_CHUNK, 5]
     assert len(server.reported) == 1 and len(server.reported[0][0]) == count
+
+
+class RevivingReports:
+    """The server's answer to a report from an agent it had taken for dead."""
+
+    def call(self, *a: Any, **k: Any) -> str:
+        return "revived"
+
+
+def test_a_revived_agent_asks_the_server_for_all_its_ports_again(tmp_path: Path) -> None:
+    """Casts sent while the server took the agent for dead were lost."""
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
+    server = MemoryServer({"a": _details("a", "net-a", 1001)})
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    agent.run_once()
+    assert server.details_asked == [["a"]]  # nothing changed: nothing asked
+    agent._client = RevivingReports()
+    assert agent.report_state() == "revived"
+    agent.run_once()
+    assert server.details_asked == [["a"], ["a"]]
+    agent.run_once()
+    assert server.details_asked == [["a"], ["a"]]  # once

@@ -183,11 +183,9 @@ class DhcpAgent(Agent):
                 self._dirty[network_id] = self._dirty.get(network_id, False) or deleted
         return bool(failed) or full
 
-    def report_state(self, timeout: float | None = None) -> str | None:
-        answer = super().report_state(timeout)
-        if answer == "revived":  # the server may have moved networks meanwhile
-            self.mark_full_resync()
-        return answer
+    def revived(self) -> None:
+        super().revived()
+        self.mark_full_resync()
 
     # -- one network ----------------------------------------------------------------------------
 

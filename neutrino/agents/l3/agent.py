@@ -153,12 +153,9 @@ class L3Agent(Agent):
         return sorted(rid for rid, desired in self.routers.applied.items()
                       if any(d.network_id == network_id for d in desired.devices))
 
-    def report_state(self, timeout: float | None = None) -> str | None:
-        """As upstream: a server that saw this agent as dead gets a full sync."""
-        verdict = super().report_state(timeout)
-        if verdict == "revived":
-            self.mark_full_sync()
-        return verdict
+    def revived(self) -> None:
+        super().revived()
+        self.mark_full_sync()
 
     def pending(self) -> bool:
         with self._cond:

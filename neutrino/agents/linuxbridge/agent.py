@@ -188,6 +188,8 @@ class LinuxBridgeAgent(Agent):
 
     def run_once(self) -> dict[str, list[str]]:
         """One reconcile pass; returns the devices (port id prefixes) reported up and down."""
+        if self.revival_seen():
+            self.resync()
         links = self.linux.links()
         taps = {name: link for name, link in links.items() if name.startswith(TAP_PREFIX)}
         with self._lock:

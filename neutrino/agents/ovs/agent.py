@@ -302,6 +302,8 @@ class OvsAgent(Agent):
 
     def run_once(self) -> dict[str, list[str]]:
         """One reconcile pass; returns the devices reported up and down."""
+        if self.revival_seen():
+            self.resync()
         scanned = self.scan()
         if self._first:
             self.recover_vlans(list(scanned.values()))
