@@ -55,6 +55,11 @@ class Cloud:
     fabric: Fabric
     hosts: dict[str, str]  # name -> namespace (also the agent's host name)
     physical: dict[str, str]  # name -> its interface mapped to physnet1
+    root: Path  # the agents' configuration and log files
+
+    def agent_log(self, host: str, chars: int = 4000) -> str:
+        """The end of ``host``'s agent log, for an assertion to show."""
+        return (self.root / f"{self.hosts[host]}.log").read_text()[-chars:]
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +85,7 @@ def env(vhost: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]
         for ns in hosts.values():
             assert wait_for(lambda: _agent_alive(admin, ns), 60), (
                 (root / f"{ns}.log").read_text()[-3000:])
-        yield Cloud(server, admin, fabric, hosts, {n: f"{p}p{n}" for n in hosts})
+        yield Cloud(server, admin, fabric, hosts, {n: f"{p}p{n}" for n in hosts}, root)
     finally:
         fabric.destroy()
         if server is not None:
@@ -225,7 +230,7 @@ def test_port_security_off_lets_a_spoofed_source_through_and_on_blocks_it(
     status, body = env.admin.put(f"/v2.0/ports/{sender['id']}", {"port": {
         "port_security_enabled": True, "security_groups": [egress_only]}})
     assert status == 200, body
-    assert wait_for(lambda: not spoofed_ping(1), 30)
+    assert wait_for(lambda: not spoofed_ping(1), 30), env.agent_log("1")
     assert ping(vm, _ip(target))  # its own address still passes
 
 
