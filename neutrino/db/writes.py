@@ -158,7 +158,7 @@ def check_parents(engine: Engine) -> None:
 
 
 def _note_write(conn: Any, clauseelement: Any, multiparams: Any, params: Any,
-                *args: Any) -> None:
+                execution_options: Any) -> None:
     """A table counts as written by an INSERT or DELETE, and by an UPDATE
     that advances its ``revision_number`` (a status alone does not); a
     ``FOLLOWING`` child table by any UPDATE too (a port's binding has no
