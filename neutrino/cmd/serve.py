@@ -72,9 +72,8 @@ class Server:
 
     def run(self) -> None:
         from granian.constants import HTTPModes, Interfaces
-        from granian.server import Server as Granian
         conf = self.conf
-        server = Granian(
+        server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
             interface=Interfaces.WSGI, http=HTTPModes.http1,
             workers=conf.api_workers or os.cpu_count() or 1,
@@ -86,6 +85,46 @@ class Server:
             log_dictconfig={"loggers": {"_granian": {"level": "INFO", "propagate": True}}})
         server.serve(spawn_target=_worker, target_loader=lambda: load_app(conf),
                      wrap_loader=False)
+
+
+# A stop (SIGTERM, SIGINT) sent to a worker before ``_worker`` runs would be
+# handled by the master's handlers, inherited with the fork, and lost.
+STOPS = {signal.SIGTERM, signal.SIGINT}
+
+
+def _granian() -> type:
+    """granian's server, with each worker forked while the master holds the
+    stops back: the child starts with them blocked (the mask is inherited)
+    and ``_worker`` lets them in once its own handlers are set. The master
+    gets a stop that came meanwhile as soon as the fork is done."""
+    from granian.server import Server as Granian
+
+    class Master(Granian):  # type: ignore[misc, valid-type]
+        def _spawn_worker(self, *args: Any, **kwargs: Any) -> Any:
+            worker = super()._spawn_worker(*args, **kwargs)
+            start = worker.start
+
+            def start_with_stops_held() -> None:
+                held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+                try:
+                    start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            worker.start = start_with_stops_held
+            worker.is_alive = lambda: _running(worker.inner)
+            return worker
+    return Master
+
+
+def _running(process: Any) -> bool:
+    """Whether a worker process has not exited, told by its sentinel.
+
+    granian's watcher thread and its stop both wait for a worker; the one
+    that loses the race gets ECHILD, which multiprocessing answers as "still
+    running", and the stop then killed a worker that had just exited and
+    logged that it "refused to gracefully stop"."""
+    from multiprocessing.connection import wait
+    return process.sentinel is not None and not wait([process.sentinel], 0)
 
 
 def load_app(conf: cfg.ConfigOpts) -> Any:
@@ -110,10 +149,13 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     # the worker runs the master's, inherited with the fork: they note a
     # stop in the master's state, in this process, where nothing looks. A
     # server stopped while its workers loaded waited out
-    # ``workers_kill_timeout`` (30 s) for them and then killed them.
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    # ``workers_kill_timeout`` (30 s) for them and then killed them. The
+    # stops were held back since the fork (``_granian``): one that came
+    # meanwhile is handled as the mask lets it in.
+    for sig in STOPS:
         signal.signal(sig, _stop_while_loading)
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
         Granian._spawn_wsgi_worker(*args, **kwargs)
     finally:
         logging.shutdown()
@@ -121,8 +163,11 @@ def _worker(*args: Any, **kwargs: Any) -> None:
 
 
 def _stop_while_loading(signum: int, frame: Any) -> None:
-    """A worker asked to stop before it serves: nothing is in flight."""
-    raise SystemExit(0)
+    """A worker asked to stop before it serves: nothing is in flight, so it
+    ends at once. Not by raising SystemExit: a handler runs wherever the
+    interpreter checks for signals, a weakref callback or ``__del__`` among
+    them, where an exception is printed and dropped and the load went on."""
+    os._exit(0)
 
 
 def _forget_masters_children() -> None:

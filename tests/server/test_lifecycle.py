@@ -116,7 +116,31 @@ def test_a_server_stopped_while_its_workers_load_stops_them_without_killing(
         assert wait_for(lambda: "Spawning worker-3" in srv.log.read_text(), 60)
         srv.proc.terminate()
         assert srv.proc.wait(timeout=60) == 0
-        assert "refused to gracefully stop" not in srv.log.read_text()
+        log = srv.log.read_text()
+        assert "refused to gracefully stop" not in log, log
+    finally:
+        srv.stop()
+
+
+SLOW_FORKS = "import os, time\nos.register_at_fork(after_in_child=lambda: time.sleep(1))\n"
+
+
+def test_a_stop_just_after_a_worker_forks_reaches_that_worker(tmp_path: Path) -> None:
+    """A worker's first moments after the fork (multiprocessing's
+    bootstrap) run the master's signal handlers, which would swallow the
+    stop; here they are stretched to a second so the stop lands in them."""
+    slow = tmp_path / "slow-forks"
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(SLOW_FORKS)
+    path = os.pathsep.join(p for p in (str(slow), os.environ.get("PYTHONPATH")) if p)
+    srv = Server(tmp_path, workers=2, env={"PYTHONPATH": path})
+    srv.launch()
+    try:
+        assert wait_for(lambda: "Spawning worker-2" in srv.log.read_text(), 60)
+        srv.proc.terminate()
+        assert srv.proc.wait(timeout=60) == 0
+        log = srv.log.read_text()
+        assert "refused to gracefully stop" not in log, log
     finally:
         srv.stop()
 
