@@ -32,11 +32,8 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any, Callable
-
-import pymysql
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -55,14 +52,8 @@ HEADERS = {"X-Project-Id": "bench", "X-Roles": "admin", "X-User-Id": "u"}
 
 
 def mariadb() -> tuple[str, Callable[[], None]]:
-    name = "neutrino_prof_" + uuid.uuid4().hex[:8]
-    conn = pymysql.connect(host="127.0.0.1", user="root", password="", autocommit=True)
-    conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
-
-    def drop() -> None:
-        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
-        conn.close()
-    return f"mysql://root@127.0.0.1:3306/{name}", drop
+    from scale_bench import mariadb_database
+    return mariadb_database("neutrino_prof_")
 
 
 def postgresql() -> tuple[str, Callable[[], None]]:

@@ -10,6 +10,7 @@ requests over one keep-alive connection and prints percentiles.
 
     .venv/bin/python benchmarks/scale_bench.py --ports 100000            # SQLite file
     .venv/bin/python benchmarks/scale_bench.py --db postgresql           # a new PG database
+    .venv/bin/python benchmarks/scale_bench.py --db mariadb              # a new MariaDB database
 
 Everything it makes (temporary directory, database, server process) is
 removed at the end, also when a step fails.
@@ -56,6 +57,20 @@ def pg_database() -> tuple[str, Callable[[], None]]:
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
 
 
+def mariadb_database(prefix: str = "neutrino_scale_") -> tuple[str, Callable[[], None]]:
+    """A new database on the machine's MariaDB (mysqlclient's ``mysql://``,
+    as ``make bench``), and how to drop it."""
+    import pymysql
+    name = prefix + uuid.uuid4().hex[:8]
+    conn = pymysql.connect(host="127.0.0.1", user="root", password="", autocommit=True)
+    conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+
+    def drop() -> None:
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+        conn.close()
+    return f"mysql://root@127.0.0.1:3306/{name}", drop
+
+
 def populate(url: str, ports: int, per_network: int) -> list[dict[str, str]]:
     """Networks of ``per_network`` ports, each with a /16 subnet; the ports
     with an address, a binding and port security, as the API writes them.
@@ -96,7 +111,12 @@ def populate(url: str, ports: int, per_network: int) -> list[dict[str, str]]:
     # Statistics, as autovacuum (PostgreSQL) would gather them soon after such
     # an insert; without them PostgreSQL scans whole child tables.
     with engine.begin() as conn:
-        conn.exec_driver_sql("ANALYZE")
+        if engine.dialect.name == "mysql":  # InnoDB's statistics, refreshed now
+            names = ", ".join(tb.name for tb in (t.networks, t.subnets, t.ports, t.ipallocations,
+                                                 t.ml2_port_bindings, t.port_port_security))
+            conn.exec_driver_sql(f"ANALYZE TABLE {names}")
+        else:
+            conn.exec_driver_sql("ANALYZE")
     engine.dispose()
     return sample
 
@@ -162,7 +182,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ports", type=int, default=100_000)
     ap.add_argument("--per-network", type=int, default=100)
-    ap.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
+    ap.add_argument("--db", choices=("sqlite", "postgresql", "mariadb"), default="sqlite")
     ap.add_argument("--requests", type=int, default=100, help="timed requests per scenario")
     ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
@@ -172,6 +192,8 @@ def main() -> int:
     try:
         if args.db == "postgresql":
             url, drop = pg_database()
+        elif args.db == "mariadb":
+            url, drop = mariadb_database()
         else:
             url = f"sqlite:///{workdir / 'scale.sqlite'}"
         started = time.perf_counter()
