@@ -195,6 +195,18 @@ class CorePlugin:
     def _load_one(self, conn: Any, plural: str, rid: str) -> dict[str, Any]:
         return self._fetch(conn, plural, [rid])[0]
 
+    def _load_ports(self, conn: Any, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Ports by id (those that exist), as ``_load_one`` reads each, but
+        read as pages of 500: a batch per table instead of a load per port
+        (the L2 agents' device calls name a hundred ports or more)."""
+        out: dict[str, dict[str, Any]] = {}
+        handler = self.handlers["ports"]
+        for start in range(0, len(ids), 500):
+            query = store.ListQuery(filters={"id": list(ids[start:start + 500])})
+            items, _ = handler.list(conn, Context.admin(), query)
+            out.update((item["id"], item) for item in self._loaded(conn, "ports", items))
+        return out
+
     def _fetch(self, conn: Any, plural: str, ids: list[str],
                ctx: Context | None = None) -> list[dict[str, Any]]:
         """Resources by id as ``ctx`` sees them (None: an internal load). A

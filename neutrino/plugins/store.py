@@ -143,10 +143,11 @@ def bump(conn: Connection, table: Table, rid: str, values: dict[str, Any] | None
                                                     current=current)
 
 
-def bump_where(conn: Connection, table: Table, *where: Any) -> None:
-    """Advance the revision of every row of ``table`` matching ``where``,
-    in one statement."""
-    conn.execute(_advance(table).where(*where), {"updated_at": now()})
+def bump_where(conn: Connection, table: Table, *where: Any,
+               values: dict[str, Any] | None = None) -> None:
+    """Apply ``values`` to every row of ``table`` matching ``where`` and
+    advance their revisions, in one statement."""
+    conn.execute(_advance(table).where(*where), {**(values or {}), "updated_at": now()})
 
 
 def check_revision(conn: Connection, table: Table, rid: str,

@@ -6,11 +6,17 @@ on its host (the segment the port is bound to, addresses, port security);
 gone. A device is a port id, or a prefix of one as Linux bridge agents name
 their taps. Answers about ports bound elsewhere, or gone, say only
 ``{"device": ...}`` so a stale agent cleans up rather than wires.
+
+Every call works on its whole list of devices in one transaction, each
+table read once for all of them (``devices_db``); the single-device calls
+are lists of one. Only when a list's transaction fails are its devices
+taken one at a time, so that one bad device is reported failed and the
+others still done.
 """
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
 
 import oslo_messaging
 import sqlalchemy as sa
@@ -19,14 +25,18 @@ from sqlalchemy import Connection
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
-from neutrino.plugins.ml2 import provisioning, segments_db
+from neutrino.plugins.ml2 import devices_db, provisioning, segments_db
 
 LOG = logging.getLogger(__name__)
 
 # 1.x: get_device_details, get_devices_details_list(_and_failed_devices),
 # update_device_up/down/list; new methods or arguments bump the minor.
 VERSION = "1.9"
-B, L, P = t.ml2_port_bindings.c, t.ml2_port_binding_levels.c, t.ports.c
+P = t.ports.c
+R = TypeVar("R")
+# (before, after) of each port whose status a call changed, announced once committed.
+Changes = list[tuple[dict[str, Any], dict[str, Any]]]
+Batch = Callable[[Connection, Sequence[str], "str | None", Changes], R]
 
 
 class L2Endpoint:
@@ -35,179 +45,187 @@ class L2Endpoint:
     def __init__(self, plugin: Any) -> None:
         self.plugin = plugin
 
-    # -- lookups --------------------------------------------------------------------
-
-    @staticmethod
-    def _port_id(conn: Connection, device: str) -> str | None:
-        if len(device) >= 36:
-            found = conn.execute(sa.select(P.id).where(P.id == device)).scalar()
-        else:
-            found = conn.execute(sa.select(P.id).where(P.id.startswith(device))
-                                 .limit(1)).scalar()
-        return found
-
-    @staticmethod
-    def _bound_here(conn: Connection, port_id: str, host: str | None) -> Any:
-        """The port's binding row when it is bound on ``host`` (any host if None)."""
-        row = conn.execute(sa.select(t.ml2_port_bindings).where(B.port_id == port_id)).first()
-        if row is None or (host and row.host != host):
-            return None
-        return row
-
-    @staticmethod
-    def _ha_router_port(conn: Connection, port_id: str) -> bool:
-        """A gateway or interface port of an HA router: every host of the
-        router wires it (keepalived decides where it carries addresses); its
-        binding, and so its status, follow the active host."""
-        rp = t.routerports.c
-        return conn.execute(sa.select(rp.port_id).join(t.routers, t.routers.c.id == rp.router_id)
-                            .where(rp.port_id == port_id, t.routers.c.ha.is_(True),
-                                   rp.port_type != "network:router_ha_interface")
-                            ).first() is not None
-
-    def _set_status(self, conn: Connection, port_id: str, status: str,
-                    changes: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-        """Write the port's status; with subscribers, keep (before, after) for
-        ``_announce`` once committed (l2population, the compute notifier)."""
-        if conn.execute(sa.select(P.status).where(P.id == port_id)).scalar() == status:
-            return  # as upstream: an unchanged status is not an update
-        if not self.plugin.events.wants("ports", ev.AFTER_UPDATE):
-            store.bump(conn, t.ports, port_id, {"status": status})
-            return
-        before = self.plugin._load_one(conn, "ports", port_id)
-        store.bump(conn, t.ports, port_id, {"status": status})
-        changes.append((before, self.plugin._load_one(conn, "ports", port_id)))
-
-    def _announce(self, changes: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
-        for before, after in changes:
-            self.plugin.events.notify("ports", ev.AFTER_UPDATE, None, before, after)
-
     # -- calls ----------------------------------------------------------------------
 
     def get_device_details(self, context: Any, device: str, agent_id: str | None = None,
                            host: str | None = None, **kwargs: Any) -> dict[str, Any]:
-        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
-
-        def op(conn: Connection) -> dict[str, Any]:
-            changes.clear()
-            port_id = self._port_id(conn, device)
-            if port_id is None:
-                LOG.debug("device %s requested by %s not found", device, agent_id)
-                return {"device": device}
-            here = self._bound_here(conn, port_id, host) is not None
-            if not here and not self._ha_router_port(conn, port_id):
-                return {"device": device, "no_active_binding": True}
-            levels = list(conn.execute(sa.select(L.segment_id).where(L.port_id == port_id)
-                                       .order_by(L.level.desc()).limit(1)))
-            if not levels:
-                return {"device": device}
-            segment = segments_db.dicts_by_id(conn, [levels[0].segment_id]).get(
-                levels[0].segment_id)
-            port = self.plugin._load_one(conn, "ports", port_id)
-            wanted = "BUILD" if port["admin_state_up"] else "DOWN"
-            if here and (port["status"] not in (wanted, "ACTIVE") or (
-                    port["status"] == "ACTIVE" and not port["admin_state_up"])):
-                self._set_status(conn, port_id, wanted, changes)
-                port["status"] = wanted
-            network = conn.execute(sa.select(t.networks.c.mtu).where(
-                t.networks.c.id == port["network_id"])).first()
-            return {
-                "device": device, "port_id": port_id, "network_id": port["network_id"],
-                "mac_address": port["mac_address"], "admin_state_up": port["admin_state_up"],
-                "network_type": segment and segment["network_type"],
-                "segmentation_id": segment and segment["segmentation_id"],
-                "physical_network": segment and segment["physical_network"],
-                "mtu": network.mtu if network else None,
-                "fixed_ips": port["fixed_ips"], "device_owner": port["device_owner"],
-                "allowed_address_pairs": port.get("allowed_address_pairs", []),
-                "port_security_enabled": port.get("port_security_enabled", True),
-                "security_groups": port.get("security_groups", []),
-                "qos_policy_id": port.get("qos_policy_id"),
-                "network_qos_policy_id": port.get("qos_network_policy_id"),
-                "profile": port.get("binding:profile", {}),
-            }
-        details = self.plugin.write(op)
-        self._announce(changes)
-        return details
+        return self._run(self._details, [device], host)[0]
 
     def get_devices_details_list(self, context: Any, devices: list[str],
                                  agent_id: str | None = None, host: str | None = None,
                                  **kwargs: Any) -> list[dict[str, Any]]:
-        return [self.get_device_details(context, d, agent_id, host) for d in devices]
+        return self._run(self._details, devices, host)
 
     def get_devices_details_list_and_failed_devices(
             self, context: Any, devices: list[str], agent_id: str | None = None,
             host: str | None = None, **kwargs: Any) -> dict[str, list[Any]]:
-        details, failed = [], []
-        for device in devices:
-            try:
-                details.append(self.get_device_details(context, device, agent_id, host))
-            except Exception:  # noqa: BLE001 - reported back so the agent retries it
-                LOG.exception("device details of %s failed", device)
-                failed.append(device)
+        details, failed = self._each(self._details, devices, host, "details")
         return {"devices": details, "failed_devices": failed}
 
     def update_device_up(self, context: Any, device: str, agent_id: str | None = None,
                          host: str | None = None, **kwargs: Any) -> None:
         """The L2 agent wired ``device``: its block goes; the last block makes it ACTIVE."""
-        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
-
-        def op(conn: Connection) -> None:
-            changes.clear()
-            port_id = self._port_id(conn, device)
-            if port_id is None or self._bound_here(conn, port_id, host) is None:
-                LOG.debug("device %s up on %s: not a port bound there", device, host)
-                return
-            if provisioning.complete(conn, port_id, provisioning.L2_AGENT_ENTITY):
-                self._set_status(conn, port_id, "ACTIVE", changes)
-        self.plugin.write(op)
-        self._announce(changes)
+        self._run(self._up, [device], host)
 
     def update_device_down(self, context: Any, device: str, agent_id: str | None = None,
                            host: str | None = None, **kwargs: Any) -> dict[str, Any]:
-        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
-
-        def op(conn: Connection) -> dict[str, Any]:
-            changes.clear()
-            port_id = self._port_id(conn, device)
-            if port_id is None:
-                return {"device": device, "exists": False}
-            if self._bound_here(conn, port_id, host) is not None:
-                self._set_status(conn, port_id, "DOWN", changes)
-            return {"device": device, "exists": True}
-        answer = self.plugin.write(op)
-        self._announce(changes)
-        return answer
+        return self._run(self._down, [device], host)[0]
 
     def update_device_list(self, context: Any, devices_up: list[str], devices_down: list[str],
                            agent_id: str | None = None, host: str | None = None,
                            **kwargs: Any) -> dict[str, list[str]]:
-        result: dict[str, list[str]] = {"devices_up": [], "failed_devices_up": [],
-                                        "devices_down": [], "failed_devices_down": []}
-        for device in devices_up:
-            try:
-                self.update_device_up(context, device, agent_id, host)
-                result["devices_up"].append(device)
-            except Exception:  # noqa: BLE001 - the agent retries failed devices
-                LOG.exception("device %s up failed", device)
-                result["failed_devices_up"].append(device)
-        for device in devices_down:
-            try:
-                self.update_device_down(context, device, agent_id, host)
-                result["devices_down"].append(device)
-            except Exception:  # noqa: BLE001
-                LOG.exception("device %s down failed", device)
-                result["failed_devices_down"].append(device)
+        failed_up = set(self._each(self._up, devices_up, host, "up")[1])
+        failed_down = set(self._each(self._down, devices_down, host, "down")[1])
+        result = {"devices_up": [d for d in devices_up if d not in failed_up],
+                  "failed_devices_up": [d for d in devices_up if d in failed_up],
+                  "devices_down": [d for d in devices_down if d not in failed_down],
+                  "failed_devices_down": [d for d in devices_down if d in failed_down]}
         if kwargs.get("refresh_tunnels") and host and getattr(self.plugin, "l2pop", None):
             self._refresh_tunnels(result["devices_up"], host)
         return result
 
+    # -- one transaction per list ---------------------------------------------------
+
+    def _run(self, batch: Batch[list[R]], devices: Sequence[str], host: str | None) -> list[R]:
+        changes: Changes = []
+
+        def op(conn: Connection) -> list[R]:
+            changes.clear()
+            return batch(conn, devices, host, changes)
+        answers = self.plugin.write(op)
+        for before, after in changes:
+            self.plugin.events.notify("ports", ev.AFTER_UPDATE, None, before, after)
+        return answers
+
+    def _each(self, batch: Batch[list[R]], devices: Sequence[str], host: str | None,
+              what: str) -> tuple[list[R], list[str]]:
+        """The answers for the devices done, and the devices that failed."""
+        if not devices:
+            return [], []
+        try:
+            return self._run(batch, devices, host), []
+        except Exception:  # noqa: BLE001 - retried device by device below
+            LOG.exception("device %s of %d devices failed; trying each alone", what,
+                          len(devices))
+        answers: list[R] = []
+        failed: list[str] = []
+        for device in devices:
+            try:
+                answers.extend(self._run(batch, [device], host))
+            except Exception:  # noqa: BLE001 - reported back so the agent retries it
+                LOG.exception("device %s of %s failed", what, device)
+                failed.append(device)
+        return answers, failed
+
+    # -- what each call does to its devices -----------------------------------------
+
+    @staticmethod
+    def _located(conn: Connection, devices: Sequence[str],
+                 host: str | None) -> tuple[dict[str, str], list[str], set[str]]:
+        """(device -> port id, the ports in the devices' order, those bound
+        on ``host``: on any host when None)."""
+        ids = devices_db.port_ids(conn, devices)
+        ordered = list(dict.fromkeys(ids[d] for d in devices if d in ids))
+        bound = devices_db.bindings(conn, ordered)
+        here = {pid for pid in ordered if pid in bound and (not host or bound[pid].host == host)}
+        return ids, ordered, here
+
+    def _details(self, conn: Connection, devices: Sequence[str], host: str | None,
+                 changes: Changes) -> list[dict[str, Any]]:
+        ids, ordered, here = self._located(conn, devices, host)
+        wired = here | devices_db.ha_router_ports(conn, [p for p in ordered if p not in here])
+        segment_of = devices_db.bound_segments(conn, [p for p in ordered if p in wired])
+        ports = self.plugin._load_ports(conn, [p for p in ordered if p in segment_of])
+        segments = segments_db.dicts_by_id(conn, segment_of.values())
+        mtus = devices_db.network_mtus(conn, (p["network_id"] for p in ports.values()))
+        statuses: dict[str, str] = {}
+        for pid, port in ports.items():
+            wanted = "BUILD" if port["admin_state_up"] else "DOWN"
+            if pid in here and (port["status"] not in (wanted, "ACTIVE") or (
+                    port["status"] == "ACTIVE" and not port["admin_state_up"])):
+                statuses[pid] = wanted
+        self._set_statuses(conn, statuses, changes, ports)
+        answers = []
+        for device in devices:
+            pid = ids.get(device)
+            if pid is None:
+                LOG.debug("device %s requested from %s not found", device, host)
+                answers.append({"device": device})
+            elif pid not in wired:
+                answers.append({"device": device, "no_active_binding": True})
+            elif pid not in ports:  # not bound to a segment (any more)
+                answers.append({"device": device})
+            else:
+                port = ports[pid]
+                answers.append(_details_of(device, port, segments.get(segment_of[pid] or ""),
+                                           mtus.get(port["network_id"])))
+        return answers
+
+    def _up(self, conn: Connection, devices: Sequence[str], host: str | None,
+            changes: Changes) -> list[None]:
+        ids, ordered, here = self._located(conn, devices, host)
+        for device in devices:
+            if ids.get(device) not in here:
+                LOG.debug("device %s up on %s: not a port bound there", device, host)
+        ready = provisioning.complete_many(conn, [p for p in ordered if p in here],
+                                           provisioning.L2_AGENT_ENTITY)
+        self._set_statuses(conn, dict.fromkeys(ready, "ACTIVE"), changes)
+        return [None] * len(devices)
+
+    def _down(self, conn: Connection, devices: Sequence[str], host: str | None,
+              changes: Changes) -> list[dict[str, Any]]:
+        ids, ordered, here = self._located(conn, devices, host)
+        self._set_statuses(conn, {p: "DOWN" for p in ordered if p in here}, changes)
+        return [{"device": d, "exists": d in ids} for d in devices]
+
+    def _set_statuses(self, conn: Connection, wanted: dict[str, str], changes: Changes,
+                      loaded: dict[str, dict[str, Any]] | None = None) -> None:
+        """Write each port's status where it differs (as upstream, an
+        unchanged status is no update), one UPDATE per status; with
+        subscribers, keep (before, after) of each port changed. ``loaded``:
+        the ports as this transaction already read them."""
+        if not wanted:
+            return
+        subscribed = self.plugin.events.wants("ports", ev.AFTER_UPDATE)
+        before = loaded
+        if before is None and subscribed:
+            before = self.plugin._load_ports(conn, list(wanted))
+        current = ({pid: port["status"] for pid, port in before.items()} if before is not None
+                   else devices_db.statuses(conn, list(wanted)))
+        changed = {pid: status for pid, status in wanted.items()
+                   if pid in current and current[pid] != status}
+        for status, ids in devices_db.group((s, pid) for pid, s in changed.items()).items():
+            for part in devices_db.slices(ids):
+                store.bump_where(conn, t.ports, P.id.in_(part), values={"status": status})
+        if subscribed and changed and before is not None:
+            after = self.plugin._load_ports(conn, list(changed))
+            changes.extend((before[pid], after[pid]) for pid in changed)
+
     def _refresh_tunnels(self, devices: list[str], host: str) -> None:
         """A restarted agent's devices: it needs its l2population entries again."""
         with self.plugin.db.reader() as conn:
-            ids = [pid for d in devices if (pid := self._port_id(conn, d))]
-            ports = [{"id": r.id, "network_id": r.network_id} for part in
-                     range(0, len(ids), 500) for r in conn.execute(
-                         sa.select(P.id, P.network_id).where(P.id.in_(ids[part:part + 500])))]
+            ids = sorted(set(devices_db.port_ids(conn, devices).values()))
+            ports = [{"id": r.id, "network_id": r.network_id} for part in devices_db.slices(ids)
+                     for r in conn.execute(sa.select(P.id, P.network_id).where(P.id.in_(part)))]
         if ports:
             self.plugin.l2pop.refresh_host(ports, host)
+
+
+def _details_of(device: str, port: dict[str, Any], segment: dict[str, Any] | None,
+                mtu: int | None) -> dict[str, Any]:
+    """What an agent needs to wire ``device``, the port ``port``."""
+    return {
+        "device": device, "port_id": port["id"], "network_id": port["network_id"],
+        "mac_address": port["mac_address"], "admin_state_up": port["admin_state_up"],
+        "network_type": segment and segment["network_type"],
+        "segmentation_id": segment and segment["segmentation_id"],
+        "physical_network": segment and segment["physical_network"],
+        "mtu": mtu,
+        "fixed_ips": port["fixed_ips"], "device_owner": port["device_owner"],
+        "allowed_address_pairs": port.get("allowed_address_pairs", []),
+        "port_security_enabled": port.get("port_security_enabled", True),
+        "security_groups": port.get("security_groups", []),
+        "qos_policy_id": port.get("qos_policy_id"),
+        "network_qos_policy_id": port.get("qos_network_policy_id"),
+        "profile": port.get("binding:profile", {}),
+    }
