@@ -165,3 +165,16 @@ def test_the_default_database_follows_ovs_rundir_and_an_explicit_one_wins(
             os.environ.pop("OVS_RUNDIR", None)
         else:
             os.environ["OVS_RUNDIR"] = saved
+
+
+def test_each_switch_of_a_process_is_reached_through_its_own_connection(
+        fabric: Fabric, host: Host) -> None:
+    """ovsdbapp keeps a backend's connection on its class: without a class
+    per endpoint, every OvsCtl of a process used the first switch it opened."""
+    other = fabric.host("a2")
+    first, second = OvsCtl(f"unix:{host.dir}/db.sock"), OvsCtl(f"unix:{other.dir}/db.sock")
+    first.ensure_bridge("br-first", "netdev")
+    second.ensure_bridge("br-second", "netdev")
+    assert "br-second" in other.vsctl("list-br").split()
+    assert "br-second" not in host.vsctl("list-br").split()
+    assert first.bridge_exists("br-first") and not second.bridge_exists("br-first")

@@ -83,7 +83,11 @@ def _api(endpoint: str, timeout: int) -> impl_idl.OvsdbIdl:
                 helper.register_columns("Interface", [c for c in columns
                                                       if c not in _IFACE_SKIP])
                 idl = idl_connection.OvsdbIdl(endpoint, helper)
-                api = impl_idl.OvsdbIdl(idl_connection.Connection(idl, timeout))
+                # ovsdbapp keeps a backend's connection on its class, so the
+                # first endpoint a process opened would serve every later
+                # one: each endpoint gets a class of its own.
+                backend = type("OvsdbIdl", (impl_idl.OvsdbIdl,), {"_ovsdb_connection": None})
+                api = backend(idl_connection.Connection(idl, timeout))
             except Exception as exc:  # ovs and ovsdbapp raise several kinds
                 raise OvsError(f"OVSDB {endpoint}: {exc}") from exc
             _apis[(endpoint, timeout)] = api
