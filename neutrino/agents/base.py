@@ -181,15 +181,31 @@ class Agent(abc.ABC):
             self._client = None
 
 
+# How often a pass's wait looks at ``stop`` while it waits for a wake-up.
+STOP_CHECK_S = 0.25
+
+
 def poll(stop: threading.Event, interval: float, step: Callable[[], Any],
-         resync: Callable[[], None]) -> None:
+         resync: Callable[[], None], wake: threading.Event | None = None) -> None:
     """Run ``step`` every ``interval`` seconds until ``stop``; a pass that
-    fails is logged and ``resync`` makes the next one start over in full."""
+    fails is logged and ``resync`` makes the next one start over in full.
+    ``wake`` (set when something on the host or from the server changed)
+    starts the next pass at once; what changed while a pass ran wakes the
+    one after it. ``interval`` stays the longest wait: a wake-up is news,
+    never the only way to converge."""
     while not stop.is_set():
         started = time.monotonic()
+        if wake is not None:
+            wake.clear()
         try:
             step()
         except Exception:  # noqa: BLE001 - the next pass retries
             LOG.exception("reconcile pass failed; resyncing")
             resync()
-        stop.wait(max(0.0, interval - (time.monotonic() - started)))
+        deadline = started + interval
+        if wake is None:
+            stop.wait(max(0.0, deadline - time.monotonic()))
+            continue
+        while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+            if wake.wait(min(left, STOP_CHECK_S)):
+                break

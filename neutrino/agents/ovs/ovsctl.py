@@ -20,8 +20,9 @@ import re
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from ovs.db import idl as ovs_idl
 from ovsdbapp.backend.ovs_idl import connection as idl_connection
 from ovsdbapp.backend.ovs_idl import idlutils
 from ovsdbapp.schema.open_vswitch import impl_idl
@@ -64,6 +65,28 @@ def _one(value: Any) -> Any:
     return value
 
 
+class _WatchedIdl(idl_connection.OvsdbIdl):
+    """The IDL, telling its watchers when a VIF may have come, gone or
+    changed: an Interface row added or removed, or its ``ofport`` (the
+    switch has attached it) or ``external_ids`` (``iface-id``) changed.
+    The switch's own bookkeeping (link state, counters, ...) and the agent's
+    writes to ports, tags and QoS do not wake anyone. Called in the IDL's
+    connection thread: watchers only set an event."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.watchers: list[Callable[[], None]] = []
+
+    def notify(self, event: str, row: Any, updates: Any = None) -> None:
+        if not self.watchers or row._table.name != "Interface":
+            return
+        if event == ovs_idl.ROW_UPDATE and not (
+                hasattr(updates, "ofport") or hasattr(updates, "external_ids")):
+            return
+        for watcher in list(self.watchers):
+            watcher()
+
+
 _apis: dict[tuple[str, int], impl_idl.OvsdbIdl] = {}
 _apis_lock = threading.Lock()
 
@@ -82,7 +105,7 @@ def _api(endpoint: str, timeout: int) -> impl_idl.OvsdbIdl:
                 columns = helper.schema_json["tables"]["Interface"]["columns"]
                 helper.register_columns("Interface", [c for c in columns
                                                       if c not in _IFACE_SKIP])
-                idl = idl_connection.OvsdbIdl(endpoint, helper)
+                idl = _WatchedIdl(endpoint, helper)
                 # ovsdbapp keeps a backend's connection on its class, so the
                 # first endpoint a process opened would serve every later
                 # one: each endpoint gets a class of its own.
@@ -108,6 +131,13 @@ class OvsCtl:
     @property
     def api(self) -> impl_idl.OvsdbIdl:
         return _api(self.db, self.timeout)
+
+    def watch_vifs(self, watcher: Callable[[], None]) -> Callable[[], None]:
+        """Call ``watcher`` (from another thread) whenever a VIF may have
+        come, gone or changed (``_WatchedIdl``); returns what stops it."""
+        idl = self.api.idl
+        idl.watchers.append(watcher)
+        return lambda: watcher in idl.watchers and idl.watchers.remove(watcher)
 
     def _commit(self, commands: list[Any]) -> None:
         """Run ``commands`` as one OVSDB transaction."""
