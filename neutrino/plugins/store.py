@@ -611,9 +611,15 @@ def _made_row(table: Table, rid: str, joined: tuple[Any, ...], written: writes.W
 
 
 @functools.cache
+def selected_fields(table: Table, joined: tuple[Any, ...]) -> tuple[str, ...]:
+    """The fields of the rows ``get_row`` reads with ``joined``."""
+    return tuple(_row_stmt(table, False, joined).selected_columns.keys())
+
+
+@functools.cache
 def _made_row_type(table: Table, joined: tuple[Any, ...]) -> Any:
     """The row type of the SELECT ``get_row`` would send."""
-    return row_type(tuple(_row_stmt(table, False, joined).selected_columns.keys()))
+    return row_type(selected_fields(table, joined))
 
 
 def _check_made(conn: Connection, table: Table, rid: str, joined: tuple[Any, ...],
