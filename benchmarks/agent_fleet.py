@@ -24,6 +24,7 @@ deletes both at the end.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -36,7 +37,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import oslo_messaging
 import psutil
@@ -118,6 +119,27 @@ class ServerProcess:
             self.proc.wait(60)
 
 
+@contextlib.contextmanager
+def server_on_a_vhost(home: Path, database: str, prefix: str) -> Iterator[tuple[ServerProcess, str]]:
+    """A started ``ServerProcess`` on a RabbitMQ vhost of its own (and the
+    vhost's name); the server is stopped and the vhost deleted afterwards."""
+    vhost = f"{prefix}{uuid.uuid4().hex[:8]}"
+    rabbitmqctl("add_vhost", vhost)
+    server = None
+    try:
+        rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
+        server = ServerProcess(home, database, bus_url(vhost))
+        yield server.start(), vhost
+    finally:
+        if server is not None:
+            server.stop()
+        rabbitmqctl("delete_vhost", vhost)
+
+
+def bus_url(vhost: str) -> str:
+    return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
+
+
 class Fleet:
     """Many agents on one connection: state reports and port-update reactions."""
 
@@ -137,14 +159,27 @@ class Fleet:
         self.reacted = threading.Condition()
         self.listener: Any = None
 
-    def report(self, host: str) -> str:
+    def wait_for_server(self, within: float = 120.0) -> None:
+        """Until the server's RPC consumers are bound the broker drops what
+        is sent to them: short reports of the first host, until one is
+        answered."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                self.report(self.hosts[0], timeout=2)
+                return
+            except oslo_messaging.MessagingTimeout:
+                if time.monotonic() > deadline:
+                    raise
+
+    def report(self, host: str, timeout: float = 60) -> str:
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
         state = {"binary": "neutrino-openvswitch-agent", "host": host, "topic": "N/A",
                  "agent_type": "Open vSwitch agent", "start_flag": self.started[host],
                  "configurations": {"tunnel_types": ["vxlan"], "bridge_mappings": {},
                                     "tunneling_ip": f"10.{hash(host) % 250}.0.1",
                                     "devices": 10000 // len(self.hosts)}}
-        answer = self.reports.prepare(timeout=60).call(
+        answer = self.reports.prepare(timeout=timeout).call(
             {}, "report_state", agent_state={"agent_state": state}, time=now)
         self.started[host] = False
         return answer
@@ -274,61 +309,58 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--database", help="an empty database URL (default: SQLite)")
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args(argv)
-    vhost = f"neutrino_fleet_{uuid.uuid4().hex[:8]}"
-    rabbitmqctl("add_vhost", vhost)
     home = Path(tempfile.mkdtemp(prefix="agent-fleet-"))
-    server = fleet = None
-    try:
-        rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
-        url = f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
-        database = args.database or f"sqlite:///{home / 'fleet.sqlite'}"
-        server = ServerProcess(home, database, url).start()
-        rpc, workers = server.processes()
-        fleet = Fleet(url, [f"compute-{n:03d}" for n in range(args.agents)])
-        log(f"registering {args.agents} agents")
-        with ThreadPoolExecutor(16) as pool:
-            list(pool.map(fleet.report, fleet.hosts))
-        log(f"binding {args.ports} ports")
-        t0 = time.monotonic()
-        populate(server.url, fleet, args.ports)
-        populate_s = time.monotonic() - t0
-        fleet.listen()
-        time.sleep(1)  # the fanout queue is bound before the first update
-        interval = args.report_interval / args.speedup
-        idle_before = cpu(rpc)
-        time.sleep(5)
-        idle = (cpu(rpc) - idle_before) / 5
-        log(f"reports window: {args.seconds}s, every agent every {interval:.1f}s")
-        rep = reports_window(fleet, rpc, args.seconds, interval)
-        log(f"updates window: {args.updates} port updates")
-        upd = updates_window(server.url, fleet, rpc, workers, args.updates)
-        # the idle process's own CPU (heartbeats, periodic tasks) is not the
-        # reports' or the updates' cost; it is added once to the total
-        per_report = max(rep["cpu_s"] - idle * rep["wall_s"], 0) / max(rep["reports"], 1)
-        per_update = max(upd["cpu_s"] - idle * upd["wall_s"], 0) / max(upd["reactions"], 1)
-        real_reports = args.agents / args.report_interval
-        share = idle + per_report * real_reports + per_update * args.updates_per_s
-        out = {"agents": args.agents, "ports": args.ports, "database": database.split(":")[0],
-               "populate_s": round(populate_s, 1), "reports": rep, "updates": upd,
-               "rpc_cpu_ms_per_report": round(per_report * 1000, 2),
-               "rpc_cpu_ms_per_port_update": round(per_update * 1000, 2),
-               "api_cpu_ms_per_port_update": round(upd["api_cpu_s"] / args.updates * 1000, 2),
-               "measured_rpc_core_share_reports_window": round(rep["cpu_s"] / rep["wall_s"], 3),
-               "rpc_core_share_idle": round(idle, 4),
-               "real_rate_reports_per_s": round(real_reports, 2),
-               "real_rate_updates_per_s": args.updates_per_s,
-               "rpc_core_share_at_real_rates": round(share, 4),
-               "loadavg": os.getloadavg()}
-        print(json.dumps(out, indent=2))
-        if args.json:
-            Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
-        return 0 if rep["failed"] == 0 and upd["reactions"] >= args.updates else 1
-    finally:
-        if fleet is not None:
+    database = args.database or f"sqlite:///{home / 'fleet.sqlite'}"
+    with server_on_a_vhost(home, database, "neutrino_fleet_") as (server, vhost):
+        fleet = Fleet(bus_url(vhost), [f"compute-{n:03d}" for n in range(args.agents)])
+        try:
+            return measure(args, server, fleet, database)
+        finally:
             fleet.close()
-        if server is not None:
-            server.stop()
-        rabbitmqctl("delete_vhost", vhost)
+
+
+def measure(args: argparse.Namespace, server: ServerProcess, fleet: Fleet, database: str) -> int:
+    """The two windows, and the figures printed (and written to ``--json``)."""
+    rpc, workers = server.processes()
+    log(f"registering {args.agents} agents")
+    fleet.wait_for_server()
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(fleet.report, fleet.hosts))
+    log(f"binding {args.ports} ports")
+    t0 = time.monotonic()
+    populate(server.url, fleet, args.ports)
+    populate_s = time.monotonic() - t0
+    fleet.listen()
+    time.sleep(1)  # the fanout queue is bound before the first update
+    interval = args.report_interval / args.speedup
+    idle_before = cpu(rpc)
+    time.sleep(5)
+    idle = (cpu(rpc) - idle_before) / 5
+    log(f"reports window: {args.seconds}s, every agent every {interval:.1f}s")
+    rep = reports_window(fleet, rpc, args.seconds, interval)
+    log(f"updates window: {args.updates} port updates")
+    upd = updates_window(server.url, fleet, rpc, workers, args.updates)
+    # the idle process's own CPU (heartbeats, periodic tasks) is not the
+    # reports' or the updates' cost; it is added once to the total
+    per_report = max(rep["cpu_s"] - idle * rep["wall_s"], 0) / max(rep["reports"], 1)
+    per_update = max(upd["cpu_s"] - idle * upd["wall_s"], 0) / max(upd["reactions"], 1)
+    real_reports = args.agents / args.report_interval
+    share = idle + per_report * real_reports + per_update * args.updates_per_s
+    out = {"agents": args.agents, "ports": args.ports, "database": database.split(":")[0],
+           "populate_s": round(populate_s, 1), "reports": rep, "updates": upd,
+           "rpc_cpu_ms_per_report": round(per_report * 1000, 2),
+           "rpc_cpu_ms_per_port_update": round(per_update * 1000, 2),
+           "api_cpu_ms_per_port_update": round(upd["api_cpu_s"] / args.updates * 1000, 2),
+           "measured_rpc_core_share_reports_window": round(rep["cpu_s"] / rep["wall_s"], 3),
+           "rpc_core_share_idle": round(idle, 4),
+           "real_rate_reports_per_s": round(real_reports, 2),
+           "real_rate_updates_per_s": args.updates_per_s,
+           "rpc_core_share_at_real_rates": round(share, 4),
+           "loadavg": os.getloadavg()}
+    print(json.dumps(out, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    return 0 if rep["failed"] == 0 and upd["reactions"] >= args.updates else 1
 
 
 if __name__ == "__main__":

@@ -29,16 +29,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from scale_bench import pct  # noqa: E402
 from tests.aio.test_aio import AGENT_TYPES, Aio, _own_namespaces, registered  # noqa: E402
 from tests.conftest import Client  # noqa: E402
 from tests.fullstack.hosts import sh  # noqa: E402
 from tests.waiting import wait_for  # noqa: E402
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def main() -> int:

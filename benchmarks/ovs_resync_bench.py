@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 import types
-import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -46,7 +45,7 @@ from tests.fullstack.hosts import Fabric  # noqa: E402
 from tests.rpc.bus import agent_conf  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_fleet import ServerProcess, populate, rabbitmqctl  # noqa: E402
+from agent_fleet import populate, server_on_a_vhost  # noqa: E402
 
 HOST = "bench"
 
@@ -129,36 +128,29 @@ def answerer(ports: int, networks: int, tmp: Path) -> Iterator[Setting]:
 def neutrino_server(ports: int, database: str | None, tmp: Path) -> Iterator[Setting]:
     """A real server on a vhost of its own, the ports bound to this host."""
     from neutrino.agents.rpc import PluginApi
-    vhost = f"neutrino_resync_{uuid.uuid4().hex[:8]}"
-    rabbitmqctl("add_vhost", vhost)
-    server = registrar = None
-    try:
-        rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
-        url = f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
-        server = ServerProcess(tmp, database or f"sqlite:///{tmp / 'resync.sqlite'}", url).start()
+    url = database or f"sqlite:///{tmp / 'resync.sqlite'}"
+    with server_on_a_vhost(tmp, url, "neutrino_resync_") as (server, vhost):
         registrar = OvsAgent(agent_conf(tmp, vhost, HOST, EXTRA), plugin_rpc=object())
-        registrar.register()  # the host is alive: its ports bind to it
-        started = time.perf_counter()
-        populate(server.url, types.SimpleNamespace(hosts=[HOST], port_host={}), ports)
-        print(f"{ports} ports created and bound through the API in "
-              f"{time.perf_counter() - started:.1f} s")
+        try:
+            registrar.register()  # the host is alive: its ports bind to it
+            started = time.perf_counter()
+            populate(server.url, types.SimpleNamespace(hosts=[HOST], port_host={}), ports)
+            print(f"{ports} ports created and bound through the API in "
+                  f"{time.perf_counter() - started:.1f} s")
 
-        def ports_here(field: str) -> list[dict[str, Any]]:
-            return requests.get(f"{server.url}/v2.0/ports", timeout=120, params={
-                "binding:host_id": HOST, "fields": ["id", field]}).json()["ports"]
+            def ports_here(field: str) -> list[dict[str, Any]]:
+                return requests.get(f"{server.url}/v2.0/ports", timeout=120, params={
+                    "binding:host_id": HOST, "fields": ["id", field]}).json()["ports"]
 
-        def active() -> str:
-            status = ports_here("status")
-            return f"server: {sum(p['status'] == 'ACTIVE' for p in status)} of {len(status)} ACTIVE"
-        macs = {p["id"]: p["mac_address"] for p in ports_here("mac_address")}
-        yield Setting(tmp, vhost, macs,
-                      lambda conf: Timed(PluginApi(conf, f"ovs-agent-{HOST}", HOST)), active)
-    finally:
-        if registrar is not None:
+            def active() -> str:
+                status = ports_here("status")
+                return (f"server: {sum(p['status'] == 'ACTIVE' for p in status)} of "
+                        f"{len(status)} ACTIVE")
+            macs = {p["id"]: p["mac_address"] for p in ports_here("mac_address")}
+            yield Setting(tmp, vhost, macs,
+                          lambda conf: Timed(PluginApi(conf, f"ovs-agent-{HOST}", HOST)), active)
+        finally:
             registrar.stop()
-        if server is not None:
-            server.stop()
-        rabbitmqctl("delete_vhost", vhost)
 
 
 EXTRA = "[ovs]\nlocal_ip = 10.0.0.1\ndatapath_type = netdev\n[agent]\ntunnel_types = vxlan\n"
