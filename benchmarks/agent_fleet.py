@@ -17,7 +17,7 @@ real rates is then ``agents / report_interval`` reports and
 
     python benchmarks/agent_fleet.py --agents 200 --ports 10000 --speedup 10
 
-It creates a RabbitMQ vhost of its own (rabbitmqctl) and an SQLite database
+It creates a RabbitMQ vhost of its own (tests/rpc's ``fresh_vhost``) and an SQLite database
 (or ``--database URL``, which must be empty) in a temporary directory, and
 deletes both at the end.
 """
@@ -49,6 +49,8 @@ sys.path.insert(0, str(ROOT))
 from neutrino.rpc import topics  # noqa: E402
 from neutrino.rpc.transport import rpc_transport  # noqa: E402
 from neutrino.service import make_conf  # noqa: E402
+from tests.rpc.bus import bus  # noqa: E402
+from tests.rpc.conftest import fresh_vhost  # noqa: E402
 
 PORTS_PER_SUBNET = 250
 BULK = 100
@@ -56,10 +58,6 @@ BULK = 100
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def rabbitmqctl(*args: str) -> None:
-    subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
 
 
 def free_port() -> int:
@@ -120,24 +118,16 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def server_on_a_vhost(home: Path, database: str, prefix: str) -> Iterator[tuple[ServerProcess, str]]:
+def server_on_a_vhost(home: Path, database: str) -> Iterator[tuple[ServerProcess, str]]:
     """A started ``ServerProcess`` on a RabbitMQ vhost of its own (and the
-    vhost's name); the server is stopped and the vhost deleted afterwards."""
-    vhost = f"{prefix}{uuid.uuid4().hex[:8]}"
-    rabbitmqctl("add_vhost", vhost)
-    server = None
-    try:
-        rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*")
-        server = ServerProcess(home, database, bus_url(vhost))
-        yield server.start(), vhost
-    finally:
-        if server is not None:
+    vhost's name, tests/rpc's ``fresh_vhost``); the server is stopped and
+    the vhost deleted afterwards."""
+    with fresh_vhost() as vhost:
+        server = ServerProcess(home, database, bus(vhost))
+        try:
+            yield server.start(), vhost
+        finally:
             server.stop()
-        rabbitmqctl("delete_vhost", vhost)
-
-
-def bus_url(vhost: str) -> str:
-    return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
 
 
 class Fleet:
@@ -311,8 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="agent-fleet-"))
     database = args.database or f"sqlite:///{home / 'fleet.sqlite'}"
-    with server_on_a_vhost(home, database, "neutrino_fleet_") as (server, vhost):
-        fleet = Fleet(bus_url(vhost), [f"compute-{n:03d}" for n in range(args.agents)])
+    with server_on_a_vhost(home, database) as (server, vhost):
+        fleet = Fleet(bus(vhost), [f"compute-{n:03d}" for n in range(args.agents)])
         try:
             return measure(args, server, fleet, database)
         finally:

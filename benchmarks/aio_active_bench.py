@@ -72,10 +72,9 @@ def main() -> int:
                "external_ids:iface-status=active",
                f"external_ids:attached-mac={port['mac_address']}", env=env)
             plugged = time.perf_counter()
-            while admin.get(f"/v2.0/ports/{port['id']}")[1]["port"]["status"] != "ACTIVE":
-                if time.perf_counter() - started > 60:
-                    raise RuntimeError(f"port {port['id']} not ACTIVE within 60 s")
-                time.sleep(0.01)
+            if not wait_for(lambda: admin.get(f"/v2.0/ports/{port['id']}")[1]["port"]["status"]
+                            == "ACTIVE", 60, 0.01):
+                raise RuntimeError(f"port {port['id']} not ACTIVE within 60 s")
             done = time.perf_counter()
             to_active.append(done - started)
             plugged_to_active.append(done - plugged)

@@ -51,17 +51,12 @@ HOST = "bench"
 
 
 class Server:
-    """Answers as the server would for ports bound here, counting calls."""
+    """Answers as the server would for ports bound here."""
 
     def __init__(self, networks: int) -> None:
         self.networks = networks
-        self.calls: dict[str, int] = {}
-
-    def _count(self, name: str) -> None:
-        self.calls[name] = self.calls.get(name, 0) + 1
 
     def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
-        self._count("get_devices_details_list_and_failed_devices")
         out = []
         for d in devices:
             n = int(d.rsplit("-", 1)[1]) % self.networks
@@ -71,11 +66,9 @@ class Server:
         return {"devices": out, "failed_devices": []}
 
     def update_device_list(self, up: list[str], down: list[str], **kw: Any) -> dict[str, Any]:
-        self._count("update_device_list")
         return {"failed_devices_up": []}
 
     def tunnel_sync(self, ip: str, kind: str) -> dict[str, Any]:
-        self._count("tunnel_sync")
         return {"tunnels": [{"ip_address": "10.0.0.2", "host": "peer"}]}
 
 
@@ -121,7 +114,7 @@ class Setting:
 def answerer(ports: int, networks: int, tmp: Path) -> Iterator[Setting]:
     """A fresh in-memory server per agent."""
     macs = {f"port-{i}": f"fa:16:3e:00:{i // 256:02x}:{i % 256:02x}" for i in range(ports)}
-    yield Setting(tmp, None, macs, lambda conf: Server(networks), None)
+    yield Setting(tmp, None, macs, lambda conf: Timed(Server(networks)), None)
 
 
 @contextlib.contextmanager
@@ -129,7 +122,7 @@ def neutrino_server(ports: int, database: str | None, tmp: Path) -> Iterator[Set
     """A real server on a vhost of its own, the ports bound to this host."""
     from neutrino.agents.rpc import PluginApi
     url = database or f"sqlite:///{tmp / 'resync.sqlite'}"
-    with server_on_a_vhost(tmp, url, "neutrino_resync_") as (server, vhost):
+    with server_on_a_vhost(tmp, url) as (server, vhost):
         registrar = OvsAgent(agent_conf(tmp, vhost, HOST, EXTRA), plugin_rpc=object())
         try:
             registrar.register()  # the host is alive: its ports bind to it
@@ -194,8 +187,7 @@ def run(ports: int, networks: int, scans: int = 5, real: bool = False,
                 result = agent.run_once()
                 took = time.perf_counter() - started
                 flows = sum(len(f) for f in agent.programmed.values())
-                calls = (f", RPC calls {server.calls}" if isinstance(server, Server) else
-                         f", RPC calls: {server.summary()}")
+                calls = f", RPC calls: {server.summary()}"
                 seen = f"; {setting.check()}" if setting.check else ""
                 print(f"full resync ({label}): {took:.2f} s, {len(result['up'])} ports up, "
                       f"{flows} flows{calls}{seen}", flush=True)

@@ -197,12 +197,12 @@ class CorePlugin:
 
     def _load_ports(self, conn: Any, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Ports by id (those that exist), as ``_load_one`` reads each, but
-        read as pages of 500: a batch per table instead of a load per port
-        (the L2 agents' device calls name a hundred ports or more)."""
+        read as pages (``store.chunks``): a batch per table instead of a load
+        per port (the L2 agents' device calls name a hundred ports or more)."""
         out: dict[str, dict[str, Any]] = {}
         handler = self.handlers["ports"]
-        for start in range(0, len(ids), 500):
-            query = store.ListQuery(filters={"id": list(ids[start:start + 500])})
+        for part in store.chunks(ids):
+            query = store.ListQuery(filters={"id": list(part)})
             items, _ = handler.list(conn, Context.admin(), query)
             out.update((item["id"], item) for item in self._loaded(conn, "ports", items))
         return out

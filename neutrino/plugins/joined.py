@@ -165,26 +165,13 @@ class Joined:
         self.labels = [f"{table.name}__{c}" for c in self.names]
         self._columns = [table.c[c].label(label)
                          for c, label in zip((key, *columns), self.labels)]
-        self._none = False
 
     def columns(self, parent: Table) -> list[Any]:
-        if self._none:
-            return [sa.null().label(label) for label in self.labels]
         return self._columns
 
     def join(self, parent: Table, source: Any) -> Any:
-        if self._none:
-            return source
         return source.outerjoin(self.table,
                                 self.table.c[self.key] == parent.c[self.parent_column])
-
-    @functools.cached_property
-    def none(self) -> Joined:
-        """This read with NULL columns in place of the join: for a parent
-        whose row in ``table`` is known already (``RowMemo``)."""
-        variant = copy.copy(self)
-        variant._none = True
-        return variant
 
     @staticmethod
     def read(row: Any, index: list[int]) -> tuple[Any, ...] | None:
@@ -196,8 +183,6 @@ class Joined:
         parent's id, the row may be older than the parent: it is known
         only if this transaction read it and wrote nothing to its table."""
         nothing = [None] * len(self.labels)
-        if self._none:
-            return nothing
         if self.parent_column != "id":
             joined_to = parent.get(self.parent_column)
             key = (self.table, self.key, joined_to)
@@ -389,7 +374,7 @@ def note_seen(row: Any, joined: Reads, written: writes.Written) -> None:
     (``Joined.fresh_values``)."""
     fields = row._fields
     for read in joined:
-        if isinstance(read, Joined) and not read._none and read.labels[0] in fields:
+        if isinstance(read, Joined) and read.labels[0] in fields:
             index = [fields.index(label) for label in read.labels]
             written.seen[(read.table, read.key, getattr(row, read.parent_column))] = \
                 read.read(row, index)

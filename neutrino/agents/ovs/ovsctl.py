@@ -135,9 +135,13 @@ class OvsCtl:
     def watch_vifs(self, watcher: Callable[[], None]) -> Callable[[], None]:
         """Call ``watcher`` (from another thread) whenever a VIF may have
         come, gone or changed (``_WatchedIdl``); returns what stops it."""
-        idl = self.api.idl
-        idl.watchers.append(watcher)
-        return lambda: watcher in idl.watchers and idl.watchers.remove(watcher)
+        watchers = self.api.idl.watchers
+        watchers.append(watcher)
+
+        def unwatch() -> None:
+            if watcher in watchers:
+                watchers.remove(watcher)
+        return unwatch
 
     def _commit(self, commands: list[Any]) -> None:
         """Run ``commands`` as one OVSDB transaction."""

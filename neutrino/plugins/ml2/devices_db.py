@@ -4,20 +4,18 @@ An agent asks about its devices a hundred at a time (and reports them up a
 thousand at a time after a resync): read one by one, that is a dozen
 statements and two loads of the port per device, which made a full resync
 of 1,000 ports on MariaDB take 9 s. Each function here reads one table
-for every device of a call, in slices of ``SLICE`` ids.
+for every device of a call, in ``store.chunks`` of ids.
 """
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from neutrino.db import tables as t
+from neutrino.plugins.store import chunks
 
-# Ids per IN (...): well inside every backend's limit on bound parameters.
-SLICE = 500
 B, L, P = t.ml2_port_bindings.c, t.ml2_port_binding_levels.c, t.ports.c
 _RP, _R = t.routerports.c, t.routers.c
 # A device named by a full port id; shorter ones are the prefix of one, as
@@ -25,20 +23,15 @@ _RP, _R = t.routerports.c, t.routers.c
 ID_LENGTH = 36
 
 
-def slices(ids: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(ids), SLICE):
-        yield list(ids[start:start + SLICE])
-
-
 def port_ids(conn: Connection, devices: Iterable[str]) -> dict[str, str]:
     """Device -> the id of the port it names, for the devices that name one."""
     wanted = list(dict.fromkeys(devices))
     full = [d for d in wanted if len(d) >= ID_LENGTH]
     found: dict[str, str] = {}
-    for part in slices(full):
+    for part in chunks(full):
         found.update((i, i) for i in conn.execute(sa.select(P.id).where(P.id.in_(part))).scalars())
     prefixes = [d for d in wanted if len(d) < ID_LENGTH]
-    for part in slices(prefixes):
+    for part in chunks(prefixes):
         matches = list(conn.execute(sa.select(P.id).where(
             sa.or_(*[P.id.startswith(d, autoescape=True) for d in part]))).scalars())
         for length in {len(d) for d in part}:
@@ -49,7 +42,7 @@ def port_ids(conn: Connection, devices: Iterable[str]) -> dict[str, str]:
 
 def bindings(conn: Connection, ids: Sequence[str]) -> dict[str, Any]:
     """Each port's binding row (ports without one are left out)."""
-    return {row.port_id: row for part in slices(ids) for row in conn.execute(
+    return {row.port_id: row for part in chunks(ids) for row in conn.execute(
         sa.select(t.ml2_port_bindings).where(B.port_id.in_(part)))}
 
 
@@ -57,7 +50,7 @@ def ha_router_ports(conn: Connection, ids: Sequence[str]) -> set[str]:
     """The gateway and interface ports of HA routers among ``ids``: every
     host of the router wires them (keepalived decides where they carry
     addresses), so they have details for any of those hosts."""
-    return {pid for part in slices(ids) for pid in conn.execute(
+    return {pid for part in chunks(ids) for pid in conn.execute(
         sa.select(_RP.port_id).join(t.routers, _R.id == _RP.router_id)
         .where(_RP.port_id.in_(part), _R.ha.is_(True),
                _RP.port_type != "network:router_ha_interface")).scalars()}
@@ -66,7 +59,7 @@ def ha_router_ports(conn: Connection, ids: Sequence[str]) -> set[str]:
 def bound_segments(conn: Connection, ids: Sequence[str]) -> dict[str, str | None]:
     """Each bound port's segment id: its binding's last (deepest) level's."""
     deepest: dict[str, tuple[int, str | None]] = {}
-    for part in slices(ids):
+    for part in chunks(ids):
         for row in conn.execute(sa.select(L.port_id, L.level, L.segment_id)
                                 .where(L.port_id.in_(part))):
             if row.port_id not in deepest or row.level > deepest[row.port_id][0]:
@@ -76,18 +69,11 @@ def bound_segments(conn: Connection, ids: Sequence[str]) -> dict[str, str | None
 
 def network_mtus(conn: Connection, network_ids: Iterable[str]) -> dict[str, int | None]:
     wanted = sorted(set(network_ids))
-    return {row.id: row.mtu for part in slices(wanted) for row in conn.execute(
+    return {row.id: row.mtu for part in chunks(wanted) for row in conn.execute(
         sa.select(t.networks.c.id, t.networks.c.mtu).where(t.networks.c.id.in_(part)))}
 
 
 def statuses(conn: Connection, ids: Sequence[str]) -> dict[str, str]:
-    return {row.id: row.status for part in slices(ids) for row in conn.execute(
+    return {row.id: row.status for part in chunks(ids) for row in conn.execute(
         sa.select(P.id, P.status).where(P.id.in_(part)))}
 
-
-def group(values: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """(key, value) pairs as lists of values per key, in order."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for key, value in values:
-        out[key].append(value)
-    return out

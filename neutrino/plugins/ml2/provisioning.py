@@ -17,11 +17,11 @@ from sqlalchemy import Connection
 from sqlalchemy import exc as sa_exc
 
 from neutrino.db import tables as t
+from neutrino.plugins.store import chunks
 
 L2_AGENT_ENTITY = "L2"
 DHCP_ENTITY = "DHCP"
 P = t.provisioningblocks.c
-SLICE = 500  # port ids per IN (...)
 
 
 def add(conn: Connection, port_id: str, entity: str, fresh: bool = False) -> None:
@@ -53,11 +53,10 @@ def complete(conn: Connection, port_id: str, entity: str) -> bool:
 
 
 def complete_many(conn: Connection, port_ids: Sequence[str], entity: str) -> list[str]:
-    """``complete`` for many ports in two statements a slice: those of
+    """``complete`` for many ports in two statements a chunk: those of
     ``port_ids`` nothing blocks any more, in their order."""
     blocked: set[str] = set()
-    for start in range(0, len(port_ids), SLICE):
-        part = list(port_ids[start:start + SLICE])
+    for part in chunks(port_ids):
         conn.execute(sa.delete(t.provisioningblocks).where(P.port_id.in_(part),
                                                            P.entity == entity))
         blocked.update(conn.execute(sa.select(P.port_id).where(P.port_id.in_(part))).scalars())

@@ -194,8 +194,9 @@ class L2Endpoint:
                    else devices_db.statuses(conn, list(wanted)))
         changed = {pid: status for pid, status in wanted.items()
                    if pid in current and current[pid] != status}
-        for status, ids in devices_db.group((s, pid) for pid, s in changed.items()).items():
-            for part in devices_db.slices(ids):
+        for status in dict.fromkeys(changed.values()):
+            ids = [pid for pid, s in changed.items() if s == status]
+            for part in store.chunks(ids):
                 store.bump_where(conn, t.ports, P.id.in_(part), values={"status": status})
         if subscribed and changed and before is not None:
             after = self.plugin._load_ports(conn, list(changed))
@@ -205,7 +206,7 @@ class L2Endpoint:
         """A restarted agent's devices: it needs its l2population entries again."""
         with self.plugin.db.reader() as conn:
             ids = sorted(set(devices_db.port_ids(conn, devices).values()))
-            ports = [{"id": r.id, "network_id": r.network_id} for part in devices_db.slices(ids)
+            ports = [{"id": r.id, "network_id": r.network_id} for part in store.chunks(ids)
                      for r in conn.execute(sa.select(P.id, P.network_id).where(P.id.in_(part)))]
         if ports:
             self.plugin.l2pop.refresh_host(ports, host)
