@@ -104,9 +104,7 @@ class OvsdbPorts(SwitchPorts):
     def __init__(self, db: str | None = None, timeout: int = 10) -> None:
         self.db = db or default_connection()
         self.timeout = timeout
-        # port name -> OpenFlow port number, as last seen: a flow naming a port
-        # that is gone can only be deleted by its number
-        self._ofports: dict[str, int] = {}
+        self._ofports: dict[str, int] = {}  # see port_numbers
         self._ofports_seqno: int | None = None
 
     # -- plumbing --------------------------------------------------------------------
@@ -145,7 +143,8 @@ class OvsdbPorts(SwitchPorts):
             raise OvsError(f"OVSDB {self.db}: {exc}") from exc
 
     def _rows(self, table: str, columns: list[str]) -> list[dict[str, Any]]:
-        return self._read(self.api.db_list(table, columns=columns))
+        rows: list[dict[str, Any]] = self._read(self.api.db_list(table, columns=columns))
+        return rows
 
     # -- bridges and ports -----------------------------------------------------------
 
