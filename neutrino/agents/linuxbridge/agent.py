@@ -34,14 +34,12 @@ from neutrino.agents.base import Agent, poll
 from neutrino.agents.linuxbridge import config, plan
 from neutrino.agents.linuxbridge.host import BridgeHost
 from neutrino.agents.linuxbridge.linux import Host
-from neutrino.agents.linuxbridge.plan import TAP_PREFIX, tap_name, vxlan_name
+from neutrino.agents.linuxbridge.plan import TAP_PREFIX, tap_name
 from neutrino.agents.rpc import PluginApi
 from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
-SYNC_EVERY = l2_devices.SYNC_EVERY
 NETWORK_TYPES = ("local", "flat", "vxlan")
-__all__ = ["LinuxBridgeAgent", "TAP_PREFIX", "tap_name", "vxlan_name"]
 
 
 class Endpoint:
