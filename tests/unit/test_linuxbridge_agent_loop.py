@@ -7,10 +7,10 @@ from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.agents.linuxbridge import config
 from neutrino.agents.linuxbridge.agent import LinuxBridgeAgent
 from neutrino.agents.linuxbridge.host import FLOOD_MAC
 from neutrino.agents.linuxbridge.memory_host import MemoryHost
+from neutrino.conf.agents import linuxbridge as config
 
 NET, PORT, VLAN_PORT = "n" * 36, "p" * 36, "v" * 36
 LOCAL, PEER = "10.98.0.1", "10.98.0.2"

@@ -31,11 +31,12 @@ from oslo_config import cfg
 
 from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
-from neutrino.agents.linuxbridge import config, plan
+from neutrino.agents.linuxbridge import plan
 from neutrino.agents.linuxbridge.host import BridgeHost
 from neutrino.agents.linuxbridge.linux import Host
 from neutrino.agents.linuxbridge.plan import TAP_PREFIX, tap_name
 from neutrino.agents.rpc import PluginApi
+from neutrino.conf.agents import linuxbridge as config
 from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)

@@ -45,10 +45,11 @@ from oslo_config import cfg
 
 from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
-from neutrino.agents.ovs import config, firewall, flows, l2pop, plan, qos
+from neutrino.agents.ovs import firewall, flows, l2pop, plan, qos
 from neutrino.agents.ovs.ovsctl import OvsCtl
 from neutrino.agents.ovs.switch import Switch
 from neutrino.agents.rpc import PluginApi
+from neutrino.conf.agents import ovs as config
 from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
