@@ -7,15 +7,10 @@ from __future__ import annotations
 
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
-AVAILABILITY = ExtensionDescriptor(
-    "network-ip-availability", "Network IP Availability",
-    "Provides IP availability data for each network and subnet.", "2015-09-24T00:00:00-00:00")
-DETAILS = ExtensionDescriptor(
-    "network-ip-availability-details", "Network IP Availability Details Extension",
-    "Add ip_availability_details attribute to network-ip-availabilities resource.",
-    "2025-10-31T00:00:00-00:00")
+AVAILABILITY = described("network-ip-availability")
+DETAILS = described("network-ip-availability-details")
 
 
 def network_ip_availability() -> ResourceDef:

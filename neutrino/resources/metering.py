@@ -9,15 +9,10 @@ from __future__ import annotations
 
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
-METERING = ExtensionDescriptor("metering", "Neutron Metering", "Neutron Metering extension.",
-                               "2013-06-12T10:00:00-00:00")
-SOURCE_AND_DESTINATION = ExtensionDescriptor(
-    "metering_source_and_destination_fields",
-    "Neutron Metering with source and destination filtering",
-    "Neutron Metering extension that enables the use of source and destination IP prefixes "
-    "to create metering label rules.", "2020-08-21T08:12:00-00:00")
+METERING = described("metering")
+SOURCE_AND_DESTINATION = described("metering_source_and_destination_fields")
 DIRECTIONS = ("ingress", "egress")
 PREFIXES = ("remote_ip_prefix", "source_ip_prefix", "destination_ip_prefix")
 

@@ -15,7 +15,7 @@ from neutrino import errors
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import (UNSET, Attribute, ResourceDef, attr,
                                            standard_attributes)
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
 INT_MAX = 2 ** 31 - 1  # upstream's DB_INTEGER_MAX_VALUE
 INGRESS, EGRESS, ANY = "ingress", "egress", "any"
@@ -29,39 +29,11 @@ MINIMUM_BANDWIDTH = "minimum_bandwidth"
 MINIMUM_PACKET_RATE = "minimum_packet_rate"
 PACKET_RATE_LIMIT = "packet_rate_limit"
 
-_DESCRIPTORS = [
-    ("qos", "Quality of Service", "The Quality of Service extension.",
-     "2015-06-08T10:00:00-00:00"),
-    ("qos-bw-limit-direction", "Direction for QoS bandwidth limit rule",
-     "Allow to configure QoS bandwidth limit rule with specific direction: ingress or egress",
-     "2017-04-10T10:00:00-00:00"),
-    ("qos-bw-minimum-ingress", "Ingress direction for QoS minimum bandwidth rule",
-     "Allow to configure QoS minumum bandwidth rule with ingress direction.",
-     "2018-07-09T10:00:00-00:00"),
-    ("qos-default", "QoS default policy", "Expose the QoS default policy per project",
-     "2017-041-06T10:00:00-00:00"),
-    ("qos-port-network-policy", "QoS port network policy ID",
-     "Adds a the QoS network ID to the port definition", "2019-11-01T10:00:00-00:00"),
-    ("qos-pps-minimum", "QoS minimum packet rate rule",
-     "Allow to configure QoS minimum packet rate rule.", "2021-07-14T10:00:00-00:00"),
-    ("qos-pps-minimum-rule-alias", "QoS minimum packet rate rule alias",
-     "API to enable GET, PUT and DELETE operations on QoS minimum packet rate rule without "
-     "specifying policy ID", "2021-10-22T10:00:00-00:00"),
-    ("qos-pps", "QoS Rule Type Packet per Second Extension",
-     "Add QoS Rule Type Packet per Second", "2021-05-12T10:00:00-00:00"),
-    ("qos-rule-type-details", "Details of QoS rule types",
-     "Expose details about QoS rule types supported by loaded backend drivers",
-     "2017-06-22T10:00:00-00:00"),
-    ("qos-rule-type-filter", "Allow to filter the list of QoS rule types",
-     "Allows to filter the QoS rule type list adding two new flags. \"all_rules\" prints all "
-     "implemented QoS rule types.\"all_supported\" prints all supported QoS rule types by "
-     "the loaded mechanism drivers", "2022-02-02T10:00:00-00:00"),
-    ("qos-rules-alias", "Quality of Service rules alias API",
-     "API to enable GET, PUT and DELETE operations on QoS policy rules without specifying "
-     "policy ID", "2018-10-07T10:00:00-00:00"),
-]
-# ``GET /v2.0/extensions`` entries, as upstream words them.
-DESCRIPTORS = [ExtensionDescriptor(*d) for d in _DESCRIPTORS]
+# The aliases of the QoS plugin, ``qos`` first (extension drivers list it alone).
+DESCRIPTORS = [described(alias) for alias in (
+    "qos", "qos-bw-limit-direction", "qos-bw-minimum-ingress", "qos-default",
+    "qos-port-network-policy", "qos-pps-minimum", "qos-pps-minimum-rule-alias", "qos-pps",
+    "qos-rule-type-details", "qos-rule-type-filter", "qos-rules-alias")]
 
 POLICIES = "policies"  # the collection's key in the resource map and in JSON
 POLICY_KEY = "qos_policy_id"  # a rule's parent

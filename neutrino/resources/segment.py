@@ -4,22 +4,13 @@ from __future__ import annotations
 
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
-SEGMENT = ExtensionDescriptor("segment", "Segment", "Segments extension.",
-                              "2016-02-24T17:00:00-00:00")
-STANDARD_ATTR_SEGMENT = ExtensionDescriptor(
-    "standard-attr-segment", "Standard Attribute Segment Extension",
-    "Add standard attributes to Segment resource", "2018-04-09T10:00:00-00:00")
-SUBNET_SEGMENTID_WRITABLE = ExtensionDescriptor(
-    "subnet-segmentid-writable", "Subnet SegmentID (writable)",
-    "Provides a writable segment_id attribute for a subnet resource.",
-    "2018-03-12T00:00:00-00:00")
-IP_ALLOCATION = ExtensionDescriptor("ip_allocation", "IP Allocation",
-                                    "IP allocation extension.", "2016-06-10T23:00:00-00:00")
-L2_ADJACENCY = ExtensionDescriptor("l2_adjacency", "L2 Adjacency",
-                                   "Display L2 Adjacency for Neutron Networks.",
-                                   "2016-04-12T16:00:00-00:00")
+SEGMENT = described("segment")
+STANDARD_ATTR_SEGMENT = described("standard-attr-segment")
+SUBNET_SEGMENTID_WRITABLE = described("subnet-segmentid-writable")
+IP_ALLOCATION = described("ip_allocation")
+L2_ADJACENCY = described("l2_adjacency")
 
 _I = v.filter_int
 

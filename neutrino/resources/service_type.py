@@ -3,12 +3,9 @@ from __future__ import annotations
 
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
-SERVICE_TYPE = ExtensionDescriptor(
-    "service-type", "Neutron Service Type Management",
-    "API for retrieving service providers for Neutron advanced services",
-    "2013-01-20T00:00:00-00:00")
+SERVICE_TYPE = described("service-type")
 
 
 def service_provider() -> ResourceDef:

@@ -5,12 +5,10 @@ from typing import Any
 
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef, attr, standard_attributes
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
-TRUNK = ExtensionDescriptor("trunk", "Trunk Extension", "Provides support for trunk ports",
-                            "2016-01-01T10:00:00-00:00")
-TRUNK_DETAILS = ExtensionDescriptor("trunk-details", "Trunk port details",
-                                    "Expose trunk port details", "2016-01-01T10:00:00-00:00")
+TRUNK = described("trunk")
+TRUNK_DETAILS = described("trunk-details")
 
 SUB_PORTS = "sub_ports"
 INHERIT = "inherit"

@@ -27,13 +27,11 @@ from neutrino.plugins.l3 import common as c
 from neutrino.resources import core as core_res
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import UNSET, ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
 LOG = logging.getLogger(__name__)
 
-AUTO_ALLOCATED_TOPOLOGY = ExtensionDescriptor(
-    "auto-allocated-topology", "Auto Allocated Topology Services",
-    "Auto Allocated Topology Services.", "2016-01-01T00:00:00-00:00")
+AUTO_ALLOCATED_TOPOLOGY = described("auto-allocated-topology")
 DRY_RUN = "dry-run"
 POLICIES = {
     "get_auto_allocated_topology":
