@@ -7,8 +7,8 @@ controller.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence
 
 from neutrino.resources import validators as v
 
@@ -94,6 +94,11 @@ class ResourceDef:
         for a in attrs:
             self.attributes[a.name] = a
 
+    def copy(self) -> ResourceDef:
+        """The definition an API extends: extensions add attributes and actions
+        to it, never to the declaration every API of the process shares."""
+        return replace(self, attributes=dict(self.attributes), actions=dict(self.actions))
+
     @property
     def policy_singular(self) -> str:
         return self.policy_name or self.singular
@@ -105,3 +110,19 @@ class ResourceDef:
     @property
     def collection_path(self) -> str:
         return f"{self.path_prefix}/{self.plural}"
+
+
+def resource(singular: str, plural: str, *attrs: Attribute, **kw: Any) -> ResourceDef:
+    """A resource declared in one expression, its attributes in the order given."""
+    return ResourceDef(singular, plural, {a.name: a for a in attrs}, **kw)
+
+
+# What an extension adds to resources declared elsewhere: collection -> attributes.
+AttributeMap = Mapping[str, Sequence[Attribute]]
+
+
+def extend(resources: dict[str, ResourceDef], added: AttributeMap) -> None:
+    """Apply an extension of the resource map, the one way attributes reach a
+    resource another module declares."""
+    for plural, attrs in added.items():
+        resources[plural].add(*attrs)

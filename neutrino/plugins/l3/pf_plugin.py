@@ -20,8 +20,7 @@ from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.l3 import port_forwardings as pfs
-from neutrino.plugins.l3 import resources
-from neutrino.resources.attributes import attr
+from neutrino.resources import port_forwarding as defs
 from neutrino.resources.extensions import described
 
 PORT_FORWARDING = described("floating-ip-port-forwarding")
@@ -88,11 +87,11 @@ class PortForwardingPlugin(ServicePlugin):
 
     def extensions(self) -> list[ApiExtension]:
         main = ApiExtension(
-            descriptor=PORT_FORWARDING, resources=[resources.port_forwarding()],
+            descriptor=PORT_FORWARDING, resources=[defs.PORT_FORWARDING],
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])
         expose = ApiExtension(descriptor=EXPOSE,
-                              attributes={"floatingips": [attr("port_forwardings")]},
+                              attributes=dict(defs.EXPOSED_IN_FLOATINGIPS),
                               attribute_handler=FipForwardings(self))
         return [main, expose, ApiExtension(DESCRIPTION), ApiExtension(PORT_RANGES),
                 ApiExtension(DETAIL)]

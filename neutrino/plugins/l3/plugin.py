@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
-from neutrino.plugins.l3 import agent_scheduling, guards, resources
+from neutrino.plugins.l3 import agent_scheduling, guards
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.ha import HighAvailability
@@ -29,6 +29,7 @@ from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
 from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
+from neutrino.resources import l3 as defs
 from neutrino.resources.extensions import described
 
 ROUTER = described("router")
@@ -139,7 +140,7 @@ class L3Plugin(ServicePlugin):
     def extensions(self) -> list[ApiExtension]:
         router = ApiExtension(
             descriptor=ROUTER,
-            resources=[resources.router(), resources.floatingip()],
+            resources=[defs.ROUTER, defs.FLOATINGIP],
             actions={"routers": {"add_router_interface": self.interfaces.add,
                                  "remove_router_interface": self.interfaces.remove,
                                  "add_extraroutes": self.route_actions.add,
@@ -148,7 +149,7 @@ class L3Plugin(ServicePlugin):
                       for name, check in POLICIES.items()])
         # ``port_details`` is filled by the floating IPs themselves (one query per list).
         details = ApiExtension(FIP_PORT_DETAILS, attributes={"floatingips": []})
-        pools = ApiExtension(FLOATINGIP_POOLS, resources=[resources.floatingip_pool()])
+        pools = ApiExtension(FLOATINGIP_POOLS, resources=[defs.FLOATINGIP_POOL])
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
