@@ -8,7 +8,7 @@ controller.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable
 
 from neutrino.resources import validators as v
 
@@ -117,8 +117,9 @@ def resource(singular: str, plural: str, *attrs: Attribute, **kw: Any) -> Resour
     return ResourceDef(singular, plural, {a.name: a for a in attrs}, **kw)
 
 
-# What an extension adds to resources declared elsewhere: collection -> attributes.
-AttributeMap = Mapping[str, Sequence[Attribute]]
+# What an extension adds to resources declared elsewhere: collection -> attributes
+# (the shape of ``ApiExtension.attributes``; read, never changed).
+AttributeMap = dict[str, list[Attribute]]
 
 
 def extend(resources: dict[str, ResourceDef], added: AttributeMap) -> None:

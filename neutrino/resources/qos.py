@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neutrino import errors
+from neutrino.resources import rbac
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import (UNSET, Attribute, ResourceDef, attr,
-                                           standard_attributes)
+from neutrino.resources.attributes import (UNSET, Attribute, AttributeMap, ResourceDef, attr,
+                                           resource, standard_attributes)
 from neutrino.resources.extensions import described
 
 INT_MAX = 2 ** 31 - 1  # upstream's DB_INTEGER_MAX_VALUE
@@ -144,37 +145,42 @@ RULE_TYPES: dict[str, RuleType] = {r.name: r for r in (
 ALIASED = (BANDWIDTH_LIMIT, DSCP_MARKING, MINIMUM_BANDWIDTH, MINIMUM_PACKET_RATE)
 
 
-def policy() -> ResourceDef:
-    r = ResourceDef("policy", POLICIES, url_name="qos/policies")
-    r.add(*standard_attributes())
-    r.add(
-        attr("shared", v.boolean, default=False, allow_post=True, allow_put=True,
-             is_filter=True, convert_filter=v.filter_bool),
-        # ``qos-default``: the project's default policy (one per project).
-        attr("is_default", v.boolean, default=False, allow_post=True, allow_put=True,
-             is_filter=True, convert_filter=v.filter_bool),
-        attr("rules"),
-        attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
-    )
-    return r
+POLICY = resource(
+    "policy", POLICIES,
+    *standard_attributes(),
+    attr("shared", v.boolean, default=False, allow_post=True, allow_put=True,
+         is_filter=True, convert_filter=v.filter_bool),
+    # ``qos-default``: the project's default policy (one per project).
+    attr("is_default", v.boolean, default=False, allow_post=True, allow_put=True,
+         is_filter=True, convert_filter=v.filter_bool),
+    attr("rules"),
+    attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
+    url_name="qos/policies",
+)
 
 
-def rule(rule_type: RuleType) -> ResourceDef:
+def _rule(rule_type: RuleType) -> ResourceDef:
     """A rule type under its policy: ``/v2.0/qos/policies/{id}/<type>_rules``."""
-    r = ResourceDef(rule_type.singular, rule_type.plural, parent=POLICIES, parent_key=POLICY_KEY,
-                    has_tags=False, policy_name=f"policy_{rule_type.singular}")
-    r.add(*rule_type.attributes(), attr(POLICY_KEY, is_visible=False))
-    return r
+    return resource(
+        rule_type.singular, rule_type.plural,
+        *rule_type.attributes(), attr(POLICY_KEY, is_visible=False),
+        parent=POLICIES, parent_key=POLICY_KEY, has_tags=False,
+        policy_name=f"policy_{rule_type.singular}")
 
 
-def alias_rule(rule_type: RuleType) -> ResourceDef:
+def _alias_rule(rule_type: RuleType) -> ResourceDef:
     """``qos-rules-alias``: a rule by id alone (GET, PUT, DELETE)."""
-    r = ResourceDef(rule_type.alias_singular, rule_type.alias_plural, has_tags=False,
-                    url_name=f"qos/{rule_type.alias_plural}")
-    r.add(*rule_type.attributes(creating=False), attr(POLICY_KEY, is_visible=False),
-          # The policy's owner, for ``rule:ext_parent_owner``; never shown.
-          attr("ext_parent:project_id", is_visible=False))
-    return r
+    return resource(
+        rule_type.alias_singular, rule_type.alias_plural,
+        *rule_type.attributes(creating=False), attr(POLICY_KEY, is_visible=False),
+        # The policy's owner, for ``rule:ext_parent_owner``; never shown.
+        attr("ext_parent:project_id", is_visible=False),
+        has_tags=False, url_name=f"qos/{rule_type.alias_plural}")
+
+
+# One collection per rule type, generated from its entry.
+RULES = tuple(_rule(rule_type) for rule_type in RULE_TYPES.values())
+ALIAS_RULES = tuple(_alias_rule(RULE_TYPES[name]) for name in ALIASED)
 
 
 def _flag(raw: str) -> bool:
@@ -184,12 +190,30 @@ def _flag(raw: str) -> bool:
         raise errors.InvalidInput(error_message=str(exc)) from None
 
 
-def rule_type_resource() -> ResourceDef:
-    """``/v2.0/qos/rule-types``: what the loaded backends can enforce."""
-    r = ResourceDef("rule_type", "rule_types", has_tags=False, url_name="qos/rule-types")
-    r.add(attr("type"),
-          attr("drivers"),  # ``qos-rule-type-details``
-          # ``qos-rule-type-filter``
-          attr("all_rules", is_filter=True, is_visible=False, convert_filter=_flag),
-          attr("all_supported", is_filter=True, is_visible=False, convert_filter=_flag))
-    return r
+# ``/v2.0/qos/rule-types``: what the loaded backends can enforce.
+RULE_TYPE = resource(
+    "rule_type", "rule_types",
+    attr("type"),
+    attr("drivers"),  # ``qos-rule-type-details``
+    # ``qos-rule-type-filter``
+    attr("all_rules", is_filter=True, is_visible=False, convert_filter=_flag),
+    attr("all_supported", is_filter=True, is_visible=False, convert_filter=_flag),
+    has_tags=False, url_name="qos/rule-types",
+)
+
+RESOURCES = (POLICY, RULE_TYPE, *RULES, *ALIAS_RULES)
+
+RBAC_OBJECT_TYPE = "qos_policy"
+
+
+def _rbac_object_type(value: Any) -> str:
+    """RBAC's ``object_type`` once QoS policies can be shared."""
+    if isinstance(value, str) and value in (*rbac.OBJECT_TYPES, RBAC_OBJECT_TYPE):
+        return value
+    raise v.NotConvertible(f"'{value}' is not a valid RBAC object type")
+
+
+# What the QoS plugin adds to ``rbac_policies``: its object type.
+RBAC_QOS_POLICY: AttributeMap = {"rbac_policies": [
+    attr("object_type", _rbac_object_type, allow_post=True, enforce_policy=True,
+         is_filter=True, is_sort_key=True)]}

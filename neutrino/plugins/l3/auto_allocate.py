@@ -283,6 +283,6 @@ class AutoAllocatePlugin(ServicePlugin):
     def extensions(self) -> list[ApiExtension]:
         return [ApiExtension(
             descriptor=AUTO_ALLOCATED_TOPOLOGY, resources=[res.TOPOLOGY],
-            attributes=dict(res.IS_DEFAULT), attribute_handler=IsDefault(self),
+            attributes=res.IS_DEFAULT, attribute_handler=IsDefault(self),
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])]

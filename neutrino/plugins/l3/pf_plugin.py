@@ -91,7 +91,7 @@ class PortForwardingPlugin(ServicePlugin):
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])
         expose = ApiExtension(descriptor=EXPOSE,
-                              attributes=dict(defs.EXPOSED_IN_FLOATINGIPS),
+                              attributes=defs.EXPOSED_IN_FLOATINGIPS,
                               attribute_handler=FipForwardings(self))
         return [main, expose, ApiExtension(DESCRIPTION), ApiExtension(PORT_RANGES),
                 ApiExtension(DETAIL)]
