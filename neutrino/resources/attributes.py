@@ -4,6 +4,11 @@ A resource is a table of ``Attribute`` entries. From that one declaration the
 API derives validation, defaults, visibility, ``fields=``, filters, sort keys
 and attribute-level policy, so adding an attribute never means editing a
 controller.
+
+Each resource is declared once, as a module constant built by ``resource``;
+what an extension adds to a resource declared elsewhere is an
+``AttributeMap``, applied by ``extend`` to the copies an API works on, so
+the declarations stay as written however many APIs a process builds.
 """
 from __future__ import annotations
 

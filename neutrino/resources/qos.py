@@ -217,3 +217,15 @@ def _rbac_object_type(value: Any) -> str:
 RBAC_QOS_POLICY: AttributeMap = {"rbac_policies": [
     attr("object_type", _rbac_object_type, allow_post=True, enforce_policy=True,
          is_filter=True, is_sort_key=True)]}
+
+# What the ``qos`` extension driver adds: a policy of a network's or a port's own,
+# and, on ports, the policy their network has.
+POLICY_ID = "qos_policy_id"
+NETWORK_POLICY_ID = "qos_network_policy_id"
+QOS_POLICY_ID: AttributeMap = {
+    "networks": [attr(POLICY_ID, v.or_none(v.uuid), default=None, allow_post=True,
+                      allow_put=True, enforce_policy=True)],
+    "ports": [attr(POLICY_ID, v.or_none(v.uuid), default=None, allow_post=True,
+                   allow_put=True, enforce_policy=True),
+              attr(NETWORK_POLICY_ID)],
+}

@@ -23,11 +23,10 @@ from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import DEFAULT_OF, default_of, usable
 from neutrino.plugins.qos.support import QosSupport
 from neutrino.resources import extensions, qos
-from neutrino.resources import validators as v
-from neutrino.resources.attributes import Attribute, attr
+from neutrino.resources.attributes import Attribute
 
-ATTR = "qos_policy_id"
-NETWORK_ATTR = "qos_network_policy_id"
+ATTR = qos.POLICY_ID
+NETWORK_ATTR = qos.NETWORK_POLICY_ID
 NB, PB = bindings.NB, bindings.PB
 
 
@@ -55,11 +54,7 @@ class QosDriver(ExtensionDriver):
         extensions.register(qos.DESCRIPTORS[0])  # listed even without the plugin
 
     def attributes(self) -> dict[str, list[Attribute]]:
-        def policy_attr() -> Attribute:
-            return attr(ATTR, v.or_none(v.uuid), default=None, allow_post=True, allow_put=True,
-                        enforce_policy=True)
-        return {"networks": [policy_attr()],
-                "ports": [policy_attr(), attr(NETWORK_ATTR)]}
+        return qos.QOS_POLICY_ID
 
     # -- writes -----------------------------------------------------------------------
 
