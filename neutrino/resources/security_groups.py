@@ -146,6 +146,27 @@ def _standard_but(*left_out: str) -> list[Attribute]:
     return [a for a in standard_attributes() if a.name not in left_out]
 
 
+# What a rule and a default rule (a template of rules) say of the traffic they
+# allow. ``remote_group_id`` is free text, as upstream (``PARENT`` in templates).
+_TRAFFIC = (
+    attr("remote_group_id", _plain_id, default=None, allow_post=True,
+         is_filter=True, is_sort_key=True),
+    attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
+         is_filter=True, is_sort_key=True),
+    attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
+    attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
+         is_sort_key=True),
+    attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
+         is_sort_key=True, convert_filter=v.filter_int),
+    attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
+         is_sort_key=True, convert_filter=v.filter_int),
+    attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
+         is_sort_key=True),
+    attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
+         is_filter=True, is_sort_key=True),
+)
+
+
 SECURITY_GROUP = resource(
     "security_group", "security_groups",
     *standard_attributes(),
@@ -167,21 +188,7 @@ SECURITY_GROUP_RULE = resource(
     *_standard_but("name", "tags"),
     attr("security_group_id", _plain_id, allow_post=True, is_filter=True,
          is_sort_key=True, required_by_policy=True),
-    attr("remote_group_id", _plain_id, default=None, allow_post=True,
-         is_filter=True, is_sort_key=True),
-    attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
-         is_filter=True, is_sort_key=True),
-    attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
-    attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
-         is_sort_key=True),
-    attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
-         is_sort_key=True, convert_filter=v.filter_int),
-    attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
-         is_sort_key=True, convert_filter=v.filter_int),
-    attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
-         is_sort_key=True),
-    attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
-         is_filter=True, is_sort_key=True),
+    *_TRAFFIC,
     # security-groups-normalized-cidr
     attr("normalized_cidr", is_filter=True, is_sort_key=True),
     # security-groups-rules-belongs-to-default-sg
@@ -219,22 +226,7 @@ DEFAULT_SECURITY_GROUP_RULE = resource(
     attr("tenant_id", v.string(255), default=None, allow_post=True,
          required_by_policy=True, is_visible=False),
     attr("description", v.string(255), default="", allow_post=True, is_filter=True),
-    # Free text, as upstream: ``PARENT`` or a group's id.
-    attr("remote_group_id", _plain_id, default=None, allow_post=True,
-         is_filter=True, is_sort_key=True),
-    attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
-         is_filter=True, is_sort_key=True),
-    attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
-    attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
-         is_sort_key=True),
-    attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
-         is_sort_key=True, convert_filter=v.filter_int),
-    attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
-         is_sort_key=True, convert_filter=v.filter_int),
-    attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
-         is_sort_key=True),
-    attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
-         is_filter=True, is_sort_key=True),
+    *_TRAFFIC,
     attr("used_in_default_sg", v.boolean, allow_post=True, is_filter=True,
          convert_filter=v.filter_bool),
     attr("used_in_non_default_sg", v.boolean, allow_post=True, is_filter=True,
