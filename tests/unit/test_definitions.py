@@ -152,7 +152,7 @@ def test_every_listed_alias_is_described(api: Api) -> None:
 
 def test_every_alias_a_plugin_supports_is_described() -> None:
     for name in SERVICE_PLUGINS:
-        cls = loader.load_class("neutrino.service_plugins", name)
+        cls: Any = loader.load_class("neutrino.service_plugins", name)
         assert set(cls.supported_extension_aliases) <= set(KNOWN), name
 
 
