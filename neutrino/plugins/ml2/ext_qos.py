@@ -22,7 +22,7 @@ from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
 from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import DEFAULT_OF, default_of, usable
 from neutrino.plugins.qos.support import QosSupport
-from neutrino.resources import extensions, qos
+from neutrino.resources import qos
 from neutrino.resources.attributes import Attribute
 
 ATTR = qos.POLICY_ID
@@ -51,7 +51,6 @@ class QosDriver(ExtensionDriver):
     def __init__(self, conf: Any) -> None:
         super().__init__(conf)
         self.support = QosSupport.from_conf(conf)
-        extensions.register(qos.DESCRIPTORS[0])  # listed even without the plugin
 
     def attributes(self) -> dict[str, list[Attribute]]:
         return qos.QOS_POLICY_ID
