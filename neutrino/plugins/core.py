@@ -223,6 +223,11 @@ class CorePlugin:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
         return self._write(fn)
 
+    def reads_together(self) -> Any:
+        """One read transaction shared by the reads inside the block, of any
+        plugin: an API request's lookups see one state (``Database.reads_together``)."""
+        return self.db.reads_together()
+
     def _write(self, fn: Callable[[Any], T]) -> T:
         @retrying
         def run() -> T:
