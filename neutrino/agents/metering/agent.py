@@ -21,7 +21,9 @@ from oslo_config import cfg
 
 from neutrino.agents.base import Agent
 from neutrino.agents.metering import accounting, driver as drivers, rules
+from neutrino.agents.metering.rpc import MeteringPluginApi
 from neutrino.rpc import topics
+from neutrino.rpc.notifications import Notifications
 from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
@@ -173,8 +175,6 @@ class MeteringAgent(Agent):
 
     def start(self) -> None:
         """Listen for casts, report state, run the loop (in threads)."""
-        from neutrino.agents.metering.rpc import MeteringPluginApi
-        from neutrino.rpc.notifications import Notifications
         if self.plugin_rpc is None:
             self.plugin_rpc = MeteringPluginApi(self.conf, self.host)
         if self.notifier is None:

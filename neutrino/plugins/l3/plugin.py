@@ -30,6 +30,7 @@ from neutrino.plugins.l3.routes import RouteActions
 from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
 from neutrino.resources.extensions import KNOWN, ExtensionDescriptor
+from neutrino.rpc import topics
 
 ROUTER = ExtensionDescriptor(
     "router", "Neutron L3 Router",
@@ -130,8 +131,8 @@ class L3Plugin(ServicePlugin):
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """``q-l3-plugin`` for L3 agents."""
+        # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.l3.rpc import L3RpcEndpoint
-        from neutrino.rpc import topics
         return {topics.L3PLUGIN: [L3RpcEndpoint(self)]}
 
     def periodic_tasks(self) -> list[PeriodicTask]:
