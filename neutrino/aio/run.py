@@ -17,9 +17,13 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.agents.ovs import config as ovs_config
 from neutrino.aio import host, options
 from neutrino.aio.agents import LocalAgents, agent_conf_factory
 from neutrino.aio.wsgi import ThreadedWsgi
+from neutrino.rpc import server as rpc_server
+from neutrino.rpc.transport import close_in_process, rpc_transport
+from neutrino.service import RpcPlugins, StartupError, build_wsgi
 
 LOG = logging.getLogger(__name__)
 
@@ -31,18 +35,13 @@ def say(line: str) -> None:
 def rpc_service(conf: cfg.ConfigOpts, api: Any) -> Any:
     """The RPC endpoints ``neutrino serve`` runs in its RPC process, here in
     threads, over the plugins the API uses."""
-    from neutrino.cmd.serve import RpcPlugins
-    from neutrino.rpc import server as rpc_server
-    from neutrino.rpc.transport import rpc_transport
     plugins = RpcPlugins(conf, api.directory.all_plugins())
-    endpoints = rpc_server.endpoints_by_topic(conf, api.plugin.db, plugins.endpoints)
-    return rpc_server.RpcService(conf, rpc_transport(conf), endpoints, plugins.tasks())
+    return rpc_server.RpcService(conf, rpc_transport(conf), plugins.endpoints(), plugins.tasks())
 
 
 def _switch(conf: cfg.ConfigOpts, agent_conf: cfg.ConfigOpts) -> host.LocalSwitch:
     """The private switch, its bridges of bridge_mappings, and OVS_RUNDIR set
     so that this process's agents (and their OVS tools) manage it."""
-    from neutrino.agents.ovs import config as ovs_config
     ovs_config.register(agent_conf)
     switch = host.LocalSwitch(Path(conf.aio.ovs_rundir), conf.aio.namespace)
     switch.start()
@@ -81,9 +80,6 @@ def _start_agents(conf: cfg.ConfigOpts) -> tuple[host.LocalSwitch | None, LocalA
 
 
 def run(conf: cfg.ConfigOpts, api: Any) -> None:
-    from neutrino.cmd.serve import StartupError
-    from neutrino.rpc.transport import close_in_process
-    from neutrino.service import build_wsgi
     options.register(conf)
     # from here on a stop request waits for the start to finish, then undoes it
     done = threading.Event()
