@@ -1,4 +1,10 @@
-"""Assembles the API service from configuration: database, plugins, policy, WSGI."""
+"""Assembles the service from configuration: database, plugins, policy,
+notifiers, WSGI, and the plugins' RPC endpoints.
+
+The packages below know nothing of each other's wiring: what crosses a
+layer sideways (the compute service hearing about the core plugin's ports,
+agents' state reports reaching the agents table) is connected here.
+"""
 from __future__ import annotations
 
 import logging
@@ -11,15 +17,23 @@ from neutrino.api.controller import Api
 from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.rpc.notifications import Notifications
 from neutrino.conf import options
+from neutrino.db import tables as t
 from neutrino.db.engine import Database
+from neutrino.notifiers.nova import NovaNotifier
 from neutrino.plugins import directory, loader
+from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension
 from neutrino.policy.engine import Policy
 from neutrino.quota.engine import Countable, QuotaEngine
 from neutrino.resources import core, extensions
 from neutrino.resources.attributes import extend
+from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
+
+
+class StartupError(RuntimeError):
+    """A server that cannot start; the command reports it in one line."""
 
 
 def make_conf(args: list[str] | None = None, config_files: list[str] | None = None) -> cfg.ConfigOpts:
@@ -48,7 +62,6 @@ QUOTA_ALIASES = ("quotas", "quota_details", "quota-check-limit", "quota-check-li
 
 
 def quota_countables() -> list[Countable]:
-    from neutrino.db import tables as t
     return [Countable("network", t.networks, "quota_network"),
             Countable("subnet", t.subnets, "quota_subnet"),
             Countable("port", t.ports, "quota_port"),
@@ -66,6 +79,7 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
     db = Database(options.database_url(conf))
     plugin = loader.load_core_plugin(conf, db)
     plugin.quota = QuotaEngine(conf, quota_countables())
+    subscribe_nova(conf, db, plugin.events)
     plugins = directory.load(conf, db, plugin)
     for service in plugins.all_plugins()[1:]:
         plugin.quota.add(service.quota_countables())
@@ -83,6 +97,20 @@ def build_api(conf: cfg.ConfigOpts) -> Api:
         _add_extension(api, ext)
     api.notifier = NotifierHook(Notifications(conf))
     return api
+
+
+def subscribe_nova(conf: cfg.ConfigOpts, db: Database, events: ev.Events) -> None:
+    """The compute service hears, over HTTP, about its instances' ports: their
+    status, their addresses, their floating IPs (``[nova]``, ``notify_nova_*``)."""
+    nova = NovaNotifier(conf, db)
+    status, data = conf.notify_nova_on_port_status_changes, conf.notify_nova_on_port_data_changes
+    if not (status or data) or not nova.api.configured:
+        return
+    events.subscribe("ports", ev.AFTER_UPDATE, nova.port_updated)
+    if data:
+        events.subscribe("ports", ev.AFTER_DELETE, nova.port_deleted)
+        for event in ev.AFTER:
+            events.subscribe("floatingips", event, nova.floatingip_changed)
 
 
 def _add_extension(api: Api, ext: ApiExtension) -> None:
@@ -118,3 +146,35 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None) -> Any:
         from keystonemiddleware import auth_token
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
     return app_mod.with_access_log(app_mod.with_auth(wsgi, auth))
+
+
+class RpcPlugins:
+    """The loaded plugins as the RPC endpoints see them: built there, once,
+    after the fork (or given, in the all-in-one's single process); their RPC
+    endpoints by topic, agents' state reports among them, and their periodic
+    tasks."""
+
+    def __init__(self, conf: cfg.ConfigOpts, plugins: list[Any] | None = None) -> None:
+        self.conf = conf
+        self._plugins = plugins
+
+    def plugins(self) -> list[Any]:
+        if self._plugins is None:
+            self._plugins = build_api(self.conf).directory.all_plugins()
+        return self._plugins
+
+    def endpoints(self) -> dict[str, list[Any]]:
+        # deferred: endpoints load oslo.messaging, which API workers never import
+        from neutrino.plugins.ml2.state_rpc import StateReportEndpoint
+        core_plugin = self.plugins()[0]
+        out: dict[str, list[Any]] = {
+            topics.REPORTS: [StateReportEndpoint(core_plugin.db, self.conf.agent_down_time)]}
+        for plugin in self.plugins():
+            endpoints = getattr(plugin, "rpc_endpoints", None)
+            for topic, found in (endpoints() if endpoints else {}).items():
+                out.setdefault(topic, []).extend(found)
+        return out
+
+    def tasks(self) -> list[Any]:
+        return [task for plugin in self.plugins()
+                for task in (getattr(plugin, "periodic_tasks", None) or list)()]

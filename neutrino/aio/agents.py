@@ -3,7 +3,7 @@
 Each agent gets its own configuration object read from the server's files,
 as a separate ``neutrino agent <kind>`` process would, so agents register
 their options without meeting each other's. They are built and stopped
-exactly as that command does (``neutrino.cmd.agents``). Stopping also
+exactly as that command does (``neutrino.agents.launch``). Stopping also
 removes what the DHCP and L3 agents made on the host (qdhcp-/qrouter-
 namespaces, dnsmasq, their devices), since the private switch those devices
 hang on goes away with the all-in-one; the next start rebuilds them from
@@ -18,23 +18,24 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
-from neutrino.cmd import agents as agent_cmd
+from neutrino.agents import launch
+from neutrino.service import make_conf
 
 LOG = logging.getLogger(__name__)
 
 
 def _l3(conf: cfg.ConfigOpts) -> Any:
-    return agent_cmd.l3_agent(conf, Path(conf.state_path) / "aio-router-namespaces")
+    return launch.l3_agent(conf, Path(conf.state_path) / "aio-router-namespaces")
 
 
-BUILDERS = {**agent_cmd.AGENTS, "l3": _l3}
+BUILDERS = {**launch.AGENTS, "l3": _l3}
 
 
 class LocalAgent:
     def __init__(self, kind: str, conf: cfg.ConfigOpts) -> None:
         self.kind = kind
         self.agent = BUILDERS[kind](conf)
-        self.runner = agent_cmd.Foreground(self.agent)
+        self.runner = launch.Foreground(self.agent)
         self.thread = threading.Thread(target=self._run, name=f"{kind}-agent", daemon=True)
 
     def _run(self) -> None:
@@ -77,7 +78,6 @@ class LocalAgents:
 
 def agent_conf_factory(conf: cfg.ConfigOpts) -> Callable[[], cfg.ConfigOpts]:
     """A fresh configuration from the same files and directories as ``conf``."""
-    from neutrino.service import make_conf
     args: list[str] = []
     for path in conf.config_file or []:
         args += ["--config-file", path]

@@ -22,6 +22,9 @@ from neutrino.aio.agents import LocalAgents, agent_conf_factory
 from neutrino.aio.wsgi import ThreadedWsgi
 from neutrino.conf import aio as aio_conf
 from neutrino.conf.agents import ovs as ovs_conf
+from neutrino.rpc import server as rpc_server
+from neutrino.rpc.transport import close_in_process, rpc_transport
+from neutrino.service import RpcPlugins, StartupError, build_wsgi
 
 LOG = logging.getLogger(__name__)
 
@@ -33,12 +36,8 @@ def say(line: str) -> None:
 def rpc_service(conf: cfg.ConfigOpts, api: Any) -> Any:
     """The RPC endpoints ``neutrino serve`` runs in its RPC process, here in
     threads, over the plugins the API uses."""
-    from neutrino.cmd.serve import RpcPlugins
-    from neutrino.rpc import server as rpc_server
-    from neutrino.rpc.transport import rpc_transport
     plugins = RpcPlugins(conf, api.directory.all_plugins())
-    endpoints = rpc_server.endpoints_by_topic(conf, api.plugin.db, plugins.endpoints)
-    return rpc_server.RpcService(conf, rpc_transport(conf), endpoints, plugins.tasks())
+    return rpc_server.RpcService(conf, rpc_transport(conf), plugins.endpoints(), plugins.tasks())
 
 
 def _switch(conf: cfg.ConfigOpts, agent_conf: cfg.ConfigOpts) -> host.LocalSwitch:
@@ -82,9 +81,6 @@ def _start_agents(conf: cfg.ConfigOpts) -> tuple[host.LocalSwitch | None, LocalA
 
 
 def run(conf: cfg.ConfigOpts, api: Any) -> None:
-    from neutrino.cmd.serve import StartupError
-    from neutrino.rpc.transport import close_in_process
-    from neutrino.service import build_wsgi
     aio_conf.register(conf)
     # from here on a stop request waits for the start to finish, then undoes it
     done = threading.Event()

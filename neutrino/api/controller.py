@@ -53,8 +53,8 @@ class Api:
         return self.owners.get(plural, self.plugin)
 
     def reads_together(self) -> Any:
-        """One read transaction for a request's lookups (``Database.reads_together``)."""
-        return self.plugin.db.reads_together()
+        """One read transaction for a request's lookups, opened by the plugin layer."""
+        return self.plugin.reads_together()
 
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
         for handler in self.attribute_handlers.get(plural, ()):

@@ -4,7 +4,10 @@ Upstream's resource extensions with their own controllers (the agent
 schedulers' ``/agents/{id}/l3-routers``, ``/routers/{id}/l3-agents``)
 check one policy rule against an empty target and hand the request to the
 plugin; their answers are whatever the plugin returns (a POST that returns
-nothing answers ``null``). A method the route does not declare is 405.
+nothing answers ``null``), except for what the plugin answers as data
+(``neutrino.plugins.routes``): items of another collection, shown as that
+collection's API shows them, or a notification to send. A method the route
+does not declare is 405.
 """
 from __future__ import annotations
 
@@ -14,7 +17,10 @@ import falcon
 import orjson
 
 from neutrino.api.hooks import body as body_mod
+from neutrino.api.hooks.policy import Shaper, Targets
 from neutrino.context import Context
+from neutrino.db.query import ListQuery
+from neutrino.plugins.routes import Announced, Listed
 
 
 class Route:
@@ -32,7 +38,7 @@ class Route:
             if method in ("POST", "PUT"):
                 body = body_mod.parse_json(req.bounded_stream.read())
             self.api.policy.enforce(ctx, rule, {})
-            result = handler(self.api, ctx, fields, body)
+            result = answer(self.api, ctx, handler(self.api, ctx, fields, body))
             resp.status = status
             if status == 204:
                 resp.data = b""
@@ -41,3 +47,24 @@ class Route:
             resp.data = orjson.dumps(result)
             resp.content_type = "application/json"
         return serve
+
+
+def answer(api: Any, ctx: Context, result: Any) -> Any:
+    """The JSON answer of what a route handler returned."""
+    if isinstance(result, Announced):
+        api.notifier.event(ctx, result.event, result.payload)
+        return result.answer
+    if isinstance(result, Listed):
+        return {result.plural: listed(api, ctx, result.plural, result.ids)}
+    return result
+
+
+def listed(api: Any, ctx: Context, plural: str, ids: list[str]) -> list[dict[str, Any]]:
+    """Items of ``plural`` by id, as its own API shows them to the caller."""
+    if not ids:
+        return []
+    rdef = api.resources[plural]
+    items, _ = api.plugin_for(plural).list(ctx, plural, ListQuery(filters={"id": ids}))
+    api.extend(ctx, plural, items)
+    shaper = Shaper(api, rdef, ctx, Targets(api.plugin, ctx))
+    return [shaper.shape(i, None) for i in items]

@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from neutrino import errors
-from neutrino.plugins.store import TAG_FILTERS, ListQuery
+from neutrino.db.query import TAG_FILTERS, ListQuery
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef
 

@@ -9,6 +9,7 @@ from neutrino import errors
 from neutrino.api.hooks import body as body_mod
 from neutrino.api.controller import Api, send
 from neutrino.context import Context
+from neutrino.plugins.quotas import Quotas
 from neutrino.resources import validators as v
 
 _limit = v.integer(-1)
@@ -21,10 +22,7 @@ def _target(project_id: str) -> dict[str, Any]:
 class _Base:
     def __init__(self, api: Api) -> None:
         self.api = api
-
-    @property
-    def engine(self) -> Any:
-        return self.api.plugin.quota
+        self.quotas = Quotas(api.plugin)
 
     def authorize(self, ctx: Context, action: str, project_id: str) -> None:
         # A project may always read its own quota, as upstream.
@@ -38,19 +36,15 @@ class QuotaList(_Base):
         ctx: Context = req.context.neutron
         if not ctx.is_admin:
             raise errors.PolicyNotAuthorized(action="get_quota")
-        with self.api.plugin.db.reader() as conn:
-            quotas = []
-            for project in self.engine.projects_with_quotas(conn):
-                limits = self.engine.limits(conn, project)
-                quotas.append({**limits, "project_id": project, "tenant_id": project})
+        quotas = [{**limits, "project_id": project, "tenant_id": project}
+                  for project, limits in self.quotas.limits_by_project().items()]
         send(resp, 200, {"quotas": quotas})
 
 
 class Quota(_Base):
     def on_get(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
         self.authorize(req.context.neutron, "get_quota", project_id)
-        with self.api.plugin.db.reader() as conn:
-            send(resp, 200, {"quota": self.engine.limits(conn, project_id)})
+        send(resp, 200, {"quota": self.quotas.limits(project_id)})
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
         ctx: Context = req.context.neutron
@@ -69,32 +63,24 @@ class Quota(_Base):
                 raise errors.InvalidInput(
                     error_message=f"Invalid input for {name}. Reason: {exc}") from None
         self.authorize(ctx, "update_quota", project_id)
-
-        def op(conn: Any) -> dict[str, int]:
-            self.engine.set_limits(conn, project_id, limits, check_limit)
-            return self.engine.limits(conn, project_id)
-        send(resp, 200, {"quota": self.api.plugin.write(op)})
+        send(resp, 200, {"quota": self.quotas.set_limits(project_id, limits, check_limit)})
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
         self.authorize(req.context.neutron, "delete_quota", project_id)
-        self.api.plugin.write(lambda conn: self.engine.reset(conn, project_id))
+        self.quotas.reset(project_id)
         send(resp, 204)
 
 
 class QuotaDefault(_Base):
     def on_get(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
         self.authorize(req.context.neutron, "get_quota", project_id)
-        send(resp, 200, {"quota": self.engine.defaults()})
+        send(resp, 200, {"quota": self.quotas.defaults()})
 
 
 class QuotaDetails(_Base):
     def on_get(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
         self.authorize(req.context.neutron, "get_quota", project_id)
-        with self.api.plugin.db.reader() as conn:
-            limits = self.engine.limits(conn, project_id)
-            details = {name: {"limit": limit, "used": self.engine.usage(conn, project_id, name),
-                              "reserved": 0} for name, limit in limits.items()}
-        send(resp, 200, {"quota": details})
+        send(resp, 200, {"quota": self.quotas.details(project_id)})
 
 
 def add_routes(app: falcon.App, api: Api) -> None:

@@ -6,7 +6,11 @@ import sys
 
 from oslo_config import cfg
 
+from neutrino.cmd import agents, serve
 from neutrino.cmd.logs import setup_logging
+from neutrino.conf.options import database_url
+from neutrino.db import migrate
+from neutrino.service import make_conf
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -21,7 +25,6 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 
 def _conf(rest: list[str]) -> cfg.ConfigOpts:
-    from neutrino.service import make_conf
     try:
         return make_conf(rest)
     except (cfg.Error, ValueError) as exc:
@@ -38,9 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     args, rest = _parse(sys.argv[1:] if argv is None else argv)
     conf = _conf(rest)
     setup_logging(conf)
-    from neutrino.conf.options import database_url
     if args.command == "db":
-        from neutrino.db import migrate
         if args.action == "upgrade":
             migrate.upgrade(database_url(conf))
             print(f"database at {migrate.current(database_url(conf))}")
@@ -48,13 +49,11 @@ def main(argv: list[str] | None = None) -> None:
             print(migrate.current(database_url(conf)))
         return
     if args.command == "agent":
-        from neutrino.cmd import agents
         try:
             agents.run(args.kind, conf)
         except (ValueError, cfg.Error) as exc:
             _die(exc)
         return
-    from neutrino.cmd import serve
     try:
         serve.run(conf)
     except serve.StartupError as exc:

@@ -22,20 +22,22 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.aio import run as aio
 from neutrino.cmd.logs import switch_access_log
+from neutrino.conf.options import database_url
+from neutrino.db import migrate
+from neutrino.plugins.loader import PluginLoadError
+from neutrino.process import die_with_parent
+from neutrino.rpc import server as rpc_server
+from neutrino.rpc.transport import configured_url, in_process
+from neutrino.service import RpcPlugins, StartupError, build_api, build_wsgi
 
 LOG = logging.getLogger(__name__)
-
-
-class StartupError(RuntimeError):
-    pass
 
 
 def check_schema(conf: cfg.ConfigOpts) -> None:
     """SQLite (all-in-one) is migrated in place; server databases must be
     upgraded explicitly with ``neutrino db upgrade``, as upstream."""
-    from neutrino.conf.options import database_url
-    from neutrino.db import migrate
     url = database_url(conf)
     if migrate.is_current(url):
         return
@@ -55,7 +57,6 @@ def _upgrade_in_child(url: str) -> None:
     (a first start's workers held 79-84 MB, against 60-65 MB later; #8
     allows 80)."""
     import multiprocessing
-    from neutrino.db import migrate
     child = multiprocessing.get_context("fork").Process(
         target=migrate.upgrade, args=(url,), name="neutrino-db-upgrade")
     child.start()
@@ -130,8 +131,6 @@ def _running(process: Any) -> bool:
 
 def load_app(conf: cfg.ConfigOpts) -> Any:
     """The WSGI app, built in a worker just after the fork."""
-    from neutrino.cmd.parent import die_with_parent
-    from neutrino.service import build_wsgi
     die_with_parent()  # a master killed with SIGKILL takes its workers along
     switch_access_log(conf)
     _forget_masters_children()
@@ -194,38 +193,8 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
-class RpcPlugins:
-    """The loaded plugins as the RPC endpoints see them: built there, once,
-    after the fork (or given, in the all-in-one's single process); their RPC
-    endpoints by topic and their periodic tasks."""
-
-    def __init__(self, conf: cfg.ConfigOpts, plugins: list[Any] | None = None) -> None:
-        self.conf = conf
-        self._plugins = plugins
-
-    def plugins(self) -> list[Any]:
-        if self._plugins is None:
-            from neutrino.service import build_api
-            self._plugins = build_api(self.conf).directory.all_plugins()
-        return self._plugins
-
-    def endpoints(self) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
-        for plugin in self.plugins():
-            endpoints = getattr(plugin, "rpc_endpoints", None)
-            for topic, found in (endpoints() if endpoints else {}).items():
-                out.setdefault(topic, []).extend(found)
-        return out
-
-    def tasks(self) -> list[Any]:
-        return [task for plugin in self.plugins()
-                for task in (getattr(plugin, "periodic_tasks", None) or list)()]
-
-
 def run(conf: cfg.ConfigOpts) -> None:
     check_schema(conf)
-    from neutrino.plugins.loader import PluginLoadError
-    from neutrino.service import build_api
     try:
         api = build_api(conf)  # fail fast on bad plugin/driver configuration
     except PluginLoadError as exc:
@@ -234,16 +203,13 @@ def run(conf: cfg.ConfigOpts) -> None:
     initialize = getattr(plugin, "initialize", None)
     if initialize is not None:
         initialize()  # once per server, before the workers fork (ML2 segment pools)
-    from neutrino.rpc.transport import configured_url, in_process
     if in_process(conf):
-        from neutrino.aio import run as aio
         aio.run(conf, api)
         return
     plugin.db.dispose()
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)
-    from neutrino.rpc import server as rpc_server
     in_rpc = RpcPlugins(conf)
     rpc = (rpc_server.start_process(conf, in_rpc.endpoints, in_rpc.tasks)
            if configured_url(conf) else None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from neutrino.db.engine import normalise_url
+from neutrino.db.engine import make_engine, normalise_url
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -18,7 +18,6 @@ def alembic_config(url: str) -> Any:
 
 
 def upgrade(url: str, revision: str = "head") -> None:
-    from neutrino.db.engine import make_engine
     engine = make_engine(url)  # creates the SQLite directory when needed
     engine.dispose()
     from alembic import command
@@ -29,7 +28,6 @@ def current(url: str) -> str | None:
     """The schema's revision, read from ``alembic_version`` directly: Alembic
     is only loaded when there is something to upgrade."""
     import sqlalchemy as sa
-    from neutrino.db.engine import make_engine
     engine = make_engine(url)
     try:
         with engine.connect() as conn:

@@ -25,10 +25,11 @@ import logging
 import threading
 from typing import Any
 
+import sqlalchemy as sa
 from oslo_config import cfg
 
 from neutrino.conf.nova import GROUP
-from neutrino.plugins import events as ev
+from neutrino.db import tables as t
 
 LOG = logging.getLogger(__name__)
 
@@ -118,18 +119,6 @@ class NovaNotifier:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def subscribe(self, events: ev.Events) -> None:
-        status, data = (self.conf.notify_nova_on_port_status_changes,
-                        self.conf.notify_nova_on_port_data_changes)
-        if not (status or data) or not self.api.configured:
-            return
-        if status or data:
-            events.subscribe("ports", ev.AFTER_UPDATE, self._port_updated)
-        if data:
-            events.subscribe("ports", ev.AFTER_DELETE, self._port_deleted)
-            for event in ev.AFTER:
-                events.subscribe("floatingips", event, self._floatingip_changed)
-
     # -- queueing ------------------------------------------------------------------
 
     def queue(self, event: dict[str, Any]) -> None:
@@ -164,9 +153,9 @@ class NovaNotifier:
         with self._lock:
             self._pending[:0] = retry
 
-    # -- event subscribers -----------------------------------------------------------
+    # -- the core plugin's after-commit events (subscribed by ``neutrino.service``) ----
 
-    def _port_updated(self, ctx: Any, original: dict[str, Any], port: dict[str, Any]) -> None:
+    def port_updated(self, ctx: Any, original: dict[str, Any], port: dict[str, Any]) -> None:
         if self.conf.notify_nova_on_port_status_changes and is_compute_port(port) \
                 and original.get("status") != port.get("status"):
             event = status_event(port, original.get("status"), port.get("status") or "")
@@ -176,12 +165,12 @@ class NovaNotifier:
                 and original.get("fixed_ips") != port.get("fixed_ips"):
             self.queue(changed_event(port))
 
-    def _port_deleted(self, ctx: Any, port: dict[str, Any]) -> None:
+    def port_deleted(self, ctx: Any, port: dict[str, Any]) -> None:
         if is_compute_port(port):
             self.queue({"server_uuid": port["device_id"], "name": VIF_DELETED,
                         "tag": port["id"]})
 
-    def _floatingip_changed(self, ctx: Any, *states: dict[str, Any]) -> None:
+    def floatingip_changed(self, ctx: Any, *states: dict[str, Any]) -> None:
         """Association, disassociation or deletion of a floating IP: the
         instance behind the port (before or after) refreshes its cache."""
         original, current = (states[0], states[-1]) if len(states) == 2 else (None, states[0])
@@ -192,9 +181,6 @@ class NovaNotifier:
         port_ids.discard(None)
         if not port_ids:
             return
-        import sqlalchemy as sa
-
-        from neutrino.db import tables as t
         p = t.ports.c
         with self.db.reader() as conn:
             rows = conn.execute(sa.select(p.id, p.device_id, p.device_owner)

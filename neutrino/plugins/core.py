@@ -22,7 +22,9 @@ from neutrino.plugins.address_groups import AddressGroups
 from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.agents import Agents, AvailabilityZones
 from neutrino.plugins.joined import Joined
+from neutrino.plugins.ml2.agent_notifier import AgentNotifier
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
+from neutrino.plugins.ml2.l2pop import L2Population
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
@@ -37,7 +39,13 @@ from neutrino.plugins.sg_statefulness import DefaultStatefulness
 from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
+from neutrino.resources import agents, security_groups
 from neutrino.resources import validators as v
+from neutrino.resources.address_scope import ADDRESS_SCOPE
+from neutrino.resources.attributes import extend
+from neutrino.resources.rbac import RBAC_POLICY
+from neutrino.rpc import topics
+from neutrino.rpc.casts import Casts
 
 T = TypeVar("T")
 LOG = logging.getLogger(__name__)
@@ -115,17 +123,12 @@ class CorePlugin:
         self._subscribe_notifiers()
 
     def _subscribe_notifiers(self) -> None:
-        """Agents (and l2population) hear about committed changes over the bus,
-        the compute service about its instances' ports over HTTP."""
-        from neutrino.notifiers.nova import NovaNotifier
-        from neutrino.plugins.ml2.agent_notifier import AgentNotifier
-        from neutrino.rpc.casts import Casts
-        NovaNotifier(self.conf, self.db).subscribe(self.events)
+        """Agents (and l2population) hear about committed changes over the bus
+        (the compute service's notifier is subscribed by ``neutrino.service``)."""
         self.casts = Casts(self.conf)
         AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
         self.l2pop = None
         if any(d.name == "l2population" for d in self.mechanisms.drivers):
-            from neutrino.plugins.ml2.l2pop import L2Population
             self.l2pop = L2Population(self.db, self.casts)
             self.l2pop.subscribe(self.events)
 
@@ -146,11 +149,11 @@ class CorePlugin:
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on the server, by topic (served by the RPC process)."""
+        # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.ml2.metadata_rpc import MetadataEndpoint
         from neutrino.plugins.ml2.rpc import L2Endpoint
         from neutrino.plugins.ml2.sg_rpc import SecurityGroupEndpoint
         from neutrino.plugins.ml2.tunnel_rpc import TunnelEndpoint
-        from neutrino.rpc import topics
         return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self),
                                 TunnelEndpoint(self), MetadataEndpoint(self)]}
 
@@ -168,10 +171,6 @@ class CorePlugin:
     def extend_resources(self, resources: dict[str, Any]) -> None:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
-        from neutrino.resources import agents, security_groups
-        from neutrino.resources.address_scope import ADDRESS_SCOPE
-        from neutrino.resources.attributes import extend
-        from neutrino.resources.rbac import RBAC_POLICY
         for rdef in (RBAC_POLICY, agents.AGENT, agents.AVAILABILITY_ZONE, ADDRESS_SCOPE,
                      *security_groups.RESOURCES):
             resources.setdefault(rdef.plural, rdef.copy())
@@ -219,6 +218,11 @@ class CorePlugin:
     def write(self, fn: Callable[[Any], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
         return self._write(fn)
+
+    def reads_together(self) -> Any:
+        """One read transaction shared by the reads inside the block, of any
+        plugin: an API request's lookups see one state (``Database.reads_together``)."""
+        return self.db.reads_together()
 
     def _write(self, fn: Callable[[Any], T]) -> T:
         @retrying

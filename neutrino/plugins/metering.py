@@ -23,6 +23,7 @@ from neutrino.plugins import metering_agents as agents
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.resources import metering as res
+from neutrino.rpc import topics
 
 T = TypeVar("T")
 lb = t.meteringlabels.c
@@ -250,7 +251,7 @@ class MeteringPlugin(ServicePlugin):
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """``metering_plugin`` for metering agents."""
-        from neutrino.rpc import topics
+        # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.metering_rpc import MeteringRpcEndpoint
         return {topics.METERING_PLUGIN: [MeteringRpcEndpoint(self)]}
 

@@ -12,7 +12,6 @@ import functools
 import uuid
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 import sqlalchemy as sa
@@ -20,6 +19,7 @@ from sqlalchemy import Connection, Table
 
 from neutrino import errors
 from neutrino.db import pipeline
+from neutrino.db.query import TAG_FILTERS, ListQuery
 from neutrino.db import tables as t
 from neutrino.db import writes
 from neutrino.plugins import joined as joined_mod
@@ -44,26 +44,6 @@ def iso(value: dt.datetime | None) -> str | None:
 
 def new_id() -> str:
     return str(uuid.uuid4())
-
-
-@dataclass
-class ListQuery:
-    """What the API asks of a list: already validated and converted."""
-
-    filters: dict[str, list[Any]] = field(default_factory=dict)
-    sorts: list[tuple[str, bool]] = field(default_factory=list)  # (key, ascending)
-    limit: int | None = None
-    marker: str | None = None
-    page_reverse: bool = False
-    fields: list[str] | None = None
-    # Conditions from extension drivers on attributes they store themselves.
-    extra: list[Any] = field(default_factory=list)
-    # The dicts go straight into an API answer: the request adds attributes
-    # to them and changes nothing inside (``row_memo.Built``).
-    answer: bool = False
-    # Set by ``paged_select``: whether the marker names a row (None: not looked
-    # up there), so the API's 404 for an unknown marker costs no query of its own.
-    marker_found: bool | None = None
 
 
 def standard_row(ctx_project: str | None, data: dict[str, Any],
@@ -425,9 +405,6 @@ def tag_clauses(id_col: Any, filters: dict[str, list[Any]]) -> list[Any]:
     if filters.get("not-tags-any"):
         out.append(id_col.not_in(any_of(split(filters["not-tags-any"]))))
     return out
-
-
-TAG_FILTERS = ("tags", "tags-any", "not-tags", "not-tags-any")
 
 
 def column_clauses(table: Table, filters: dict[str, list[Any]],

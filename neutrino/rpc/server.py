@@ -16,8 +16,7 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
-from neutrino.cmd.parent import die_with_parent
-from neutrino.rpc import topics
+from neutrino.process import die_with_parent
 from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
 
@@ -26,15 +25,6 @@ LOG = logging.getLogger(__name__)
 
 PluginEndpoints = Callable[[], dict[str, list[Any]]]
 PluginTasks = Callable[[], list[tuple[float, Callable[[], None]]]]
-
-
-def endpoints_by_topic(conf: cfg.ConfigOpts, db: Any,
-                       plugin_endpoints: PluginEndpoints | None) -> dict[str, list[Any]]:
-    from neutrino.rpc.state import StateReportEndpoint
-    out: dict[str, list[Any]] = {topics.REPORTS: [StateReportEndpoint(db, conf.agent_down_time)]}
-    for topic, endpoints in (plugin_endpoints() if plugin_endpoints else {}).items():
-        out.setdefault(topic, []).extend(endpoints)
-    return out
 
 
 class RpcService:
@@ -73,11 +63,8 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
     """Run the RPC servers (and the plugins' periodic tasks) until SIGTERM;
     the plugins' endpoints are built here, after the fork, so their database
     connections are this process's."""
-    from neutrino.conf.options import database_url
-    from neutrino.db.engine import Database
-    db = Database(database_url(conf))
     transport = rpc_transport(conf)
-    service = RpcService(conf, transport, endpoints_by_topic(conf, db, plugin_endpoints),
+    service = RpcService(conf, transport, plugin_endpoints() if plugin_endpoints else {},
                          plugin_tasks() if plugin_tasks else [])
     service.start()
     done = threading.Event()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from neutrino.agents.l3 import model, router
-from neutrino.cmd import agents
+from neutrino.agents import launch
 from neutrino.cmd.main import main
 
 
@@ -40,7 +40,7 @@ def _suffix_namespaces(suffix: str) -> None:
 
 
 if __name__ == "__main__":
-    agents.AGENTS["l3"] = lambda conf: agents.l3_agent(conf, Path("owned-namespaces").resolve())
+    launch.AGENTS["l3"] = lambda conf: launch.l3_agent(conf, Path("owned-namespaces").resolve())
     if os.environ.get("NEUTRINO_NS_SUFFIX"):
         _suffix_namespaces(os.environ["NEUTRINO_NS_SUFFIX"])
     main()

@@ -24,6 +24,7 @@ from neutrino.agents.base import Agent
 from neutrino.agents.metadata.lookup import InstanceLookup
 from neutrino.agents.metadata.nova import Answer, NovaMetadata, text_answer
 from neutrino.conf.agents import metadata as metadata_conf
+from neutrino.agents.metadata.rpc import MetadataPluginApi
 
 LOG = logging.getLogger(__name__)
 
@@ -148,7 +149,6 @@ class MetadataAgent(Agent):
     def start(self) -> None:
         """Listen on the socket and report state (threads); returns at once."""
         if self.plugin_rpc is None:
-            from neutrino.agents.metadata.rpc import MetadataPluginApi
             self.plugin_rpc = MetadataPluginApi(self.conf)
         service = MetadataService(InstanceLookup(self.plugin_rpc.get_ports),
                                   NovaMetadata(self.conf))

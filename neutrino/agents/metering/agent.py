@@ -21,8 +21,10 @@ from oslo_config import cfg
 
 from neutrino.agents.base import Agent
 from neutrino.agents.metering import accounting, driver as drivers, rules
+from neutrino.agents.metering.rpc import MeteringPluginApi
 from neutrino.conf.agents import metering as metering_conf
 from neutrino.rpc import topics
+from neutrino.rpc.notifications import Notifications
 
 LOG = logging.getLogger(__name__)
 
@@ -152,8 +154,6 @@ class MeteringAgent(Agent):
 
     def start(self) -> None:
         """Listen for casts, report state, run the loop (in threads)."""
-        from neutrino.agents.metering.rpc import MeteringPluginApi
-        from neutrino.rpc.notifications import Notifications
         if self.plugin_rpc is None:
             self.plugin_rpc = MeteringPluginApi(self.conf, self.host)
         if self.notifier is None:

@@ -27,8 +27,11 @@ from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
 from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.dhcp.hosting import Hosting
 from neutrino.plugins.dhcp.notifier import DhcpAgentNotifier
+from neutrino.plugins.dhcp.routes import routes
 from neutrino.plugins.ml2 import provisioning
 from neutrino.resources.extensions import described
+from neutrino.rpc import topics
+from neutrino.rpc.casts import Casts
 
 LOG = logging.getLogger(__name__)
 
@@ -74,7 +77,6 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
 
     def connect(self, core: Any) -> None:
         super().connect(core)
-        from neutrino.rpc.casts import Casts
         events = core.events
         if self.conf.dhcp_agent_notification:
             self.notifier = DhcpAgentNotifier(self.hosting, core, Casts(self.conf))
@@ -196,11 +198,10 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
     # -- what the server offers -----------------------------------------------------------
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
+        # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.dhcp.rpc import DhcpEndpoint
-        from neutrino.rpc import topics
         return {topics.PLUGIN: [DhcpEndpoint(self.core, self.hosting)]}
 
     def extensions(self) -> list[ApiExtension]:
-        from neutrino.api import dhcp_agents
         return [ApiExtension(descriptor=described(ALIAS), policies=list(POLICIES),
-                             routes=dhcp_agents.routes(self))]
+                             routes=routes(self))]

@@ -31,6 +31,7 @@ from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
 from neutrino.resources import l3 as defs
 from neutrino.resources.extensions import described
+from neutrino.rpc import topics
 
 ROUTER = described("router")
 EXT_GW_MODE = described("ext-gw-mode")
@@ -116,8 +117,8 @@ class L3Plugin(ServicePlugin):
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """``q-l3-plugin`` for L3 agents."""
+        # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.l3.rpc import L3RpcEndpoint
-        from neutrino.rpc import topics
         return {topics.L3PLUGIN: [L3RpcEndpoint(self)]}
 
     def periodic_tasks(self) -> list[PeriodicTask]:

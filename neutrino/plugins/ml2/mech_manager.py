@@ -17,6 +17,7 @@ import logging
 from typing import Any
 
 from neutrino import errors
+from neutrino.db.engine import is_retriable
 from neutrino.plugins import loader
 from neutrino.plugins.ml2.exceptions import MechanismDriverError, Ml2ConfigError
 from neutrino.plugins.ml2.mech_api import (MAX_BINDING_LEVELS, MechanismDriver, PortContext,
@@ -142,5 +143,4 @@ class MechanismManager:
 
 
 def _is_db_race(exc: BaseException) -> bool:
-    from neutrino.db.engine import is_retriable
     return is_retriable(exc)

@@ -16,6 +16,7 @@ from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.db import tables as t
+from neutrino.plugins.qos.policies import load_rules
 from neutrino.plugins.qos.support import QosSupport
 
 NB = t.qos_network_policy_bindings
@@ -38,7 +39,6 @@ def _inheriting(ports: Any) -> Any:
 
 
 def rules_of(conn: Connection, policy_id: str) -> list[dict[str, Any]]:
-    from neutrino.plugins.qos.policies import load_rules
     return load_rules(conn, [policy_id])[policy_id]
 
 

@@ -19,10 +19,12 @@ from neutrino.context import Context
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.plugins.qos import policies as pol
+from neutrino.plugins.qos.agent_rpc import PolicyPusher
 from neutrino.plugins.qos.rules import Rules
 from neutrino.plugins.qos.support import QosSupport
 from neutrino.resources import qos
 from neutrino.resources import rbac as rbac_res
+from neutrino.rpc import topics
 
 T = TypeVar("T")
 
@@ -78,7 +80,6 @@ class QosPlugin(ServicePlugin):
 
     def connect(self, core: Any) -> None:
         super().connect(core)
-        from neutrino.plugins.qos.agent_rpc import PolicyPusher
         self.pusher = PolicyPusher(self.db, getattr(core, "casts", None))
         rbac_handler = core.handlers["rbac_policies"]
         rbac_handler.actions = {**rbac_handler.actions, pol.KIND: (rbac_res.ACCESS_AS_SHARED,)}
@@ -188,8 +189,8 @@ class QosPlugin(ServicePlugin):
         self.pusher.updated(self._write(remove))
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
+        # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.qos.pull_rpc import ResourcesPullEndpoint
-        from neutrino.rpc import topics
         return {topics.RESOURCES_PULL: [ResourcesPullEndpoint(self.db)]}
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,

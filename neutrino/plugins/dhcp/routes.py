@@ -5,33 +5,22 @@
 bodies are upstream's (``{"network_id": ...}`` in, ``null`` out on add) and
 their policies are checked with an empty target (admin only by default),
 so a refusal is 403, as upstream (``neutrino.api.custom_routes``). Lists
-show the networks and agents as their own APIs show them to the caller.
+name the networks and agents; the API shows them as their own APIs show
+them to the caller (``neutrino.plugins.routes.Listed``).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from neutrino import errors
-from neutrino.api.hooks.policy import Shaper, Targets
 from neutrino.context import Context
-from neutrino.plugins import store
 from neutrino.plugins.base import CustomRoute
-
-
-def _listed(api: Any, ctx: Context, plural: str, ids: list[str]) -> list[dict[str, Any]]:
-    if not ids:
-        return []
-    rdef = api.resources[plural]
-    items, _ = api.plugin_for(plural).list(ctx, plural, store.ListQuery(filters={"id": ids}))
-    api.extend(ctx, plural, items)
-    shaper = Shaper(api, rdef, ctx, Targets(api.plugin, ctx))
-    return [shaper.shape(i, None) for i in items]
+from neutrino.plugins.routes import Announced, Listed
 
 
 def routes(plugin: Any) -> list[CustomRoute]:
     def networks_on_agent(api: Any, ctx: Context, fields: dict[str, str], body: Any) -> Any:
-        ids = plugin.networks_on_agent(fields["rid"])
-        return {"networks": _listed(api, ctx, "networks", ids)}
+        return Listed("networks", plugin.networks_on_agent(fields["rid"]))
 
     def add_network(api: Any, ctx: Context, fields: dict[str, str], body: Any) -> Any:
         network_id = body.get("network_id") if isinstance(body, dict) else None
@@ -39,18 +28,16 @@ def routes(plugin: Any) -> list[CustomRoute]:
             raise errors.BadRequest(resource="dhcp-network",
                                     msg="Invalid input: 'network_id' is required")
         plugin.add_network(fields["rid"], network_id)
-        api.notifier.event(ctx, "dhcp_agent.network.add",
-                           {"network_id": network_id, "agent_id": fields["rid"]})
-        return None
+        return Announced("dhcp_agent.network.add",
+                         {"network_id": network_id, "agent_id": fields["rid"]})
 
     def remove_network(api: Any, ctx: Context, fields: dict[str, str], body: Any) -> Any:
         plugin.remove_network(fields["rid"], fields["child_id"])
-        api.notifier.event(ctx, "dhcp_agent.network.remove",
-                           {"network_id": fields["child_id"], "agent_id": fields["rid"]})
-        return None
+        return Announced("dhcp_agent.network.remove",
+                         {"network_id": fields["child_id"], "agent_id": fields["rid"]})
 
     def agents_hosting(api: Any, ctx: Context, fields: dict[str, str], body: Any) -> Any:
-        return {"agents": _listed(api, ctx, "agents", plugin.agents_hosting(fields["rid"]))}
+        return Listed("agents", plugin.agents_hosting(fields["rid"]))
 
     return [
         CustomRoute("/agents/{rid}/dhcp-networks", {

@@ -1,4 +1,4 @@
-"""A child process's tie to the process that started it."""
+"""A child process's tie to the process that started it (a utility of every layer)."""
 from __future__ import annotations
 
 import os

@@ -1,0 +1,1 @@
+"""The DHCP agent scheduler plugin: scheduling, its RPC endpoint, its notifier."""
