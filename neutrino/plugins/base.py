@@ -55,6 +55,9 @@ class RequestHook(abc.ABC):
 class AttributeHandler(abc.ABC):
     """Stores and shows the attributes an extension adds to a resource."""
 
+    # The attributes it serves (set by the service assembly from the extension).
+    attribute_names: tuple[str, ...] = ()
+
     @abc.abstractmethod
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
                 result: dict[str, Any], creating: bool) -> None:
