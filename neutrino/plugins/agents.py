@@ -18,6 +18,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.handler import Handler
 from neutrino.plugins.ml2 import agents_db
 
 AGENT_TYPE_DHCP = "DHCP agent"
@@ -32,7 +33,7 @@ def not_found(agent_id: str) -> errors.AgentNotFound:
     return errors.AgentNotFound(id=agent_id)
 
 
-class Agents:
+class Agents(Handler):
     """``/v2.0/agents``: what agents reported, as the admin sees it."""
 
     table = t.agents
@@ -97,7 +98,7 @@ class Agents:
         conn.execute(sa.delete(t.agents).where(a.id == agent_id))
 
 
-class AvailabilityZones:
+class AvailabilityZones(Handler):
     """``/v2.0/availability_zones``: zones named in DHCP and L3 agents' reports.
 
     A zone is available for a resource while one of its agents of that kind

@@ -17,6 +17,7 @@ from neutrino.ipam import allocator
 from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import networks, routed, store
+from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 from neutrino.plugins.ml2.extension_api import PORT_NETWORK
 from neutrino.plugins.row_memo import RowMemo
@@ -143,7 +144,7 @@ def _ordered(allocs: list[Any]) -> list[Any]:
                                          netaddr.IPAddress(a[2])))
 
 
-class Ports:
+class Ports(Handler):
     table = t.ports
 
     def __init__(self, conf: Any) -> None:

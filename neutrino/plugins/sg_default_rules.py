@@ -23,6 +23,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import sg_rules, store
+from neutrino.plugins.handler import Handler
 from neutrino.resources.security_groups import PARENT
 
 D = t.securitygroupdefaultrules
@@ -55,7 +56,7 @@ def count(conn: Connection, for_default: bool) -> int:
                             .where(column.is_(True))).scalar() or 0)
 
 
-class DefaultSecurityGroupRules:
+class DefaultSecurityGroupRules(Handler):
     """The handler of ``default_security_group_rules`` (admins write, readers read)."""
 
     table = D

@@ -15,6 +15,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.handler import Handler
 
 S = t.security_groups_default_statefulness
 
@@ -42,7 +43,7 @@ def default_for(conn: Connection, project_id: str | None) -> bool:
     return bool(rows.get(None, True))
 
 
-class DefaultStatefulness:
+class DefaultStatefulness(Handler):
     """The handler of ``security_groups_default_statefulness``."""
 
     table = S
