@@ -8,9 +8,10 @@ unconditionally instead of asking a handler what it happens to define.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
-from sqlalchemy import Connection, Table
+import sqlalchemy as sa
+from sqlalchemy import Connection, Row, Table
 
 from neutrino import errors
 from neutrino.context import Context
@@ -101,3 +102,48 @@ class Handler:
     def action(self, ctx: Context, rid: str, name: str, body: Any) -> ActionWork:
         raise errors.ResourceNotFound()
 
+
+class TableHandler(Handler):
+    """A collection that is one table and nothing more: a resource is its
+    row, shown by ``to_dicts``; an update writes the ``updatable`` columns
+    given; a delete removes the row. Subclasses add what is their own
+    (checks on create, computed filters), not the reads and writes again."""
+
+    # Columns an update writes as given; none: the collection is not updated.
+    updatable: tuple[str, ...] = ()
+
+    def not_found(self, rid: str) -> Exception:
+        raise NotImplementedError
+
+    def to_dicts(self, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def filters(self) -> dict[str, store.FilterBuilder]:
+        """Filters that are not a column's own values (``alive``)."""
+        return {}
+
+    def row(self, conn: Connection, rid: str, for_update: bool = False) -> Row[Any]:
+        return store.get_row(conn, self.table, rid, lambda: self.not_found(rid),
+                             for_update=for_update)
+
+    def get(self, conn: Connection, rid: str) -> dict[str, Any]:
+        return self.to_dicts([self.row(conn, rid)])[0]
+
+    def list(self, conn: Connection, ctx: Context,
+             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        clauses = store.column_clauses(self.table, query.filters, self.filters())
+        rows, more = store.paged_select(conn, self.table, clauses, query)
+        return self.to_dicts(rows), more
+
+    def update(self, conn: Connection, ctx: Context, rid: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        if not self.updatable:
+            raise errors.MethodNotAllowed()
+        self.row(conn, rid, for_update=True)
+        values = {k: data[k] for k in self.updatable if k in data}
+        if values:
+            conn.execute(sa.update(self.table).where(self.table.c.id == rid).values(**values))
+
+    def delete(self, conn: Connection, rid: str, revision: int | None) -> None:
+        self.row(conn, rid, for_update=True)
+        conn.execute(sa.delete(self.table).where(self.table.c.id == rid))

@@ -89,7 +89,7 @@ class SchedulerApi:
             router = store.get_row(conn, t.routers, router_id,
                                    lambda: c.router_not_found(router_id))
             rows = self.plugin.scheduler.agents_of(conn, [router_id]).get(router_id, [])
-            agents = self.agents._to_dicts(rows)
+            agents = self.agents.to_dicts(rows)
             if router.ha:  # ``l3-ha``: what each agent last reported
                 states = self.plugin.ha.states(conn, router_id)
                 for agent in agents:
