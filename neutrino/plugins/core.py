@@ -213,7 +213,7 @@ class CorePlugin:
             out.update((item["id"], item) for item in self.completed(conn, "ports", items))
         return out
 
-    def _fetch(self, conn: Any, plural: str, ids: list[str],
+    def _fetch(self, conn: Connection, plural: str, ids: list[str],
                ctx: Context | None = None) -> list[dict[str, Any]]:
         """Resources by id as ``ctx`` sees them (None: an internal load). A
         handler whose resources depend on who asks (``shared``) reads them
@@ -222,11 +222,11 @@ class CorePlugin:
         handler = self._handler(plural)
         return self.completed(conn, plural, [handler.get_for(conn, i, ctx) for i in ids])
 
-    def write(self, fn: Callable[[Any], T]) -> T:
+    def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
         return self._write(fn)
 
-    def _write(self, fn: Callable[[Any], T]) -> T:
+    def _write(self, fn: Callable[[Connection], T]) -> T:
         @retrying
         def run() -> T:
             with row_memo.write_attempt(), self.db.writer() as conn:
@@ -241,7 +241,7 @@ class CorePlugin:
 
         reads, params = self._create_lookups(plural, ctx, items)
 
-        def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
+        def op(conn: Connection) -> tuple[list[dict[str, Any]], list[Any]]:
             with lookups.together(conn, reads, params), writes.tracked() as written:
                 if len(items) == 1:  # reads sent ahead (db/pipeline.py)
                     handler.ahead(conn, items[0])
@@ -289,7 +289,7 @@ class CorePlugin:
             ctx.quota_request.get(project, {}))
         return (*reads, *self.extensions.lookups(plural)), {**params, "project": project}
 
-    def _enforce_quota(self, conn: Any, ctx: Context) -> None:
+    def _enforce_quota(self, conn: Connection, ctx: Context) -> None:
         """The quota hook's reservation, checked inside the create's transaction."""
         if self.quota is None:
             return
@@ -320,7 +320,7 @@ class CorePlugin:
 
         extended = plural in self._extended
 
-        def op(conn: Any) -> tuple[dict[str, Any], Any, Any]:
+        def op(conn: Connection) -> tuple[dict[str, Any], Any, Any]:
             original = (self._load_one(conn, plural, rid)
                         if extended or ml2 or notify or updated or after else None)
             if notify:
@@ -349,7 +349,7 @@ class CorePlugin:
         notify = self.events.wants(plural, ev.PRECOMMIT_DELETE)
         after = self.events.wants(plural, ev.AFTER_DELETE)
         if not self.ml2.applies(plural):
-            def plain(conn: Any) -> Any:
+            def plain(conn: Connection) -> dict[str, Any] | None:
                 handler.before_delete(conn, ctx, rid)  # rules that need the caller
                 current = self._load_one(conn, plural, rid) if notify or after else None
                 if notify:
@@ -363,7 +363,7 @@ class CorePlugin:
 
         ml2 = self.ml2.wants("delete", plural)
 
-        def op(conn: Any) -> tuple[dict[str, Any], Any]:
+        def op(conn: Connection) -> tuple[dict[str, Any], Any]:
             current = self._load_one(conn, plural, rid)
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
