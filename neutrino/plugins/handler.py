@@ -36,10 +36,6 @@ class ResourceHandler(Protocol):
     def get_for(self, conn: Connection, rid: str, ctx: Context | None) -> dict[str, Any]:
         """The resource as ``ctx`` sees it (None: an internal load)."""
 
-    def list(self, conn: Connection, ctx: Context,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        """A page of what ``ctx`` may see, and whether more follow."""
-
     def update(self, conn: Connection, ctx: Context, rid: str, data: dict[str, Any],
                revision: int | None) -> None: ...
 
@@ -61,6 +57,11 @@ class ResourceHandler(Protocol):
     def action(self, ctx: Context, rid: str, name: str, body: Any) -> ActionWork:
         """Action ``name`` on ``rid``: its body checked, the work to run in
         one writer transaction."""
+
+    # Last: below it, ``list`` would name this method in annotations.
+    def list(self, conn: Connection, ctx: Context,
+             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        """A page of what ``ctx`` may see, and whether more follow."""
 
 
 class Handler:

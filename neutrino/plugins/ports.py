@@ -85,8 +85,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = (),
         own: Reads = joined
         others: Reads = ()
     else:
-        own = [j for j in joined if getattr(j, "follows_revision", False)]
-        others = [j for j in joined if not getattr(j, "follows_revision", False)]
+        own = [j for j in joined if j.follows_revision]
+        others = [j for j in joined if not j.follows_revision]
     fill = joined_mod.filler(fields, own, known)
     fill_aggregates = store.aggregate_filler(conn, rows, ids, own)
     fill_others = joined_mod.filler(fields, others, known)
