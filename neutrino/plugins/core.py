@@ -226,7 +226,7 @@ class CorePlugin:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
         return self._write(fn)
 
-    def _write(self, fn: Callable[[Connection], T]) -> T:
+    def _write(self, fn: Callable[[Any], T]) -> T:
         @retrying
         def run() -> T:
             with row_memo.write_attempt(), self.db.writer() as conn:

@@ -9,13 +9,15 @@ are absent, as upstream shows them when those extensions are off.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from oslo_policy import policy
 
 from neutrino.db import tables as t
 from neutrino.plugins.agents import Agents
 from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
+from neutrino.plugins.core import CorePlugin
+from neutrino.plugins.directory import Directory
 from neutrino.plugins.l3 import agent_scheduling, guards, resources
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
@@ -29,10 +31,6 @@ from neutrino.plugins.l3.routes import RouteActions
 from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
 from neutrino.resources.extensions import KNOWN, ExtensionDescriptor
-
-if TYPE_CHECKING:
-    from neutrino.plugins.core import CorePlugin
-    from neutrino.plugins.directory import Directory
 
 ROUTER = ExtensionDescriptor(
     "router", "Neutron L3 Router",
