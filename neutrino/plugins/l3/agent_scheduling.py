@@ -26,7 +26,7 @@ from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, CustomRoute
 from neutrino.plugins.l3 import common as c
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
 if TYPE_CHECKING:
     from neutrino.db.engine import Database
@@ -39,9 +39,7 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
-L3_AGENT_SCHEDULER = ExtensionDescriptor(
-    "l3_agent_scheduler", "L3 Agent Scheduler", "Schedule routers among l3 agents",
-    "2013-02-07T10:00:00-00:00")
+L3_AGENT_SCHEDULER = described("l3_agent_scheduler")
 
 POLICIES = {
     "create_l3-router": "rule:admin_only",
