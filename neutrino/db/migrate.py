@@ -29,6 +29,7 @@ def current(url: str) -> str | None:
     """The schema's revision, read from ``alembic_version`` directly: Alembic
     is only loaded when there is something to upgrade."""
     import sqlalchemy as sa
+
     from neutrino.db.engine import make_engine
     engine = make_engine(url)
     try:

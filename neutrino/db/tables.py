@@ -7,9 +7,20 @@ schemas; this module must always equal the head migration (a test checks).
 """
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
-                        MetaData, PrimaryKeyConstraint, String, Table,
-                        UniqueConstraint)
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    UniqueConstraint,
+)
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
