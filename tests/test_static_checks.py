@@ -1,5 +1,6 @@
-"""Static checks as tests, so that `make test` (and CI, which runs it) fails
-on a lint error. The tools read their configuration from pyproject.toml."""
+"""ruff and mypy as tests, so that `make test` (and CI, which runs it) fails
+on a lint or type error. Both read their configuration from pyproject.toml:
+what is linted, which rules, which packages are typed and how strictly."""
 from __future__ import annotations
 
 import subprocess
@@ -21,3 +22,7 @@ def test_ruff_finds_nothing() -> None:
     done = run("ruff", "check", "--no-cache", "--output-format", "concise", ".")
     assert done.returncode == 0, done.stdout + done.stderr
 
+
+def test_typed_packages_pass_mypy() -> None:
+    done = run("mypy")
+    assert done.returncode == 0, done.stdout + done.stderr

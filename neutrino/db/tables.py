@@ -21,6 +21,7 @@ from sqlalchemy import (
     Table,
     UniqueConstraint,
 )
+from sqlalchemy.schema import SchemaItem
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -30,7 +31,7 @@ metadata = MetaData(naming_convention={
 })
 
 
-def _standard(*extra: object) -> list[object]:
+def _standard(*extra: SchemaItem) -> list[SchemaItem]:
     """Columns that every resource with standard attributes has."""
     return [
         Column("id", String(36), primary_key=True),
