@@ -8,7 +8,7 @@ is an answer per caller, from RBAC entries (``rbac-address-scope``).
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr
+from neutrino.resources.attributes import Attribute, ResourceDef, attr
 
 
 def address_scope() -> ResourceDef:
@@ -32,7 +32,7 @@ def address_scope() -> ResourceDef:
     return r
 
 
-def subnetpool_address_scope_id() -> list:
+def subnetpool_address_scope_id() -> list[Attribute]:
     """The attribute ``address-scope`` adds to subnet pools."""
     return [attr("address_scope_id", v.or_none(v.uuid), default=None, allow_post=True,
                  allow_put=True, is_filter=True, is_sort_key=True)]

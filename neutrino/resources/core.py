@@ -10,13 +10,14 @@ from __future__ import annotations
 from neutrino.resources import provider
 from neutrino.resources.address_scope import subnetpool_address_scope_id
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import AUTO, UNSET, ResourceDef, attr, standard_attributes
+from neutrino.resources.attributes import (AUTO, UNSET, Attribute, ResourceDef, attr,
+                                           standard_attributes)
 
 _B = v.filter_bool
 _I = v.filter_int
 
 
-def _tags_on_create() -> list:
+def _tags_on_create() -> list[Attribute]:
     # ``tag-creation``: tags may be given on POST.
     return [attr("tags", v.list_of(v.string(255)), default=[], allow_post=True)]
 

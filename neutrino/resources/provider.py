@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import AUTO, ResourceDef, attr
+from neutrino.resources.attributes import AUTO, Attribute, ResourceDef, attr
 
 NETWORK_TYPE = "provider:network_type"
 PHYSICAL_NETWORK = "provider:physical_network"
@@ -46,7 +46,7 @@ def segments(value: Any) -> list[dict[str, Any]] | None:
     return [_segment(item) for item in value]
 
 
-def provider_attributes() -> list:
+def provider_attributes() -> list[Attribute]:
     return [
         attr(NETWORK_TYPE, v.string(NETWORK_TYPE_MAX_LEN), default=AUTO, allow_post=True,
              allow_put=True, is_filter=True, enforce_policy=True),
@@ -57,7 +57,7 @@ def provider_attributes() -> list:
     ]
 
 
-def multi_provider_attributes() -> list:
+def multi_provider_attributes() -> list[Attribute]:
     return [attr("segments", segments, default=AUTO, allow_post=True, allow_put=True,
                  enforce_policy=True)]
 

@@ -3,7 +3,7 @@ networks, declared as data with upstream's names and descriptors."""
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr
+from neutrino.resources.attributes import Attribute, ResourceDef, attr
 from neutrino.resources.extensions import ExtensionDescriptor
 
 SEGMENT = ExtensionDescriptor("segment", "Segment", "Segments extension.",
@@ -54,14 +54,14 @@ def segment() -> ResourceDef:
     return r
 
 
-def subnet_segment_id() -> list:
+def subnet_segment_id() -> list[Attribute]:
     """``segment_id`` of subnets: settable on create and, once, from null on
     update (``subnet-segmentid-writable``); policy keeps it admin-only."""
     return [attr("segment_id", v.or_none(v.uuid), default=None, allow_post=True,
                  allow_put=True, is_filter=True, is_sort_key=True)]
 
 
-def network_l2_adjacency() -> list:
+def network_l2_adjacency() -> list[Attribute]:
     """Whether a network is one L2 domain (false once its subnets are bound to
     segments)."""
     return [attr("l2_adjacency")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr, standard_attributes
+from neutrino.resources.attributes import Attribute, ResourceDef, attr, standard_attributes
 from neutrino.resources.extensions import ExtensionDescriptor
 
 TRUNK = ExtensionDescriptor("trunk", "Trunk Extension", "Provides support for trunk ports",
@@ -56,7 +56,8 @@ def _subports(value: Any) -> list[dict[str, Any]]:
     problem = subport_list_problem(value)
     if problem:
         raise v.Invalid(problem)
-    return value
+    subports: list[dict[str, Any]] = value
+    return subports
 
 
 def trunk() -> ResourceDef:
@@ -76,6 +77,6 @@ def trunk() -> ResourceDef:
     return r
 
 
-def port_trunk_details() -> list:
+def port_trunk_details() -> list[Attribute]:
     """``trunk_details`` of a trunk's parent port (absent on other ports)."""
     return [attr("trunk_details", enforce_policy=True, required_by_policy=True)]
