@@ -17,6 +17,7 @@ from neutrino.plugins.base import ApiExtension
 from neutrino.policy.engine import Policy
 from neutrino.quota.engine import Countable, QuotaEngine
 from neutrino.resources import core, extensions
+from neutrino.resources.attributes import extend
 
 LOG = logging.getLogger(__name__)
 
@@ -90,9 +91,9 @@ def _add_extension(api: Api, ext: ApiExtension) -> None:
     if ext.descriptor.alias not in api.aliases:
         api.aliases = sorted({*api.aliases, ext.descriptor.alias})
     for rdef in ext.resources:
-        api.resources[rdef.plural] = rdef
+        api.resources[rdef.plural] = rdef.copy()
+    extend(api.resources, ext.attributes)
     for plural, attrs in ext.attributes.items():
-        api.resources[plural].add(*attrs)
         if ext.attribute_handler is not None:
             handler = ext.attribute_handler
             handler.attribute_names = tuple(a.name for a in attrs)  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
+from neutrino.conf.agents import common as agent_conf
 from neutrino.rpc import topics
 from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
@@ -27,17 +28,6 @@ LOG = logging.getLogger(__name__)
 # sent before the server's consumers are bound is dropped by the broker.
 FIRST_REPORT_TIMEOUT = 5.0
 
-AGENT_OPTS = [
-    cfg.FloatOpt("report_interval", default=30, min=0,
-                 help="Seconds between state reports to the server; 0 disables them "
-                      "(should be less than the server's agent_down_time)."),
-]
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    conf.register_opts(AGENT_OPTS, "AGENT")
-
-
 class Agent(abc.ABC):
     """Base of the agents: identity, configuration and the state-report loop."""
 
@@ -46,7 +36,7 @@ class Agent(abc.ABC):
     topic: str = ""
 
     def __init__(self, conf: cfg.ConfigOpts, host: str | None = None) -> None:
-        register_opts(conf)
+        agent_conf.register(conf)
         self.conf = conf
         self.host = host or conf.host
         self._transport: Any = None

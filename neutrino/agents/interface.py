@@ -17,24 +17,15 @@ from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.conf.options import register_missing
+from neutrino.conf.agents import common as agent_conf
 
 NAMESPACE = "neutrino.interface_drivers"
-INTERFACE_OPTS = [
-    cfg.StrOpt("interface_driver",
-               help="The driver that plugs the agent's devices: an alias in "
-                    "neutrino.interface_drivers (linuxbridge, openvswitch) or a class path."),
-]
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    register_missing(conf, INTERFACE_OPTS)
 
 
 def load(conf: cfg.ConfigOpts) -> "InterfaceDriver":
     """The configured driver, by alias then by class path; a missing or
     unknown one is a ValueError naming the option."""
-    register_opts(conf)
+    agent_conf.register_interface(conf)
     name = conf.interface_driver
     if not name:
         raise ValueError("[DEFAULT] interface_driver is required")

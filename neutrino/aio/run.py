@@ -17,9 +17,11 @@ from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.aio import host, options
+from neutrino.aio import host
 from neutrino.aio.agents import LocalAgents, agent_conf_factory
 from neutrino.aio.wsgi import ThreadedWsgi
+from neutrino.conf import aio as aio_conf
+from neutrino.conf.agents import ovs as ovs_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -42,12 +44,11 @@ def rpc_service(conf: cfg.ConfigOpts, api: Any) -> Any:
 def _switch(conf: cfg.ConfigOpts, agent_conf: cfg.ConfigOpts) -> host.LocalSwitch:
     """The private switch, its bridges of bridge_mappings, and OVS_RUNDIR set
     so that this process's agents (and their OVS tools) manage it."""
-    from neutrino.agents.ovs import config as ovs_config
-    ovs_config.register(agent_conf)
+    ovs_conf.register(agent_conf)
     switch = host.LocalSwitch(Path(conf.aio.ovs_rundir), conf.aio.namespace)
     switch.start()
     os.environ.update({k: switch.env[k] for k in ("OVS_RUNDIR", "OVS_LOGDIR", "OVS_DBDIR")})
-    for bridge in ovs_config.bridge_mappings(agent_conf).values():
+    for bridge in ovs_conf.bridge_mappings(agent_conf).values():
         address = (conf.aio.external_address or None
                    if bridge == conf.aio.external_bridge else None)
         switch.add_bridge(bridge, address)
@@ -84,7 +85,7 @@ def run(conf: cfg.ConfigOpts, api: Any) -> None:
     from neutrino.cmd.serve import StartupError
     from neutrino.rpc.transport import close_in_process
     from neutrino.service import build_wsgi
-    options.register(conf)
+    aio_conf.register(conf)
     # from here on a stop request waits for the start to finish, then undoes it
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

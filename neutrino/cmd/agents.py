@@ -14,6 +14,11 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.conf.agents import l3 as l3_conf
+from neutrino.conf.agents import linuxbridge as linuxbridge_conf
+from neutrino.conf.agents import metering as metering_conf
+from neutrino.conf.agents import ovs as ovs_conf
+
 
 def _dhcp(conf: cfg.ConfigOpts) -> Any:
     from neutrino.agents.dhcp.agent import DhcpAgent
@@ -26,14 +31,14 @@ def l3_agent(conf: cfg.ConfigOpts, owned_namespaces: Path | None = None) -> Any:
     namespaces listed there (see ``OwnRouterNamespaces``)."""
     from neutrino.agents import interface
     from neutrino.agents.l3 import agent, linux
-    agent.register_opts(conf)
+    l3_conf.register(conf)
     namespaces = None if owned_namespaces is None else linux.OwnRouterNamespaces(owned_namespaces)
     return agent.L3Agent(conf, interface.load(conf), namespaces=namespaces)
 
 
 def _metering(conf: cfg.ConfigOpts) -> Any:
     from neutrino.agents.metering import agent
-    agent.register_opts(conf)
+    metering_conf.register(conf)
     return agent.MeteringAgent(conf)
 
 
@@ -54,8 +59,8 @@ class _UntilStopped:
 
 
 def _ovs(conf: cfg.ConfigOpts) -> Any:
-    from neutrino.agents.ovs import agent, config
-    config.register(conf)
+    from neutrino.agents.ovs import agent
+    ovs_conf.register(conf)
     return _UntilStopped(agent.OvsAgent(conf))
 
 
@@ -65,8 +70,8 @@ def _metadata(conf: cfg.ConfigOpts) -> Any:
 
 
 def _linuxbridge(conf: cfg.ConfigOpts) -> Any:
-    from neutrino.agents.linuxbridge import agent, config
-    config.register(conf)
+    from neutrino.agents.linuxbridge import agent
+    linuxbridge_conf.register(conf)
     return _UntilStopped(agent.LinuxBridgeAgent(conf))
 
 

@@ -6,10 +6,11 @@ one process instead: see ``neutrino.aio``.
 granian brings what a production server needs and we would otherwise
 write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
 finish), worker respawn on SIGHUP. Its HTTP/1.1 parsing and connection
-handling run in Rust, outside the GIL: a request costs its worker about
-0.1 ms of CPU there, where gunicorn's gthread worker (Python parsing, a
-poller thread handing each request to a pool thread) cost 0.4 ms, the
-largest share of a shown port's time. The app is built in each worker
+handling run in Rust, outside the GIL: a request costs its worker a
+fraction of the CPU that gunicorn's gthread worker (Python parsing, a
+poller thread handing each request to a pool thread) cost, which was the
+largest share of a shown port's time (docs/performance.md has the
+figures). The app is built in each worker
 after the fork so no database connection is shared between processes.
 """
 from __future__ import annotations

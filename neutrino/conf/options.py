@@ -6,9 +6,10 @@ value stops start-up with one line naming the option.
 from __future__ import annotations
 
 import socket
-from typing import Iterable
 
 from oslo_config import cfg
+
+from neutrino.conf import dhcp, l3, ml2, nova
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -86,10 +87,8 @@ def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(SERVICE_PROVIDER_OPTS, "service_providers")
     conf.register_opts(DATABASE_OPTS, "database")
     conf.register_opts(QUOTA_OPTS, "quotas")
-    from neutrino.conf import dhcp, l3, ml2
     ml2.register(conf)
     l3.register(conf)
-    from neutrino.notifiers import nova
     nova.register(conf)
     dhcp.register(conf)
 
@@ -100,17 +99,3 @@ def database_url(conf: cfg.ConfigOpts) -> str:
         return url
     import os
     return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"
-
-
-def register_missing(conf: cfg.ConfigOpts, opts: Iterable[cfg.Opt],
-                     group: str | None = None) -> None:
-    """Register options that are not registered yet.
-
-    Several agents (and oslo libraries) declare options of the same name,
-    sometimes with other help texts; whichever module registered one first
-    keeps it, and registering again must not stop the process."""
-    for opt in opts:
-        try:
-            conf.register_opt(opt, group)
-        except cfg.DuplicateOptError:
-            pass

@@ -38,8 +38,9 @@ def normalise_url(url: str) -> str:
     """Accept neutron.conf's usual URLs and pick the drivers we ship.
 
     A URL that names no MySQL driver gets mysqlclient, which parses result
-    rows in C: a list of 1,000 ports reads ~5,000 rows, and PyMySQL's
-    pure-Python parsing of them was half the request. A URL that names a
+    rows in C: a list of 1,000 ports reads thousands of rows, and PyMySQL's
+    pure-Python parsing of them was the largest part of the request
+    (docs/performance.md). A URL that names a
     driver keeps it, because the drivers read different query-string
     options (``ssl_ca=`` against ``ssl=``) and a swap would break them.
     """
@@ -122,10 +123,11 @@ def _on_connect_run(engine: Engine, *statements: str) -> None:
 def _mysqlclient_conversions() -> dict[Any, Any]:
     """mysqlclient's conversions, with DATETIME parsed in C.
 
-    Its own DATETIME converter is Python (slicing and six int() calls):
-    about 4 us a value, 9 ms of a list of 1,000 ports' 45 ms of CPU here.
-    ``datetime.fromisoformat`` reads MySQL's text form in a tenth of
-    that; what it refuses (MySQL's zero dates) is None, as before.
+    Its own DATETIME converter is Python (slicing and six int() calls),
+    paid for every timestamp of every row: a visible share of a long
+    list's CPU (docs/performance.md). ``datetime.fromisoformat`` reads
+    MySQL's text form in C; what it refuses (MySQL's zero dates) is None,
+    as before.
     """
     from MySQLdb.constants import FIELD_TYPE
     from MySQLdb.converters import conversions

@@ -4,7 +4,7 @@ A network create asks, at three points of its transaction and from three
 components, for one value each: its project's quota limit (the quota
 engine), default QoS policy (the QoS driver) and default security group
 (the security groups driver). On a server database each is a round trip
-and a statement's worth of driver work, about 0.2 ms, for a single value.
+and a statement's worth of driver work for a single value.
 
 Each of those reads is a statement built once whose parameters are the
 project (and the resource). The core names, for each create, the reads its

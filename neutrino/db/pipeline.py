@@ -4,8 +4,7 @@ A network create ends with two INSERTs (the network, its segment) and a
 COMMIT; a port create with four INSERTs and a COMMIT. Nobody reads what
 those INSERTs return: an error among them ends the whole attempt, which
 ``engine.retrying`` reruns or reports. Each was still a round trip of its
-own, about 0.1 ms on this machine, 0.25 ms when it is busy: in a network
-create, two of its five.
+own: in a network create, two of its five.
 
 An INSERT executed with the ``pipelined`` execution option
 (``store.insert(..., pipelined=True)``) is therefore not sent at once on a

@@ -49,6 +49,21 @@ def _fk(table: str, ondelete: str | None = "CASCADE") -> ForeignKey:
     return ForeignKey(f"{table}.id", ondelete=ondelete)
 
 
+def _rbacs(name: str, shared: str) -> Table:
+    """The entries that share rows of ``shared`` with other projects
+    (``rbac-policies``): one shape for every object type, so that the RBAC
+    plugin treats them all alike."""
+    return Table(
+        name, metadata,
+        Column("id", String(36), primary_key=True),
+        Column("project_id", String(255), index=True),
+        Column("object_id", String(36), _fk(shared), nullable=False, index=True),
+        Column("action", String(255), nullable=False),
+        Column("target_tenant", String(255), nullable=False),
+        UniqueConstraint("target_tenant", "object_id", "action"),
+    )
+
+
 networks = Table(
     "networks", metadata,
     *_standard(),
@@ -330,15 +345,7 @@ provisioningblocks = Table(
 # besides its owner. ``target_tenant`` is a project id or ``*``; a network is
 # shared with a caller when an ``access_as_shared`` entry names its project
 # or ``*``. One row per (object, action, target), as upstream.
-networkrbacs = Table(
-    "networkrbacs", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("object_id", String(36), _fk("networks"), nullable=False, index=True),
-    Column("action", String(255), nullable=False),
-    Column("target_tenant", String(255), nullable=False),
-    UniqueConstraint("target_tenant", "object_id", "action"),
-)
+networkrbacs = _rbacs("networkrbacs", "networks")
 
 
 # ``dns`` extension driver: a network's dns_domain and a port's dns_name,
@@ -357,15 +364,7 @@ port_dns_names = Table(
 
 
 # ``rbac-subnetpool``: subnet pools shared by RBAC entries, as networks are.
-subnetpoolrbacs = Table(
-    "subnetpoolrbacs", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("object_id", String(36), _fk("subnetpools"), nullable=False, index=True),
-    Column("action", String(255), nullable=False),
-    Column("target_tenant", String(255), nullable=False),
-    UniqueConstraint("target_tenant", "object_id", "action"),
-)
+subnetpoolrbacs = _rbacs("subnetpoolrbacs", "subnetpools")
 
 
 # ``address-scope``: a scope's subnet pools never overlap one another.
@@ -379,15 +378,7 @@ address_scopes = Table(
     Column("ip_version", Integer, nullable=False),
 )
 
-addressscoperbacs = Table(
-    "addressscoperbacs", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("object_id", String(36), _fk("address_scopes"), nullable=False, index=True),
-    Column("action", String(255), nullable=False),
-    Column("target_tenant", String(255), nullable=False),
-    UniqueConstraint("target_tenant", "object_id", "action"),
-)
+addressscoperbacs = _rbacs("addressscoperbacs", "address_scopes")
 
 
 # -- QoS (``qos`` service plugin and ML2 extension driver) ------------------------
@@ -438,15 +429,7 @@ qos_port_policy_bindings = Table(
 )
 
 # RBAC entries on QoS policies (object type ``qos_policy``), as for networks.
-qospolicyrbacs = Table(
-    "qospolicyrbacs", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("object_id", String(36), _fk("qos_policies"), nullable=False, index=True),
-    Column("action", String(255), nullable=False),
-    Column("target_tenant", String(255), nullable=False),
-    UniqueConstraint("target_tenant", "object_id", "action"),
-)
+qospolicyrbacs = _rbacs("qospolicyrbacs", "qos_policies")
 
 # ``metering``: labels and the traffic rules counted under them; a label's
 # rules go with it.
@@ -560,25 +543,9 @@ securitygroupportbindings = Table(
 
 # ``rbac-security-groups`` / ``rbac-address-group``: groups shared by RBAC
 # entries, as networks are.
-securitygrouprbacs = Table(
-    "securitygrouprbacs", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("object_id", String(36), _fk("securitygroups"), nullable=False, index=True),
-    Column("action", String(255), nullable=False),
-    Column("target_tenant", String(255), nullable=False),
-    UniqueConstraint("target_tenant", "object_id", "action"),
-)
+securitygrouprbacs = _rbacs("securitygrouprbacs", "securitygroups")
 
-addressgrouprbacs = Table(
-    "addressgrouprbacs", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("object_id", String(36), _fk("address_groups"), nullable=False, index=True),
-    Column("action", String(255), nullable=False),
-    Column("target_tenant", String(255), nullable=False),
-    UniqueConstraint("target_tenant", "object_id", "action"),
-)
+addressgrouprbacs = _rbacs("addressgrouprbacs", "address_groups")
 
 # ``security-groups-default-rules``: the templates new groups get their rules
 # from. ``remote_group_id`` is free text: ``PARENT`` means "the new group".

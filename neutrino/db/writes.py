@@ -2,11 +2,12 @@
 
 A create answers with its new resource read back, each of the resource's
 child tables a subquery of that read (``plugins/joined.py``): a port's
-addresses, tags, address pairs, DHCP options, groups and trunk, about
-50 us each on MariaDB. A resource made in this transaction can have child
-rows only where this transaction put them: its id is new, and no other
-transaction can refer to a row that is not committed yet. So the read may
-skip the child tables the create wrote nothing to (``store.fresh``).
+addresses, tags, address pairs, DHCP options, groups and trunk, each
+planned and run by the database even when it finds nothing. A resource
+made in this transaction can have child rows only where this transaction
+put them: its id is new, and no other transaction can refer to a row that
+is not committed yet. So the read may skip the child tables the create
+wrote nothing to (``store.fresh``).
 
 Every INSERT and UPDATE statement object executed on a watched engine
 counts, whichever component sends it (DELETEs add no rows). SQL sent as

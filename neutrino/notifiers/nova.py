@@ -27,47 +27,17 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino.conf.nova import GROUP
 from neutrino.plugins import events as ev
-from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
 
-OPTS = [
-    cfg.BoolOpt("notify_nova_on_port_status_changes", default=True,
-                help="Send notification to nova when port status changes"),
-    cfg.BoolOpt("notify_nova_on_port_data_changes", default=True,
-                help="Send notification to nova when port data (fixed_ips/floatingip) "
-                     "changes so nova can update its cache."),
-    cfg.IntOpt("send_events_interval", default=2,
-               help="Number of seconds between sending events to nova if there are "
-                    "any events to send."),
-]
-NOVA_OPTS = [
-    cfg.StrOpt("region_name", help="Name of nova region to use. Useful if keystone "
-                                   "manages more than one region."),
-    cfg.StrOpt("endpoint_type", default="public", choices=["public", "admin", "internal"],
-               help="Type of the nova endpoint to use. This endpoint will be looked up "
-                    "in the keystone catalog and should be one of public, internal or "
-                    "admin."),
-    cfg.StrOpt("endpoint_override",
-               help="The compute API's URL, used as is instead of the Keystone catalog "
-                    "(requests then carry no token unless auth_type is set)."),
-]
-GROUP = "nova"
 EVENTS_PATH = "/os-server-external-events"
 MAX_ATTEMPTS = 3  # deliveries of one event before it is dropped
 
 VIF_PLUGGED, VIF_UNPLUGGED = "network-vif-plugged", "network-vif-unplugged"
 VIF_DELETED, NETWORK_CHANGED = "network-vif-deleted", "network-changed"
 STATUS_MAP = {"ACTIVE": "completed", "ERROR": "failed", "DOWN": "completed"}
-
-
-def register(conf: cfg.ConfigOpts) -> None:
-    from keystoneauth1 import loading
-    conf.register_opts(OPTS)
-    conf.register_opts(NOVA_OPTS, GROUP)
-    for opts in (loading.get_session_conf_options(), loading.get_auth_common_conf_options()):
-        register_missing(conf, opts, GROUP)
 
 
 def is_compute_port(port: dict[str, Any] | None) -> bool:

@@ -169,16 +169,13 @@ class CorePlugin:
         """Add the extension drivers' attributes to the resource definitions,
         and the collections the core serves besides the four core resources."""
         from neutrino.resources import agents, security_groups
-        from neutrino.resources.address_scope import address_scope
-        from neutrino.resources.rbac import rbac_policy
-        resources.setdefault("rbac_policies", rbac_policy())
-        resources.setdefault("agents", agents.agent())
-        resources.setdefault("availability_zones", agents.availability_zone())
-        resources.setdefault("address_scopes", address_scope())
-        for rdef in security_groups.resources():
-            resources.setdefault(rdef.plural, rdef)
-        for plural, attrs in self.extensions.attributes().items():
-            resources[plural].add(*attrs)
+        from neutrino.resources.address_scope import ADDRESS_SCOPE
+        from neutrino.resources.attributes import extend
+        from neutrino.resources.rbac import RBAC_POLICY
+        for rdef in (RBAC_POLICY, agents.AGENT, agents.AVAILABILITY_ZONE, ADDRESS_SCOPE,
+                     *security_groups.RESOURCES):
+            resources.setdefault(rdef.plural, rdef.copy())
+        extend(resources, self.extensions.attributes())
 
     def add_joined(self, plural: str, reads: Sequence[Any]) -> None:
         """An API extension's reads of its attribute, for the resources whose

@@ -178,5 +178,5 @@ class NetworkIpAvailabilityPlugin(ServicePlugin):
                                     "(rule:admin_only) or (rule:service_api)",
                                     scope_types=["project"])]
         return [ApiExtension(descriptor=res.AVAILABILITY,
-                             resources=[res.network_ip_availability()], policies=rules),
+                             resources=[res.NETWORK_IP_AVAILABILITY], policies=rules),
                 ApiExtension(descriptor=res.DETAILS)]

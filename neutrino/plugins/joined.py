@@ -19,8 +19,8 @@ delete. Declared here they ride along on a single resource's SELECT instead:
 A page reads each of those tables in one batch instead (``store.child_rows``
 through the page's id query): a subquery per row costs more, and
 PostgreSQL merge-joins a page with its outer-joined tables by scanning
-their whole primary key index from the start (a page after a marker in
-100,000 ports: 6 ms alone, 50 ms joined).
+their whole primary key index from the start, so a page deep into a large
+table costs many times its own read.
 
 A driver (or an API extension, ``AttributeHandler.joined``) still owns its
 whole attribute: ``fill`` is its code, and its ``extend`` reads the table
@@ -108,10 +108,9 @@ class json_rows(FunctionElement):  # noqa: N801 - SQL function style
     rows of an aggregate (column-major), as text.
 
     Column-major because MariaDB's JSON_ARRAYAGG over a JSON_ARRAY per row
-    costs ~0.2 ms per aggregate even over no rows at all, while an
-    aggregate per column is as cheap as GROUP_CONCAT (a port show's five
-    aggregates: 1.1 ms against 0.35). Every aggregate of one group sees its
-    rows in the same order, so the arrays line up.
+    is costly per aggregate even over no rows at all, while an aggregate
+    per column is as cheap as GROUP_CONCAT. Every aggregate of one group
+    sees its rows in the same order, so the arrays line up.
     """
     type = sa.Text()
     name = "json_rows"
@@ -221,8 +220,7 @@ class Aggregated:
     read then LEFT JOINs ``table`` and selects its primary key instead of
     the aggregate, and only a parent it finds reads its rows, in a second
     statement (``store.child_rows``): on MariaDB, planning the correlated
-    subquery on every show cost more than the join (0.07 ms of a 0.36 ms
-    port SELECT).
+    subquery on every show cost more than the join.
     """
 
     def __init__(self, table: Table, key: str, columns: Sequence[Any],

@@ -267,6 +267,6 @@ class MeteringPlugin(ServicePlugin):
                       policy.RuleDefault(f"delete_{singular}", ADMIN_OR_MANAGER,
                                          scope_types=["project"])]
         return [ApiExtension(descriptor=res.METERING,
-                             resources=[res.metering_label(), res.metering_label_rule()],
+                             resources=[res.METERING_LABEL, res.METERING_LABEL_RULE],
                              policies=rules),
                 ApiExtension(descriptor=res.SOURCE_AND_DESTINATION)]

@@ -2,8 +2,8 @@
 
 A port shown alone is one SELECT (``plugins/joined.py``), but on MariaDB
 most of its time is the server planning the SELECT's correlated subqueries,
-one per child table, whether or not they find rows: 0.45 ms of a 1.1 ms
-show, where the port's row with its one-to-one tables takes about half.
+one per child table, whether or not they find rows: as much again as the
+port's row with its one-to-one tables.
 
 A port's own child rows (addresses, tags, address pairs, DHCP options,
 security groups: the ``Aggregated`` reads declared ``follows_revision``)
@@ -20,11 +20,9 @@ revision read is the remembered one (else it reads them too).
 A page of ports (``page``) asks the database for their rows alone, as it
 did, and reads a remembered table only for the ports whose revision the
 memo does not hold: a list of ports that did not change since it was last
-read reads none of those tables (3 statements instead of 11 on MariaDB
-with ``make bench``'s plugins: the rows, trunks, the network's QoS policy).
-The five child tables were a fifth of a list of 1,000 ports, the
-one-to-one tables another fifth (``docs/performance.md``, sessions 18
-and 19).
+read reads none of those tables, only the rows, trunks and the network's
+QoS policy: the child and one-to-one tables were the largest parts of a
+long list after building its dicts (``docs/performance.md``).
 
 Entries hold what each read's ``fill`` takes: the child rows decoded
 (``Aggregated.decode`` passes them through, so a hit costs no JSON
@@ -92,8 +90,8 @@ class Built:
     """The API dicts a page built from rows and their own reads, by id, with
     the row each came from: the same row (its revision among its columns)
     with the same own reads gives the same dict, so a page that reads it
-    again copies it instead of building it (building was about a fifth of
-    a list of 1,000 ports).
+    again copies it instead of building it (building was one of a long
+    list's largest costs).
 
     Only for dicts that go straight into an API answer
     (``ListQuery.answer``): a copy of the top level, for the attributes the
@@ -227,9 +225,8 @@ class RowMemo:
 
     def _lighter(self, joined: Reads) -> tuple[Any, ...]:
         """``joined`` without the remembered reads: a hit asks the database
-        for the row and the others' columns alone (on MariaDB a show's SELECT
-        with the remembered reads as NULL columns took 0.15 ms; without
-        them, 0.12 ms, and 50 µs less through SQLAlchemy)."""
+        for the row and the others' columns alone: MariaDB and SQLAlchemy
+        pay for every column of a show's SELECT, NULL ones too."""
         key = tuple(joined)
         light = self._light.get(key)
         if light is None:

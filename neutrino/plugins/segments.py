@@ -167,13 +167,13 @@ class SegmentsPlugin(ServicePlugin):
         rules = [policy.RuleDefault(f"{verb}_segment", ADMIN, scope_types=["project"])
                  for verb in ("create", "get", "update", "delete")]
         return [
-            ApiExtension(descriptor=defs.SEGMENT, resources=[defs.segment()],
-                         attributes={"subnets": defs.subnet_segment_id()}, policies=rules),
+            ApiExtension(descriptor=defs.SEGMENT_EXTENSION, resources=[defs.SEGMENT],
+                         attributes=defs.SUBNET_SEGMENT_ID, policies=rules),
             ApiExtension(descriptor=defs.STANDARD_ATTR_SEGMENT),
             ApiExtension(descriptor=defs.SUBNET_SEGMENTID_WRITABLE),
             # ``ip_allocation`` of ports is stored and shown by the core plugin.
             ApiExtension(descriptor=defs.IP_ALLOCATION),
             ApiExtension(descriptor=defs.L2_ADJACENCY,
-                         attributes={"networks": defs.network_l2_adjacency()},
+                         attributes=defs.NETWORK_L2_ADJACENCY,
                          attribute_handler=L2Adjacency(self)),
         ]

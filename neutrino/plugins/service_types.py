@@ -78,5 +78,5 @@ class ServiceTypePlugin(ServicePlugin):
     def extensions(self) -> list[ApiExtension]:
         rules = [policy.RuleDefault("get_service_provider", "role:reader",
                                     scope_types=["project"])]
-        return [ApiExtension(descriptor=res.SERVICE_TYPE, resources=[res.service_provider()],
+        return [ApiExtension(descriptor=res.SERVICE_TYPE, resources=[res.SERVICE_PROVIDER],
                              policies=rules)]

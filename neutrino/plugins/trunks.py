@@ -269,9 +269,9 @@ class TrunkPlugin(ServicePlugin):
                    "remove_subports": self.trunks.remove_subports,
                    "get_subports": self.trunks.get_subports}
         return [
-            ApiExtension(descriptor=defs.TRUNK, resources=[defs.trunk()],
+            ApiExtension(descriptor=defs.TRUNK_EXTENSION, resources=[defs.TRUNK],
                          actions={"trunks": actions}, policies=rules_),
             ApiExtension(descriptor=defs.TRUNK_DETAILS,
-                         attributes={"ports": defs.port_trunk_details()},
+                         attributes=defs.PORT_TRUNK_DETAILS,
                          attribute_handler=TrunkDetails(self)),
         ]

@@ -8,33 +8,32 @@ derived from the agents' reports.
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr
+from neutrino.resources.attributes import attr, resource
 
 _B = v.filter_bool
 
 
-def agent() -> ResourceDef:
-    r = ResourceDef("agent", "agents", has_tags=False)
-    for name in ("id", "agent_type", "binary", "topic", "host", "availability_zone"):
-        r.add(attr(name, is_filter=True, is_sort_key=True))
-    r.add(
-        attr("admin_state_up", v.boolean, allow_put=True, is_filter=True, is_sort_key=True,
-             convert_filter=_B),
-        attr("description", v.or_none(v.string(255)), allow_put=True, is_filter=True,
-             is_sort_key=True),
-        attr("created_at", is_filter=True, is_sort_key=True),
-        attr("started_at", is_filter=True, is_sort_key=True),
-        attr("heartbeat_timestamp", is_filter=True, is_sort_key=True),
-        attr("alive", is_filter=True, convert_filter=_B),
-        attr("configurations"),
-        attr("resources_synced", is_filter=True, convert_filter=_B),
-    )
-    return r
+AGENT = resource(
+    "agent", "agents",
+    *[attr(name, is_filter=True, is_sort_key=True)
+      for name in ("id", "agent_type", "binary", "topic", "host", "availability_zone")],
+    attr("admin_state_up", v.boolean, allow_put=True, is_filter=True, is_sort_key=True,
+         convert_filter=_B),
+    attr("description", v.or_none(v.string(255)), allow_put=True, is_filter=True,
+         is_sort_key=True),
+    attr("created_at", is_filter=True, is_sort_key=True),
+    attr("started_at", is_filter=True, is_sort_key=True),
+    attr("heartbeat_timestamp", is_filter=True, is_sort_key=True),
+    attr("alive", is_filter=True, convert_filter=_B),
+    attr("configurations"),
+    attr("resources_synced", is_filter=True, convert_filter=_B),
+    has_tags=False,
+)
 
-
-def availability_zone() -> ResourceDef:
-    r = ResourceDef("availability_zone", "availability_zones", has_tags=False)
-    r.add(attr("name", is_filter=True, is_sort_key=True),
-          attr("resource", is_filter=True, is_sort_key=True),
-          attr("state", is_filter=True, is_sort_key=True))
-    return r
+AVAILABILITY_ZONE = resource(
+    "availability_zone", "availability_zones",
+    attr("name", is_filter=True, is_sort_key=True),
+    attr("resource", is_filter=True, is_sort_key=True),
+    attr("state", is_filter=True, is_sort_key=True),
+    has_tags=False,
+)

@@ -4,10 +4,15 @@ A resource is a table of ``Attribute`` entries. From that one declaration the
 API derives validation, defaults, visibility, ``fields=``, filters, sort keys
 and attribute-level policy, so adding an attribute never means editing a
 controller.
+
+Each resource is declared once, as a module constant built by ``resource``;
+what an extension adds to a resource declared elsewhere is an
+``AttributeMap``, applied by ``extend`` to the copies an API works on, so
+the declarations stay as written however many APIs a process builds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from neutrino.resources import validators as v
@@ -94,6 +99,11 @@ class ResourceDef:
         for a in attrs:
             self.attributes[a.name] = a
 
+    def copy(self) -> ResourceDef:
+        """The definition an API extends: extensions add attributes and actions
+        to it, never to the declaration every API of the process shares."""
+        return replace(self, attributes=dict(self.attributes), actions=dict(self.actions))
+
     @property
     def policy_singular(self) -> str:
         return self.policy_name or self.singular
@@ -105,3 +115,20 @@ class ResourceDef:
     @property
     def collection_path(self) -> str:
         return f"{self.path_prefix}/{self.plural}"
+
+
+def resource(singular: str, plural: str, *attrs: Attribute, **kw: Any) -> ResourceDef:
+    """A resource declared in one expression, its attributes in the order given."""
+    return ResourceDef(singular, plural, {a.name: a for a in attrs}, **kw)
+
+
+# What an extension adds to resources declared elsewhere: collection -> attributes
+# (the shape of ``ApiExtension.attributes``; read, never changed).
+AttributeMap = dict[str, list[Attribute]]
+
+
+def extend(resources: dict[str, ResourceDef], added: AttributeMap) -> None:
+    """Apply an extension of the resource map, the one way attributes reach a
+    resource another module declares."""
+    for plural, attrs in added.items():
+        resources[plural].add(*attrs)

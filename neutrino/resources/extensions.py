@@ -34,6 +34,12 @@ KNOWN: dict[str, ExtensionDescriptor] = {
 }
 
 
+def described(alias: str) -> ExtensionDescriptor:
+    """The descriptor of an alias neutrino ships: its words live only in the
+    JSON file, a plugin names the alias and never restates them."""
+    return KNOWN[alias]
+
+
 def register(descriptor: ExtensionDescriptor) -> None:
     """Let a plugin or third-party package add the descriptor of its alias."""
     KNOWN[descriptor.alias] = descriptor

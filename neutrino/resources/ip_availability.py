@@ -6,34 +6,27 @@ the top level; each subnet entry carries its own), as upstream.
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.attributes import attr, resource
+from neutrino.resources.extensions import described
 
-AVAILABILITY = ExtensionDescriptor(
-    "network-ip-availability", "Network IP Availability",
-    "Provides IP availability data for each network and subnet.", "2015-09-24T00:00:00-00:00")
-DETAILS = ExtensionDescriptor(
-    "network-ip-availability-details", "Network IP Availability Details Extension",
-    "Add ip_availability_details attribute to network-ip-availabilities resource.",
-    "2025-10-31T00:00:00-00:00")
+AVAILABILITY = described("network-ip-availability")
+DETAILS = described("network-ip-availability-details")
 
 
-def network_ip_availability() -> ResourceDef:
-    r = ResourceDef("network_ip_availability", "network_ip_availabilities", has_tags=False,
-                    url_name="network-ip-availabilities", primary_key="network_id")
-    r.add(
-        attr("network_id", is_filter=True, is_sort_key=True, convert_filter=str),
-        attr("network_name", is_filter=True),
-        attr("tenant_id", is_filter=True),
-        attr("project_id", is_filter=True),
-        attr("total_ips"),
-        attr("used_ips"),
-        attr("subnet_ip_availability"),
-        # Upstream compares the raw text, so a non-number matches nothing (no 400).
-        attr("ip_version", is_visible=False, is_filter=True),
-        attr("ip_availability_details"),
-    )
-    return r
+NETWORK_IP_AVAILABILITY = resource(
+    "network_ip_availability", "network_ip_availabilities",
+    attr("network_id", is_filter=True, is_sort_key=True, convert_filter=str),
+    attr("network_name", is_filter=True),
+    attr("tenant_id", is_filter=True),
+    attr("project_id", is_filter=True),
+    attr("total_ips"),
+    attr("used_ips"),
+    attr("subnet_ip_availability"),
+    # Upstream compares the raw text, so a non-number matches nothing (no 400).
+    attr("ip_version", is_visible=False, is_filter=True),
+    attr("ip_availability_details"),
+    has_tags=False, url_name="network-ip-availabilities", primary_key="network_id",
+)
 
 
 def version_filter(values: list[str]) -> list[int]:

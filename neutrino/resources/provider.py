@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import AUTO, Attribute, ResourceDef, attr
+from neutrino.resources.attributes import AUTO, AttributeMap, attr
 
 NETWORK_TYPE = "provider:network_type"
 PHYSICAL_NETWORK = "provider:physical_network"
@@ -46,22 +46,15 @@ def segments(value: Any) -> list[dict[str, Any]] | None:
     return [_segment(item) for item in value]
 
 
-def provider_attributes() -> list[Attribute]:
-    return [
-        attr(NETWORK_TYPE, v.string(NETWORK_TYPE_MAX_LEN), default=AUTO, allow_post=True,
-             allow_put=True, is_filter=True, enforce_policy=True),
-        attr(PHYSICAL_NETWORK, v.string(PHYSICAL_NETWORK_MAX_LEN), default=AUTO,
-             allow_post=True, allow_put=True, is_filter=True, enforce_policy=True),
-        attr(SEGMENTATION_ID, v.integer(), default=AUTO, allow_post=True, allow_put=True,
-             is_filter=True, enforce_policy=True, convert_filter=v.filter_int),
-    ]
+PROVIDER: AttributeMap = {"networks": [
+    attr(NETWORK_TYPE, v.string(NETWORK_TYPE_MAX_LEN), default=AUTO, allow_post=True,
+         allow_put=True, is_filter=True, enforce_policy=True),
+    attr(PHYSICAL_NETWORK, v.string(PHYSICAL_NETWORK_MAX_LEN), default=AUTO,
+         allow_post=True, allow_put=True, is_filter=True, enforce_policy=True),
+    attr(SEGMENTATION_ID, v.integer(), default=AUTO, allow_post=True, allow_put=True,
+         is_filter=True, enforce_policy=True, convert_filter=v.filter_int),
+]}
 
-
-def multi_provider_attributes() -> list[Attribute]:
-    return [attr("segments", segments, default=AUTO, allow_post=True, allow_put=True,
-                 enforce_policy=True)]
-
-
-def extend_network(rdef: ResourceDef) -> ResourceDef:
-    rdef.add(*provider_attributes(), *multi_provider_attributes())
-    return rdef
+MULTI_PROVIDER: AttributeMap = {"networks": [
+    attr("segments", segments, default=AUTO, allow_post=True, allow_put=True,
+         enforce_policy=True)]}

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from neutrino import errors
+from neutrino.resources import rbac
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import (UNSET, Attribute, ResourceDef, attr,
-                                           standard_attributes)
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.attributes import (UNSET, Attribute, AttributeMap, ResourceDef, attr,
+                                           resource, standard_attributes)
+from neutrino.resources.extensions import described
 
 INT_MAX = 2 ** 31 - 1  # upstream's DB_INTEGER_MAX_VALUE
 INGRESS, EGRESS, ANY = "ingress", "egress", "any"
@@ -29,39 +30,11 @@ MINIMUM_BANDWIDTH = "minimum_bandwidth"
 MINIMUM_PACKET_RATE = "minimum_packet_rate"
 PACKET_RATE_LIMIT = "packet_rate_limit"
 
-_DESCRIPTORS = [
-    ("qos", "Quality of Service", "The Quality of Service extension.",
-     "2015-06-08T10:00:00-00:00"),
-    ("qos-bw-limit-direction", "Direction for QoS bandwidth limit rule",
-     "Allow to configure QoS bandwidth limit rule with specific direction: ingress or egress",
-     "2017-04-10T10:00:00-00:00"),
-    ("qos-bw-minimum-ingress", "Ingress direction for QoS minimum bandwidth rule",
-     "Allow to configure QoS minumum bandwidth rule with ingress direction.",
-     "2018-07-09T10:00:00-00:00"),
-    ("qos-default", "QoS default policy", "Expose the QoS default policy per project",
-     "2017-041-06T10:00:00-00:00"),
-    ("qos-port-network-policy", "QoS port network policy ID",
-     "Adds a the QoS network ID to the port definition", "2019-11-01T10:00:00-00:00"),
-    ("qos-pps-minimum", "QoS minimum packet rate rule",
-     "Allow to configure QoS minimum packet rate rule.", "2021-07-14T10:00:00-00:00"),
-    ("qos-pps-minimum-rule-alias", "QoS minimum packet rate rule alias",
-     "API to enable GET, PUT and DELETE operations on QoS minimum packet rate rule without "
-     "specifying policy ID", "2021-10-22T10:00:00-00:00"),
-    ("qos-pps", "QoS Rule Type Packet per Second Extension",
-     "Add QoS Rule Type Packet per Second", "2021-05-12T10:00:00-00:00"),
-    ("qos-rule-type-details", "Details of QoS rule types",
-     "Expose details about QoS rule types supported by loaded backend drivers",
-     "2017-06-22T10:00:00-00:00"),
-    ("qos-rule-type-filter", "Allow to filter the list of QoS rule types",
-     "Allows to filter the QoS rule type list adding two new flags. \"all_rules\" prints all "
-     "implemented QoS rule types.\"all_supported\" prints all supported QoS rule types by "
-     "the loaded mechanism drivers", "2022-02-02T10:00:00-00:00"),
-    ("qos-rules-alias", "Quality of Service rules alias API",
-     "API to enable GET, PUT and DELETE operations on QoS policy rules without specifying "
-     "policy ID", "2018-10-07T10:00:00-00:00"),
-]
-# ``GET /v2.0/extensions`` entries, as upstream words them.
-DESCRIPTORS = [ExtensionDescriptor(*d) for d in _DESCRIPTORS]
+# The aliases of the QoS plugin, ``qos`` first (extension drivers list it alone).
+DESCRIPTORS = [described(alias) for alias in (
+    "qos", "qos-bw-limit-direction", "qos-bw-minimum-ingress", "qos-default",
+    "qos-port-network-policy", "qos-pps-minimum", "qos-pps-minimum-rule-alias", "qos-pps",
+    "qos-rule-type-details", "qos-rule-type-filter", "qos-rules-alias")]
 
 POLICIES = "policies"  # the collection's key in the resource map and in JSON
 POLICY_KEY = "qos_policy_id"  # a rule's parent
@@ -173,37 +146,42 @@ RULE_TYPES: dict[str, RuleType] = {r.name: r for r in (
 ALIASED = (BANDWIDTH_LIMIT, DSCP_MARKING, MINIMUM_BANDWIDTH, MINIMUM_PACKET_RATE)
 
 
-def policy() -> ResourceDef:
-    r = ResourceDef("policy", POLICIES, url_name="qos/policies")
-    r.add(*standard_attributes())
-    r.add(
-        attr("shared", v.boolean, default=False, allow_post=True, allow_put=True,
-             is_filter=True, convert_filter=v.filter_bool),
-        # ``qos-default``: the project's default policy (one per project).
-        attr("is_default", v.boolean, default=False, allow_post=True, allow_put=True,
-             is_filter=True, convert_filter=v.filter_bool),
-        attr("rules"),
-        attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
-    )
-    return r
+POLICY = resource(
+    "policy", POLICIES,
+    *standard_attributes(),
+    attr("shared", v.boolean, default=False, allow_post=True, allow_put=True,
+         is_filter=True, convert_filter=v.filter_bool),
+    # ``qos-default``: the project's default policy (one per project).
+    attr("is_default", v.boolean, default=False, allow_post=True, allow_put=True,
+         is_filter=True, convert_filter=v.filter_bool),
+    attr("rules"),
+    attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
+    url_name="qos/policies",
+)
 
 
-def rule(rule_type: RuleType) -> ResourceDef:
+def _rule(rule_type: RuleType) -> ResourceDef:
     """A rule type under its policy: ``/v2.0/qos/policies/{id}/<type>_rules``."""
-    r = ResourceDef(rule_type.singular, rule_type.plural, parent=POLICIES, parent_key=POLICY_KEY,
-                    has_tags=False, policy_name=f"policy_{rule_type.singular}")
-    r.add(*rule_type.attributes(), attr(POLICY_KEY, is_visible=False))
-    return r
+    return resource(
+        rule_type.singular, rule_type.plural,
+        *rule_type.attributes(), attr(POLICY_KEY, is_visible=False),
+        parent=POLICIES, parent_key=POLICY_KEY, has_tags=False,
+        policy_name=f"policy_{rule_type.singular}")
 
 
-def alias_rule(rule_type: RuleType) -> ResourceDef:
+def _alias_rule(rule_type: RuleType) -> ResourceDef:
     """``qos-rules-alias``: a rule by id alone (GET, PUT, DELETE)."""
-    r = ResourceDef(rule_type.alias_singular, rule_type.alias_plural, has_tags=False,
-                    url_name=f"qos/{rule_type.alias_plural}")
-    r.add(*rule_type.attributes(creating=False), attr(POLICY_KEY, is_visible=False),
-          # The policy's owner, for ``rule:ext_parent_owner``; never shown.
-          attr("ext_parent:project_id", is_visible=False))
-    return r
+    return resource(
+        rule_type.alias_singular, rule_type.alias_plural,
+        *rule_type.attributes(creating=False), attr(POLICY_KEY, is_visible=False),
+        # The policy's owner, for ``rule:ext_parent_owner``; never shown.
+        attr("ext_parent:project_id", is_visible=False),
+        has_tags=False, url_name=f"qos/{rule_type.alias_plural}")
+
+
+# One collection per rule type, generated from its entry.
+RULES = tuple(_rule(rule_type) for rule_type in RULE_TYPES.values())
+ALIAS_RULES = tuple(_alias_rule(RULE_TYPES[name]) for name in ALIASED)
 
 
 def _flag(raw: str) -> bool:
@@ -213,12 +191,42 @@ def _flag(raw: str) -> bool:
         raise errors.InvalidInput(error_message=str(exc)) from None
 
 
-def rule_type_resource() -> ResourceDef:
-    """``/v2.0/qos/rule-types``: what the loaded backends can enforce."""
-    r = ResourceDef("rule_type", "rule_types", has_tags=False, url_name="qos/rule-types")
-    r.add(attr("type"),
-          attr("drivers"),  # ``qos-rule-type-details``
-          # ``qos-rule-type-filter``
-          attr("all_rules", is_filter=True, is_visible=False, convert_filter=_flag),
-          attr("all_supported", is_filter=True, is_visible=False, convert_filter=_flag))
-    return r
+# ``/v2.0/qos/rule-types``: what the loaded backends can enforce.
+RULE_TYPE = resource(
+    "rule_type", "rule_types",
+    attr("type"),
+    attr("drivers"),  # ``qos-rule-type-details``
+    # ``qos-rule-type-filter``
+    attr("all_rules", is_filter=True, is_visible=False, convert_filter=_flag),
+    attr("all_supported", is_filter=True, is_visible=False, convert_filter=_flag),
+    has_tags=False, url_name="qos/rule-types",
+)
+
+RESOURCES = (POLICY, RULE_TYPE, *RULES, *ALIAS_RULES)
+
+RBAC_OBJECT_TYPE = "qos_policy"
+
+
+def _rbac_object_type(value: Any) -> str:
+    """RBAC's ``object_type`` once QoS policies can be shared."""
+    if isinstance(value, str) and value in (*rbac.OBJECT_TYPES, RBAC_OBJECT_TYPE):
+        return value
+    raise v.NotConvertible(f"'{value}' is not a valid RBAC object type")
+
+
+# What the QoS plugin adds to ``rbac_policies``: its object type.
+RBAC_QOS_POLICY: AttributeMap = {"rbac_policies": [
+    attr("object_type", _rbac_object_type, allow_post=True, enforce_policy=True,
+         is_filter=True, is_sort_key=True)]}
+
+# What the ``qos`` extension driver adds: a policy of a network's or a port's own,
+# and, on ports, the policy their network has.
+POLICY_ID = "qos_policy_id"
+NETWORK_POLICY_ID = "qos_network_policy_id"
+QOS_POLICY_ID: AttributeMap = {
+    "networks": [attr(POLICY_ID, v.or_none(v.uuid), default=None, allow_post=True,
+                      allow_put=True, enforce_policy=True)],
+    "ports": [attr(POLICY_ID, v.or_none(v.uuid), default=None, allow_post=True,
+                   allow_put=True, enforce_policy=True),
+              attr(NETWORK_POLICY_ID)],
+}

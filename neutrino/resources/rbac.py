@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr
+from neutrino.resources.attributes import attr, resource
 
 WILDCARD = "*"
 ACCESS_AS_SHARED = "access_as_shared"
@@ -43,21 +43,20 @@ def object_type(value: Any) -> str:
     raise v.NotConvertible(f"'{value}' is not a valid RBAC object type")
 
 
-def rbac_policy() -> ResourceDef:
-    r = ResourceDef("rbac_policy", "rbac_policies", has_tags=False, url_name="rbac-policies")
-    r.add(
-        attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
-        attr("project_id", v.string(255), default=None, allow_post=True,
-             required_by_policy=True, is_filter=True, is_sort_key=True),
-        attr("tenant_id", v.string(255), default=None, allow_post=True,
-             required_by_policy=True, is_filter=True, is_sort_key=True),
-        attr("object_type", object_type, allow_post=True, enforce_policy=True,
-             is_filter=True, is_sort_key=True),
-        attr("object_id", v.uuid, allow_post=True, enforce_policy=True,
-             is_filter=True, is_sort_key=True),
-        attr("action", v.string(255), allow_post=True, enforce_policy=True,
-             is_filter=True, is_sort_key=True),
-        attr("target_tenant", target_tenant, allow_post=True, allow_put=True,
-             enforce_policy=True, is_filter=True, is_sort_key=True),
-    )
-    return r
+RBAC_POLICY = resource(
+    "rbac_policy", "rbac_policies",
+    attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
+    attr("project_id", v.string(255), default=None, allow_post=True,
+         required_by_policy=True, is_filter=True, is_sort_key=True),
+    attr("tenant_id", v.string(255), default=None, allow_post=True,
+         required_by_policy=True, is_filter=True, is_sort_key=True),
+    attr("object_type", object_type, allow_post=True, enforce_policy=True,
+         is_filter=True, is_sort_key=True),
+    attr("object_id", v.uuid, allow_post=True, enforce_policy=True,
+         is_filter=True, is_sort_key=True),
+    attr("action", v.string(255), allow_post=True, enforce_policy=True,
+         is_filter=True, is_sort_key=True),
+    attr("target_tenant", target_tenant, allow_post=True, allow_put=True,
+         enforce_policy=True, is_filter=True, is_sort_key=True),
+    has_tags=False, url_name="rbac-policies",
+)

@@ -15,7 +15,8 @@ import netaddr
 
 from neutrino import errors
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import AUTO, ResourceDef, attr, standard_attributes
+from neutrino.resources.attributes import (AUTO, Attribute, AttributeMap, attr, resource,
+                                           standard_attributes)
 
 # IANA protocol numbers of the names upstream accepts; ``icmpv6`` is the
 # legacy spelling of ``ipv6-icmp``. The order is the one upstream lists
@@ -141,132 +142,114 @@ def _plain_id(value: Any) -> Any:
     return v.string(36)(value) if value is not None else None
 
 
-def security_group() -> ResourceDef:
-    r = ResourceDef("security_group", "security_groups", url_name="security-groups")
-    r.add(*standard_attributes())
-    r.add(
-        attr("name", group_name, default="", allow_post=True, allow_put=True,
-             is_filter=True, is_sort_key=True),
-        # Not given: the project's default statefulness (or true).
-        attr("stateful", v.boolean, default=AUTO, allow_post=True, allow_put=True,
-             is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
-        # ``rbac-security-groups``: per caller; ``security-groups-shared-filtering``.
-        attr("shared", is_filter=True, convert_filter=v.filter_bool),
-        attr("security_group_rules"),
-        attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
-    )
-    return r
+def _standard_but(*left_out: str) -> list[Attribute]:
+    return [a for a in standard_attributes() if a.name not in left_out]
 
 
-def security_group_rule() -> ResourceDef:
-    r = ResourceDef("security_group_rule", "security_group_rules",
-                    url_name="security-group-rules", has_tags=False)
-    keep = ("id", "description", "tenant_id", "project_id", "created_at", "updated_at",
-            "revision_number")
-    r.add(*[a for a in standard_attributes() if a.name in keep])
-    r.add(
-        attr("security_group_id", _plain_id, allow_post=True, is_filter=True,
-             is_sort_key=True, required_by_policy=True),
-        attr("remote_group_id", _plain_id, default=None, allow_post=True,
-             is_filter=True, is_sort_key=True),
-        attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
-             is_filter=True, is_sort_key=True),
-        attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
-        attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
-             is_sort_key=True),
-        attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
-             is_sort_key=True, convert_filter=v.filter_int),
-        attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
-             is_sort_key=True, convert_filter=v.filter_int),
-        attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
-             is_sort_key=True),
-        attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
-             is_filter=True, is_sort_key=True),
-        # security-groups-normalized-cidr
-        attr("normalized_cidr", is_filter=True, is_sort_key=True),
-        # security-groups-rules-belongs-to-default-sg
-        attr("belongs_to_default_sg", is_filter=True, convert_filter=v.filter_bool),
-    )
-    return r
+# What a rule and a default rule (a template of rules) say of the traffic they
+# allow. ``remote_group_id`` is free text, as upstream (``PARENT`` in templates).
+_TRAFFIC = (
+    attr("remote_group_id", _plain_id, default=None, allow_post=True,
+         is_filter=True, is_sort_key=True),
+    attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
+         is_filter=True, is_sort_key=True),
+    attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
+    attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
+         is_sort_key=True),
+    attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
+         is_sort_key=True, convert_filter=v.filter_int),
+    attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
+         is_sort_key=True, convert_filter=v.filter_int),
+    attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
+         is_sort_key=True),
+    attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
+         is_filter=True, is_sort_key=True),
+)
 
 
-def address_group() -> ResourceDef:
-    r = ResourceDef("address_group", "address_groups", url_name="address-groups",
-                    has_tags=False)
-    keep = ("id", "name", "description", "tenant_id", "project_id", "created_at",
-            "updated_at", "revision_number")
-    r.add(*[a for a in standard_attributes() if a.name in keep])
-    r.add(attr("addresses", addresses, default=AUTO, allow_post=True),
-          # ``rbac-address-group``: per caller, read by policy, never shown.
-          attr("shared", is_visible=False))
-    r.actions = {"add_addresses": "PUT", "remove_addresses": "PUT"}
-    return r
+SECURITY_GROUP = resource(
+    "security_group", "security_groups",
+    *standard_attributes(),
+    attr("name", group_name, default="", allow_post=True, allow_put=True,
+         is_filter=True, is_sort_key=True),
+    # Not given: the project's default statefulness (or true).
+    attr("stateful", v.boolean, default=AUTO, allow_post=True, allow_put=True,
+         is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
+    # ``rbac-security-groups``: per caller; ``security-groups-shared-filtering``.
+    attr("shared", is_filter=True, convert_filter=v.filter_bool),
+    attr("security_group_rules"),
+    attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
+    url_name="security-groups",
+)
 
 
-def port_security_groups() -> list[Any]:
-    """The attribute ``security-group`` adds to ports (filterable:
-    ``port-security-groups-filtering``). Absent means "the project's
-    default group"; ``[]`` or null means none."""
-    return [attr("security_groups", uuid_list, default=AUTO, allow_post=True,
-                 allow_put=True, is_filter=True, convert_filter=str)]
+SECURITY_GROUP_RULE = resource(
+    "security_group_rule", "security_group_rules",
+    *_standard_but("name", "tags"),
+    attr("security_group_id", _plain_id, allow_post=True, is_filter=True,
+         is_sort_key=True, required_by_policy=True),
+    *_TRAFFIC,
+    # security-groups-normalized-cidr
+    attr("normalized_cidr", is_filter=True, is_sort_key=True),
+    # security-groups-rules-belongs-to-default-sg
+    attr("belongs_to_default_sg", is_filter=True, convert_filter=v.filter_bool),
+    url_name="security-group-rules", has_tags=False,
+)
+
+
+ADDRESS_GROUP = resource(
+    "address_group", "address_groups",
+    *_standard_but("tags"),
+    attr("addresses", addresses, default=AUTO, allow_post=True),
+    # ``rbac-address-group``: per caller, read by policy, never shown.
+    attr("shared", is_visible=False),
+    actions={"add_addresses": "PUT", "remove_addresses": "PUT"}, url_name="address-groups",
+    has_tags=False,
+)
+
+
+# What ``security-group`` adds to ports (filterable: ``port-security-groups-filtering``).
+# Absent means "the project's default group"; ``[]`` or null means none.
+PORT_SECURITY_GROUPS: AttributeMap = {"ports": [
+    attr("security_groups", uuid_list, default=AUTO, allow_post=True,
+         allow_put=True, is_filter=True, convert_filter=str)]}
 
 
 PARENT = "PARENT"  # a template's remote group: the group being created
 
 
-def default_security_group_rule() -> ResourceDef:
-    """``security-groups-default-rules``: the templates new groups' rules come
-    from. As upstream, which groups a template is for must always be said."""
-    r = ResourceDef("default_security_group_rule", "default_security_group_rules",
-                    url_name="default-security-group-rules", has_tags=False)
-    r.add(
-        attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
-        attr("tenant_id", v.string(255), default=None, allow_post=True,
-             required_by_policy=True, is_visible=False),
-        attr("description", v.string(255), default="", allow_post=True, is_filter=True),
-        # Free text, as upstream: ``PARENT`` or a group's id.
-        attr("remote_group_id", _plain_id, default=None, allow_post=True,
-             is_filter=True, is_sort_key=True),
-        attr("remote_address_group_id", _plain_id, default=None, allow_post=True,
-             is_filter=True, is_sort_key=True),
-        attr("direction", direction, allow_post=True, is_filter=True, is_sort_key=True),
-        attr("protocol", protocol, default=None, allow_post=True, is_filter=True,
-             is_sort_key=True),
-        attr("port_range_min", port_value, default=None, allow_post=True, is_filter=True,
-             is_sort_key=True, convert_filter=v.filter_int),
-        attr("port_range_max", port_value, default=None, allow_post=True, is_filter=True,
-             is_sort_key=True, convert_filter=v.filter_int),
-        attr("ethertype", ethertype, default="IPv4", allow_post=True, is_filter=True,
-             is_sort_key=True),
-        attr("remote_ip_prefix", ip_prefix, default=None, allow_post=True,
-             is_filter=True, is_sort_key=True),
-        attr("used_in_default_sg", v.boolean, allow_post=True, is_filter=True,
-             convert_filter=v.filter_bool),
-        attr("used_in_non_default_sg", v.boolean, allow_post=True, is_filter=True,
-             convert_filter=v.filter_bool),
-    )
-    return r
+# ``security-groups-default-rules``: the templates new groups' rules come from. As
+# upstream, which groups a template is for must always be said.
+DEFAULT_SECURITY_GROUP_RULE = resource(
+    "default_security_group_rule", "default_security_group_rules",
+    attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
+    attr("tenant_id", v.string(255), default=None, allow_post=True,
+         required_by_policy=True, is_visible=False),
+    attr("description", v.string(255), default="", allow_post=True, is_filter=True),
+    *_TRAFFIC,
+    attr("used_in_default_sg", v.boolean, allow_post=True, is_filter=True,
+         convert_filter=v.filter_bool),
+    attr("used_in_non_default_sg", v.boolean, allow_post=True, is_filter=True,
+         convert_filter=v.filter_bool),
+    url_name="default-security-group-rules", has_tags=False,
+)
 
 
-def default_statefulness() -> ResourceDef:
-    """``security-groups-default-statefulness``: the ``stateful`` new groups
-    get when they name none, per project or (``project_id: null``, admins
-    only) for everyone. Upstream names resource and collection alike."""
-    name = "security_groups_default_statefulness"
-    r = ResourceDef(name, name, url_name="security-groups-default-statefulness",
-                    has_tags=False, null_project=True)
-    r.add(
-        attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
-        attr("project_id", v.or_none(v.string(255)), default=None, allow_post=True,
-             required_by_policy=True, is_filter=True, is_sort_key=True),
-        attr("tenant_id", v.or_none(v.string(255)), default=None, allow_post=True,
-             required_by_policy=True, is_visible=False),
-        attr("stateful", v.boolean, default=True, allow_post=True, allow_put=True,
-             is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
-    )
-    return r
+# ``security-groups-default-statefulness``: the ``stateful`` new groups get when they name
+# none, per project or (``project_id: null``, admins only) for everyone. Upstream names
+# resource and collection alike.
+SECURITY_GROUPS_DEFAULT_STATEFULNESS = resource(
+    "security_groups_default_statefulness", "security_groups_default_statefulness",
+    attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),
+    attr("project_id", v.or_none(v.string(255)), default=None, allow_post=True,
+         required_by_policy=True, is_filter=True, is_sort_key=True),
+    attr("tenant_id", v.or_none(v.string(255)), default=None, allow_post=True,
+         required_by_policy=True, is_visible=False),
+    attr("stateful", v.boolean, default=True, allow_post=True, allow_put=True,
+         is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
+    url_name="security-groups-default-statefulness", has_tags=False, null_project=True,
+)
 
 
-def resources() -> list[ResourceDef]:
-    return [security_group(), security_group_rule(), address_group(),
-            default_security_group_rule(), default_statefulness()]
+RESOURCES = (SECURITY_GROUP, SECURITY_GROUP_RULE, ADDRESS_GROUP, DEFAULT_SECURITY_GROUP_RULE,
+             SECURITY_GROUPS_DEFAULT_STATEFULNESS)

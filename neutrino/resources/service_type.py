@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.attributes import attr, resource
+from neutrino.resources.extensions import described
 
-SERVICE_TYPE = ExtensionDescriptor(
-    "service-type", "Neutron Service Type Management",
-    "API for retrieving service providers for Neutron advanced services",
-    "2013-01-20T00:00:00-00:00")
+SERVICE_TYPE = described("service-type")
 
 
-def service_provider() -> ResourceDef:
-    r = ResourceDef("service_provider", "service_providers", has_tags=False,
-                    url_name="service-providers", primary_key="name")
-    r.add(attr("service_type", is_filter=True),
-          attr("name", is_filter=True),
-          attr("default", is_filter=True, convert_filter=v.filter_bool))
-    return r
+SERVICE_PROVIDER = resource(
+    "service_provider", "service_providers",
+    attr("service_type", is_filter=True),
+    attr("name", is_filter=True),
+    attr("default", is_filter=True, convert_filter=v.filter_bool),
+    has_tags=False, url_name="service-providers", primary_key="name",
+)

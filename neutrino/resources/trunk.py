@@ -4,13 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import Attribute, ResourceDef, attr, standard_attributes
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.attributes import AttributeMap, attr, resource, standard_attributes
+from neutrino.resources.extensions import described
 
-TRUNK = ExtensionDescriptor("trunk", "Trunk Extension", "Provides support for trunk ports",
-                            "2016-01-01T10:00:00-00:00")
-TRUNK_DETAILS = ExtensionDescriptor("trunk-details", "Trunk port details",
-                                    "Expose trunk port details", "2016-01-01T10:00:00-00:00")
+TRUNK_EXTENSION = described("trunk")
+TRUNK_DETAILS = described("trunk-details")
 
 SUB_PORTS = "sub_ports"
 INHERIT = "inherit"
@@ -60,23 +58,21 @@ def _subports(value: Any) -> list[dict[str, Any]]:
     return subports
 
 
-def trunk() -> ResourceDef:
-    r = ResourceDef("trunk", "trunks")
-    r.add(*standard_attributes())
-    r.add(
-        attr("admin_state_up", v.boolean, default=True, allow_post=True, allow_put=True,
-             is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
-        attr("port_id", v.uuid, allow_post=True, required_by_policy=True, is_filter=True,
-             is_sort_key=True, convert_filter=str),
-        attr("status", is_filter=True, is_sort_key=True),
-        attr(SUB_PORTS, _subports, default=[], allow_post=True, enforce_policy=True),
-        # ``tag-creation``: tags may be given on POST.
-        attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
-    )
-    r.actions = {"add_subports": "PUT", "remove_subports": "PUT", "get_subports": "GET"}
-    return r
+TRUNK = resource(
+    "trunk", "trunks",
+    *standard_attributes(),
+    attr("admin_state_up", v.boolean, default=True, allow_post=True, allow_put=True,
+         is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
+    attr("port_id", v.uuid, allow_post=True, required_by_policy=True, is_filter=True,
+         is_sort_key=True, convert_filter=str),
+    attr("status", is_filter=True, is_sort_key=True),
+    attr(SUB_PORTS, _subports, default=[], allow_post=True, enforce_policy=True),
+    # ``tag-creation``: tags may be given on POST.
+    attr("tags", v.list_of(v.string(255)), default=[], allow_post=True),
+    actions={"add_subports": "PUT", "remove_subports": "PUT", "get_subports": "GET"},
+)
 
 
-def port_trunk_details() -> list[Attribute]:
-    """``trunk_details`` of a trunk's parent port (absent on other ports)."""
-    return [attr("trunk_details", enforce_policy=True, required_by_policy=True)]
+# ``trunk_details`` of a trunk's parent port (absent on other ports).
+PORT_TRUNK_DETAILS: AttributeMap = {"ports": [
+    attr("trunk_details", enforce_policy=True, required_by_policy=True)]}

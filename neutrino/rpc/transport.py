@@ -11,13 +11,12 @@ transport object, and closing it is left to whoever owns the process.
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.conf.options import register_missing
+from neutrino.conf import transport as transport_conf
 
 
 def configured_url(conf: cfg.ConfigOpts) -> str | None:
@@ -35,7 +34,7 @@ def configured_url(conf: cfg.ConfigOpts) -> str | None:
             return None
         return conf.transport_url or None
     probe = cfg.ConfigOpts()
-    probe.register_opt(cfg.StrOpt("transport_url", secret=True))
+    probe.register_opt(transport_conf.TRANSPORT_URL_OPT)
     args = [a for f in conf.config_file or () for a in ("--config-file", f)]
     dirs = conf.config_dir or ()
     args += [a for d in ([dirs] if isinstance(dirs, str) else dirs) for a in ("--config-dir", d)]
@@ -50,32 +49,6 @@ def in_process(conf: cfg.ConfigOpts) -> bool:
 
 
 IN_PROCESS_SCHEME = "fake"
-
-
-def register(conf: cfg.ConfigOpts) -> None:
-    import oslo_messaging
-    from oslo_messaging import opts
-    oslo_messaging.set_transport_defaults(control_exchange="neutron")
-    # Every group oslo.messaging reads, not only [DEFAULT]: some are read
-    # before anything registers them (``oslo_messaging_tracing`` on a call).
-    for group, options in opts.list_opts():
-        name = None if group in (None, "DEFAULT") else getattr(group, "name", group)
-        register_missing(conf, options, name)
-    # Tracing and metrics options are registered on oslo.config's global
-    # CONF only, yet read from ours on every call; list_opts omits them.
-    for module, attr, group in _GLOBAL_ONLY:
-        try:
-            options = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):  # another oslo.messaging release
-            continue
-        register_missing(conf, options, group)
-
-
-_GLOBAL_ONLY = (
-    ("oslo_messaging._tracing.client", "oslo_messaging_tracing", "oslo_messaging_tracing"),
-    ("oslo_messaging._metrics.client", "oslo_messaging_metrics", "oslo_messaging_metrics"),
-    ("oslo_messaging.rpc.dispatcher", "_dispatcher_opts", None),
-)
 
 
 # How long an idle RabbitMQ listener may go without looking up: it notices
@@ -98,7 +71,7 @@ def _listeners_look_up_often() -> None:
 
 def rpc_transport(conf: cfg.ConfigOpts) -> Any:
     import oslo_messaging
-    register(conf)
+    transport_conf.register(conf)
     _listeners_look_up_often()
     if in_process(conf):
         return _shared_in_process(conf)

@@ -60,7 +60,7 @@ def test_unexpected_errors_are_500_without_internals() -> None:
 
 def test_body_validation_fills_defaults_and_project() -> None:
     ctx = Context(project_id="p1", roles=["member", "reader"])
-    data = body.for_create(core.network(), ctx, {"name": "n"})
+    data = body.for_create(core.core_resources()["networks"], ctx, {"name": "n"})
     assert data["admin_state_up"] is True and data["project_id"] == data["tenant_id"] == "p1"
 
 
@@ -71,13 +71,13 @@ def test_body_validation_fills_defaults_and_project() -> None:
 ])
 def test_body_validation_refuses_what_upstream_refuses(item: dict[str, Any], message: str) -> None:
     with pytest.raises(errors.HTTPBadRequest) as exc:
-        body.for_create(core.network(), Context(project_id="p1"), item)
+        body.for_create(core.core_resources()["networks"], Context(project_id="p1"), item)
     assert exc.value.msg == message
 
 
 def test_update_refuses_read_only_attributes() -> None:
     with pytest.raises(errors.HTTPBadRequest) as exc:
-        body.for_update(core.network(), {"network": {"status": "DOWN"}})
+        body.for_update(core.core_resources()["networks"], {"network": {"status": "DOWN"}})
     assert exc.value.msg == "Cannot update read-only attribute status"
 
 
@@ -103,20 +103,20 @@ def test_port_on_a_network_the_caller_cannot_see_is_404() -> None:
     api = SimpleNamespace(policy=_Policy(False))
     ctx = Context(project_id="p2", roles=["member", "reader"])
     with pytest.raises(errors.NetworkNotFound):
-        check_ownership(api, core.port(), ctx, {"network_id": "n", "project_id": "p2"},
+        check_ownership(api, core.PORT, ctx, {"network_id": "n", "project_id": "p2"},
                         _Targets({"project_id": "p1", "shared": False}))
 
 
 def test_port_on_a_shared_network_passes_ownership() -> None:
     api = SimpleNamespace(policy=_Policy(True))
     ctx = Context(project_id="p2", roles=["member", "reader"])
-    check_ownership(api, core.port(), ctx, {"network_id": "n", "project_id": "p2"},
+    check_ownership(api, core.PORT, ctx, {"network_id": "n", "project_id": "p2"},
                     _Targets({"project_id": "p1", "shared": True}))
 
 
 def test_subnets_are_left_to_policy() -> None:
     api = SimpleNamespace(policy=_Policy(False))
-    check_ownership(api, core.subnet(), Context(project_id="p2"),
+    check_ownership(api, core.SUBNET, Context(project_id="p2"),
                     {"network_id": "n", "project_id": "p2"}, _Targets(None))
 
 
@@ -201,13 +201,13 @@ def test_shaper_hides_admin_only_attributes_and_keeps_requested_fields() -> None
     from neutrino.api.hooks.policy import Shaper, Targets
     api = SimpleNamespace(policy=_policy())
     member = Context(project_id="owner", roles=["member", "reader"])
-    shaper = Shaper(api, core.network(), member, Targets(_Plugin(), member))
+    shaper = Shaper(api, core.core_resources()["networks"], member, Targets(_Plugin(), member))
     item = {"id": "n", "name": "x", "project_id": "owner", "provider:network_type": "vxlan"}
     assert shaper.visible(item)
     assert "provider:network_type" not in shaper.shape(item, None)
     assert shaper.shape(item, ["name", "provider:network_type"]) == {"name": "x"}
     admin = Context(project_id="a", roles=["admin", "member", "reader"], is_admin=True)
-    assert "provider:network_type" in Shaper(api, core.network(), admin,
+    assert "provider:network_type" in Shaper(api, core.core_resources()["networks"], admin,
                                              Targets(_Plugin(), admin)).shape(item, None)
 
 
@@ -215,6 +215,6 @@ def test_shaper_hides_rows_of_other_projects() -> None:
     from neutrino.api.hooks.policy import Shaper, Targets
     api = SimpleNamespace(policy=_policy())
     other = Context(project_id="else", roles=["member", "reader"])
-    shaper = Shaper(api, core.network(), other, Targets(_Plugin(), other))
+    shaper = Shaper(api, core.core_resources()["networks"], other, Targets(_Plugin(), other))
     assert not shaper.visible({"id": "n", "project_id": "owner", "shared": False})
     assert shaper.visible({"id": "n", "project_id": "owner", "shared": True})

@@ -171,14 +171,15 @@ def test_label_and_rule_changes_are_cast_to_the_routers_host(
 def test_the_agent_registers_syncs_its_hosts_routers_and_follows_casts(
         srv: Server, admin: Client, l3_agents: Any) -> None:  # noqa: F811
     from neutrino.agents.metering import driver as drivers
-    from neutrino.agents.metering.agent import MeteringAgent, register_opts
+    from neutrino.agents.metering.agent import MeteringAgent
+    from neutrino.conf.agents import metering as metering_conf
     from tests.metering.fakes import FakeHost
 
     l3 = l3_agents()
     project = uuid.uuid4().hex
     router = _routed(admin, Client(srv.url, project, "member"))
     assert hosts_of(admin, router["id"]) == [l3.host]
-    register_opts(l3.conf)
+    metering_conf.register(l3.conf)
     l3.conf.set_override("driver", "iptables")
     l3.conf.set_override("measure_interval", 0.2)
     ns = "qrouter-" + router["id"]

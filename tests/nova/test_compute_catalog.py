@@ -9,7 +9,8 @@ from typing import Iterator
 
 import pytest
 
-from neutrino.notifiers.nova import ComputeApi, NovaNotifier, register
+from neutrino.conf.nova import register
+from neutrino.notifiers.nova import ComputeApi, NovaNotifier
 from neutrino.service import make_conf
 from tests.nova.fake_compute import FakeCompute
 from tests.nova.fake_identity import FakeIdentity

@@ -1,62 +1,19 @@
-"""The Linux bridge agent's loop against an in-memory host and server: what
-it bridges, what it refuses, and which VXLAN forwarding entries it keeps."""
+"""The Linux bridge agent's loop against the package's in-memory host and an
+in-memory server: what it bridges, what it refuses, and which VXLAN
+forwarding entries it keeps."""
 from __future__ import annotations
 
 from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.agents.linuxbridge import config
 from neutrino.agents.linuxbridge.agent import LinuxBridgeAgent
-from neutrino.agents.linuxbridge.linux import FLOOD_MAC
+from neutrino.agents.linuxbridge.host import FLOOD_MAC
+from neutrino.agents.linuxbridge.memory_host import MemoryHost
+from neutrino.conf.agents import linuxbridge as config
 
 NET, PORT, VLAN_PORT = "n" * 36, "p" * 36, "v" * 36
 LOCAL, PEER = "10.98.0.1", "10.98.0.2"
-
-
-class FakeHost:
-    def __init__(self, *taps: str) -> None:
-        self.state: dict[str, dict[str, Any]] = {t: {"ifname": t} for t in taps}
-        self.fdbs: dict[str, set[tuple[str, str]]] = {}
-        self.neigh: dict[str, dict[str, str]] = {}
-        self.loaded: list[str] = []
-        self.vxlans: dict[str, tuple[Any, ...]] = {}
-
-    def links(self) -> dict[str, dict[str, Any]]:
-        return {k: dict(v) for k, v in self.state.items()}
-
-    def ensure_bridge(self, name: str) -> None:
-        self.state.setdefault(name, {"ifname": name})
-
-    def ensure_vxlan(self, name: str, vni: int, *args: Any, **kw: Any) -> None:
-        self.state.setdefault(name, {"ifname": name})
-        self.fdbs.setdefault(name, set())
-        self.vxlans[name] = (vni, *args, kw)
-
-    def enslave(self, device: str, bridge: str, up: bool = True, mtu: int | None = None) -> None:
-        self.state[device]["master"] = bridge
-
-    def release(self, device: str) -> None:
-        self.state[device].pop("master", None)
-
-    def delete(self, device: str) -> None:
-        self.state.pop(device, None)
-        self.fdbs.pop(device, None)
-
-    def fdb(self, device: str) -> set[tuple[str, str]]:
-        return set(self.fdbs[device])
-
-    def fdb_add(self, device: str, mac: str, dst: str) -> None:
-        self.fdbs[device].add((mac, dst))
-
-    def fdb_del(self, device: str, mac: str, dst: str) -> None:
-        self.fdbs[device].discard((mac, dst))
-
-    def neigh_replace(self, device: str, ip: str, mac: str) -> None:
-        self.neigh.setdefault(device, {})[ip] = mac
-
-    def nft_load(self, text: str) -> None:
-        self.loaded.append(text)
 
 
 class FakeServer:
@@ -85,7 +42,7 @@ class FakeServer:
         return {"failed_devices_up": []}
 
 
-def _agent(host: FakeHost, server: FakeServer, l2pop: bool = True,
+def _agent(host: MemoryHost, server: FakeServer, l2pop: bool = True,
            group: str | None = None) -> LinuxBridgeAgent:
     conf = cfg.ConfigOpts()
     conf.register_opt(cfg.StrOpt("host", default="h1"))
@@ -100,7 +57,7 @@ def _agent(host: FakeHost, server: FakeServer, l2pop: bool = True,
 
 def test_vxlan_port_is_bridged_and_reported_up_and_a_vlan_port_is_left_alone() -> None:
     tap, vlan_tap = "tap" + PORT[:11], "tap" + VLAN_PORT[:11]
-    host, server = FakeHost(tap, vlan_tap), FakeServer()
+    host, server = MemoryHost(tap, vlan_tap), FakeServer()
     agent = _agent(host, server)
     assert agent.configurations()["network_types"] == ["local", "flat", "vxlan"]
     agent.run_once()
@@ -112,7 +69,7 @@ def test_vxlan_port_is_bridged_and_reported_up_and_a_vlan_port_is_left_alone() -
 
 def test_l2pop_entries_of_other_hosts_become_forwarding_entries_and_its_own_are_ignored() -> None:
     tap = "tap" + PORT[:11]
-    host, server = FakeHost(tap), FakeServer()
+    host, server = MemoryHost(tap), FakeServer()
     agent = _agent(host, server)
     agent.run_once()
     agent.fdb_changed({NET: {"segment_id": 1001, "network_type": "vxlan", "ports": {
@@ -126,27 +83,27 @@ def test_l2pop_entries_of_other_hosts_become_forwarding_entries_and_its_own_are_
 
 def test_a_network_whose_last_tap_goes_loses_its_bridge_and_vxlan_device() -> None:
     tap = "tap" + PORT[:11]
-    host, server = FakeHost(tap), FakeServer()
+    host, server = MemoryHost(tap), FakeServer()
     agent = _agent(host, server)
     agent.run_once()
-    del host.state[tap]
+    host.unplug(tap)
     assert agent.run_once()["down"] == [PORT[:11]]
     assert "brq" + NET[:11] not in host.state and "vxlan-1001" not in host.state
 
 
 def test_a_vxlan_group_carries_floods_by_multicast_and_macs_are_learned() -> None:
     tap = "tap" + PORT[:11]
-    host, server = FakeHost(tap), FakeServer()
+    host, server = MemoryHost(tap), FakeServer()
     _agent(host, server, l2pop=False, group="239.1.1.1").run_once()
-    vni, local_ip, _port, group, options = host.vxlans["vxlan-1001"]
-    assert (vni, local_ip, group, options["learning"]) == (1001, LOCAL, "239.1.1.1", True)
+    vx = host.vxlans["vxlan-1001"]
+    assert (vx.vni, vx.local_ip, vx.group, vx.learning) == (1001, LOCAL, "239.1.1.1", True)
     assert host.fdbs["vxlan-1001"] == set()  # no unicast flooding to tunnel_sync's peers
 
 
 def test_a_revived_agent_asks_the_server_for_all_its_taps_again() -> None:
     """Casts sent while the server took the agent for dead were lost."""
     from tests.unit.test_ovs_agent_loop import RevivingReports
-    host, server = FakeHost("tap" + PORT[:11]), FakeServer()
+    host, server = MemoryHost("tap" + PORT[:11]), FakeServer()
     agent = _agent(host, server)
     agent.run_once()
     agent.run_once()

@@ -12,8 +12,9 @@ from typing import Any, Iterator
 import pytest
 from oslo_config import cfg
 
-from neutrino.agents.linuxbridge import config, nftables
+from neutrino.agents.linuxbridge import nftables
 from neutrino.agents.secgroup_facts import port_facts
+from neutrino.conf.agents import linuxbridge as config
 
 MAC = "fa:16:3e:00:00:01"
 

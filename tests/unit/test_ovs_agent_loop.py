@@ -1,63 +1,14 @@
-"""The OVS agent's loop, by what it asks its adapters (an in-memory switch and server)."""
+"""The OVS agent's loop, by what it asks its adapters (the package's in-memory
+switch and an in-memory server)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
 from neutrino.agents.ovs.agent import OvsAgent
-from neutrino.agents.ovs.ovsctl import VifPort
+from neutrino.agents.ovs.memory_switch import MemorySwitch
+from neutrino.agents.ovs.switch import VifPort
 from tests.rpc.bus import agent_conf
-
-
-class MemorySwitch:
-    """Bridges, tagged ports and flows kept in dicts; records the calls that matter."""
-
-    def __init__(self, ports: list[VifPort]) -> None:
-        self.vifs = {p.name: p for p in ports}
-        self.flows: dict[str, dict[str, str]] = {}  # bridge -> key -> spec
-        self.calls: list[tuple[Any, ...]] = []
-
-    def ensure_bridge(self, name: str, *a: Any) -> None:
-        self.flows.setdefault(name, {})
-
-    def ensure_patch(self, *a: Any) -> None: ...
-    def bridge_exists(self, name: str) -> bool: return True
-    def tunnel_ports(self, bridge: str) -> dict[str, str]: return {}
-
-    def ensure_tunnel(self, bridge: str, port: str, *a: Any) -> None:
-        self.calls.append(("tunnel", port))
-
-    def vif_ports(self, bridge: str) -> list[VifPort]:
-        return list(self.vifs.values())
-
-    def set_port_tags(self, tags: list[tuple[str, int, dict[str, str]]]) -> None:
-        for name, tag, other in tags:
-            self.set_port_tag(name, tag, other)
-
-    def set_port_tag(self, name: str, tag: int, other: dict[str, str]) -> None:
-        self.calls.append(("tag", name, tag))
-        p = self.vifs[name]
-        self.vifs[name] = VifPort(p.name, p.iface_id, p.mac, p.ofport, tag,
-                                  {**p.other_config, **other})
-
-    @staticmethod
-    def _key(spec: str) -> str:
-        return spec.split(",", 1)[1].split(",actions=")[0]
-
-    def add_flows(self, bridge: str, specs: Any) -> None:
-        for spec in specs:
-            self.flows.setdefault(bridge, {})[self._key(spec)] = spec
-
-    def delete_flows_strict(self, bridge: str, keys: Any) -> None:
-        for key in keys:
-            self.flows[bridge].pop(key, None)
-
-    def cookies(self, bridge: str) -> set[int]:
-        return {int(s.split(",")[0].split("=")[1], 16) for s in self.flows[bridge].values()}
-
-    def delete_flows_by_cookie(self, bridge: str, cookie: int) -> None:
-        self.flows[bridge] = {k: s for k, s in self.flows[bridge].items()
-                              if not s.startswith(f"cookie={cookie:#x},")}
 
 
 class MemoryServer:
@@ -71,7 +22,8 @@ class MemoryServer:
         return {"devices": [self.details.get(d, {"device": d}) for d in devices],
                 "failed_devices": []}
 
-    def update_device_list(self, up: list[str], down: list[str]) -> dict[str, Any]:
+    def update_device_list(self, up: list[str], down: list[str],
+                           refresh_tunnels: bool = False) -> dict[str, Any]:
         self.reported.append((up, down))
         return {"failed_devices_up": []}
 
@@ -100,7 +52,7 @@ def test_a_restart_keeps_the_local_vlans_an_earlier_run_gave(tmp_path: Path) -> 
     server = MemoryServer({"a": _details("a", "net-a", 1001), "b": _details("b", "net-b", 1002)})
     agent = _agent(tmp_path, switch, server)
     agent.run_once()
-    assert not [c for c in switch.calls if c[0] == "tag"]  # tags already right
+    assert not [c for c in switch.journal if c[0] == "tag"]  # tags already right
     assert server.reported == [(["a", "b"], [])]
     assert "table=4,priority=1,tun_id=0x3e9" in switch.flows["br-tun"]
     assert switch.flows["br-tun"]["table=4,priority=1,tun_id=0x3e9"].endswith(
@@ -114,15 +66,15 @@ def test_stale_flows_go_new_ports_are_tagged_and_gone_ones_reported_down(
     server = MemoryServer({"a": _details("a", "net-a", 1001), "c": _details("c", "net-a", 1001)})
     agent = _agent(tmp_path, switch, server)
     agent.run_once()
-    assert ("tag", "tap-a", 1) in switch.calls and ("tunnel", "vxlan-0a000002") in switch.calls
+    assert ("tag", "tap-a", 1) in switch.journal and ("tunnel", "vxlan-0a000002") in switch.journal
     assert "table=9,priority=9" not in switch.flows["br-int"]  # an earlier run's flow
     assert switch.cookies("br-int") == {agent.cookie}
-    switch.vifs["tap-c"] = VifPort("tap-c", "c", "m", 3, None, {})
-    del switch.vifs["tap-a"]
+    switch.plug("br-int", VifPort("tap-c", "c", "m", 3, None, {}))
+    switch.unplug("tap-a")
     agent.run_once()
-    assert ("tag", "tap-c", 1) in switch.calls
+    assert ("tag", "tap-c", 1) in switch.journal
     assert server.reported[-1] == (["c"], ["a"])
-    del switch.vifs["tap-c"]
+    switch.unplug("tap-c")
     agent.run_once()
     assert server.reported[-1] == ([], ["c"])
     assert not [k for k in switch.flows["br-tun"] if "tun_id" in k]  # network gone here
@@ -132,7 +84,7 @@ def test_unknown_or_foreign_ports_are_parked_on_the_dead_vlan(tmp_path: Path) ->
     switch = MemorySwitch([VifPort("tap-x", "x", "m", 1, None, {})])
     agent = _agent(tmp_path, switch, MemoryServer({}))
     agent.run_once()
-    assert ("tag", "tap-x", 4095) in switch.calls
+    assert ("tag", "tap-x", 4095) in switch.journal
 
 
 def test_a_port_update_marks_the_port_for_the_next_pass(tmp_path: Path) -> None:
@@ -146,7 +98,7 @@ def test_a_port_update_marks_the_port_for_the_next_pass(tmp_path: Path) -> None:
     assert server.reported == [(["a"], [])]  # nothing re-read without a notification
     NotifierEndpoint(agent).port_update({}, port={"id": "a"}, network_type="vxlan")
     agent.run_once()
-    assert server.reported[-1] == ([], ["a"]) and ("tag", "tap-a", 4095) in switch.calls
+    assert server.reported[-1] == ([], ["a"]) and ("tag", "tap-a", 4095) in switch.journal
 
 
 class SecurityServer(MemoryServer):
@@ -219,8 +171,8 @@ def test_a_resync_after_a_failed_pass_still_removes_flows_of_networks_gone_meanw
     agent = _agent(tmp_path, switch, server)
     agent.run_once()
     assert [k for k in switch.flows["br-tun"] if "tun_id=0x3e9" in k]
-    agent._first = True  # what the loop does after a pass raised (e.g. a port vanished)
-    del switch.vifs["tap-a"]
+    agent.resync()  # what the loop does after a pass raised (e.g. a port vanished)
+    switch.unplug("tap-a")
     agent.run_once()
     assert server.reported[-1] == ([], ["a"])
     assert not [k for k in switch.flows["br-tun"] if "tun_id" in k]

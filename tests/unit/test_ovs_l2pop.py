@@ -7,9 +7,10 @@ from typing import Any
 from neutrino.agents.ovs import l2pop
 from neutrino.agents.ovs.agent import L2populationEndpoint, OvsAgent
 from neutrino.agents.ovs.flows import LocalNet
-from neutrino.agents.ovs.ovsctl import VifPort
+from neutrino.agents.ovs.memory_switch import MemorySwitch
+from neutrino.agents.ovs.switch import VifPort
 from tests.rpc.bus import agent_conf
-from tests.unit.test_ovs_agent_loop import MemoryServer, MemorySwitch, _details
+from tests.unit.test_ovs_agent_loop import MemoryServer, _details
 
 FLOOD = ["00:00:00:00:00:00", "0.0.0.0"]
 NET = LocalNet("net-a", "vxlan", 1001, None, 1)
@@ -61,11 +62,6 @@ def test_removing_a_hosts_last_entries_drops_it_and_ip_changes_move_addresses() 
     assert l2pop.wanted_tunnels(fdb, [NET]) == {}
 
 
-class Switch(MemorySwitch):
-    def delete_port(self, bridge: str, port: str) -> None:
-        self.calls.append(("del", port))
-
-
 class Server(MemoryServer):
     def __init__(self, details: dict[str, dict[str, Any]]) -> None:
         super().__init__(details)
@@ -92,7 +88,7 @@ def _l2pop_agent(tmp: Path, switch: MemorySwitch, server: MemoryServer) -> OvsAg
 
 def test_with_l2pop_tunnels_follow_the_casts_and_tunnel_sync_is_never_polled(
         tmp_path: Path) -> None:
-    switch = Switch([VifPort("tap-a", "a", "m", 1, None, {})])
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 1, None, {})])
     server = Server({"a": _details("a", "net-a", 1001)})
     agent = _l2pop_agent(tmp_path, switch, server)
     assert agent.configurations()["l2_population"] is True
@@ -104,13 +100,13 @@ def test_with_l2pop_tunnels_follow_the_casts_and_tunnel_sync_is_never_polled(
     for _ in range(6):
         agent.run_once()
     assert server.synced == 0
-    assert ("tunnel", "vxlan-0a000002") in switch.calls
+    assert ("tunnel", "vxlan-0a000002") in switch.journal
     tun = switch.flows["br-tun"]
     assert tun["table=22,priority=1,dl_vlan=1"].endswith("output:vxlan-0a000002")
     assert "table=20,priority=2,dl_vlan=1,dl_dst=fa:16:3e:00:00:02" in tun
     endpoint.remove_fdb_entries({}, fdb_entries=_entries(
         {"10.0.0.2": [FLOOD, ["fa:16:3e:00:00:02", "10.1.0.2"]]}))
     agent.run_once()
-    assert ("del", "vxlan-0a000002") in switch.calls
+    assert ("del", "vxlan-0a000002") in switch.journal
     assert "table=22,priority=1,dl_vlan=1" not in switch.flows["br-tun"]
     assert not [k for k in switch.flows["br-tun"] if k.startswith("table=20,priority=2")]

@@ -6,9 +6,10 @@ from typing import Any
 
 from neutrino.agents.ovs import qos
 from neutrino.agents.ovs.agent import OvsAgent, QosPushEndpoint
-from neutrino.agents.ovs.ovsctl import VifPort
+from neutrino.agents.ovs.memory_switch import MemorySwitch
+from neutrino.agents.ovs.switch import VifPort
 from tests.rpc.bus import agent_conf
-from tests.unit.test_ovs_agent_loop import MemoryServer, MemorySwitch, _details
+from tests.unit.test_ovs_agent_loop import MemoryServer, _details
 
 
 def _policy(pid: str, *rules: dict[str, Any]) -> dict[str, Any]:
@@ -38,31 +39,6 @@ def test_egress_limit_and_dscp_are_br_int_entry_flows_through_the_ports_meter() 
         "meter=7,kbps,burst,band=type=drop,rate=1000,burst_size=800")
 
 
-class QosSwitch(MemorySwitch):
-    def __init__(self, ports: list[VifPort]) -> None:
-        super().__init__(ports)
-        self.meter_table: dict[int, str] = {}
-        self.shaping: dict[str, tuple[int, int]] = {}
-
-    def meters(self, bridge: str) -> dict[int, tuple[int, int]]:
-        return {}
-
-    def port_shapings(self) -> dict[str, tuple[int, int]]:
-        return dict(self.shaping)
-
-    def set_meter(self, bridge: str, spec: str, exists: bool) -> None:
-        self.meter_table[int(spec.split(",")[0].split("=")[1])] = spec
-
-    def delete_meter(self, bridge: str, meter_id: int) -> None:
-        del self.meter_table[meter_id]
-
-    def set_port_shaping(self, port: str, kbps: int | None, burst_kb: int = 0) -> None:
-        if kbps is None:
-            self.shaping.pop(port, None)
-        else:
-            self.shaping[port] = (kbps, burst_kb)
-
-
 class QosServer(MemoryServer):
     def __init__(self, details: dict[str, dict[str, Any]],
                  policies: dict[str, dict[str, Any]]) -> None:
@@ -76,7 +52,7 @@ class QosServer(MemoryServer):
 
 
 def test_a_ports_policy_is_pulled_once_enforced_and_updated_live_by_push(tmp_path: Path) -> None:
-    switch = QosSwitch([VifPort("tap-a", "a", "m", 3, None, {})])
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 3, None, {})])
     server = QosServer({"a": {**_details("a", "net-a", 1001), "qos_policy_id": "pol"}},
                        {"pol": _policy("pol", _bw(1000), _bw(5000, "ingress"))})
     conf = agent_conf(tmp_path, None, "h1", "[agent]\nextensions = qos\n")
@@ -85,28 +61,28 @@ def test_a_ports_policy_is_pulled_once_enforced_and_updated_live_by_push(tmp_pat
     agent.run_once()
     agent.run_once()
     assert server.pulled == [["pol"]]
-    assert "rate=1000" in switch.meter_table[3]
+    assert switch.meters("br-int")[3] == (1000, 800)
     assert switch.shaping == {"tap-a": (5000, 4000)}
     assert "meter:3,resubmit(,60)" in switch.flows["br-int"]["table=0,priority=5,in_port=tap-a"]
     push = QosPushEndpoint(agent)
     push.push({}, resource_list=[_policy("pol", _bw(2000, "ingress"))], event_type="updated")
     agent.run_once()
-    assert switch.meter_table == {} and switch.shaping == {"tap-a": (2000, 1600)}
+    assert switch.meters("br-int") == {} and switch.shaping == {"tap-a": (2000, 1600)}
     assert "table=0,priority=5,in_port=tap-a" not in switch.flows["br-int"]
     assert server.pulled == [["pol"]]  # the push carried the policy
 
 
 def test_a_policy_detached_from_the_port_removes_its_limits(tmp_path: Path) -> None:
     from neutrino.agents.ovs.agent import NotifierEndpoint
-    switch = QosSwitch([VifPort("tap-a", "a", "m", 3, None, {})])
+    switch = MemorySwitch([VifPort("tap-a", "a", "m", 3, None, {})])
     server = QosServer({"a": {**_details("a", "net-a", 1001), "network_qos_policy_id": "pol"}},
                        {"pol": _policy("pol", _bw(1000), _bw(5000, "ingress"))})
     conf = agent_conf(tmp_path, None, "h1", "[agent]\nextensions = qos\n")
     agent = OvsAgent(conf, ovs=switch, plugin_rpc=server)  # type: ignore[arg-type]
     agent.setup_bridges()
     agent.run_once()
-    assert 3 in switch.meter_table and "tap-a" in switch.shaping  # the network's policy
+    assert 3 in switch.meters("br-int") and "tap-a" in switch.shaping  # the network's policy
     server.details["a"] = _details("a", "net-a", 1001)
     NotifierEndpoint(agent).port_update({}, port={"id": "a"})
     agent.run_once()
-    assert switch.meter_table == {} and switch.shaping == {}
+    assert switch.meters("br-int") == {} and switch.shaping == {}

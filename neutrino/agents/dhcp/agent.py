@@ -22,6 +22,7 @@ from neutrino.agents import interface
 from neutrino.agents.base import Agent
 from neutrino.agents.dhcp import dnsmasq, metadata, options
 from neutrino.agents.dhcp.driver import DnsmasqDriver
+from neutrino.conf.agents import dhcp as dhcp_conf
 from neutrino.resources.dhcp import dhcp_device_id
 
 LOG = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class DhcpAgent(Agent):
 
     def __init__(self, conf: cfg.ConfigOpts, plugin: PluginApi,
                  driver: DnsmasqDriver | None = None, host: str | None = None) -> None:
-        options.register(conf)
+        dhcp_conf.register(conf)
         super().__init__(conf, host)
         self.plugin = plugin
         self.driver = driver or DnsmasqDriver(

@@ -15,42 +15,17 @@ from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.agents import interface
 from neutrino.agents.base import Agent
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3 import keepalived, metadata
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.agents.l3.router import RouterManager
-from neutrino.conf.options import register_missing
+from neutrino.conf.agents import l3 as l3_conf
 
 LOG = logging.getLogger(__name__)
 
-L3_OPTS = [
-    cfg.StrOpt("agent_mode", default="legacy", choices=["legacy"],
-               help="The working mode for the agent; only legacy (centralized) "
-                    "routers are implemented."),
-    cfg.BoolOpt("handle_internal_only_routers", default=True,
-                help="Also host routers without an external gateway."),
-    cfg.StrOpt("ha_confs_path", default="$state_path/ha_confs",
-               help="Where HA routers' keepalived configurations and states are kept."),
-    cfg.StrOpt("ha_vrrp_auth_type", default="PASS", choices=["AH", "PASS"],
-               help="VRRP authentication type."),
-    cfg.StrOpt("ha_vrrp_auth_password", secret=True,
-               help="VRRP authentication password (none: no authentication)."),
-    cfg.IntOpt("ha_vrrp_advert_int", default=2, min=1,
-               help="Seconds between VRRP advertisements."),
-    cfg.IntOpt("ha_keepalived_state_change_server_threads", default=1, min=1,
-               help="Accepted for upstream compatibility; states are read from the "
-                    "files keepalived's notify script writes."),
-]
 HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    interface.register_opts(conf)
-    metadata.options.register_l3(conf)
-    register_missing(conf, L3_OPTS)
 
 
 class L3AgentEndpoint:
@@ -100,7 +75,7 @@ class L3Agent(Agent):
         """``namespaces``: the host adapter the routers are built on (all of the
         machine's namespaces by default)."""
         super().__init__(conf, host)
-        register_opts(conf)
+        l3_conf.register(conf)
         self.driver = driver
         self.plugin_rpc = plugin_rpc
         self.routers = routers or RouterManager(

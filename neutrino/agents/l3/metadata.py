@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from neutrino.agents.metadata import options
 from neutrino.agents.metadata.proxies import ROUTER, MetadataProxies
+from neutrino.conf.agents import l3 as l3_conf
 
 METADATA_IP = "169.254.169.254"
 BIND_ADDRESS = "0.0.0.0"
@@ -36,7 +36,7 @@ class RouterMetadata:
 
 
 def from_conf(conf: Any) -> RouterMetadata | None:
-    options.register_l3(conf)
+    l3_conf.register_metadata_proxy(conf)
     if not conf.enable_metadata_proxy:
         return None
     return RouterMetadata(MetadataProxies(conf.state_path, conf.metadata_proxy_socket, ROUTER),

@@ -1,4 +1,4 @@
-"""The Linux bridge agent's reconcile loop.
+"""The Linux bridge agent's reconcile loop: read, plan (``plan``), apply, report.
 
 Each pass: list the ``tap<port_id[:11]>`` devices of the host (the compute
 service creates them; the agent only bridges them), ask the server about
@@ -21,50 +21,26 @@ messages) only mark work; the loop does it, and a restart resyncs all.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.agents import secgroup_facts
+from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
-from neutrino.agents.bridge_interface import bridge_name
-from neutrino.agents.linuxbridge import config, nftables
-from neutrino.agents.linuxbridge.linux import FLOOD_MAC, Host
+from neutrino.agents.linuxbridge import plan
+from neutrino.agents.linuxbridge.host import BridgeHost
+from neutrino.agents.linuxbridge.linux import Host
+from neutrino.agents.linuxbridge.plan import TAP_PREFIX, tap_name
 from neutrino.agents.rpc import PluginApi
-from neutrino.agents.secgroup_facts import PortFacts
+from neutrino.conf.agents import linuxbridge as config
 from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
-TAP_PREFIX = "tap"
-SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
 NETWORK_TYPES = ("local", "flat", "vxlan")
-
-
-def tap_name(port_id: str) -> str:
-    return (TAP_PREFIX + port_id)[:14]
-
-
-def vxlan_name(vni: int) -> str:
-    return f"vxlan-{vni}"
-
-
-@dataclass
-class Wired:
-    port_id: str
-    network_id: str
-    admin_up: bool
-
-
-@dataclass(frozen=True)
-class Net:
-    network_type: str
-    segmentation_id: int | None
-    bridge: str
-    uplink: str | None  # vxlan device or physical interface
-    ours: bool  # False for a bridge of bridge_mappings: never deleted
 
 
 class Endpoint:
@@ -116,7 +92,7 @@ class LinuxBridgeAgent(Agent):
     topic = "N/A"
 
     def __init__(self, conf: cfg.ConfigOpts, host: str | None = None,
-                 plugin_rpc: Any = None, linux: Host | None = None) -> None:
+                 plugin_rpc: Any = None, linux: BridgeHost | None = None) -> None:
         config.register(conf)
         super().__init__(conf, host)
         lb, vx = conf.LINUX_BRIDGE, conf.VXLAN
@@ -127,19 +103,16 @@ class LinuxBridgeAgent(Agent):
         if vx.enable_vxlan and not vx.local_ip and conf.VXLAN.l2_population:
             raise ValueError("[vxlan] local_ip is required with l2_population")
         self.firewall = config.firewall(conf)
-        self.linux = linux or Host(lb.namespace)
+        self.linux: BridgeHost = linux or Host(lb.namespace)
         self.plugin_rpc = plugin_rpc
-        self.wired: dict[str, Wired] = {}  # tap -> its port
-        self.nets: dict[str, Net] = {}
-        self.peers: set[str] = set()
-        self.l2pop: dict[str, dict[str, set[tuple[str, str]]]] = {}  # net -> ip -> entries
-        self.facts: dict[str, PortFacts | None] = {}  # tap -> filtering (None: none)
-        self.groups: dict[str, tuple[set[str], set[str]]] = {}
-        self.ruleset: str | None = None
-        self._dirty: set[str] = set()  # taps
-        self._sg_dirty: set[str] = set()
-        self._fdb_dirty = True
-        self._lock = threading.Lock()
+        self.settings = plan.Settings(self.interfaces, self.bridges, self.vxlan, vx.local_ip,
+                                      vx.udp_dstport, vx.vxlan_group, bool(vx.l2_population),
+                                      vx.ttl, vx.tos, self.firewall == "nftables")
+        self.known = plan.Known()
+        self.l2pop: plan.L2pop = {}  # net -> ip -> entries, as the casts leave them
+        self.marks = l2_devices.Marks()
+        self._lock = self.marks.lock
+        self._fdb_changed = False
         self._first = True
         self._passes = 0
 
@@ -149,24 +122,21 @@ class LinuxBridgeAgent(Agent):
                 "tunneling_ip": self.conf.VXLAN.local_ip if self.vxlan else None,
                 "l2_population": bool(self.conf.VXLAN.l2_population),
                 "network_types": [t for t in NETWORK_TYPES if t != "vxlan" or self.vxlan],
-                "devices": len(self.wired)}
+                "devices": len(self.known.wired)}
 
     # -- what casts mark ---------------------------------------------------------------
 
     def mark_dirty(self, port_id: str | None) -> None:
         if port_id:
-            with self._lock:
-                self._dirty.add(tap_name(port_id))
+            self.marks.mark([tap_name(port_id)])
 
     def network_changed(self, network_id: str | None) -> None:
-        with self._lock:
-            self._dirty |= {tap for tap, w in self.wired.items() if w.network_id == network_id}
+        self.marks.mark([tap for tap, w in self.known.wired.items()
+                         if w.network_id == network_id])
 
     def groups_changed(self, groups: list[str] | None, members: bool) -> None:
-        with self._lock:
-            for tap, (own, remote) in self.groups.items():
-                if groups is None or (remote if members else own) & set(groups):
-                    self._sg_dirty.add(tap)
+        self.marks.mark(l2_devices.affected_by_groups(self.known.groups, groups, members),
+                        security=True)
 
     def fdb_changed(self, fdb: dict[str, Any], add: bool) -> None:
         with self._lock:
@@ -182,187 +152,71 @@ class LinuxBridgeAgent(Agent):
                         (mine.add if add else mine.discard)((mac, address))
                     if not mine:
                         known.pop(ip)
-            self._fdb_dirty = True
+            self._fdb_changed = True
 
-    # -- the loop ----------------------------------------------------------------------
+    # -- the loop: read, plan, apply, report -------------------------------------------
 
     def run_once(self) -> dict[str, list[str]]:
         """One reconcile pass; returns the devices (port id prefixes) reported up and down."""
         if self.revival_seen():
             self.resync()
-        links = self.linux.links()
-        taps = {name: link for name, link in links.items() if name.startswith(TAP_PREFIX)}
+        observed = self.observe()
+        known = self.known
+        asking = plan.to_ask(known, observed)
+        peers = self.read_peers() if plan.polls_tunnel_sync(
+            self.settings, observed, asking) else None
+        devices, failed = l2_devices.read_details(
+            self.plugin_rpc, [t[len(TAP_PREFIX):] for t in asking])
+        answers = plan.Answers(devices, failed, peers)
+        wiring = plan.wire(self.settings, known, observed, answers, asking)
+        security = self.read_security(
+            wiring, plan.security_to_read(self.settings, observed, wiring))
+        fdbs = {device: self.linux.fdb(device) for device in plan.fdb_devices(wiring, observed)}
+        decided = plan.plan_wired(self.settings, observed, wiring, answers, fdbs, security)
+        self.marks.mark(decided.dirty)
+        for call in decided.ops:
+            getattr(self.linux, call.name)(*call.args, **call.kwargs)
         with self._lock:
-            dirty, self._dirty = self._dirty, set()
-            sg_dirty, self._sg_dirty = self._sg_dirty, set()
-        todo = set(taps) if self._first else (
-            {t for t in taps if t not in self.wired} | (dirty & set(taps)))
-        if self.vxlan and (todo or self._first or self._passes % SYNC_EVERY == 0):
-            self._sync_peers()
-        up: list[str] = []
-        down: list[str] = []
-        if todo:
-            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(
-                sorted(t[len(TAP_PREFIX):] for t in todo))
-            for details in answer.get("devices", []):
-                self._wire(TAP_PREFIX + details["device"], taps, details, up, down)
-            with self._lock:
-                self._dirty |= {TAP_PREFIX + d for d in answer.get("failed_devices", [])}
-        for tap in [t for t in self.wired if t not in taps]:
-            down.append(tap[len(TAP_PREFIX):])
-            self._forget(tap)
-        self._prune_nets()
-        self._sync_fdb()
-        if self.firewall == "nftables":
-            self._refresh_security((todo | sg_dirty) & set(self.wired))
-            self._apply_ruleset()
-        if up or down:
-            result = self.plugin_rpc.update_device_list(up, down)
-            with self._lock:
-                self._dirty |= {TAP_PREFIX + d for d in result.get("failed_devices_up", [])}
+            for network_id in decided.forget_l2pop:
+                self.l2pop.pop(network_id, None)
+        self.known = decided.known
+        self.marks.mark(decided.sg_dirty, security=True)
+        failed_up = l2_devices.report(self.plugin_rpc, decided.up, decided.down)
+        self.marks.mark({TAP_PREFIX + d for d in failed_up})
         self._first = False
         self._passes += 1
-        return {"up": up, "down": down}
+        return {"up": decided.up, "down": decided.down}
 
-    def _wire(self, tap: str, taps: dict[str, Any], details: dict[str, Any],
-              up: list[str], down: list[str]) -> None:
-        if tap not in taps:
-            return
-        net = self._net(details) if details.get("port_id") else None
-        if net is None:  # unknown, bound elsewhere, or not a network this host carries
-            if tap in self.wired or taps[tap].get("master", "").startswith("brq"):
-                self.linux.release(tap)
-            self._forget(tap)
-            return
-        network_id = details["network_id"]
-        self._ensure_net(network_id, net, details.get("mtu"))
-        admin_up = bool(details.get("admin_state_up", True))
-        self.linux.enslave(tap, net.bridge, up=admin_up, mtu=details.get("mtu"))
-        self.wired[tap] = Wired(details["port_id"], network_id, admin_up)
-        (up if admin_up else down).append(details["device"])
-
-    def _net(self, details: dict[str, Any]) -> Net | None:
-        kind, network_id = details.get("network_type"), details["network_id"]
-        physnet, vni = details.get("physical_network"), details.get("segmentation_id")
-        own = bridge_name(network_id)
-        if kind == "vxlan" and self.vxlan and vni:
-            return Net(kind, int(vni), own, vxlan_name(int(vni)), True)
-        if kind == "flat" and physnet in self.bridges:
-            return Net(kind, None, self.bridges[physnet], None, False)
-        if kind == "flat" and physnet in self.interfaces:
-            return Net(kind, None, own, self.interfaces[physnet], True)
-        if kind == "local":
-            return Net(kind, None, own, None, True)
-        LOG.error("network %s: %s segment (physical network %s) is not carried by this "
-                  "agent", network_id, kind, physnet)
-        return None
-
-    def _ensure_net(self, network_id: str, net: Net, mtu: int | None) -> None:
-        if self.nets.get(network_id) == net:
-            return
-        if net.ours:
-            self.linux.ensure_bridge(net.bridge)
-        if net.network_type == "vxlan" and net.uplink:
-            vx = self.conf.VXLAN
-            group = None if vx.l2_population else vx.vxlan_group
-            self.linux.ensure_vxlan(net.uplink, net.segmentation_id or 0, vx.local_ip,
-                                    vx.udp_dstport, group, learning=not vx.l2_population,
-                                    ttl=vx.ttl, tos=vx.tos)
-            self.linux.enslave(net.uplink, net.bridge, mtu=mtu)
-            self._fdb_dirty = True
-        elif net.uplink:
-            self.linux.enslave(net.uplink, net.bridge)
-        self.nets[network_id] = net
-
-    def _forget(self, tap: str) -> None:
-        self.wired.pop(tap, None)
-        self.facts.pop(tap, None)
-        self.groups.pop(tap, None)
-
-    def _prune_nets(self) -> None:
-        """A network without taps here loses what the agent made for it; a
-        bridge that still holds another device (a DHCP or router port of a
-        co-located agent) stays."""
-        used = {w.network_id for w in self.wired.values()}
-        gone = [n for n in self.nets if n not in used]
-        if not gone:
-            return
+    def observe(self) -> plan.Observed:
+        """The host's links and what the casts marked since the last pass."""
         links = self.linux.links()
-        for network_id in gone:
-            net = self.nets.pop(network_id)
-            self.l2pop.pop(network_id, None)
-            if not net.ours:
-                continue
-            if net.network_type == "vxlan" and net.uplink:
-                self.linux.delete(net.uplink)
-            elif net.uplink:
-                self.linux.release(net.uplink)
-            members = [name for name, link in links.items()
-                       if link.get("master") == net.bridge and name != net.uplink]
-            if not members:
-                self.linux.delete(net.bridge)
+        dirty, sg_dirty = self.marks.take()
+        with self._lock:
+            fdb_changed, self._fdb_changed = self._fdb_changed, False
+            l2pop = copy.deepcopy(self.l2pop)
+        return plan.Observed(links, self._first, self._passes, dirty, sg_dirty, fdb_changed,
+                             l2pop)
 
-    def _sync_peers(self) -> None:
+    def read_peers(self) -> set[str] | None:
         try:
             answer = self.plugin_rpc.tunnel_sync(self.conf.VXLAN.local_ip, "vxlan")
         except Exception:  # noqa: BLE001 - retried next pass
             LOG.exception("tunnel_sync failed")
-            return
-        peers = {t["ip_address"] for t in answer.get("tunnels", [])}
-        if peers != self.peers:
-            self.peers, self._fdb_dirty = peers, True
+            return None
+        return {t["ip_address"] for t in answer.get("tunnels", [])}
 
-    def _sync_fdb(self) -> None:
-        """Each VXLAN device floods to every peer (unless it uses a multicast
-        group) and, with l2population, knows each remote port's endpoint."""
-        with self._lock:
-            if not self._fdb_dirty:
-                return
-            self._fdb_dirty = False
-            l2pop = {n: {ip: set(e) for ip, e in v.items()} for n, v in self.l2pop.items()}
-        vx = self.conf.VXLAN
-        for network_id, net in self.nets.items():
-            if net.network_type != "vxlan" or not net.uplink:
-                continue
-            known = l2pop.get(network_id, {})
-            want: set[tuple[str, str]] = set()
-            if vx.l2_population or not vx.vxlan_group:
-                want |= {(FLOOD_MAC, ip) for ip in self.peers | set(known)}
-            for ip, entries in known.items():
-                want |= {(mac, ip) for mac, _ in entries if mac != FLOOD_MAC}
-            have = self.linux.fdb(net.uplink)
-            for mac, ip in sorted(have - want):
-                if mac == FLOOD_MAC or vx.l2_population:
-                    self.linux.fdb_del(net.uplink, mac, ip)
-            for mac, ip in sorted(want - have):
-                self.linux.fdb_add(net.uplink, mac, ip)
-            for entries in known.values():
-                for mac, address in entries:
-                    if mac != FLOOD_MAC:
-                        self.linux.neigh_replace(net.uplink, address, mac)
-
-    def _refresh_security(self, taps: set[str]) -> None:
+    def read_security(self, wiring: plan.Wiring, taps: set[str]) -> dict[str, Any] | None:
+        """The security facts of the ports of ``taps`` (one call); None if the
+        server failed (the plan marks them for the next pass)."""
         if not taps:
-            return
-        ids = {self.wired[t].port_id: t for t in taps}
+            return {}
+        ids = sorted(wiring.known.wired[t].port_id for t in taps)
         try:
-            info = self.plugin_rpc.security_group_info_for_devices(sorted(ids))
+            info: dict[str, Any] = self.plugin_rpc.security_group_info_for_devices(ids)
+            return info
         except Exception:  # noqa: BLE001 - retried next pass
             LOG.exception("security_group_info_for_devices failed")
-            with self._lock:
-                self._sg_dirty |= taps
-            return
-        for port_id, tap in ids.items():
-            self.groups[tap] = secgroup_facts.port_groups(info, port_id)
-            self.facts[tap] = secgroup_facts.port_facts(info, port_id)
-
-    def _apply_ruleset(self) -> None:
-        ports = [nftables.FilteredPort(tap, facts) for tap, facts in sorted(self.facts.items())
-                 if facts is not None and tap in self.wired and self.wired[tap].admin_up]
-        text = nftables.ruleset(ports)
-        if text != self.ruleset:
-            self.linux.nft_load(text)
-            self.ruleset = text
+            return None
 
     # -- process -------------------------------------------------------------------------
 
@@ -377,8 +231,8 @@ class LinuxBridgeAgent(Agent):
             self.listen(topic, [Endpoint(self, version)])
 
     def resync(self) -> None:
-        self._first, self.ruleset, self._fdb_dirty = True, None, True
-        self.nets.clear()
+        self._first = True
+        self.known = replace(self.known, nets={}, ruleset=None, fdb_due=True)
 
     def run(self, stop: threading.Event) -> None:
         self.plugin_rpc = self.plugin_rpc or PluginApi(

@@ -1,6 +1,7 @@
-"""The Linux bridge agent's one adapter to the host: bridges, VXLAN devices,
-their forwarding entries and the nftables ruleset, all in one network
-namespace (``None``: the agent's own). Links go through ``iproute``.
+"""The Linux bridge agent's adapter to a real host (``host.BridgeHost``):
+bridges, VXLAN devices, their forwarding entries and the nftables ruleset,
+all in one network namespace (``None``: the agent's own). Links go through
+``iproute``.
 """
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import subprocess
 from typing import Any
 
 from neutrino.agents import iproute
+from neutrino.agents.linuxbridge.host import FLOOD_MAC, BridgeHost
 
-FLOOD_MAC = "00:00:00:00:00:00"
+__all__ = ["FLOOD_MAC", "Host"]
 
 
 def _run(namespace: str | None, *argv: str, stdin: str | None = None,
@@ -22,7 +24,7 @@ def _run(namespace: str | None, *argv: str, stdin: str | None = None,
     return done.stdout
 
 
-class Host:
+class Host(BridgeHost):
     def __init__(self, namespace: str | None = None) -> None:
         self.ns = namespace
 

@@ -21,9 +21,9 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
-from neutrino.agents.metadata import options
 from neutrino.agents.metadata.lookup import InstanceLookup
 from neutrino.agents.metadata.nova import Answer, NovaMetadata, text_answer
+from neutrino.conf.agents import metadata as metadata_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class MetadataAgent(Agent):
 
     def __init__(self, conf: cfg.ConfigOpts, plugin_rpc: Any = None,
                  host: str | None = None) -> None:
-        options.register_agent(conf)
+        metadata_conf.register(conf)
         super().__init__(conf, host)
         self.plugin_rpc = plugin_rpc
         self._server: _UnixHttpServer | None = None

@@ -21,31 +21,10 @@ from oslo_config import cfg
 
 from neutrino.agents.base import Agent
 from neutrino.agents.metering import accounting, driver as drivers, rules
+from neutrino.conf.agents import metering as metering_conf
 from neutrino.rpc import topics
-from neutrino.conf.options import register_missing
 
 LOG = logging.getLogger(__name__)
-
-METERING_OPTS = [
-    cfg.StrOpt("driver", default="noop",
-               help="Metering driver: noop (counts nothing, upstream's default) or "
-                    "iptables (upstream's name; counting with nftables here), also "
-                    "upstream's class paths."),
-    cfg.FloatOpt("measure_interval", default=30, min=0.05,
-                 help="Seconds between two readings of the counters."),
-    cfg.FloatOpt("report_interval", default=300, min=0,
-                 help="Seconds between two l3.meter reports."),
-    cfg.BoolOpt("granular_traffic_data", default=False,
-                help="Report per label, router, project, router-label and project-label "
-                     "instead of per label only."),
-    cfg.IntOpt("periodic_interval", default=40, min=1,
-               help="Seconds between full resynchronisations with the server."),
-]
-
-
-def register_opts(conf: cfg.ConfigOpts) -> None:
-    register_missing(conf, METERING_OPTS)
-
 
 class MeteringAgentEndpoint:
     """What the server casts (upstream's MeteringAgentNotifyAPI methods)."""
@@ -79,7 +58,7 @@ class MeteringAgent(Agent):
                  plugin_rpc: Any = None, driver: Any = None, notifier: Any = None,
                  clock: Callable[[], float] = time.time) -> None:
         super().__init__(conf, host)
-        register_opts(conf)
+        metering_conf.register(conf)
         self.driver = driver if driver is not None else drivers.load(conf.driver)
         self.plugin_rpc = plugin_rpc
         self.notifier = notifier

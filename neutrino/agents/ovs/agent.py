@@ -1,14 +1,11 @@
-"""The OVS agent's reconcile loop.
+"""The OVS agent's reconcile loop: read, plan, apply, report.
 
-Each pass: scan br-int for VIF ports (``external_ids:iface-id``), ask the
-server what the new and changed ones are (their network segment), give
-each network a host-local VLAN and each port its tag, compute every flow
-from that state (``flows``), program only the difference, and report the
-devices up or down. Restarting is a full resync: the local VLANs are read
-back from the ports' ``other_config`` so wired ports keep their tags, all
-flows are re-added under this run's cookie and then the flows of other
-cookies (an earlier run's, now stale) are deleted — no flow is missing in
-between and none is left twice.
+Each pass reads br-int's VIF ports (``external_ids:iface-id``) and the
+marks the server's casts left, asks the server about the new and changed
+ports (their network segment), lets ``plan`` decide (a host-local VLAN
+per network, each port's tag, every flow, only the difference to
+program), applies that through the switch (``switch.Switch``) and reports
+the devices up or down. Restarting is a full resync (see ``plan``).
 
 With ``[agent] l2_population`` the tunnel peers, flood lists and remote
 MACs come from the server's l2population casts (``l2pop``) instead of
@@ -24,7 +21,7 @@ of a changed policy updates them live.
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server. That pass starts at
 once, as it does when the switch reports a VIF plugged, unplugged or
-changed (``OvsCtl.watch_vifs``): a new instance's port is wired in about a
+changed (``Switch.watch_vifs``): a new instance's port is wired in about a
 tenth of a second instead of up to a polling interval later, which stays
 the longest a pass waits (upstream's agent waits it out every time).
 
@@ -37,19 +34,22 @@ rules name them as remote, for a re-read.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import random
 import threading
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.agents import secgroup_facts
+from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
-from neutrino.agents.ovs import config, firewall, flows, l2pop, qos
-from neutrino.agents.ovs.ovsctl import OvsCtl, VifPort
+from neutrino.agents.ovs import firewall, flows, l2pop, plan, qos
+from neutrino.agents.ovs.ovsctl import OvsCtl
+from neutrino.agents.ovs.switch import Switch
 from neutrino.agents.rpc import PluginApi
+from neutrino.conf.agents import ovs as config
 from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
@@ -60,15 +60,8 @@ PORT_DELETE_TOPIC = topics.PORT_DELETE
 SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 L2POP_TOPIC = topics.L2POPULATION_UPDATE
 QOS_TOPIC = topics.QOS_POLICY_PUSH
-TUNNEL_SYNC_EVERY = 5  # passes between tunnel_sync calls when nothing changed
-DETAILS_CHUNK = 100  # devices per get_devices_details_list call: no call outlives its timeout
-
-
-@dataclass
-class Wired:
-    port: VifPort
-    network_id: str
-    admin_up: bool
+TUNNEL_SYNC_EVERY = l2_devices.SYNC_EVERY
+DETAILS_CHUNK = l2_devices.DETAILS_CHUNK
 
 
 class NotifierEndpoint:
@@ -151,7 +144,7 @@ class OvsAgent(Agent):
     topic = "N/A"
 
     def __init__(self, conf: cfg.ConfigOpts, host: str | None = None,
-                 ovs: OvsCtl | None = None, plugin_rpc: Any = None) -> None:
+                 ovs: Switch | None = None, plugin_rpc: Any = None) -> None:
         config.register(conf)
         super().__init__(conf, host)
         self.bridges = flows.Bridges(conf.OVS.integration_bridge, conf.OVS.tunnel_bridge,
@@ -165,33 +158,25 @@ class OvsAgent(Agent):
         self.fdb = l2pop.Fdb(conf.OVS.local_ip)
         self.qos = "qos" in [e.strip() for e in conf.AGENT.extensions]
         self.policies: dict[str, dict[str, Any]] = {}  # QoS policy id -> policy
-        self.port_policy: dict[str, str | None] = {}  # port id -> its QoS policy id
-        self.meters: dict[int, qos.Limit] = {}  # applied: meter id (ofport) -> limit
-        self.shaped: dict[str, qos.Limit] = {}  # applied: port name -> limit
-        self._stale_meters: set[int] = set()
-        self.ovs = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
+        self.ovs: Switch = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
         self.plugin_rpc = plugin_rpc
         self.cookie = random.getrandbits(63) | 1
-        self.vlans: dict[str, int] = {}
-        self.nets: dict[str, flows.LocalNet] = {}
-        self.wired: dict[str, Wired] = {}
-        self.tunnels: dict[str, str] = {}  # port name -> type
-        self._retiring: set[str] = set()  # tunnel ports to delete once off the flows
-        self._tags: list[tuple[str, int, dict[str, str]]] = []  # this pass's, in one go
-        self.programmed: dict[str, set[flows.Flow]] = {}
-        self._dirty: set[str] = set()
-        self._sg_dirty: set[str] = set()
-        self._lock = threading.Lock()
+        self.firewall = firewall.driver_name(conf.SECURITYGROUP.firewall_driver)
+        self.settings = plan.Settings(self.bridges, self.mappings, tuple(self.tunnel_types),
+                                      conf.OVS.local_ip, self.l2pop, self.arp_responder,
+                                      self.firewall == "openvswitch", self.qos, self.cookie)
+        self.known = plan.Known()
+        self.marks = l2_devices.Marks()
+        self._lock = self.marks.lock
         # set by the switch (a VIF came, went or changed) and by the server's
         # port notifications: the loop's next pass starts at once
         self._wake = threading.Event()
         self._first = True
         self._passes = 0
-        self.firewall = firewall.driver_name(conf.SECURITYGROUP.firewall_driver)
-        # port id -> its filtering (None: not filtered), and the groups it uses
-        # (its own, and those its rules name as remote) for the fanouts
-        self.port_security: dict[str, firewall.PortSecurity | None] = {}
-        self.port_groups: dict[str, tuple[set[str], set[str]]] = {}
+
+    @property
+    def programmed(self) -> dict[str, frozenset[flows.Flow]]:
+        return self.known.programmed
 
     def configurations(self) -> dict[str, Any]:
         return {"bridge_mappings": self.mappings, "tunnel_types": self.tunnel_types,
@@ -199,11 +184,12 @@ class OvsAgent(Agent):
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
-                "enable_distributed_routing": False, "devices": len(self.wired)}
+                "enable_distributed_routing": False, "devices": len(self.known.wired)}
+
+    # -- what the casts mark (their threads) -----------------------------------------
 
     def mark_dirty(self, port_id: str) -> None:
-        with self._lock:
-            self._dirty.add(port_id)
+        self.marks.mark([port_id])
         self._wake.set()
 
     def fdb_changed(self, how: str, fdb_entries: dict[str, Any]) -> None:
@@ -211,21 +197,18 @@ class OvsAgent(Agent):
             getattr(self.fdb, how)(fdb_entries)
 
     def policies_pushed(self, policies: list[dict[str, Any]], deleted: bool) -> None:
+        named = set(self.known.port_policy.values())
         with self._lock:
             for policy in policies:
                 if deleted:
                     self.policies.pop(policy["id"], None)
-                elif policy["id"] in self.policies or policy["id"] in self.port_policy.values():
+                elif policy["id"] in self.policies or policy["id"] in named:
                     self.policies[policy["id"]] = policy
 
     def groups_changed(self, groups: list[str] | None, members: bool) -> None:
-        """Mark the ports a group change affects (all of them if ``groups`` is None):
-        a rule change affects the group's ports, a member change the ports
-        whose rules name the group as remote."""
-        with self._lock:
-            for port_id, (own, remote) in self.port_groups.items():
-                if groups is None or (remote if members else own) & set(groups):
-                    self._sg_dirty.add(port_id)
+        """Mark the ports a group change affects (``l2_devices.affected_by_groups``)."""
+        self.marks.mark(l2_devices.affected_by_groups(self.known.port_groups, groups, members),
+                        security=True)
 
     # -- set-up ----------------------------------------------------------------------
 
@@ -246,294 +229,118 @@ class OvsAgent(Agent):
             self.ovs.ensure_patch(bridge, flows.phys_patch_name(bridge),
                                   flows.int_patch_name(bridge))
         if self.tunnel_types:
-            self.tunnels = {name: self._tunnel_kind(name)
-                            for name in self.ovs.tunnel_ports(b.tunnel)}
+            tunnels = {name: self._tunnel_kind(name)
+                       for name in self.ovs.tunnel_ports(b.tunnel)}
+            self.known = replace(self.known, tunnels=tunnels)
 
     @staticmethod
     def _tunnel_kind(port_name: str) -> str:
         return port_name.split("-", 1)[0]
 
-    def recover_vlans(self, ports: list[VifPort]) -> None:
-        """Read back the local VLANs an earlier run gave networks (restart keeps tags)."""
-        for port in ports:
-            net = port.other_config.get("net_uuid")
-            if net and port.tag and port.tag != flows.DEAD_VLAN:
-                self.vlans.setdefault(net, port.tag)
-
-    # -- the loop ----------------------------------------------------------------------
-
-    def sync_tunnels(self) -> None:
-        if not self.tunnel_types:
-            return
-        if self.l2pop:
-            self.sync_l2pop_tunnels()
-            return
-        local_ip = self.conf.OVS.local_ip
-        for kind in self.tunnel_types:
-            peers = self.plugin_rpc.tunnel_sync(local_ip, kind).get("tunnels", [])
-            for peer in peers:
-                name = flows.tunnel_port_name(kind, peer["ip_address"])
-                if name not in self.tunnels:
-                    self.ovs.ensure_tunnel(self.bridges.tunnel, name, kind, local_ip,
-                                           peer["ip_address"])
-                    self.tunnels[name] = kind
-                    LOG.info("tunnel %s to %s (%s)", name, peer["ip_address"], peer["host"])
-
-    def sync_l2pop_tunnels(self) -> None:
-        """Tunnel ports to exactly the peers the forwarding entries name for the
-        networks wired here. Ports an earlier run left get a few passes'
-        grace, the time for the server's full entries to arrive."""
-        with self._lock:
-            wanted = l2pop.wanted_tunnels(self.fdb, list(self.nets.values()))
-        for name, (kind, ip) in sorted(wanted.items()):
-            if name not in self.tunnels:
-                self.ovs.ensure_tunnel(self.bridges.tunnel, name, kind, self.conf.OVS.local_ip,
-                                       ip)
-                self.tunnels[name] = kind
-                LOG.info("tunnel %s to %s (l2population)", name, ip)
-        if self._passes < TUNNEL_SYNC_EVERY:
-            return
-        # off the flows first: a flow naming a deleted port cannot be deleted by name
-        for name in sorted(set(self.tunnels) - set(wanted)):
-            del self.tunnels[name]
-            self._retiring.add(name)
-
-    def retire_tunnels(self) -> None:
-        """Delete the tunnel ports no flow names any more (after programming)."""
-        for name in sorted(self._retiring):
-            self.ovs.delete_port(self.bridges.tunnel, name)
-            self._retiring.discard(name)
-            LOG.info("tunnel %s removed: no network here needs it", name)
-
-    def scan(self) -> dict[str, VifPort]:
-        return {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
+    # -- the loop: read, plan, apply, report -------------------------------------------
 
     def run_once(self) -> dict[str, list[str]]:
         """One reconcile pass; returns the devices reported up and down."""
         if self.revival_seen():
             self.resync()
-        scanned = self.scan()
-        if self._first:
-            self.recover_vlans(list(scanned.values()))
-        with self._lock:
-            dirty, self._dirty = self._dirty, set()
-            sg_dirty, self._sg_dirty = self._sg_dirty, set()
-        if self._first:
-            todo = set(scanned)
-        else:
-            todo = {pid for pid, p in scanned.items()
-                    if pid not in self.wired or self.wired[pid].port.ofport != p.ofport}
-            todo |= dirty & set(scanned)
-        removed = [pid for pid in self.wired if pid not in scanned]
-        up: list[str] = []
-        down: list[str] = []
-        polled = todo or self._first or self._passes % TUNNEL_SYNC_EVERY == 0
-        if polled and not self.l2pop:
-            try:
-                self.sync_tunnels()
-            except Exception:  # noqa: BLE001 - retried next pass
-                LOG.exception("tunnel_sync failed")
-        ordered = sorted(todo)
-        self._tags = []
-        for start in range(0, len(ordered), DETAILS_CHUNK):
-            answer = self.plugin_rpc.get_devices_details_list_and_failed_devices(
-                ordered[start:start + DETAILS_CHUNK])
-            for details in answer.get("devices", []):
-                self._wire(scanned, details, up, down)
-            with self._lock:
-                self._dirty |= set(answer.get("failed_devices", []))
-        self.ovs.set_port_tags(self._tags)
-        for pid in removed:
-            del self.wired[pid]
-            self.port_policy.pop(pid, None)
-            self.port_security.pop(pid, None)
-            self.port_groups.pop(pid, None)
-            down.append(pid)
-        self._refresh_nets()
-        if self.l2pop:
-            self.sync_tunnels()
-        if self.firewall == "openvswitch":
-            self.refresh_security((todo | sg_dirty) & set(self.wired))
-        if self.qos:
-            self.apply_qos()
-        self.program_flows()
-        self.retire_tunnels()
-        if self.qos:
-            self.retire_meters()
-        if up or down:
-            # a full resync asks for this host's l2population entries again
-            refresh = {"refresh_tunnels": True} if self.l2pop and self._first else {}
-            result = self.plugin_rpc.update_device_list(up, down, **refresh)
-            with self._lock:
-                self._dirty |= set(result.get("failed_devices_up", []))
+        observed = self.observe()
+        known = self.known
+        asking = plan.to_ask(known, observed)
+        peers = self.read_peers() if plan.polls_tunnel_sync(
+            self.settings, observed, asking) else None
+        devices, failed = l2_devices.read_details(self.plugin_rpc, asking)
+        wiring = plan.wire(known, observed, devices, asking)
+        security = self.read_security(plan.security_to_read(self.settings, observed, wiring))
+        observed = self.pull_policies(observed, wiring)
+        decided = plan.plan_wired(self.settings, observed, wiring,
+                                  plan.Answers(devices, failed, peers, security))
+        self.marks.mark(decided.dirty)
+        self.apply(decided)
+        self.known = decided.known
+        self.marks.mark(decided.sg_dirty, security=True)
+        self.marks.mark(l2_devices.report(self.plugin_rpc, decided.up, decided.down,
+                                          decided.refresh_tunnels))
         self._first = False
         self._passes += 1
-        return {"up": up, "down": down}
+        return {"up": decided.up, "down": decided.down}
 
-    def _wire(self, scanned: dict[str, VifPort], details: dict[str, Any],
-              up: list[str], down: list[str]) -> None:
-        device = details["device"]
-        port = scanned.get(device)
-        if port is None:
-            return
-        if "port_id" not in details or not details.get("network_type"):
-            # unknown here, or bound elsewhere: keep it off every network
-            self._tags.append((port.name, flows.DEAD_VLAN, {}))
-            self.wired.pop(device, None)
-            return
-        net_id = details["network_id"]
-        # keep every VLAN known so far (incl. those recovered at start whose ports
-        # are not re-read yet); networks left without ports are pruned after the pass
-        self.vlans = flows.allocate_vlans(self.vlans, set(self.vlans) | {net_id})
-        vlan = self.vlans[net_id]
-        self.nets[net_id] = flows.LocalNet(net_id, details["network_type"],
-                                           details.get("segmentation_id"),
-                                           details.get("physical_network"), vlan)
-        admin_up = bool(details.get("admin_state_up", True))
-        tag = vlan if admin_up else flows.DEAD_VLAN
-        if port.tag != tag or port.other_config.get("net_uuid") != net_id:
-            self._tags.append((port.name, tag, {
-                "net_uuid": net_id, "network_type": details["network_type"],
-                "segmentation_id": str(details.get("segmentation_id") or "")}))
-        self.wired[device] = Wired(port, net_id, admin_up)
-        self.port_policy[device] = (details.get("qos_policy_id")
-                                    or details.get("network_qos_policy_id"))
-        (up if admin_up else down).append(device)
+    def observe(self) -> plan.Observed:
+        """What the switch holds and what the casts marked since the last pass."""
+        full = self._first
+        vifs = {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
+        dirty, sg_dirty = self.marks.take()
+        with self._lock:
+            if full and self.qos:
+                self.policies.clear()
+            policies = dict(self.policies)
+            fdb = copy.deepcopy(self.fdb) if self.l2pop else None
+        meters = shaped = None
+        if full and self.qos:
+            br = self.bridges.integration
+            meters = {mid: qos.Limit(*v) for mid, v in self.ovs.meters(br).items()}
+            shaped = {name: qos.Limit(*v) for name, v in self.ovs.port_shapings().items()}
+        cookies = ({b: self.ovs.cookies(b) for b in self.settings.flow_bridges()}
+                   if full else {})
+        return plan.Observed(vifs, full, self._passes, dirty, sg_dirty, fdb, policies,
+                             meters, shaped, cookies)
 
-    def _refresh_nets(self) -> None:
-        """Forget networks with no port left here; their VLAN becomes free."""
-        used = {w.network_id for w in self.wired.values()}
-        self.nets = {n: v for n, v in self.nets.items() if n in used}
-        self.vlans = {n: v for n, v in self.vlans.items() if n in used}
-
-    def refresh_security(self, port_ids: set[str]) -> None:
-        """Re-read the security facts of ``port_ids`` (one call for all)."""
-        if not port_ids:
-            return
+    def read_peers(self) -> list[plan.Peer] | None:
+        """The tunnel endpoints of the other agents; None if the server failed."""
         try:
-            info = self.plugin_rpc.security_group_info_for_devices(sorted(port_ids))
+            return [plan.Peer(kind, peer["ip_address"], peer.get("host", ""))
+                    for kind in self.tunnel_types
+                    for peer in self.plugin_rpc.tunnel_sync(
+                        self.conf.OVS.local_ip, kind).get("tunnels", [])]
+        except Exception:  # noqa: BLE001 - retried next pass
+            LOG.exception("tunnel_sync failed")
+            return None
+
+    def read_security(self, port_ids: set[str]) -> dict[str, Any] | None:
+        """The security facts of ``port_ids`` (one call for all); None if the
+        server failed (the plan marks them for the next pass)."""
+        if not port_ids:
+            return {}
+        try:
+            info: dict[str, Any] = self.plugin_rpc.security_group_info_for_devices(
+                sorted(port_ids))
+            return info
         except Exception:  # noqa: BLE001 - retried next pass
             LOG.exception("security_group_info_for_devices failed")
-            with self._lock:
-                self._sg_dirty |= port_ids
-            return
-        for pid in port_ids:
-            wired = self.wired[pid]
-            self.port_groups[pid] = secgroup_facts.port_groups(info, pid)
-            self.port_security[pid] = firewall.from_info(
-                info, pid, wired.port.name, wired.port.ofport, self.vlans[wired.network_id])
+            return None
 
-    # -- QoS ------------------------------------------------------------------------
-
-    def _port_qos(self) -> dict[str, qos.PortQos]:
+    def pull_policies(self, observed: plan.Observed, wiring: plan.Wiring) -> plan.Observed:
+        """Pull the QoS policies the wired ports name that are not known yet."""
+        missing = plan.policies_to_pull(self.settings, wiring, observed.policies)
+        if not missing:
+            return observed
+        pulled = {p["id"]: p for p in self.plugin_rpc.qos_policies(missing)}
         with self._lock:
-            return {pid: qos.port_qos(self.policies.get(self.port_policy.get(pid) or ""))
-                    for pid, w in self.wired.items() if w.admin_up}
+            self.policies.update(pulled)
+        return replace(observed, policies={**observed.policies, **pulled})
 
-    def apply_qos(self) -> None:
-        """Pull the policies not known yet, then make meters and shaping match
-        the ports' policies; meters no port wants go after the flows."""
-        with self._lock:
-            if self._first:
-                self.policies.clear()
-            missing = sorted({p for p in self.port_policy.values() if p} - set(self.policies))
-        if missing:
-            pulled = self.plugin_rpc.qos_policies(missing)
-            with self._lock:
-                self.policies.update({p["id"]: p for p in pulled})
-        br = self.bridges.integration
-        if self._first:
-            self.meters = {mid: qos.Limit(*v) for mid, v in self.ovs.meters(br).items()}
-            self.shaped = {name: qos.Limit(*v) for name, v in self.ovs.port_shapings().items()}
-        wanted = self._port_qos()
-        meters = {self.wired[pid].port.ofport: q.egress for pid, q in wanted.items() if q.egress}
-        shaping = {self.wired[pid].port.name: q.ingress for pid, q in wanted.items()
-                   if q.ingress}
-        for mid, limit in sorted(meters.items()):
-            if self.meters.get(mid) != limit:
-                self.ovs.set_meter(br, qos.meter_spec(mid, limit), exists=mid in self.meters)
-                self.meters[mid] = limit
-        names = {w.port.name for w in self.wired.values()}
-        for name in sorted(set(shaping) | set(self.shaped)):
-            limit = shaping.get(name)
-            if self.shaped.get(name) == limit:
-                continue
-            if name in names:
-                self.ovs.set_port_shaping(name, limit and limit.kbps,
-                                          limit.burst_kb if limit else 0)
-            if limit:
-                self.shaped[name] = limit
-            else:
-                self.shaped.pop(name, None)
-        self._stale_meters = set(self.meters) - set(meters)
-
-    def retire_meters(self) -> None:
-        for mid in sorted(self._stale_meters):
-            self.ovs.delete_meter(self.bridges.integration, mid)
-            self.meters.pop(mid, None)
-        self._stale_meters = set()
-
-    def qos_flows(self) -> list[flows.Flow]:
-        out: list[flows.Flow] = []
-        for pid, port_qos in sorted(self._port_qos().items()):
-            port = self.wired[pid].port
-            if port.ofport in self.meters or port_qos.egress is None:
-                out += qos.entry_flows(port.name, port.ofport, port_qos)
-        return out
-
-    def firewall_flows(self) -> list[flows.Flow]:
-        filtered, unfiltered = [], []
-        for pid, wired in sorted(self.wired.items()):
-            if not wired.admin_up or wired.network_id not in self.vlans:
-                continue
-            security = self.port_security.get(pid)
-            if security is not None and (security.ofport, security.vlan) != (
-                    wired.port.ofport, self.vlans[wired.network_id]):
-                security = None  # re-plugged since read: re-read next pass
-                self.mark_sg_dirty(pid)
-            if security is None:
-                unfiltered.append((wired.port.name, self.vlans[wired.network_id]))
-            else:
-                filtered.append(security)
-        return firewall.firewall_flows(filtered, unfiltered)
-
-    def mark_sg_dirty(self, port_id: str) -> None:
-        with self._lock:
-            self._sg_dirty.add(port_id)
-
-    def desired_flows(self) -> dict[str, set[flows.Flow]]:
-        nets = sorted(self.nets.values(), key=lambda n: n.vlan)
-        out = {self.bridges.integration: set(flows.integration_flows(nets, self.mappings))}
-        if self.firewall == "openvswitch":
-            out[self.bridges.integration] |= set(self.firewall_flows())
-        if self.qos:
-            out[self.bridges.integration] |= set(self.qos_flows())
-        if self.tunnel_types:
-            out[self.bridges.tunnel] = set(flows.tunnel_flows(nets, self.tunnels, self.bridges,
-                                                              flood=not self.l2pop))
-            if self.l2pop:
-                with self._lock:
-                    out[self.bridges.tunnel] |= set(l2pop.fdb_flows(
-                        self.fdb, nets, self.arp_responder, set(self.tunnels)))
-        for physnet, bridge in self.mappings.items():
-            out[bridge] = set(flows.physical_flows(nets, physnet, bridge))
-        return out
-
-    def program_flows(self) -> None:
-        for bridge, wanted in self.desired_flows().items():
-            if self._first or bridge not in self.programmed:
-                self.ovs.add_flows(bridge, (f.spec(self.cookie) for f in sorted(wanted)))
-                # a resync after a failed pass: what this run installed and no
-                # longer wants carries our own cookie, so goes by key
-                _, gone = flows.diff(self.programmed.get(bridge, set()), wanted)
-                self.ovs.delete_flows_strict(bridge, (f.key() for f in gone))
-                for stale in self.ovs.cookies(bridge) - {self.cookie, 0}:
-                    self.ovs.delete_flows_by_cookie(bridge, stale)
-            else:
-                add, delete = flows.diff(self.programmed[bridge], wanted)
-                self.ovs.add_flows(bridge, (f.spec(self.cookie) for f in add))
-                self.ovs.delete_flows_strict(bridge, (f.key() for f in delete))
-            self.programmed[bridge] = wanted
+    def apply(self, decided: plan.Plan) -> None:
+        """Make the switch as the plan says: tags and tunnels, meters and
+        shaping, then the flows, and only then retire what no flow names."""
+        b = self.bridges
+        self.ovs.set_port_tags(decided.tags)
+        for name, kind, remote_ip in decided.tunnels:
+            self.ovs.ensure_tunnel(b.tunnel, name, kind, self.conf.OVS.local_ip, remote_ip)
+            LOG.info("tunnel %s to %s%s", name, remote_ip, " (l2population)" * self.l2pop)
+        for meter_id, limit, exists in decided.meters:
+            self.ovs.set_meter(b.integration, qos.meter_spec(meter_id, limit), exists)
+        for port, shaping in decided.shaping:
+            self.ovs.set_port_shaping(port, shaping.kbps if shaping else None,
+                                      shaping.burst_kb if shaping else 0)
+        for change in decided.flows:
+            self.ovs.add_flows(change.bridge, (f.spec(self.cookie) for f in change.add))
+            self.ovs.delete_flows_strict(change.bridge, (f.key() for f in change.delete))
+            for cookie in change.purge_cookies:
+                self.ovs.delete_flows_by_cookie(change.bridge, cookie)
+        for name in decided.retire_tunnels:
+            self.ovs.delete_port(b.tunnel, name)
+            LOG.info("tunnel %s removed: no network here needs it", name)
+        for meter_id in decided.retire_meters:
+            self.ovs.delete_meter(b.integration, meter_id)
 
     # -- process -------------------------------------------------------------------------
 

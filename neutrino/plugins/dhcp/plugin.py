@@ -28,7 +28,7 @@ from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.dhcp.hosting import Hosting
 from neutrino.plugins.dhcp.notifier import DhcpAgentNotifier
 from neutrino.plugins.ml2 import provisioning
-from neutrino.resources.extensions import KNOWN
+from neutrino.resources.extensions import described
 
 LOG = logging.getLogger(__name__)
 
@@ -202,5 +202,5 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
 
     def extensions(self) -> list[ApiExtension]:
         from neutrino.api import dhcp_agents
-        return [ApiExtension(descriptor=KNOWN[ALIAS], policies=list(POLICIES),
+        return [ApiExtension(descriptor=described(ALIAS), policies=list(POLICIES),
                              routes=dhcp_agents.routes(self))]

@@ -25,13 +25,11 @@ from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, CustomRoute
 from neutrino.plugins.l3 import common as c
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.extensions import described
 
 LOG = logging.getLogger(__name__)
 
-L3_AGENT_SCHEDULER = ExtensionDescriptor(
-    "l3_agent_scheduler", "L3 Agent Scheduler", "Schedule routers among l3 agents",
-    "2013-02-07T10:00:00-00:00")
+L3_AGENT_SCHEDULER = described("l3_agent_scheduler")
 
 POLICIES = {
     "create_l3-router": "rule:admin_only",

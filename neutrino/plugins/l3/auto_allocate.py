@@ -24,16 +24,14 @@ from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.l3 import common as c
+from neutrino.resources import auto_allocate as res
 from neutrino.resources import core as core_res
-from neutrino.resources import validators as v
-from neutrino.resources.attributes import UNSET, ResourceDef, attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources.attributes import UNSET, ResourceDef
+from neutrino.resources.extensions import described
 
 LOG = logging.getLogger(__name__)
 
-AUTO_ALLOCATED_TOPOLOGY = ExtensionDescriptor(
-    "auto-allocated-topology", "Auto Allocated Topology Services",
-    "Auto Allocated Topology Services.", "2016-01-01T00:00:00-00:00")
+AUTO_ALLOCATED_TOPOLOGY = described("auto-allocated-topology")
 DRY_RUN = "dry-run"
 POLICIES = {
     "get_auto_allocated_topology":
@@ -42,13 +40,6 @@ POLICIES = {
         "(rule:admin_only) or (role:member and project_id:%(project_id)s)",
 }  # ``create_network:is_default`` and ``update_network:is_default`` are core defaults
 _DEFAULT_KEY = 1  # the single row of ``default_external_network``
-
-
-def topology_resource() -> ResourceDef:
-    r = ResourceDef("auto_allocated_topology", "auto_allocated_topologies", has_tags=False,
-                    url_name="auto-allocated-topology")
-    r.add(attr("id"), attr("project_id"), attr("tenant_id"))
-    return r
 
 
 def failure(reason: str) -> errors.AutoAllocationFailure:
@@ -290,10 +281,8 @@ class AutoAllocatePlugin(ServicePlugin):
         return {"auto_allocated_topologies": self.topologies}
 
     def extensions(self) -> list[ApiExtension]:
-        is_default = attr("is_default", v.boolean, default=False, allow_post=True,
-                          allow_put=True, enforce_policy=True, required_by_policy=True)
         return [ApiExtension(
-            descriptor=AUTO_ALLOCATED_TOPOLOGY, resources=[topology_resource()],
-            attributes={"networks": [is_default]}, attribute_handler=IsDefault(self),
+            descriptor=AUTO_ALLOCATED_TOPOLOGY, resources=[res.TOPOLOGY],
+            attributes=res.IS_DEFAULT, attribute_handler=IsDefault(self),
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])]

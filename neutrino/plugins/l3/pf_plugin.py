@@ -20,29 +20,14 @@ from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.l3 import port_forwardings as pfs
-from neutrino.plugins.l3 import resources
-from neutrino.resources.attributes import attr
-from neutrino.resources.extensions import ExtensionDescriptor
+from neutrino.resources import port_forwarding as defs
+from neutrino.resources.extensions import described
 
-PORT_FORWARDING = ExtensionDescriptor(
-    "floating-ip-port-forwarding", "Floating IP Port Forwarding",
-    "Allow port forwarding from floating IP port to an internal port",
-    "2018-01-19T10:00:00-00:00")
-EXPOSE = ExtensionDescriptor(
-    "expose-port-forwarding-in-fip", "Expose Floating IP port forwardings",
-    "Expose port forwarding fields in floating IP response", "2018-06-28T16:00:00-00:00")
-DESCRIPTION = ExtensionDescriptor(
-    "floating-ip-port-forwarding-description",
-    "Floating IP Port Forwarding new attribute description",
-    "Add a description field to Port Forwarding rules", "2019-11-01T10:00:00-00:00")
-PORT_RANGES = ExtensionDescriptor(
-    "floating-ip-port-forwarding-port-ranges",
-    "Floating IP Port Forwarding support port ranges", "Add support to port ranges",
-    "2020-07-01T10:00:00-00:00")
-DETAIL = ExtensionDescriptor(
-    "floating-ip-port-forwarding-detail", "Floating IP port forwarding detail",
-    "Allow list floating ip return more port forwarding data, include'id' and "
-    "'internal_port_id'", "2022-05-06T10:00:00-00:00")
+PORT_FORWARDING = described("floating-ip-port-forwarding")
+EXPOSE = described("expose-port-forwarding-in-fip")
+DESCRIPTION = described("floating-ip-port-forwarding-description")
+PORT_RANGES = described("floating-ip-port-forwarding-port-ranges")
+DETAIL = described("floating-ip-port-forwarding-detail")
 
 _MEMBER = "(rule:admin_only) or (role:member and rule:ext_parent_owner)"
 _READER = "(rule:admin_only) or (role:reader and rule:ext_parent_owner)"
@@ -102,11 +87,11 @@ class PortForwardingPlugin(ServicePlugin):
 
     def extensions(self) -> list[ApiExtension]:
         main = ApiExtension(
-            descriptor=PORT_FORWARDING, resources=[resources.port_forwarding()],
+            descriptor=PORT_FORWARDING, resources=[defs.PORT_FORWARDING],
             policies=[policy.RuleDefault(name, check, scope_types=["project"])
                       for name, check in POLICIES.items()])
         expose = ApiExtension(descriptor=EXPOSE,
-                              attributes={"floatingips": [attr("port_forwardings")]},
+                              attributes=defs.EXPOSED_IN_FLOATINGIPS,
                               attribute_handler=FipForwardings(self))
         return [main, expose, ApiExtension(DESCRIPTION), ApiExtension(PORT_RANGES),
                 ApiExtension(DETAIL)]

@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
-from neutrino.plugins.l3 import agent_scheduling, guards, resources
+from neutrino.plugins.l3 import agent_scheduling, guards
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.ha import HighAvailability
@@ -29,29 +29,15 @@ from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
 from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
-from neutrino.resources.extensions import KNOWN, ExtensionDescriptor
+from neutrino.resources import l3 as defs
+from neutrino.resources.extensions import described
 
-ROUTER = ExtensionDescriptor(
-    "router", "Neutron L3 Router",
-    "Router abstraction for basic L3 forwarding between L2 Neutron networks and access "
-    "to external networks via a NAT gateway.", "2012-07-20T10:00:00-00:00")
-EXT_GW_MODE = ExtensionDescriptor(
-    "ext-gw-mode", "Neutron L3 Configurable external gateway mode",
-    "Extension of the router abstraction for specifying whether SNAT should occur on "
-    "the external gateway", "2013-03-28T10:00:00-00:00")
-EXTRAROUTE = ExtensionDescriptor(
-    "extraroute", "Neutron Extra Route", "Extra routes configuration for L3 router",
-    "2013-02-01T10:00:00-00:00")
-EXTRAROUTE_ATOMIC = ExtensionDescriptor(
-    "extraroute-atomic", "Atomically add/remove extra routes",
-    "Edit extra routes of a router on server side by atomically adding/removing extra "
-    "routes", "2019-07-10T00:00:00+00:00")
-FIP_PORT_DETAILS = ExtensionDescriptor(
-    "fip-port-details", "Floating IP Port Details Extension",
-    "Add port_details attribute to Floating IP resource", "2018-04-09T10:00:00-00:00")
-FLOATINGIP_POOLS = ExtensionDescriptor(
-    "floatingip-pools", "Floating IP Pools Extension", "Provides a floating IP pools API.",
-    "2018-03-21T10:00:00-00:00")
+ROUTER = described("router")
+EXT_GW_MODE = described("ext-gw-mode")
+EXTRAROUTE = described("extraroute")
+EXTRAROUTE_ATOMIC = described("extraroute-atomic")
+FIP_PORT_DETAILS = described("fip-port-details")
+FLOATINGIP_POOLS = described("floatingip-pools")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -154,7 +140,7 @@ class L3Plugin(ServicePlugin):
     def extensions(self) -> list[ApiExtension]:
         router = ApiExtension(
             descriptor=ROUTER,
-            resources=[resources.router(), resources.floatingip()],
+            resources=[defs.ROUTER, defs.FLOATINGIP],
             actions={"routers": {"add_router_interface": self.interfaces.add,
                                  "remove_router_interface": self.interfaces.remove,
                                  "add_extraroutes": self.route_actions.add,
@@ -163,11 +149,11 @@ class L3Plugin(ServicePlugin):
                       for name, check in POLICIES.items()])
         # ``port_details`` is filled by the floating IPs themselves (one query per list).
         details = ApiExtension(FIP_PORT_DETAILS, attributes={"floatingips": []})
-        pools = ApiExtension(FLOATINGIP_POOLS, resources=[resources.floatingip_pool()])
+        pools = ApiExtension(FLOATINGIP_POOLS, resources=[defs.FLOATINGIP_POOL])
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
-                ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(KNOWN["dvr"]),
-                ApiExtension(KNOWN["router-admin-state-down-before-update"]),
-                agent_scheduling.extension(self), ApiExtension(KNOWN["l3-ha"])]
+                ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
+                ApiExtension(described("router-admin-state-down-before-update")),
+                agent_scheduling.extension(self), ApiExtension(described("l3-ha"))]
 
     def ha_changed(self, router_id: str, project_id: str, ha: bool) -> None:
         """After ``ha`` changed: the router leaves its agents to be scheduled

@@ -22,7 +22,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
-from neutrino.plugins.l3.resources import PF_PARENT_KEY
+from neutrino.resources.port_forwarding import PF_PARENT_KEY
 
 Range = tuple[int, int]
 _PORT_FIELDS = ("internal_port", "internal_port_range", "external_port", "external_port_range")

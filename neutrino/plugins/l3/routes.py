@@ -20,7 +20,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
-from neutrino.plugins.l3 import resources
+from neutrino.resources import l3 as l3_defs
 from neutrino.resources import validators as v
 
 
@@ -84,7 +84,7 @@ def _body_routes(body: Any) -> list[dict[str, str]]:
     if not isinstance(router, dict) or "routes" not in router:
         raise errors.HTTPBadRequest(msg="Unable to find 'routes' in request body")
     try:
-        return resources.routes(router["routes"])
+        return l3_defs.routes(router["routes"])
     except v.Invalid as exc:
         raise errors.HTTPBadRequest(msg=f"Invalid input for routes. Reason: {exc}.") from None
 

@@ -2,9 +2,9 @@
 
 An agent asks about its devices a hundred at a time (and reports them up a
 thousand at a time after a resync): read one by one, that is a dozen
-statements and two loads of the port per device, which made a full resync
-of 1,000 ports on MariaDB take 9 s. Each function here reads one table
-for every device of a call, in ``store.chunks`` of ids.
+statements and two loads of the port per device, which made the server
+the slowest part of an agent's full resync. Each function here reads one
+table for every device of a call, in ``store.chunks`` of ids.
 """
 from __future__ import annotations
 

@@ -24,10 +24,10 @@ from neutrino.db.engine import RetryRequest
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
-from neutrino.resources import validators as v
-from neutrino.resources.attributes import Attribute, attr
+from neutrino.resources.attributes import Attribute
+from neutrino.resources.port_security import ENABLED, PORT_SECURITY
 
-ATTR = "port_security_enabled"
+ATTR = ENABLED
 
 
 def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
@@ -54,15 +54,7 @@ class PortSecurityDriver(ExtensionDriver):
     extension_alias = "port-security"
 
     def attributes(self) -> dict[str, list[Attribute]]:
-        return {
-            "networks": [attr(ATTR, v.boolean, default=True, allow_post=True,
-                              allow_put=True, is_filter=True, enforce_policy=True,
-                              convert_filter=v.filter_bool)],
-            # None on create means "as the network says".
-            "ports": [attr(ATTR, v.boolean, default=None, allow_post=True,
-                           allow_put=True, is_filter=True, enforce_policy=True,
-                           convert_filter=v.filter_bool)],
-        }
+        return PORT_SECURITY
 
     def process_create(self, conn: Connection, ctx: Context, plural: str,
                        data: dict[str, Any], resource_id: str) -> None:

@@ -22,12 +22,11 @@ from neutrino.plugins.ml2.extension_api import ExtensionDriver, inherited
 from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos.policies import DEFAULT_OF, default_of, usable
 from neutrino.plugins.qos.support import QosSupport
-from neutrino.resources import extensions, qos
-from neutrino.resources import validators as v
-from neutrino.resources.attributes import Attribute, attr
+from neutrino.resources import qos
+from neutrino.resources.attributes import Attribute
 
-ATTR = "qos_policy_id"
-NETWORK_ATTR = "qos_network_policy_id"
+ATTR = qos.POLICY_ID
+NETWORK_ATTR = qos.NETWORK_POLICY_ID
 NB, PB = bindings.NB, bindings.PB
 
 
@@ -52,14 +51,9 @@ class QosDriver(ExtensionDriver):
     def __init__(self, conf: Any) -> None:
         super().__init__(conf)
         self.support = QosSupport.from_conf(conf)
-        extensions.register(qos.DESCRIPTORS[0])  # listed even without the plugin
 
     def attributes(self) -> dict[str, list[Attribute]]:
-        def policy_attr() -> Attribute:
-            return attr(ATTR, v.or_none(v.uuid), default=None, allow_post=True, allow_put=True,
-                        enforce_policy=True)
-        return {"networks": [policy_attr()],
-                "ports": [policy_attr(), attr(NETWORK_ATTR)]}
+        return qos.QOS_POLICY_ID
 
     # -- writes -----------------------------------------------------------------------
 

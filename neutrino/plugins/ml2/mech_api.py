@@ -16,6 +16,10 @@ from __future__ import annotations
 import abc
 from typing import Any
 
+from neutrino.resources.port_binding import (VNIC_BAREMETAL, VNIC_DIRECT,  # noqa: F401
+                                             VNIC_DIRECT_PHYSICAL, VNIC_MACVTAP, VNIC_NORMAL,
+                                             VNIC_TYPES)
+
 SegmentDict = dict[str, Any]
 
 VIF_TYPE_UNBOUND = "unbound"
@@ -25,13 +29,6 @@ VIF_TYPE_BRIDGE = "bridge"
 VIF_TYPE_HW_VEB = "hw_veb"
 VIF_TYPE_HOSTDEV_PHY = "hostdev_physical"
 
-VNIC_NORMAL = "normal"
-VNIC_DIRECT = "direct"
-VNIC_MACVTAP = "macvtap"
-VNIC_BAREMETAL = "baremetal"
-VNIC_DIRECT_PHYSICAL = "direct-physical"
-VNIC_TYPES = (VNIC_NORMAL, VNIC_DIRECT, VNIC_MACVTAP, VNIC_BAREMETAL, VNIC_DIRECT_PHYSICAL,
-              "virtio-forwarder", "smart-nic", "vdpa", "remote-managed")
 
 MAX_BINDING_LEVELS = 10
 

@@ -30,22 +30,18 @@ from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2 import agents_db, provisioning, segments_db
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.ml2.mech_api import (VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND,
-                                           VNIC_NORMAL, VNIC_TYPES, BindingBackend,
+                                           VNIC_NORMAL, BindingBackend,
                                            NetworkContext, PortContext, SegmentDict)
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.managers import TypeManager
-from neutrino.resources import validators as v
-from neutrino.resources.attributes import Attribute, attr
+from neutrino.resources.attributes import Attribute
+from neutrino.resources.port_binding import (BINDING, HOST, PROFILE, VIF_DETAILS, VIF_TYPE,
+                                             VNIC)
 
 LOG = logging.getLogger(__name__)
 B = t.ml2_port_bindings
 L = t.ml2_port_binding_levels
 
-HOST = "binding:host_id"
-VNIC = "binding:vnic_type"
-PROFILE = "binding:profile"
-VIF_TYPE = "binding:vif_type"
-VIF_DETAILS = "binding:vif_details"
 REQUESTED = {HOST: "host", VNIC: "vnic_type", PROFILE: "profile"}
 # A binding row's columns with nothing asked and nothing bound: what a port
 # without a row reads as (``_fill``).
@@ -55,31 +51,6 @@ BINDING_KEYS = (HOST, VNIC, PROFILE, VIF_TYPE, VIF_DETAILS)
 
 # load(conn, plural, id) -> the resource's API dict, with extension attributes
 Loader = Callable[[Connection, str, str], dict[str, Any]]
-
-
-def _host(value: Any) -> str:
-    """Upstream stores whatever scalar it is given as text; null clears it."""
-    if value is None:
-        return ""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise v.Invalid(f"'{value}' is not a valid string")
-    text = str(value)
-    if len(text) > 255:
-        raise v.Invalid(f"'{text}' exceeds maximum length of 255")
-    return text
-
-
-def _vnic(value: Any) -> str:
-    if value not in VNIC_TYPES:
-        raise v.Invalid(f"{value} is not in valid_values")
-    return str(value)
-
-
-def _profile(value: Any) -> dict[str, Any]:
-    out = v.dict_or_empty(value)
-    if len(json.dumps(out)) > 4095:
-        raise v.Invalid("binding:profile is too large")
-    return out
 
 
 def _json(text: str | None) -> dict[str, Any]:
@@ -146,16 +117,7 @@ class PortBinding(ExtensionDriver):
         self.mech, self.types, self.load = mech, types, load
 
     def attributes(self) -> dict[str, list[Attribute]]:
-        return {"ports": [
-            attr(HOST, _host, default="", allow_post=True, allow_put=True, is_filter=True,
-                 enforce_policy=True),
-            attr(VNIC, _vnic, default=VNIC_NORMAL, allow_post=True, allow_put=True,
-                 is_filter=True, enforce_policy=True),
-            attr(PROFILE, _profile, default=None, allow_post=True, allow_put=True,
-                 enforce_policy=True),
-            attr(VIF_TYPE, enforce_policy=True),
-            attr(VIF_DETAILS, enforce_policy=True),
-        ]}
+        return BINDING
 
     # -- create / update ------------------------------------------------------------
 

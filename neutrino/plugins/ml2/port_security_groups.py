@@ -65,7 +65,7 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         self.groups = groups  # the SecurityGroups handler
 
     def attributes(self) -> dict[str, list[Attribute]]:
-        return {"ports": res.port_security_groups()}
+        return res.PORT_SECURITY_GROUPS
 
     def process_create(self, conn: Connection, ctx: Context, plural: str,
                        data: dict[str, Any], resource_id: str) -> None:

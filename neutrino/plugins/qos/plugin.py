@@ -23,8 +23,6 @@ from neutrino.plugins.qos.rules import Rules
 from neutrino.plugins.qos.support import QosSupport
 from neutrino.resources import qos
 from neutrino.resources import rbac as rbac_res
-from neutrino.resources import validators as v
-from neutrino.resources.attributes import attr
 
 T = TypeVar("T")
 
@@ -60,13 +58,6 @@ def _policies() -> list[policy.RuleDefault]:
             for n, c in rules.items()]
 
 
-def _object_type(value: Any) -> str:
-    """RBAC's ``object_type`` once QoS policies can be shared."""
-    if isinstance(value, str) and value in (*rbac_res.OBJECT_TYPES, pol.KIND):
-        return value
-    raise v.NotConvertible(f"'{value}' is not a valid RBAC object type")
-
-
 class QosPlugin(ServicePlugin):
     """Quality of Service: policies of bandwidth, DSCP and packet rate rules."""
 
@@ -93,14 +84,9 @@ class QosPlugin(ServicePlugin):
         rbac_handler.actions = {**rbac_handler.actions, pol.KIND: (rbac_res.ACCESS_AS_SHARED,)}
 
     def extensions(self) -> list[ApiExtension]:
-        resources = [qos.policy(), qos.rule_type_resource()]
-        resources += [qos.rule(r) for r in qos.RULE_TYPES.values()]
-        resources += [qos.alias_rule(qos.RULE_TYPES[n]) for n in qos.ALIASED]
         out = [ApiExtension(descriptor=qos.DESCRIPTORS[0],
-                            resources=resources, policies=_policies(),
-                            attributes={"rbac_policies": [attr(
-                                "object_type", _object_type, allow_post=True,
-                                enforce_policy=True, is_filter=True, is_sort_key=True)]})]
+                            resources=list(qos.RESOURCES), policies=_policies(),
+                            attributes=qos.RBAC_QOS_POLICY)]
         out += [ApiExtension(descriptor=d) for d in qos.DESCRIPTORS[1:]]
         return out
 

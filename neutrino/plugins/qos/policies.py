@@ -21,7 +21,7 @@ from neutrino.plugins import rbac, store
 from neutrino.plugins.joined import Computed
 from neutrino.resources import qos
 
-KIND = "qos_policy"
+KIND = qos.RBAC_OBJECT_TYPE
 P = t.qos_policies
 D = t.qos_policy_defaults
 # Built once: every network create asks for its project's default policy

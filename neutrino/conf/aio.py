@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
-from neutrino.conf.options import register_missing
+from neutrino.conf.registry import register_missing
 
 AIO_OPTS = [
     cfg.StrOpt("namespace", default="neutrino-aio",

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
-from neutrino.conf.options import register_missing
+from neutrino.conf.agents import common
+from neutrino.conf.agents.common import pairs  # noqa: F401 - the agent parses its mappings
+from neutrino.conf.registry import register_missing
 
 LB_OPTS = [
     cfg.ListOpt("physical_interface_mappings", default=[],
@@ -33,10 +35,6 @@ VXLAN_OPTS = [
     cfg.IntOpt("tos", min=0, max=255, help="TOS of VXLAN packets."),
     cfg.PortOpt("udp_dstport", default=4789, help="VXLAN UDP port."),
 ]
-AGENT_OPTS = [
-    cfg.FloatOpt("polling_interval", default=2, min=0.1,
-                 help="Seconds between scans of the tap devices."),
-]
 SG_OPTS = [
     cfg.StrOpt("firewall_driver", default="iptables",
                help="'noop' (no filtering) or 'iptables'/'nftables' (security groups "
@@ -55,19 +53,9 @@ FIREWALLS = {
 
 def register(conf: cfg.ConfigOpts) -> None:
     for group, opts in (("LINUX_BRIDGE", LB_OPTS), ("VXLAN", VXLAN_OPTS),
-                        ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
+                        ("SECURITYGROUP", SG_OPTS)):
         register_missing(conf, opts, group)
-
-
-def pairs(items: list[str], option: str, what: str) -> dict[str, str]:
-    """``physnet1:eth1`` items as a dict; a malformed item is a config error."""
-    out = {}
-    for item in items:
-        physnet, sep, value = item.partition(":")
-        if not sep or not physnet.strip() or not value.strip():
-            raise ValueError(f"{option}: {item!r} is not <physical_network>:<{what}>")
-        out[physnet.strip()] = value.strip()
-    return out
+    common.register_l2(conf)
 
 
 def firewall(conf: cfg.ConfigOpts) -> str:

@@ -1,15 +1,14 @@
-"""Metadata options with upstream's names and defaults.
+"""The metadata agent's options (``metadata_agent.ini``), with upstream's
+names and defaults.
 
-``metadata_agent.ini`` holds the agent's options; ``metadata_proxy_socket``
-is also read by the L3 and DHCP agents (their namespace proxies connect to
-it), and ``metadata_port``/``enable_metadata_proxy``/``metadata_access_mark``
-by the L3 agent, as upstream registers them.
+``metadata_proxy_socket`` is also read by the L3 and DHCP agents: their
+namespace proxies connect to it, as upstream registers it for them.
 """
 from __future__ import annotations
 
 from oslo_config import cfg
 
-from neutrino.conf.options import register_missing
+from neutrino.conf.registry import register_missing
 
 SOCKET_OPTS = [
     cfg.StrOpt("metadata_proxy_socket", default="$state_path/metadata_proxy",
@@ -41,28 +40,11 @@ AGENT_OPTS = [
                help="Seconds to wait for the compute metadata server (neutrino)."),
 ]
 
-L3_OPTS = [
-    cfg.PortOpt("metadata_port", default=9697,
-                help="TCP port the router namespaces' metadata proxies listen on."),
-    cfg.BoolOpt("enable_metadata_proxy", default=True,
-                help="Serve metadata through the routers' namespaces."),
-    cfg.StrOpt("metadata_access_mark", default="0x1",
-               help="Mark of metadata requests that came in by a router's "
-                    "internal port; only they reach the proxy's port."),
-]
+
+def register(conf: cfg.ConfigOpts) -> None:
+    register_missing(conf, SOCKET_OPTS + AGENT_OPTS)
 
 
-def _register(conf: cfg.ConfigOpts, opts: list[cfg.Opt]) -> None:
-    register_missing(conf, opts)
-
-
-def register_agent(conf: cfg.ConfigOpts) -> None:
-    _register(conf, SOCKET_OPTS + AGENT_OPTS)
-
-
-def register_l3(conf: cfg.ConfigOpts) -> None:
-    _register(conf, SOCKET_OPTS + L3_OPTS)
-
-
-def register_dhcp(conf: cfg.ConfigOpts) -> None:
-    _register(conf, SOCKET_OPTS)
+def register_socket(conf: cfg.ConfigOpts) -> None:
+    """What the agents whose proxies connect to the metadata agent read."""
+    register_missing(conf, SOCKET_OPTS)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
-from neutrino.conf.options import register_missing
+from neutrino.conf.agents import common
+from neutrino.conf.registry import register_missing
 
 OVS_OPTS = [
     cfg.StrOpt("integration_bridge", default="br-int",
@@ -39,8 +40,6 @@ AGENT_OPTS = [
                      "addresses itself instead of flooding them."),
     cfg.ListOpt("extensions", default=[],
                 help="Agent extensions to load; 'qos' enforces QoS policies' rules."),
-    cfg.FloatOpt("polling_interval", default=2, min=0.1,
-                 help="Seconds between scans of the integration bridge."),
 ]
 SG_OPTS = [
     cfg.StrOpt("firewall_driver", default="noop",
@@ -53,14 +52,9 @@ SG_OPTS = [
 def register(conf: cfg.ConfigOpts) -> None:
     for group, opts in (("OVS", OVS_OPTS), ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
         register_missing(conf, opts, group)
+    common.register_l2(conf)
 
 
 def bridge_mappings(conf: cfg.ConfigOpts) -> dict[str, str]:
     """``physnet1:br-eth1`` items as a dict; a malformed item is a config error."""
-    out = {}
-    for item in conf.OVS.bridge_mappings:
-        physnet, sep, bridge = item.partition(":")
-        if not sep or not physnet.strip() or not bridge.strip():
-            raise ValueError(f"bridge_mappings: {item!r} is not <physical_network>:<bridge>")
-        out[physnet.strip()] = bridge.strip()
-    return out
+    return common.pairs(conf.OVS.bridge_mappings, "bridge_mappings", "bridge")

@@ -1,0 +1,49 @@
+"""Options several agents share: the state report, the L2 agents' polling,
+the interface driver of the DHCP and L3 agents."""
+from __future__ import annotations
+
+from oslo_config import cfg
+
+from neutrino.conf.registry import register_missing
+
+AGENT_OPTS = [
+    cfg.FloatOpt("report_interval", default=30, min=0,
+                 help="Seconds between state reports to the server; 0 disables them "
+                      "(should be less than the server's agent_down_time)."),
+]
+
+L2_AGENT_OPTS = [
+    cfg.FloatOpt("polling_interval", default=2, min=0.1,
+                 help="Seconds between scans of the agent's devices (the OVS agent's "
+                      "integration bridge, the Linux bridge agent's tap devices)."),
+]
+
+INTERFACE_OPTS = [
+    cfg.StrOpt("interface_driver",
+               help="The driver that plugs the agent's devices: an alias in "
+                    "neutrino.interface_drivers (linuxbridge, openvswitch) or a class path."),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    """What every agent reads (``[AGENT]``)."""
+    conf.register_opts(AGENT_OPTS, "AGENT")
+
+
+def register_l2(conf: cfg.ConfigOpts) -> None:
+    register_missing(conf, L2_AGENT_OPTS, "AGENT")
+
+
+def register_interface(conf: cfg.ConfigOpts) -> None:
+    register_missing(conf, INTERFACE_OPTS)
+
+
+def pairs(items: list[str], option: str, what: str) -> dict[str, str]:
+    """``physnet1:eth1`` items as a dict; a malformed item is a config error."""
+    out = {}
+    for item in items:
+        physnet, sep, value = item.partition(":")
+        if not sep or not physnet.strip() or not value.strip():
+            raise ValueError(f"{option}: {item!r} is not <physical_network>:<{what}>")
+        out[physnet.strip()] = value.strip()
+    return out
