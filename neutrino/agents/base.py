@@ -144,7 +144,7 @@ class Agent(abc.ABC):
             self._server_transport = rpc_transport(self.conf)
         server = oslo_messaging.get_rpc_server(
             self._server_transport, oslo_messaging.Target(topic=topic, server=self.host),
-            endpoints, executor="threading")
+            endpoints)
         server.start()
         self._servers.append(server)
 

@@ -94,7 +94,8 @@ def register(conf: cfg.ConfigOpts) -> None:
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:
-    if conf.database.connection:
-        return conf.database.connection
+    url: str | None = conf.database.connection
+    if url:
+        return url
     import os
     return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"

@@ -172,7 +172,8 @@ def _ping_when_idle(engine: Engine) -> Engine:
         try:
             engine.dialect.do_ping(dbapi_conn)
         except Exception as exc:
-            if engine.dialect.is_disconnect(exc, dbapi_conn, None):
+            # Any exception: is_disconnect tells a lost connection by its type.
+            if engine.dialect.is_disconnect(exc, dbapi_conn, None):  # type: ignore[arg-type]
                 raise sa_exc.DisconnectionError() from exc  # the pool takes another
             raise
     return engine

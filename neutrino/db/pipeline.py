@@ -159,12 +159,13 @@ def _mysqldb() -> tuple[type, int]:
     from MySQLdb.connections import Connection
     from MySQLdb.constants.CLIENT import MULTI_STATEMENTS
 
-    class PipelinedMySQLdb(_Pipelined, Connection):  # type: ignore[misc]
+    class PipelinedMySQLdb(_Pipelined, Connection):
         _separator, _commit = b";", b"COMMIT"
 
         def bound(self, cursor: Any, statement: str, parameters: Any) -> bytes:
             # Bytes, as mysqlclient sends them: a binary value need not decode.
-            return cursor._mogrify(statement, parameters)
+            bound: bytes = cursor._mogrify(statement, parameters)
+            return bound
     return PipelinedMySQLdb, MULTI_STATEMENTS
 
 
@@ -176,7 +177,8 @@ def _pymysql() -> tuple[type, int]:
         _separator, _commit = ";", "COMMIT"
 
         def bound(self, cursor: Any, statement: str, parameters: Any) -> str:
-            return cursor.mogrify(statement, parameters)
+            bound: str = cursor.mogrify(statement, parameters)
+            return bound
     return PipelinedPyMySQL, MULTI_STATEMENTS
 
 

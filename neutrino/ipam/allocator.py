@@ -112,13 +112,13 @@ def pick_address(conn: Connection, subnet: dict[str, Any]) -> str | None:
     used = set(map(_as_int, conn.execute(
         sa.select(t.ipallocations.c.ip_address)
         .where(t.ipallocations.c.subnet_id == subnet["id"])).scalars().all()))
-    window = first_free([(p.first, p.last) for p in pools], used, WINDOW)
-    if not window:
+    free_window = first_free([(p.first, p.last) for p in pools], used, WINDOW)
+    if not free_window:
         return None
     # At random within the window: concurrent writers on a nearly full
     # subnet spread over the last free addresses instead of all racing for
     # the lowest one (each lost race costs a whole-operation retry).
-    return str(netaddr.IPAddress(random.choice(window), pools[0].version))
+    return str(netaddr.IPAddress(random.choice(free_window), pools[0].version))
 
 
 def _as_int(ip: str) -> int:

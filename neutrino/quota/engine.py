@@ -55,7 +55,8 @@ class QuotaEngine:
     def default(self, name: str) -> int:
         quotas = self.conf.quotas
         value = getattr(quotas, self.countables[name].option, None)
-        return quotas.default_quota if value is None else value
+        limit: int = quotas.default_quota if value is None else value
+        return limit
 
     def defaults(self) -> dict[str, int]:
         return {name: self.default(name) for name in sorted(self.countables)}

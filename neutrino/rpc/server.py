@@ -43,8 +43,7 @@ class RpcService:
         import oslo_messaging
         for topic, endpoints in self.endpoints.items():
             target = oslo_messaging.Target(topic=topic, server=self.conf.host)
-            server = oslo_messaging.get_rpc_server(self.transport, target, endpoints,
-                                                   executor="threading")
+            server = oslo_messaging.get_rpc_server(self.transport, target, endpoints)
             server.start()
             self.servers.append(server)
             LOG.info("RPC: serving %s on %s", topic, self.conf.host)

@@ -46,7 +46,7 @@ def _one(value: Any) -> Any:
     return value
 
 
-class _WatchedIdl(idl_connection.OvsdbIdl):
+class _WatchedIdl(idl_connection.OvsdbIdl):  # type: ignore[misc]  # ovsdbapp is untyped
     """The IDL, telling its watchers when a VIF may have come, gone or
     changed: an Interface row added or removed, or its ``ofport`` (the
     switch has attached it) or ``external_ids`` (``iface-id``) changed.
