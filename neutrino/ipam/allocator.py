@@ -5,8 +5,8 @@ allocation pools (upstream picks among the first ``WINDOW`` free ones),
 several at once, and checked with one indexed query. A subnet whose first
 ``WINDOW`` addresses are all taken (a thousand ports) is tried next in a
 window ``GROWTH`` times larger, and so on: a round or two more instead of
-reading every allocation of the subnet on each create, which cost a port
-create twice its CPU at 1,500 ports and grows with them. Only a nearly
+reading every allocation of the subnet on each create, whose cost grows
+with the ports of the subnet. Only a nearly
 full subnet falls back to walking the pools. The primary key (subnet_id,
 ip_address) is the final arbiter: a concurrent writer that took the same
 address makes the insert fail, and the whole operation is retried

@@ -21,9 +21,9 @@ of a changed policy updates them live.
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server. That pass starts at
 once, as it does when the switch reports a VIF plugged, unplugged or
-changed (``Switch.watch_vifs``): a new instance's port is wired in about a
-tenth of a second instead of up to a polling interval later, which stays
-the longest a pass waits (upstream's agent waits it out every time).
+changed (``Switch.watch_vifs``): a new instance's port is wired at once
+instead of up to a polling interval later, which stays the longest a pass
+waits (upstream's agent waits it out every time).
 
 With ``[securitygroup] firewall_driver = openvswitch`` each pass also asks
 the server's ``security_group_info_for_devices`` about the ports it
