@@ -217,9 +217,15 @@ def _sqlite_engine(url: str, reads_only: bool = False) -> Engine:
     return engine
 
 
+# What the errors say, for those that reach us without their driver's
+# number (a deadlock as the context of another error, a proxy's rewording).
+# Galera reports a transaction that lost certification to another node's as
+# a deadlock; a node that is not (or no longer) part of the primary
+# component refuses statements until it is.
 _RETRY_MARKERS = ("deadlock", "lock wait timeout", "database is locked",
                   "could not serialize", "serialization failure",
-                  "restart transaction", "try restarting transaction")
+                  "restart transaction", "try restarting transaction",
+                  "wsrep has not yet prepared node")
 # PostgreSQL SQLSTATEs: serialization failure, deadlock, unique and foreign
 # key violations (a concurrent writer took the key or removed the parent).
 _PG_RETRY_STATES = {"40001", "40P01", "23505", "23503"}
