@@ -4,7 +4,8 @@ neutrino runs on a PostgreSQL server of the test's own, which the test
 stops (a fast shutdown, as for maintenance) while clients keep sending.
 Requests in that window are refused with 503 and a Neutron error, never a
 500 nor a traceback; when the database is back, the same server processes
-serve again by themselves, without a restart.
+serve again by themselves, without a restart: the API workers and the RPC
+process, whose answers to an agent's state reports resume too.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from tests.conftest import Server
 from tests.outage.load import Answer, Load
 from tests.outage.postgres import PrivatePostgres, available
+from tests.rpc.bus import OvsAgent, agent_conf, bus
 from tests.waiting import until, wait_for
 
 pytestmark = pytest.mark.backend
@@ -50,26 +52,32 @@ def _processes(srv: Server) -> set[int]:
 
 
 def test_requests_while_the_database_is_down_get_503_and_service_resumes_by_itself(
-        postgres: PrivatePostgres, tmp_path: Path) -> None:
-    srv = Server(tmp_path, db_url=postgres.url, workers=2).start()
+        postgres: PrivatePostgres, tmp_path: Path, vhost: str) -> None:
+    srv = Server(tmp_path, db_url=postgres.url, workers=2,
+                 extra=f"transport_url = {bus(vhost)}\n").start()
     load = Load(srv.url)
+    agent = OvsAgent(agent_conf(tmp_path, vhost, "host-a"))
     try:
+        assert agent.register() == "new"
         processes = _processes(srv)
         load.start()
         until(lambda: load.count("before", ok=True) >= BEFORE)
         postgres.stop()
         load.phase = "down"
+        assert agent.report_state(timeout=30) is None  # the RPC process cannot record it
         time.sleep(OUTAGE)  # the outage itself: what the test is about
         load.phase = "recovering"
         postgres.start()
         until(lambda: load.count("recovering", ok=True), timeout=RECOVERY_BOUND)
         load.phase = "after"
         wait_for(lambda: load.count("after") >= AFTER, timeout=RECOVERY_BOUND)
+        assert agent.report_state(timeout=30) == "alive"
         answers = load.finish()
         assert srv.proc is not None and srv.proc.poll() is None
         assert _processes(srv) == processes, "a server process was restarted"
     finally:
         load.finish()
+        agent.stop()
         srv.stop()
 
     check_every_answer_is_neutrons(answers)
