@@ -6,6 +6,7 @@ say which answers each phase may have.
 """
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ class Answer:
     def neutron_error(self) -> dict[str, Any] | None:
         """The ``NeutronError`` of the body, when the body is exactly one."""
         try:
-            body = requests.models.complexjson.loads(self.text)
+            body = json.loads(self.text)
         except ValueError:
             return None
         error = body.get("NeutronError") if isinstance(body, dict) else None
@@ -88,7 +89,7 @@ class Load:
                               {"network": {"name": f"n-{uuid.uuid4().hex[:8]}"}})
             self._send(session, "GET", "/v2.0/networks?limit=5")
             if made.status == 201:
-                net_id = requests.models.complexjson.loads(made.text)["network"]["id"]
+                net_id = json.loads(made.text)["network"]["id"]
                 self._send(session, "GET", f"/v2.0/networks/{net_id}")
                 self._send(session, "DELETE", f"/v2.0/networks/{net_id}")
             if made.status < 0 or made.status == 503:

@@ -85,9 +85,8 @@ def test_requests_while_the_database_is_down_get_503_and_service_resumes_by_itse
     assert down and all(a.status == 503 for a in down), _summary(down)
     after = [a for a in answers if a.phase == "after"]
     assert len(after) >= AFTER and all(a.status in SUCCESS for a in after), _summary(after)
-    log = (tmp_path / "server.log").read_text(errors="replace")
     assert "Traceback" not in "".join(a.text for a in answers)
-    print(f"answers: {_summary(answers)}; server log {len(log)} chars")
+    print(f"answers: {_summary(answers)}")
 
 
 def check_every_answer_is_neutrons(answers: list[Answer]) -> None:
