@@ -5,7 +5,9 @@ test's own) through a proxy in the test process, which the test cuts: every
 connection closed, new ones refused, as when the broker goes down. Agents
 keep reporting and listening, the API keeps answering; once the bus is
 back, server and agents reconnect by themselves, and no agent shows dead
-(``alive: false``) for longer than ``agent_down_time``.
+(``alive: false``) for longer than ``agent_down_time``. The server sends
+notifications too, as a deployment with a telemetry service does: neither
+they nor the casts to agents may hold a request while the bus is away.
 """
 from __future__ import annotations
 
@@ -113,7 +115,8 @@ def test_agents_and_server_reconnect_after_the_bus_was_away(
         proxy: Proxy, vhost: str, tmp_path: Path) -> None:
     url = f"rabbit://guest:guest@127.0.0.1:{proxy.port}/{vhost}"
     srv = Server(tmp_path, workers=2,
-                 extra=f"transport_url = {url}\nagent_down_time = {DOWN_TIME}\n").start()
+                 extra=f"transport_url = {url}\nagent_down_time = {DOWN_TIME}\n"
+                       "[oslo_messaging_notifications]\ndriver = messagingv2\n").start()
     admin = Client(srv.url, roles="admin")
     agents: list[tuple[OvsAgent, Deletions]] = []
     watch = AgentWatch(admin)
