@@ -194,6 +194,9 @@ quota_locks = Table(
     "quota_locks", metadata,
     Column("project_id", String(255), nullable=False),
     Column("resource", String(255), nullable=False),
+    # Bumped by every create that takes the lock: a write Galera certifies
+    # (quota/engine.py).
+    Column("generation", BigInteger, nullable=False, server_default="0"),
     PrimaryKeyConstraint("project_id", "resource"),
 )
 
