@@ -191,8 +191,9 @@ class OvsdbPorts(SwitchPorts):
 
     def set_port_tags(self, tags: list[PortTag]) -> None:
         """Tag ports, all in one transaction: the switch is waited for once,
-        not per port (a wait per port is what makes a large resync slow). An empty ``other_config`` value (a flat network has no
-        segmentation id) removes that key instead of storing ``""``."""
+        not per port (a wait per port is what makes a large resync slow).
+        An empty ``other_config`` value (a flat network has no segmentation
+        id) removes that key instead of storing ``""``."""
         commands = []
         for port, tag, other_config in tags:
             keep = {k: v for k, v in other_config.items() if v != ""}

@@ -3,9 +3,8 @@
 Revision ID: 0023_quota_lock_generation
 Revises: 0022_l3ha_vrid
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0023_quota_lock_generation'
 down_revision = '0022_l3ha_vrid'
