@@ -5,6 +5,7 @@ value stops start-up with one line naming the option.
 """
 from __future__ import annotations
 
+import os
 import socket
 
 from oslo_config import cfg
@@ -97,5 +98,4 @@ def database_url(conf: cfg.ConfigOpts) -> str:
     url: str | None = conf.database.connection
     if url:
         return url
-    import os
     return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"

@@ -130,6 +130,7 @@ def _mysqlclient_conversions() -> dict[Any, Any]:
     MySQL's text form in C; what it refuses (MySQL's zero dates) is None,
     as before.
     """
+    # deferred: mysqlclient is an optional driver, installed only for MySQL/MariaDB
     from MySQLdb.constants import FIELD_TYPE
     from MySQLdb.converters import conversions
 

@@ -156,6 +156,7 @@ class _Pipelined:
 
 
 def _mysqldb() -> tuple[type, int]:
+    # deferred: mysqlclient is an optional driver, installed only for MySQL/MariaDB
     from MySQLdb.connections import Connection
     from MySQLdb.constants.CLIENT import MULTI_STATEMENTS
 
@@ -170,6 +171,7 @@ def _mysqldb() -> tuple[type, int]:
 
 
 def _pymysql() -> tuple[type, int]:
+    # deferred: PyMySQL is an optional driver, installed only for MySQL/MariaDB
     from pymysql.connections import Connection
     from pymysql.constants.CLIENT import MULTI_STATEMENTS
 

@@ -35,6 +35,7 @@ class Casts:
     def _rpc(self) -> Any:
         with self._lock:
             if self._client is None:
+                # deferred: an API worker loads oslo.messaging (and eventlet) on its first cast only
                 import oslo_messaging
                 self._client = oslo_messaging.get_rpc_client(
                     rpc_transport(self.conf), oslo_messaging.Target())

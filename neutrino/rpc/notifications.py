@@ -30,6 +30,7 @@ class Notifications:
         self.notifier: Any = None
         if SECTION not in conf.list_all_sections():
             return
+        # deferred: oslo.messaging (and eventlet) only when notifications are configured
         import oslo_messaging
         # Upstream's exchange name, so consumers configured for Neutron work.
         oslo_messaging.set_transport_defaults(control_exchange="neutron")

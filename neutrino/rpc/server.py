@@ -40,6 +40,7 @@ class RpcService:
         self.servers: list[Any] = []
 
     def start(self) -> None:
+        # deferred: the server's master, which forks the API workers, imports this module
         import oslo_messaging
         for topic, endpoints in self.endpoints.items():
             target = oslo_messaging.Target(topic=topic, server=self.conf.host)

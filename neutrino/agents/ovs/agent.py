@@ -37,10 +37,12 @@ from __future__ import annotations
 import copy
 import logging
 import random
+import signal
 import threading
 from dataclasses import replace
 from typing import Any
 
+import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents import l2_devices
@@ -68,7 +70,6 @@ class NotifierEndpoint:
     """What the server casts to L2 agents; each only marks work for the loop."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.9")
         self.agent = agent
 
@@ -86,7 +87,6 @@ class SecurityGroupEndpoint:
     """The security-group fanouts; each only marks the affected ports."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.1")
         self.agent = agent
 
@@ -105,7 +105,6 @@ class L2populationEndpoint:
     the agent's forwarding entries; the loop turns them into ports and flows."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.0")
         self.agent = agent
 
@@ -129,7 +128,6 @@ class QosPushEndpoint:
     """The server's fanout of changed QoS policies."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.0")
         self.agent = agent
 
@@ -378,7 +376,6 @@ class OvsAgent(Agent):
 
 def main(agent: OvsAgent) -> None:
     """Run ``agent`` until SIGTERM or SIGINT."""
-    import signal
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
