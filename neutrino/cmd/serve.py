@@ -5,7 +5,8 @@ one process instead: see ``neutrino.aio``.
 
 granian brings what a production server needs and we would otherwise
 write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
-finish), worker respawn on SIGHUP. Its HTTP/1.1 parsing and connection
+finish), worker respawn on SIGHUP and on a worker's death (with our
+back-off, ``_granian``). Its HTTP/1.1 parsing and connection
 handling run in Rust, outside the GIL: a request costs its worker a
 fraction of the CPU that gunicorn's gthread worker (Python parsing, a
 poller thread handing each request to a pool thread) cost, which was the
