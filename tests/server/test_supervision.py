@@ -135,14 +135,18 @@ def test_a_killed_api_worker_is_replaced_while_the_others_serve(tmp_path: Path) 
                 workers = (workers - {victim}) | {new}
                 print(f"kill {len(windows)}: replacement spawned in {spawned_in:.2f} s, "
                       f"{load.answered_after(after)} requests answered until it served")
-        # Only what was in flight on a killed worker failed: begun before a
-        # kill and not ended before it; at most one request per client thread.
+        # Only what was in flight on a killed worker failed, its connection
+        # cut: begun before the worker was gone, not ended before the kill.
+        # Until its exit has closed its listening socket (granian gives each
+        # worker one of its own) the kernel still queues connections there,
+        # and resets them with it; net.ipv4.tcp_migrate_req would hand them
+        # to another worker instead.
         failed_per_kill = [sum(1 for o in load.failures() if o.started <= after and o.ended >= before)
                            for before, after in windows]
         stray = [o for o in load.failures()
                  if not any(o.started <= after and o.ended >= before for before, after in windows)]
         assert not stray, stray
-        assert all(n <= load.threads for n in failed_per_kill), failed_per_kill
+        assert all((o.error or "").startswith("ConnectionError") for o in load.failures())
         print(f"requests failed per worker kill: {failed_per_kill}; the kill took "
               + ", ".join(f"{1000 * t:.1f} ms" for t in killed_in))
         log = srv.log.read_text()
