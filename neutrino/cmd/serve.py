@@ -126,8 +126,9 @@ def _granian() -> type:
             due: dict[int, float] = {}  # worker index -> when to start it again
             while True:
                 wake = min(due.values(), default=None)
-                self.main_loop_interrupt.wait(
-                    None if wake is None else max(0.0, wake - time.monotonic()))
+                if not self.interrupt_children:  # a reload clears the event, not the deaths
+                    self.main_loop_interrupt.wait(
+                        None if wake is None else max(0.0, wake - time.monotonic()))
                 # Cleared before looking, so that what comes meanwhile wakes the next wait.
                 self.main_loop_interrupt.clear()
                 if self.interrupt_signal:

@@ -4,10 +4,14 @@ and who may reach /healthcheck without a token."""
 from __future__ import annotations
 
 import signal
+import socket
+import time
 from typing import Any, Callable, Iterable
 
 from neutrino.api.app import with_auth
+from neutrino.api.healthcheck import Probe
 from neutrino.cmd.supervise import Backoff, exit_status
+from neutrino.db.health import Reachability
 from neutrino.rpc.health import brokers
 
 
@@ -60,3 +64,26 @@ def test_healthcheck_is_anonymous_without_a_token_and_sheds_identity_headers() -
     app({"PATH_INFO": "/v2.0/networks"}, lambda *a: None)
     assert [name for name, _ in seen] == ["app", "auth", "auth"]
     assert "HTTP_X_ROLES" not in seen[0][1] and "HTTP_X_PROJECT_ID" not in seen[0][1]
+
+
+def test_a_database_on_a_closed_port_is_reported_unreachable_within_the_timeout() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    probe = Probe("database unreachable",
+                  Reachability(f"postgresql://postgres@127.0.0.1:{port}/neutron", 1.0))
+    started = time.monotonic()
+    detail = probe.failure()
+    assert detail is not None and str(port) in detail
+    assert time.monotonic() - started < 5
+
+
+def test_a_probe_answer_is_reused_while_fresh() -> None:
+    calls: list[int] = []
+
+    def check() -> str | None:
+        calls.append(1)
+        return None
+    probe = Probe("x", check, cache_time=60)
+    assert probe.failure() is None and probe.failure() is None
+    assert len(calls) == 1
