@@ -15,7 +15,7 @@ from oslo_config import cfg
 
 from neutrino.api import app as app_mod
 from neutrino.api.controller import Api
-from neutrino.api.healthcheck import Healthcheck, Probe
+from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
 from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.rpc.notifications import Notifications
 from neutrino.conf import options
@@ -158,10 +158,15 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
 
 
 def health_probes(conf: cfg.ConfigOpts) -> list[Probe]:
-    """What every server needs: its database and, with a real bus, the bus."""
+    """What every server needs: its database and, with a real bus, the bus;
+    and, as upstream's, a file whose presence takes the server out of a
+    balancer's pool."""
     timeout, cache = conf.healthcheck.check_timeout, conf.healthcheck.cache_time
     probes = [Probe("database unreachable", Reachability(options.database_url(conf), timeout),
                     cache)]
+    disable_file = conf.healthcheck.disable_by_file_path
+    if disable_file:
+        probes.insert(0, Probe("DISABLED BY FILE", disabled_by(disable_file)))
     url = configured_url(conf)
     if url is not None and not in_process(conf):
         probes.append(Probe("message bus disconnected",

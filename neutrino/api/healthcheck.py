@@ -10,6 +10,7 @@ balancers polling often do not load the database or the bus.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,6 +43,13 @@ class Probe:
                 answer = f"{type(exc).__name__}: {exc}"
             self._answer = (time.monotonic(), answer)
             return answer
+
+
+def disabled_by(path: str) -> Check:
+    """oslo.middleware's ``disable_by_file`` backend: down while ``path`` exists."""
+    def check() -> str | None:
+        return f"{path} exists" if os.path.exists(path) else None
+    return check
 
 
 class Healthcheck:

@@ -19,6 +19,9 @@ SUPERVISION_OPTS = [
 ]
 
 HEALTHCHECK_OPTS = [
+    cfg.StrOpt("disable_by_file_path", default="/etc/neutron/healthcheck_disable",
+               help="While this file exists /healthcheck answers 503 (a server being "
+                    "drained); upstream's api-paste.ini names the same file."),
     cfg.FloatOpt("check_timeout", default=2.0, min=0.1,
                  help="Seconds a /healthcheck probe of the database or the message "
                       "bus may take before what it probes is reported down."),

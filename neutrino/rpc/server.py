@@ -67,9 +67,7 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
 
     The process may be forked with the stops blocked (so that none is lost
     to the parent's handlers): they are let in once ours are set."""
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
+    stopped = _stop_pipe()
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     die_with_parent()
     transport = rpc_transport(conf)
@@ -78,7 +76,7 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
     service.start()
     if ready is not None:
         ready()
-    done.wait()
+    os.read(stopped, 1)
     # oslo.messaging's executor threads can take long to wind down (or hang
     # on a broker that went away): give them a bounded time, then exit
     # without waiting for them.
@@ -92,6 +90,22 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
 
 
 STOP_GRACE = 5.0  # seconds the RPC servers get to stop on SIGTERM
+
+
+def _stop_pipe() -> int:
+    """A pipe that becomes readable on SIGTERM or SIGINT.
+
+    The interpreter itself writes to it, from whichever thread the signal
+    lands on; the Python handler does nothing. A handler that set a
+    ``threading.Event`` deadlocked when a second stop (a supervised process
+    gets one from its parent thread's exit and one from the parent) came
+    while the main thread held that event's lock in its ``wait``."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    return read_end
 
 
 def _repeat(done: threading.Event, interval: float, task: Callable[[], None]) -> None:
