@@ -7,6 +7,7 @@ agents' state reports reaching the agents table) is connected here.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -14,11 +15,13 @@ from oslo_config import cfg
 
 from neutrino.api import app as app_mod
 from neutrino.api.controller import Api
+from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
 from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.rpc.notifications import Notifications
 from neutrino.conf import options
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
+from neutrino.db.health import Reachability
 from neutrino.notifiers.nova import NovaNotifier
 from neutrino.plugins import directory, loader
 from neutrino.plugins import events as ev
@@ -27,7 +30,9 @@ from neutrino.policy.engine import Policy
 from neutrino.quota.engine import Countable, QuotaEngine
 from neutrino.resources import core, extensions
 from neutrino.resources.attributes import extend
+from neutrino.rpc import health as bus_health
 from neutrino.rpc import topics
+from neutrino.rpc.transport import configured_url, in_process
 
 LOG = logging.getLogger(__name__)
 
@@ -138,15 +143,36 @@ def _add_extension(api: Api, ext: ApiExtension) -> None:
         api.policy.register(ext.policies)
 
 
-def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None) -> Any:
+def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
+               probes: list[Probe] | None = None) -> Any:
+    """The API's WSGI app; ``probes`` are what ``/healthcheck`` asks besides
+    the database and the bus (the master's word on its RPC process)."""
     api = api or build_api(conf)
     wsgi = app_mod.build_falcon(api)
+    wsgi.add_route("/healthcheck", Healthcheck([*health_probes(conf), *(probes or [])]))
     auth = None
     if conf.auth_strategy == "keystone":
         # deferred: keystonemiddleware (and its dependencies) only with auth_strategy = keystone
         from keystonemiddleware import auth_token
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
     return app_mod.with_access_log(app_mod.with_auth(wsgi, auth))
+
+
+def health_probes(conf: cfg.ConfigOpts) -> list[Probe]:
+    """What every server needs: its database and, with a real bus, the bus;
+    and, as upstream's, a file whose presence takes the server out of a
+    balancer's pool."""
+    timeout, cache = conf.healthcheck.check_timeout, conf.healthcheck.cache_time
+    probes = [Probe("database unreachable", Reachability(options.database_url(conf), timeout),
+                    cache)]
+    disable_file = conf.healthcheck.disable_by_file_path
+    if disable_file:
+        probes.insert(0, Probe("DISABLED BY FILE", disabled_by(disable_file)))
+    url = configured_url(conf)
+    if url is not None and not in_process(conf):
+        probes.append(Probe("message bus disconnected",
+                            functools.partial(bus_health.unreachable, url, timeout), cache))
+    return probes
 
 
 class RpcPlugins:

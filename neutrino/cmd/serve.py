@@ -5,7 +5,8 @@ one process instead: see ``neutrino.aio``.
 
 granian brings what a production server needs and we would otherwise
 write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
-finish), worker respawn on SIGHUP. Its HTTP/1.1 parsing and connection
+finish), worker respawn on SIGHUP and on a worker's death (with our
+back-off, ``_granian``). Its HTTP/1.1 parsing and connection
 handling run in Rust, outside the GIL: a request costs its worker a
 fraction of the CPU that gunicorn's gthread worker (Python parsing, a
 poller thread handing each request to a pool thread) cost, which was the
@@ -18,12 +19,16 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from typing import Any
 
 from oslo_config import cfg
 
 from neutrino.aio import run as aio
+from neutrino.api.healthcheck import Check, Probe
 from neutrino.cmd.logs import switch_access_log
+from neutrino.cmd.supervise import (STOPS, Backoff, RunningFlag, Supervised, exit_status,
+                                    start_with_stops_held)
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
 from neutrino.plugins.loader import PluginLoadError
@@ -69,12 +74,13 @@ def _upgrade_in_child(url: str) -> None:
 class Server:
     """The API's workers under granian's master, which is this process."""
 
-    def __init__(self, conf: cfg.ConfigOpts) -> None:
+    def __init__(self, conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> None:
         self.conf = conf
+        self.probes = probes or []
 
     def run(self) -> None:
         from granian.constants import HTTPModes, Interfaces
-        conf = self.conf
+        conf, probes = self.conf, self.probes
         server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
             interface=Interfaces.WSGI, http=HTTPModes.http1,
@@ -82,39 +88,68 @@ class Server:
             blocking_threads=conf.api_threads,
             # A worker that has not finished its requests in this time is killed.
             workers_kill_timeout=30,
+            # A worker that dies is replaced (``_granian``), not the whole server stopped.
+            respawn_failed_workers=True,
             # granian's own lines (listening, workers, shutting down) go
             # where ours do.
             log_dictconfig={"loggers": {"_granian": {"level": "INFO", "propagate": True}}})
-        server.serve(spawn_target=_worker, target_loader=lambda: load_app(conf),
+        server.backoff = Backoff.from_conf(conf)
+        server.serve(spawn_target=_worker, target_loader=lambda: load_app(conf, probes),
                      wrap_loader=False)
 
 
-# A stop (SIGTERM, SIGINT) sent to a worker before ``_worker`` runs would be
-# handled by the master's handlers, inherited with the fork, and lost.
-STOPS = {signal.SIGTERM, signal.SIGINT}
-
-
 def _granian() -> type:
-    """granian's server, with each worker forked while the master holds the
-    stops back: the child starts with them blocked (the mask is inherited)
-    and ``_worker`` lets them in once its own handlers are set. The master
-    gets a stop that came meanwhile as soon as the fork is done."""
+    """granian's server, with two changes to its master.
+
+    Each worker is forked while the master holds the stops back: the child
+    starts with them blocked (the mask is inherited) and ``_worker`` lets
+    them in once its own handlers are set.
+
+    A worker that dies is logged at ERROR with how it ended and replaced,
+    after a wait that grows while it keeps dying (``supervise.Backoff``);
+    granian's own respawn stops the whole server when a worker dies twice
+    in a few seconds."""
     from granian.server import Server as Granian
 
     class Master(Granian):  # type: ignore[misc, valid-type]
+        backoff: Backoff
+
         def _spawn_worker(self, *args: Any, **kwargs: Any) -> Any:
             worker = super()._spawn_worker(*args, **kwargs)
             start = worker.start
-
-            def start_with_stops_held() -> None:
-                held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
-                try:
-                    start()
-                finally:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            worker.start = start_with_stops_held
+            worker.start = lambda: start_with_stops_held(start)
             worker.is_alive = lambda: _running(worker.inner)
             return worker
+
+        def _serve_loop(self, spawn_target: Any, target_loader: Any) -> None:
+            backoffs: dict[int, Backoff] = {}
+            due: dict[int, float] = {}  # worker index -> when to start it again
+            while True:
+                wake = min(due.values(), default=None)
+                if not self.interrupt_children:  # a reload clears the event, not the deaths
+                    self.main_loop_interrupt.wait(
+                        None if wake is None else max(0.0, wake - time.monotonic()))
+                # Cleared before looking, so that what comes meanwhile wakes the next wait.
+                self.main_loop_interrupt.clear()
+                if self.interrupt_signal:
+                    break
+                while self.interrupt_children:
+                    idx = self.interrupt_children.pop(0)
+                    backoff = backoffs.setdefault(idx, self.backoff.fresh())
+                    due[idx] = time.monotonic() + self._mourn(idx, backoff)
+                for idx in [i for i, when in due.items() if when <= time.monotonic()]:
+                    del due[idx]
+                    self._respawn_workers([idx], spawn_target, target_loader)
+                if self.reload_signal:
+                    self._reload(spawn_target, target_loader)
+
+        def _mourn(self, idx: int, backoff: Backoff) -> float:
+            """Log a worker's death; the wait before it is replaced."""
+            worker = self.wrks[idx]
+            delay = backoff.after_death(time.monotonic() - worker.birth)
+            LOG.error("API worker-%s (pid %s) died: %s; starting it again in %.1f s",
+                      idx + 1, worker.inner.pid, exit_status(worker.inner.exitcode), delay)
+            return delay
     return Master
 
 
@@ -129,12 +164,12 @@ def _running(process: Any) -> bool:
     return process.sentinel is not None and not wait([process.sentinel], 0)
 
 
-def load_app(conf: cfg.ConfigOpts) -> Any:
+def load_app(conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> Any:
     """The WSGI app, built in a worker just after the fork."""
     die_with_parent()  # a master killed with SIGKILL takes its workers along
     switch_access_log(conf)
     _forget_masters_children()
-    app = build_wsgi(conf)
+    app = build_wsgi(conf, probes=probes)
     tune_gc()
     return app
 
@@ -154,12 +189,16 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     # meanwhile is handled as the mask lets it in.
     for sig in STOPS:
         signal.signal(sig, _stop_while_loading)
+    code = 0
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
         Granian._spawn_wsgi_worker(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - the master logs the exit status
+        LOG.exception("API worker failed")
+        code = 1
     finally:
         logging.shutdown()
-        os._exit(0)
+        os._exit(code)
 
 
 def _stop_while_loading(signum: int, frame: Any) -> None:
@@ -210,20 +249,35 @@ def run(conf: cfg.ConfigOpts) -> None:
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)
-    in_rpc = RpcPlugins(conf)
-    rpc = (rpc_server.start_process(conf, in_rpc.endpoints, in_rpc.tasks)
-           if configured_url(conf) else None)
+    rpc = _supervised_rpc(conf) if configured_url(conf) else None
     if rpc is None:
         LOG.info("no transport_url: agents cannot reach this server (API only)")
+    probes = [] if rpc is None else [Probe("RPC process not running", rpc_down(rpc.running))]
     master = os.getpid()
     try:
-        Server(conf).run()
+        Server(conf, probes).run()
     finally:
         # Only the master owns the RPC process.
         if rpc is not None and os.getpid() == master:
-            rpc.terminate()
-            rpc.join(10)
-            if rpc.is_alive():
-                LOG.error("the RPC process did not stop in 10 s; killed")
-                rpc.kill()
-                rpc.join()
+            rpc.stop(RPC_STOP_GRACE)
+
+
+RPC_STOP_GRACE = 10.0  # seconds the RPC process gets to stop before it is killed
+
+
+def _supervised_rpc(conf: cfg.ConfigOpts) -> Supervised:
+    """The RPC process, started again whenever it dies; its flag is up while
+    it serves, for the workers' ``/healthcheck``."""
+    in_rpc = RpcPlugins(conf)
+    running = RunningFlag()
+    return Supervised(
+        "RPC process",
+        lambda: rpc_server.start_process(conf, in_rpc.endpoints, in_rpc.tasks,
+                                         ready=lambda: running.set(True)),
+        Backoff.from_conf(conf), running).start()
+
+
+def rpc_down(running: RunningFlag) -> Check:
+    def check() -> str | None:
+        return None if running else "the master reports it is not serving"
+    return check

@@ -10,7 +10,7 @@ import socket
 
 from oslo_config import cfg
 
-from neutrino.conf import dhcp, l3, ml2, nova
+from neutrino.conf import dhcp, l3, ml2, nova, supervision
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -92,6 +92,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     l3.register(conf)
     nova.register(conf)
     dhcp.register(conf)
+    supervision.register(conf)
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

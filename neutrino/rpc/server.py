@@ -59,19 +59,24 @@ class RpcService:
 
 
 def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
-          plugin_tasks: PluginTasks | None = None) -> None:
+          plugin_tasks: PluginTasks | None = None,
+          ready: Callable[[], None] | None = None) -> None:
     """Run the RPC servers (and the plugins' periodic tasks) until SIGTERM;
     the plugins' endpoints are built here, after the fork, so their database
-    connections are this process's."""
+    connections are this process's. ``ready`` is called once they serve.
+
+    The process may be forked with the stops blocked (so that none is lost
+    to the parent's handlers): they are let in once ours are set."""
+    stopped = _stop_pipe()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    die_with_parent()
     transport = rpc_transport(conf)
     service = RpcService(conf, transport, plugin_endpoints() if plugin_endpoints else {},
                          plugin_tasks() if plugin_tasks else [])
     service.start()
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
-    die_with_parent()
-    done.wait()
+    if ready is not None:
+        ready()
+    os.read(stopped, 1)
     # oslo.messaging's executor threads can take long to wind down (or hang
     # on a broker that went away): give them a bounded time, then exit
     # without waiting for them.
@@ -87,6 +92,22 @@ def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
 STOP_GRACE = 5.0  # seconds the RPC servers get to stop on SIGTERM
 
 
+def _stop_pipe() -> int:
+    """A pipe that becomes readable on SIGTERM or SIGINT.
+
+    The interpreter itself writes to it, from whichever thread the signal
+    lands on; the Python handler does nothing. A handler that set a
+    ``threading.Event`` deadlocked when a second stop (a supervised process
+    gets one from its parent thread's exit and one from the parent) came
+    while the main thread held that event's lock in its ``wait``."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    return read_end
+
+
 def _repeat(done: threading.Event, interval: float, task: Callable[[], None]) -> None:
     """Run ``task`` every ``interval`` seconds until ``done``; a failing run is
     logged and the next one happens as planned."""
@@ -98,10 +119,12 @@ def _repeat(done: threading.Event, interval: float, task: Callable[[], None]) ->
 
 
 def start_process(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,
-                  plugin_tasks: PluginTasks | None = None) -> multiprocessing.Process:
-    """The RPC process, forked before the API workers (no shared connections)."""
+                  plugin_tasks: PluginTasks | None = None,
+                  ready: Callable[[], None] | None = None) -> multiprocessing.Process:
+    """The RPC process, forked by the master (no connections shared with the
+    API workers: those are built after the fork)."""
     process = multiprocessing.get_context("fork").Process(
-        target=serve, args=(conf, plugin_endpoints, plugin_tasks), name="neutrino-rpc",
+        target=serve, args=(conf, plugin_endpoints, plugin_tasks, ready), name="neutrino-rpc",
         daemon=False)
     process.start()
     return process
