@@ -16,7 +16,11 @@ after the fork so no database connection is shared between processes.
 """
 from __future__ import annotations
 
+import gc
 import logging
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.process
 import os
 import signal
 import time
@@ -59,9 +63,8 @@ def check_schema(conf: cfg.ConfigOpts) -> None:
 def _upgrade_in_child(url: str) -> None:
     """Upgrade in a forked child: Alembic and the migration scripts would
     otherwise stay in this process and in every worker forked from it
-    (a first start's workers held 79-84 MB, against 60-65 MB later; #8
-    allows 80)."""
-    import multiprocessing
+    (a worker's memory is budgeted: docs/performance.md, start-up and
+    memory)."""
     child = multiprocessing.get_context("fork").Process(
         target=migrate.upgrade, args=(url,), name="neutrino-db-upgrade")
     child.start()
@@ -79,6 +82,7 @@ class Server:
         self.probes = probes or []
 
     def run(self) -> None:
+        # deferred: granian is loaded only by a process that serves the API with it
         from granian.constants import HTTPModes, Interfaces
         conf, probes = self.conf, self.probes
         server = _granian()(
@@ -109,6 +113,7 @@ def _granian() -> type:
     after a wait that grows while it keeps dying (``supervise.Backoff``);
     granian's own respawn stops the whole server when a worker dies twice
     in a few seconds."""
+    # deferred: granian is loaded only by a process that serves the API with it
     from granian.server import Server as Granian
 
     class Master(Granian):  # type: ignore[misc, valid-type]
@@ -160,8 +165,7 @@ def _running(process: Any) -> bool:
     that loses the race gets ECHILD, which multiprocessing answers as "still
     running", and the stop then killed a worker that had just exited and
     logged that it "refused to gracefully stop"."""
-    from multiprocessing.connection import wait
-    return process.sentinel is not None and not wait([process.sentinel], 0)
+    return process.sentinel is not None and not multiprocessing.connection.wait([process.sentinel], 0)
 
 
 def load_app(conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> Any:
@@ -179,6 +183,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     worker that cast to agents holds oslo.messaging connection threads that
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""
+    # deferred: granian is loaded only by a process that serves the API with it
     from granian.server import Server as Granian
     # Until granian sets a worker's own handlers, after the app has loaded,
     # the worker runs the master's, inherited with the fork: they note a
@@ -213,7 +218,6 @@ def _forget_masters_children() -> None:
     """A worker is forked with multiprocessing's record of the master's
     children (the RPC process); at exit multiprocessing would try to join
     that process, which only the master can."""
-    import multiprocessing.process
     multiprocessing.process._children.clear()  # type: ignore[attr-defined]
 
 
@@ -226,7 +230,6 @@ def tune_gc() -> None:
     allocates tens of thousands of containers, none of them in cycles, and
     the default threshold (700) would run a collection every few rows.
     """
-    import gc
     gc.collect()
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
