@@ -23,6 +23,7 @@ from neutrino.api.hooks import quota as quota_hook
 from neutrino.api.hooks.ownership import check_ownership
 from neutrino.api.hooks.policy import Shaper, Targets, not_found_for
 from neutrino.context import Context
+from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef
 
 _IF_MATCH = re.compile(r"^\s*revision_number=(\d+)\s*$")
@@ -113,7 +114,13 @@ def revision_of(req: falcon.Request) -> int | None:
     header = req.get_header("If-Match")
     match = _IF_MATCH.match(header) if header else None
     # Upstream ignores an If-Match that is not about revision numbers.
-    return int(match.group(1)) if match else None
+    if not match:
+        return None
+    try:
+        return v.filter_int(match.group(1))
+    except v.Invalid:
+        raise errors.InvalidInput(error_message=f"Invalid revision number "
+                                                f"'{match.group(1)}' in If-Match") from None
 
 
 def base_url(req: falcon.Request) -> str:
