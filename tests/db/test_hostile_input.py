@@ -106,6 +106,20 @@ def test_integer_attributes_out_of_range_are_refused(api: Any, value: int,
     assert status == 400, answer
 
 
+def test_nul_in_bodies_is_refused(api: Any, net: dict[str, Any]) -> None:
+    _invalid(api.post("/v2.0/networks", {"network": {"name": "a\x00b"}}))
+    _invalid(api.put(f"/v2.0/networks/{net['id']}", {"network": {"description": "\x00"}}))
+    _invalid(api.post("/v2.0/ports", {"port": {"network_id": net["id"],
+                                               "binding:profile": {"k\x00": "v"}}}))
+
+
+def test_nul_in_query_strings_and_paths_is_refused(api: Any) -> None:
+    _invalid(api.get("/v2.0/networks?name=a%00b"))
+    _invalid(api.get("/v2.0/networks?marker=a%00b"))
+    _invalid(api.get("/v2.0/networks/a%00b"))
+    _invalid(api.delete("/v2.0/networks/a%00b"))
+
+
 def test_subnet_pool_prefixes_are_upstreams_subnets(api: Any) -> None:
     for prefix in ("10.0.0.0/ 24", "10.0.0.0/255.255.255.0"):
         status, body = api.post("/v2.0/subnetpools", {"subnetpool": {
