@@ -120,6 +120,54 @@ def test_nul_in_query_strings_and_paths_is_refused(api: Any) -> None:
     _invalid(api.delete("/v2.0/networks/a%00b"))
 
 
+@pytest.fixture(scope="module")
+def sg(api: Any) -> dict[str, Any]:
+    status, body = api.post("/v2.0/security-groups", {"security_group": {"name": "hostile"}})
+    assert status == 201, body
+    return body["security_group"]
+
+
+def _rule(api: Any, sg: dict[str, Any], **attrs: Any) -> tuple[int, Any]:
+    return api.post("/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": sg["id"], "direction": "ingress", **attrs}})
+
+
+@pytest.mark.parametrize("protocol", [7.9, 6.0, "6.0", " 6", True, [6], {"p": 6}])
+def test_a_protocol_is_an_integer_or_a_name(api: Any, sg: dict[str, Any],
+                                            protocol: Any) -> None:
+    for ports in ({}, {"port_range_min": 80, "port_range_max": 81}):
+        status, body = _rule(api, sg, protocol=protocol, **ports)
+        assert status == 400, body
+        assert body["NeutronError"]["type"] == "SecurityGroupRuleInvalidProtocol", body
+
+
+def test_a_protocol_by_number_is_kept(api: Any, sg: dict[str, Any]) -> None:
+    for protocol, stored in ((6, "6"), ("17", "17"), ("TCP", "tcp")):
+        status, body = _rule(api, sg, protocol=protocol, port_range_min=1000 + len(stored),
+                             port_range_max=1000 + len(stored))
+        assert status == 201 and body["security_group_rule"]["protocol"] == stored, body
+
+
+def test_a_rule_updates_its_description_only(api: Any, sg: dict[str, Any]) -> None:
+    status, body = _rule(api, sg, protocol="udp", port_range_min=53, port_range_max=53)
+    assert status == 201, body
+    rule = body["security_group_rule"]
+    path = f"/v2.0/security-group-rules/{rule['id']}"
+    status, body = api.put(path, {"security_group_rule": {"description": "dns"}})
+    assert status == 200, body
+    updated = body["security_group_rule"]
+    assert updated["description"] == "dns"
+    assert updated["revision_number"] > rule["revision_number"]
+    status, body = api.get(path)
+    assert status == 200 and body["security_group_rule"]["description"] == "dns", body
+    for change in ({"protocol": "tcp"}, {"port_range_min": 1}, {"direction": "egress"}):
+        status, body = api.put(path, {"security_group_rule": change})
+        assert status == 400, body
+    status, body = api.put(f"/v2.0/security-group-rules/{uuid.uuid4()}",
+                           {"security_group_rule": {"description": "x"}})
+    assert status == 404, body
+
+
 def test_subnet_pool_prefixes_are_upstreams_subnets(api: Any) -> None:
     for prefix in ("10.0.0.0/ 24", "10.0.0.0/255.255.255.0"):
         status, body = api.post("/v2.0/subnetpools", {"subnetpool": {
