@@ -168,6 +168,20 @@ def test_a_rule_updates_its_description_only(api: Any, sg: dict[str, Any]) -> No
     assert status == 404, body
 
 
+def test_qos_rule_types_page_by_type(api: Any) -> None:
+    status, body = api.get("/v2.0/qos/rule-types")
+    assert status == 200, body
+    everything = [t["type"] for t in body["rule_types"]]
+    assert len(everything) > 1
+    status, body = api.get("/v2.0/qos/rule-types?limit=1")
+    assert status == 200, body
+    assert [t["type"] for t in body["rule_types"]] == everything[:1]
+    assert any(link["rel"] == "next" for link in body["rule_types_links"])
+    status, body = api.get(f"/v2.0/qos/rule-types?limit=1&marker={everything[0]}")
+    assert status == 200, body
+    assert [t["type"] for t in body["rule_types"]] == everything[1:2]
+
+
 def test_subnet_pool_prefixes_are_upstreams_subnets(api: Any) -> None:
     for prefix in ("10.0.0.0/ 24", "10.0.0.0/255.255.255.0"):
         status, body = api.post("/v2.0/subnetpools", {"subnetpool": {
