@@ -182,6 +182,27 @@ def test_qos_rule_types_page_by_type(api: Any) -> None:
     assert [t["type"] for t in body["rule_types"]] == everything[1:2]
 
 
+def test_a_trunk_on_a_foreign_trunk_parent_is_not_found(api: Any, helpers: Any) -> None:
+    owner = helpers.Client(api.url, uuid.uuid4().hex, "member")
+    stranger = helpers.Client(api.url, uuid.uuid4().hex, "member")
+    status, body = owner.post("/v2.0/networks", {"network": {"name": "trunked"}})
+    assert status == 201, body
+    net_id = body["network"]["id"]
+    ports = []
+    for _ in range(2):
+        status, body = owner.post("/v2.0/ports", {"port": {"network_id": net_id}})
+        assert status == 201, body
+        ports.append(body["port"]["id"])
+    status, body = owner.post("/v2.0/trunks", {"trunk": {
+        "port_id": ports[0], "sub_ports": [{"port_id": ports[1], "segmentation_type": "vlan",
+                                            "segmentation_id": 100}]}})
+    assert status == 201, body
+    for port_id in ports:  # a parent, a subport: both answer as any foreign port
+        status, body = stranger.post("/v2.0/trunks", {"trunk": {"port_id": port_id}})
+        assert status == 404, body
+        assert body["NeutronError"]["type"] == "PortNotFound", body
+
+
 def test_subnet_pool_prefixes_are_upstreams_subnets(api: Any) -> None:
     for prefix in ("10.0.0.0/ 24", "10.0.0.0/255.255.255.0"):
         status, body = api.post("/v2.0/subnetpools", {"subnetpool": {
