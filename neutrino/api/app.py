@@ -23,7 +23,8 @@ ACCESS = logging.getLogger("neutrino.access")
 
 
 def build_falcon(api: Api) -> falcon.App:
-    app = falcon.App(middleware=[ContextHook(api), NulHook()])
+    middleware: list[Any] = [ContextHook(api), NulHook()]
+    app = falcon.App(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.keep_blank_qs_values = True
     app.req_options.auto_parse_qs_csv = False

@@ -7,8 +7,9 @@ here was once a 500 on at least one of them (issue 30's fuzzing findings).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
