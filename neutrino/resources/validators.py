@@ -135,10 +135,23 @@ def ip_address(value: Any) -> str:
     try:
         ip = netaddr.IPAddress(value, flags=netaddr.INET_PTON)
     except (netaddr.AddrFormatError, ValueError, TypeError):
-        raise Invalid(f"'{value}' is not a valid IP address") from None
+        ip = _zero_filled(value)
+        if ip is None:
+            raise Invalid(f"'{value}' is not a valid IP address") from None
     if ip.version == 4 and str(ip) != value:
         raise Invalid(f"'{value}' is not an accepted IP address, '{ip}' is recommended")
     return str(ip)
+
+
+def _zero_filled(value: str) -> netaddr.IPAddress | None:
+    """An IPv4 address written with leading zeros (``010.0.0.1``): upstream
+    names the address it recommends instead of calling it invalid."""
+    if ":" in value or value.count(".") != 3 or re.search(r"\s", value):
+        return None
+    try:
+        return netaddr.IPAddress(value, flags=netaddr.ZEROFILL | netaddr.INET_PTON)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None
 
 
 def subnet_cidr(value: Any) -> str:
@@ -186,13 +199,15 @@ def subnet_list(value: Any) -> list[str]:
 
 
 def ip_or_subnet(value: Any) -> str:
-    """An address or a CIDR (allowed address pairs accept both)."""
+    """An address or a CIDR (allowed address pairs accept both); a CIDR is
+    checked as ``subnet`` checks it but kept as given, host bits included."""
     if isinstance(value, str) and "/" in value:
         try:
-            return str(netaddr.IPNetwork(value))
-        except (netaddr.AddrFormatError, ValueError):
+            subnet(value)
+        except Invalid:
             raise Invalid(f"'{value}' is neither a valid IP address, nor is it "
                           f"a valid IP subnet") from None
+        return str(netaddr.IPNetwork(value))
     try:
         return ip_address(value)
     except Invalid:

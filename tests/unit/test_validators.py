@@ -79,3 +79,19 @@ def test_integer_attributes_filter_by_integers_their_column_holds():
     for text in (str(2 ** 31), str(10 ** 23)):
         with pytest.raises(v.Invalid):
             mtu.convert_filter(text)
+
+
+@pytest.mark.parametrize("address", ["010.0.0.1", "10.0.0.01"])
+def test_leading_zeros_name_the_address_upstream_recommends(address):
+    with pytest.raises(v.Invalid) as exc:
+        v.ip_address(address)
+    assert str(exc.value) == (f"'{address}' is not an accepted IP address, "
+                              f"'10.0.0.1' is recommended")
+
+
+def test_address_pair_subnets_are_upstreams_subnets_kept_as_given():
+    pair = v.allowed_address_pairs([{"ip_address": "10.0.0.5/24"}])
+    assert pair == [{"ip_address": "10.0.0.5/24"}]
+    for bad in ("10.0.0.0/255.255.255.0", "10.0.0.0/ 24"):
+        with pytest.raises(v.Invalid):
+            v.allowed_address_pairs([{"ip_address": bad}])
