@@ -226,3 +226,21 @@ def test_a_subnet_with_host_bits_is_stored_as_its_network(api: Any) -> None:
     status, body = api.post("/v2.0/subnets", {"subnet": {
         "network_id": body["network"]["id"], "ip_version": 4, "cidr": "10.1.0.5/24"}})
     assert status == 201 and body["subnet"]["cidr"] == "10.1.0.0/24", body
+
+
+def test_if_match_is_parsed_as_upstream(api: Any, net: dict[str, Any]) -> None:
+    path = f"/v2.0/networks/{net['id']}"
+    for header in ("revision_number=1e20", "revision_number=x",
+                   "revision_number=1, revision_number=2"):
+        status, body = api.put(path, {"network": {"name": "y"}}, headers={"If-Match": header})
+        assert status == 400, body
+        assert body["NeutronError"]["type"] == "BadRequest", body
+    for template in ('"revision_number={}"', 'W/"x", revision_number={}'):
+        rev = api.get(path)[1]["network"]["revision_number"]
+        status, body = api.put(path, {"network": {"name": uuid.uuid4().hex}},
+                               headers={"If-Match": template.format(rev)})
+        assert status == 200, body
+    rev = api.get(path)[1]["network"]["revision_number"]
+    status, body = api.put(path, {"network": {"name": "z"}},
+                           headers={"If-Match": f'"revision_number={rev + 3}"'})
+    assert status == 412, body
