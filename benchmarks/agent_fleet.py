@@ -195,7 +195,7 @@ class Fleet:
         endpoint.port_update = self.port_update  # type: ignore[attr-defined]
         self.listener = oslo_messaging.get_rpc_server(
             self.transport, oslo_messaging.Target(topic=topics.PORT_UPDATE, server="fleet"),
-            [endpoint], executor="threading")
+            [endpoint])
         self.listener.start()
 
     def close(self) -> None:

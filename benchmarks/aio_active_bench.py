@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from scale_bench import pct  # noqa: E402
+
 from tests.aio.test_aio import AGENT_TYPES, Aio, _own_namespaces, registered  # noqa: E402
 from tests.conftest import Client  # noqa: E402
 from tests.fullstack.hosts import sh  # noqa: E402

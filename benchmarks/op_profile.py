@@ -25,8 +25,8 @@ such as its ``getfullargspec`` per request, show up that way).
 from __future__ import annotations
 
 import argparse
-import os
 import cProfile
+import os
 import pstats
 import statistics
 import sys
@@ -38,8 +38,9 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from neutrino.cmd.serve import tune_gc  # noqa: E402
 from side_by_side import ML2_CONF, SERVICE_PLUGINS  # noqa: E402
+
+from neutrino.cmd.serve import tune_gc  # noqa: E402
 from tests.inprocess import CountingApp  # noqa: E402
 from tests.sql_events import listen_all, remove_all  # noqa: E402
 
@@ -75,7 +76,7 @@ class Ops:
         self.post("/v2.0/subnets", {"subnet": {"network_id": self.fresh, "ip_version": 4,
                                                "cidr": "10.1.0.0/16"}})
         self.ports: list[str] = []
-        for start in range(0, 1000 + requests, 100):
+        for _start in range(0, 1000 + requests, 100):
             body = {"ports": [{"network_id": self.net} for _ in range(100)]}
             self.ports += [p["id"] for p in self.post("/v2.0/ports", body)["ports"]]
         self.k = 0
@@ -224,7 +225,8 @@ def main() -> int:
                     prof.enable()
                     app.client.simulate_request(method, path, json=body, headers=HEADERS)
                     prof.disable()
-                pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime")).print_stats(os.environ.get("FILTER", ""), int(os.environ.get("TOP", "30")))
+                stats = pstats.Stats(prof).sort_stats(os.environ.get("SORT", "tottime"))
+                stats.print_stats(os.environ.get("FILTER", ""), int(os.environ.get("TOP", "30")))
                 if os.environ.get("CALLERS"):
                     pstats.Stats(prof).print_callers(os.environ["CALLERS"])
             app.api.plugin.db.dispose()  # (its connections would hold the DROP up)

@@ -202,7 +202,7 @@ def main() -> int:
         proc, port = serve(url, workdir, args.workers)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         print(f"load average before: {os.getloadavg()[0]:.2f}")
-        print(f"| scenario | rows | p50 ms | p90 ms |\n|---|---:|---:|---:|")
+        print("| scenario | rows | p50 ms | p90 ms |\n|---|---:|---:|---:|")
         for name, path_of in scenarios(sample).items():
             for i in range(5):  # warm-up
                 timed(conn, path_of(i))

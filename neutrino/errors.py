@@ -7,7 +7,7 @@ Every layer raises these; only the API layer turns them into responses.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 
 class NeutronException(Exception):
@@ -850,7 +850,7 @@ class PolicyRemoveAuthorizationError(NotAuthorized):
                "authorized.")
 
 
-_NOT_FOUND = {
+_NOT_FOUND: dict[str, Callable[[str], NeutronException]] = {
     "agent": lambda rid: AgentNotFound(id=rid),
     "network": lambda rid: NetworkNotFound(net_id=rid),
     "subnet": lambda rid: SubnetNotFound(subnet_id=rid),
@@ -876,10 +876,11 @@ _NOT_FOUND = {
 
 
 # Sub-resources name their parent in the message (a QoS rule its policy).
-_CHILD_NOT_FOUND: dict[str, Any] = {}
+_CHILD_NOT_FOUND: dict[str, Callable[[str, str], NeutronException]] = {}
 
 
-def register_not_found(singular: str, factory: Any, child: bool = False) -> None:
+def register_not_found(singular: str, factory: Callable[..., NeutronException],
+                       child: bool = False) -> None:
     """Let a plugin name the 404 of its resource: ``factory(rid)``, or
     ``factory(rid, parent_id)`` for a sub-resource (``child``)."""
     (_CHILD_NOT_FOUND if child else _NOT_FOUND)[singular] = factory

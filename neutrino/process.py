@@ -1,6 +1,7 @@
 """A child process's tie to the process that started it (a utility of every layer)."""
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 
@@ -10,7 +11,6 @@ def die_with_parent() -> None:
     master killed without its clean-up (SIGKILL) leaves no API worker or RPC
     process behind (Linux; elsewhere a no-op)."""
     try:
-        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):

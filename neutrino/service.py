@@ -143,6 +143,7 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None) -> Any:
     wsgi = app_mod.build_falcon(api)
     auth = None
     if conf.auth_strategy == "keystone":
+        # deferred: keystonemiddleware (and its dependencies) only with auth_strategy = keystone
         from keystonemiddleware import auth_token
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
     return app_mod.with_access_log(app_mod.with_auth(wsgi, auth))

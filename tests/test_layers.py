@@ -1,6 +1,7 @@
 """The package layers hold: ``lint-imports`` checks the contracts of
 ``[tool.importlinter]`` in pyproject.toml (server layers, agents off the
-server's packages), so an import the wrong way fails the suite."""
+server's packages, the server's packages off the agents), so an import the
+wrong way fails the suite."""
 from __future__ import annotations
 
 import os

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any, Callable
 
+import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.conf.agents import common as agent_conf
@@ -63,7 +64,6 @@ class Agent(abc.ABC):
 
     def _rpc(self) -> Any:
         if self._client is None:
-            import oslo_messaging
             self._transport = rpc_transport(self.conf)
             target = oslo_messaging.Target(topic=topics.REPORTS, version="1.0")
             self._client = oslo_messaging.get_rpc_client(self._transport, target)
@@ -139,12 +139,11 @@ class Agent(abc.ABC):
     def listen(self, topic: str, endpoints: list[Any]) -> None:
         """Serve ``endpoints`` on ``topic`` for this host (its own queue and the
         topic's fanout) until ``stop_listening``."""
-        import oslo_messaging
         if self._server_transport is None:
             self._server_transport = rpc_transport(self.conf)
         server = oslo_messaging.get_rpc_server(
             self._server_transport, oslo_messaging.Target(topic=topic, server=self.host),
-            endpoints, executor="threading")
+            endpoints)
         server.start()
         self._servers.append(server)
 

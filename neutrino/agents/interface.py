@@ -16,6 +16,7 @@ import importlib
 from typing import Any
 
 from oslo_config import cfg
+from stevedore import driver
 
 from neutrino.conf.agents import common as agent_conf
 
@@ -30,7 +31,6 @@ def load(conf: cfg.ConfigOpts) -> "InterfaceDriver":
     if not name:
         raise ValueError("[DEFAULT] interface_driver is required")
     try:
-        from stevedore import driver
         cls: Any = driver.DriverManager(NAMESPACE, name, invoke_on_load=False).driver
     except Exception:  # noqa: BLE001 - not an alias: try it as a class path
         path = name.replace(":", ".")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import oslo_messaging
+
 from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
 
@@ -51,7 +53,6 @@ class PluginApi(ServerClient):
 
     def qos_policies(self, ids: list[str]) -> list[dict[str, Any]]:
         """The QoS policies ``ids`` (resources RPC ``bulk_pull``)."""
-        import oslo_messaging
         client = oslo_messaging.get_rpc_client(
             self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
         return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",

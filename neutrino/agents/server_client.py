@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import oslo_messaging
+
 from neutrino.rpc.transport import rpc_transport
 
 
 class ServerClient:
     def __init__(self, conf: Any, topic: str, namespace: str | None = None) -> None:
-        import oslo_messaging
         self.transport = rpc_transport(conf)
         self.client = oslo_messaging.get_rpc_client(self.transport, oslo_messaging.Target(
             topic=topic, namespace=namespace, version="1.0"))

@@ -1,7 +1,7 @@
 """The WSGI application: routes, the context hook, error translation.
 
-Falcon does the routing and request parsing (it measured the fastest of the
-WSGI frameworks we tried for this shape of API, see docs/performance.md);
+Falcon does the routing and request parsing (a small, fast WSGI framework
+with no opinion about the request pipeline, which is ours);
 everything Neutron-specific is in the controllers and hooks.
 """
 from __future__ import annotations

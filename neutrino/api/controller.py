@@ -289,7 +289,7 @@ class Member:
         policy.enforce(ctx, f"update_{singular}", current)
         policy.enforce_attributes(ctx, "update", singular, data, target)
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
-                 for k in getattr(h, "attribute_names", ())}
+                 for k in h.attribute_names}
         core_data = {k: val for k, val in data.items() if k not in extra}
         self.api.notifier.update_start(ctx, self.rdef.singular, rid, raw)
         updated = self.api.plugin_for(self.rdef.plural).update(ctx, self.rdef.plural, rid,

@@ -1,4 +1,4 @@
-"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``agent <kind>``."""
+"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``db current``, ``agent <kind>``."""
 from __future__ import annotations
 
 import argparse

@@ -5,6 +5,7 @@ value stops start-up with one line naming the option.
 """
 from __future__ import annotations
 
+import os
 import socket
 
 from oslo_config import cfg
@@ -94,7 +95,7 @@ def register(conf: cfg.ConfigOpts) -> None:
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:
-    if conf.database.connection:
-        return conf.database.connection
-    import os
+    url: str | None = conf.database.connection
+    if url:
+        return url
     return f"sqlite:///{os.path.abspath(os.path.join(conf.state_path, 'neutrino.sqlite'))}"

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import NullPool
 
+from neutrino import errors
 from neutrino.db import pipeline, writes
 
 LOG = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ def _mysqlclient_conversions() -> dict[Any, Any]:
     MySQL's text form in C; what it refuses (MySQL's zero dates) is None,
     as before.
     """
+    # deferred: mysqlclient is an optional driver, installed only for MySQL/MariaDB
     from MySQLdb.constants import FIELD_TYPE
     from MySQLdb.converters import conversions
 
@@ -172,7 +174,8 @@ def _ping_when_idle(engine: Engine) -> Engine:
         try:
             engine.dialect.do_ping(dbapi_conn)
         except Exception as exc:
-            if engine.dialect.is_disconnect(exc, dbapi_conn, None):
+            # Any exception: is_disconnect tells a lost connection by its type.
+            if engine.dialect.is_disconnect(exc, dbapi_conn, None):  # type: ignore[arg-type]
                 raise sa_exc.DisconnectionError() from exc  # the pool takes another
             raise
     return engine
@@ -217,9 +220,15 @@ def _sqlite_engine(url: str, reads_only: bool = False) -> Engine:
     return engine
 
 
+# What the errors say, for those that reach us without their driver's
+# number (a deadlock as the context of another error, a proxy's rewording).
+# Galera reports a transaction that lost certification to another node's as
+# a deadlock; a node that is not (or no longer) part of the primary
+# component refuses statements until it is.
 _RETRY_MARKERS = ("deadlock", "lock wait timeout", "database is locked",
                   "could not serialize", "serialization failure",
-                  "restart transaction", "try restarting transaction")
+                  "restart transaction", "try restarting transaction",
+                  "wsrep has not yet prepared node")
 # PostgreSQL SQLSTATEs: serialization failure, deadlock, unique and foreign
 # key violations (a concurrent writer took the key or removed the parent).
 _PG_RETRY_STATES = {"40001", "40P01", "23505", "23503"}
@@ -268,6 +277,45 @@ def is_retriable(exc: BaseException) -> bool:
             return True
         cur = cur.__cause__ or cur.__context__
     return False
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised while handling) is a
+    connection to the database lost in use, or none to be had in time."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, sa_exc.TimeoutError):  # the pool had none free in time
+            return True
+        if isinstance(cur, sa_exc.DBAPIError) and cur.connection_invalidated:
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _unavailable(exc: BaseException) -> errors.ServiceUnavailable:
+    """What a request that found no database answers: 503, as for any other
+    service it needs and cannot reach; the cause stays on the chain for
+    ``is_retriable`` and the log, never for the client."""
+    LOG.warning("database unavailable: %s", str(exc).splitlines()[0] if str(exc) else exc)
+    return errors.ServiceUnavailable("The database is unavailable; try again later.")
+
+
+def _connect(engine: Engine) -> Connection:
+    """A connection of ``engine``'s pool; any failure to get one means the
+    database cannot be reached (refused, shutting down, the pool exhausted)."""
+    try:
+        return engine.connect()
+    except (sa_exc.DBAPIError, sa_exc.TimeoutError) as exc:
+        raise _unavailable(exc) from exc
+
+
+def _raise_if_unreachable(exc: BaseException) -> None:
+    """``_unavailable`` for a connection lost in the middle of a block; the
+    block's own handler re-raises anything else (no frames on the way in)."""
+    if isinstance(exc, (sa_exc.DBAPIError, sa_exc.TimeoutError)) and is_unreachable(exc):
+        raise _unavailable(exc) from exc
 
 
 def retrying(fn: Callable[..., T]) -> Callable[..., T]:
@@ -339,10 +387,14 @@ class Database:
             shared.stale = True
             if not shared.in_use:
                 shared.close()
-        with self.engine.connect() as conn:
-            conn = conn.execution_options(writer=True)
-            with conn.begin():
-                yield conn
+        try:
+            with _connect(self.engine) as conn:
+                conn = conn.execution_options(writer=True)
+                with conn.begin():
+                    yield conn
+        except Exception as exc:
+            _raise_if_unreachable(exc)
+            raise
 
     @contextmanager
     def read_connection(self) -> Iterator[Connection]:
@@ -354,6 +406,7 @@ class Database:
             yield conn
         except BaseException as exc:
             self.close_read(conn, exc)
+            _raise_if_unreachable(exc)
             raise
         self.close_read(conn)
 
@@ -361,7 +414,7 @@ class Database:
         """``read_connection``'s connection, for a holder that closes it
         with ``close_read`` (``_SharedRead``, opened once per read request,
         where a context manager's frames cost more than the opening)."""
-        conn = self.read_engine.connect()
+        conn = _connect(self.read_engine)
         if self._reads_commit:
             conn.begin()
         return conn
@@ -392,6 +445,7 @@ class Database:
             shared.in_use -= 1
             if not shared.in_use:
                 shared.close(exc)
+            _raise_if_unreachable(exc)
             raise
         shared.in_use -= 1
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+
 from neutrino.db.engine import make_engine, normalise_url
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
 
 def alembic_config(url: str) -> Any:
+    # deferred: Alembic (and its scripts) only when migrating; servers check the schema without it
     from alembic.config import Config
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -20,6 +23,7 @@ def alembic_config(url: str) -> Any:
 def upgrade(url: str, revision: str = "head") -> None:
     engine = make_engine(url)  # creates the SQLite directory when needed
     engine.dispose()
+    # deferred: Alembic (and its scripts) only when migrating; servers check the schema without it
     from alembic import command
     command.upgrade(alembic_config(url), revision)
 
@@ -27,7 +31,6 @@ def upgrade(url: str, revision: str = "head") -> None:
 def current(url: str) -> str | None:
     """The schema's revision, read from ``alembic_version`` directly: Alembic
     is only loaded when there is something to upgrade."""
-    import sqlalchemy as sa
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
@@ -40,6 +43,7 @@ def current(url: str) -> str | None:
 
 
 def head() -> str | None:
+    # deferred: Alembic (and its scripts) only when migrating; servers check the schema without it
     from alembic.script import ScriptDirectory
     return ScriptDirectory(str(MIGRATIONS)).get_current_head()
 

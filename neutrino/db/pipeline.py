@@ -156,19 +156,22 @@ class _Pipelined:
 
 
 def _mysqldb() -> tuple[type, int]:
+    # deferred: mysqlclient is an optional driver, installed only for MySQL/MariaDB
     from MySQLdb.connections import Connection
     from MySQLdb.constants.CLIENT import MULTI_STATEMENTS
 
-    class PipelinedMySQLdb(_Pipelined, Connection):  # type: ignore[misc]
+    class PipelinedMySQLdb(_Pipelined, Connection):
         _separator, _commit = b";", b"COMMIT"
 
         def bound(self, cursor: Any, statement: str, parameters: Any) -> bytes:
             # Bytes, as mysqlclient sends them: a binary value need not decode.
-            return cursor._mogrify(statement, parameters)
+            bound: bytes = cursor._mogrify(statement, parameters)
+            return bound
     return PipelinedMySQLdb, MULTI_STATEMENTS
 
 
 def _pymysql() -> tuple[type, int]:
+    # deferred: PyMySQL is an optional driver, installed only for MySQL/MariaDB
     from pymysql.connections import Connection
     from pymysql.constants.CLIENT import MULTI_STATEMENTS
 
@@ -176,7 +179,8 @@ def _pymysql() -> tuple[type, int]:
         _separator, _commit = ";", "COMMIT"
 
         def bound(self, cursor: Any, statement: str, parameters: Any) -> str:
-            return cursor.mogrify(statement, parameters)
+            bound: str = cursor.mogrify(statement, parameters)
+            return bound
     return PipelinedPyMySQL, MULTI_STATEMENTS
 
 

@@ -7,9 +7,21 @@ schemas; this module must always equal the head migration (a test checks).
 """
 from __future__ import annotations
 
-from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
-                        MetaData, PrimaryKeyConstraint, String, Table,
-                        UniqueConstraint)
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    UniqueConstraint,
+)
+from sqlalchemy.schema import SchemaItem
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -19,7 +31,7 @@ metadata = MetaData(naming_convention={
 })
 
 
-def _standard(*extra: object) -> list[object]:
+def _standard(*extra: SchemaItem) -> list[SchemaItem]:
     """Columns that every resource with standard attributes has."""
     return [
         Column("id", String(36), primary_key=True),
@@ -182,6 +194,9 @@ quota_locks = Table(
     "quota_locks", metadata,
     Column("project_id", String(255), nullable=False),
     Column("resource", String(255), nullable=False),
+    # Bumped by every create that takes the lock: a write Galera certifies
+    # (quota/engine.py).
+    Column("generation", BigInteger, nullable=False, server_default="0"),
     PrimaryKeyConstraint("project_id", "resource"),
 )
 

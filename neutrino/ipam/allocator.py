@@ -5,8 +5,8 @@ allocation pools (upstream picks among the first ``WINDOW`` free ones),
 several at once, and checked with one indexed query. A subnet whose first
 ``WINDOW`` addresses are all taken (a thousand ports) is tried next in a
 window ``GROWTH`` times larger, and so on: a round or two more instead of
-reading every allocation of the subnet on each create, which cost a port
-create twice its CPU at 1,500 ports and grows with them. Only a nearly
+reading every allocation of the subnet on each create, whose cost grows
+with the ports of the subnet. Only a nearly
 full subnet falls back to walking the pools. The primary key (subnet_id,
 ip_address) is the final arbiter: a concurrent writer that took the same
 address makes the insert fail, and the whole operation is retried
@@ -112,13 +112,13 @@ def pick_address(conn: Connection, subnet: dict[str, Any]) -> str | None:
     used = set(map(_as_int, conn.execute(
         sa.select(t.ipallocations.c.ip_address)
         .where(t.ipallocations.c.subnet_id == subnet["id"])).scalars().all()))
-    window = first_free([(p.first, p.last) for p in pools], used, WINDOW)
-    if not window:
+    free_window = first_free([(p.first, p.last) for p in pools], used, WINDOW)
+    if not free_window:
         return None
     # At random within the window: concurrent writers on a nearly full
     # subnet spread over the last free addresses instead of all racing for
     # the lowest one (each lost race costs a whole-operation retry).
-    return str(netaddr.IPAddress(random.choice(window), pools[0].version))
+    return str(netaddr.IPAddress(random.choice(free_window), pools[0].version))
 
 
 def _as_int(ip: str) -> int:

@@ -20,6 +20,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
+from neutrino.plugins.handler import ActionWork, Handler
 
 AG = t.address_groups
 KIND = "address_group"
@@ -50,7 +51,7 @@ def _dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-class AddressGroups:
+class AddressGroups(Handler):
     table = AG
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
@@ -92,8 +93,13 @@ class AddressGroups:
 
     # -- actions ----------------------------------------------------------------------
 
-    def action(self, conn: Connection, ctx: Context, ag_id: str, name: str,
-               body: Any) -> dict[str, Any]:
+    def action(self, ctx: Context, rid: str, name: str, body: Any) -> ActionWork:
+        """``add_addresses`` / ``remove_addresses``: the body is checked in the
+        transaction, with the group's row."""
+        return lambda conn: self._change_addresses(conn, ctx, rid, name, body)
+
+    def _change_addresses(self, conn: Connection, ctx: Context, ag_id: str, name: str,
+                          body: Any) -> dict[str, Any]:
         """``add_addresses`` / ``remove_addresses`` with ``{"addresses": [...]}``."""
         wanted = body.get("addresses") if isinstance(body, dict) else None
         if not isinstance(wanted, list):

@@ -21,6 +21,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
+from neutrino.plugins.handler import Handler
 
 KIND = "address_scope"
 sc = t.address_scopes.c
@@ -44,7 +45,7 @@ def _shared_with_all(conn: Connection, scope_id: str) -> bool:
         e.target_tenant == rbac.WILDCARD).limit(1)).first() is not None
 
 
-class AddressScopes:
+class AddressScopes(Handler):
     """The ``address_scopes`` collection, with the core collections' interface."""
 
     table = t.address_scopes

@@ -12,12 +12,13 @@ import json
 from typing import Any, Sequence
 
 import sqlalchemy as sa
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Row
 
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.handler import Handler, TableHandler
 from neutrino.plugins.ml2 import agents_db
 
 AGENT_TYPE_DHCP = "DHCP agent"
@@ -32,10 +33,11 @@ def not_found(agent_id: str) -> errors.AgentNotFound:
     return errors.AgentNotFound(id=agent_id)
 
 
-class Agents:
+class Agents(TableHandler):
     """``/v2.0/agents``: what agents reported, as the admin sees it."""
 
     table = t.agents
+    updatable = ("admin_state_up", "description")
 
     def __init__(self, conf: Any) -> None:
         self.conf = conf
@@ -43,7 +45,10 @@ class Agents:
     def _deadline(self) -> dt.datetime:
         return agents_db.utcnow() - dt.timedelta(seconds=self.conf.agent_down_time)
 
-    def _to_dicts(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    def not_found(self, rid: str) -> errors.AgentNotFound:
+        return not_found(rid)
+
+    def to_dicts(self, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
         deadline = self._deadline()
         out = []
         for row in rows:
@@ -62,16 +67,8 @@ class Agents:
                 "resources_synced": row.resources_synced})
         return out
 
-    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
-        raise errors.BadRequest(resource="agents",
-                                msg="Agent creation using API is not supported.")
-
-    def get(self, conn: Connection, agent_id: str) -> dict[str, Any]:
-        return self._to_dicts([store.get_row(conn, t.agents, agent_id,
-                                             lambda: not_found(agent_id))])[0]
-
-    def list(self, conn: Connection, ctx: Context,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+    def filters(self) -> dict[str, store.FilterBuilder]:
+        """``alive``: the heartbeat's age against ``agent_down_time``, now."""
         deadline = self._deadline()
 
         def alive(values: list[Any]) -> Any:
@@ -81,23 +78,14 @@ class Agents:
             if wanted == {False}:
                 return a.heartbeat_timestamp < deadline
             return None
-        clauses = store.column_clauses(t.agents, query.filters, {"alive": alive})
-        rows, more = store.paged_select(conn, t.agents, clauses, query)
-        return self._to_dicts(rows), more
+        return {"alive": alive}
 
-    def update(self, conn: Connection, ctx: Context, agent_id: str, data: dict[str, Any],
-               revision: int | None) -> None:
-        store.get_row(conn, t.agents, agent_id, lambda: not_found(agent_id), for_update=True)
-        values = {k: data[k] for k in ("admin_state_up", "description") if k in data}
-        if values:
-            conn.execute(sa.update(t.agents).where(a.id == agent_id).values(**values))
-
-    def delete(self, conn: Connection, agent_id: str, revision: int | None) -> None:
-        store.get_row(conn, t.agents, agent_id, lambda: not_found(agent_id), for_update=True)
-        conn.execute(sa.delete(t.agents).where(a.id == agent_id))
+    def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
+        raise errors.BadRequest(resource="agents",
+                                msg="Agent creation using API is not supported.")
 
 
-class AvailabilityZones:
+class AvailabilityZones(Handler):
     """``/v2.0/availability_zones``: zones named in DHCP and L3 agents' reports.
 
     A zone is available for a resource while one of its agents of that kind

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from oslo_policy import policy
 
 from neutrino.context import Context
 from neutrino.resources.attributes import Attribute, ResourceDef
 from neutrino.resources.extensions import ExtensionDescriptor
+
+if TYPE_CHECKING:
+    from neutrino.plugins.core import CorePlugin
 
 # action(ctx, resource_id, body) -> response body
 ActionHandler = Callable[[Context, str, Any], dict[str, Any]]
@@ -54,6 +57,9 @@ class RequestHook(abc.ABC):
 
 class AttributeHandler(abc.ABC):
     """Stores and shows the attributes an extension adds to a resource."""
+
+    # The attributes it serves (set by the service assembly from the extension).
+    attribute_names: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def process(self, ctx: Context, plural: str, data: dict[str, Any],
@@ -106,10 +112,12 @@ class ServicePlugin(abc.ABC):
         self.db = db
         self.agent_notifiers: dict[str, Any] = {}
 
-    def connect(self, core: Any) -> None:
-        """Called once all plugins are loaded: keep the core plugin, whose
+    def connect(self, core: CorePlugin) -> None:
+        """Called once the plugin is made, before its collections, extensions
+        and agent notifiers are asked for: keep the core plugin, whose
         collections this plugin may use (creating ports for routers), and
-        subscribe to its ``events`` (``neutrino.plugins.events``)."""
+        subscribe to its ``events`` (``neutrino.plugins.events``). The other
+        plugins come with ``bind``."""
         self.core = core
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:

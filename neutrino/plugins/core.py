@@ -10,6 +10,7 @@ import logging
 from typing import Any, Callable, Sequence, TypeVar
 
 import sqlalchemy as sa
+from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.context import Context
@@ -21,6 +22,7 @@ from neutrino.plugins import row_memo, store
 from neutrino.plugins.address_groups import AddressGroups
 from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.agents import Agents, AvailabilityZones
+from neutrino.plugins.handler import ResourceHandler
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.agent_notifier import AgentNotifier
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
@@ -40,7 +42,6 @@ from neutrino.plugins.sg_rules import SecurityGroupRules
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
 from neutrino.resources import agents, security_groups
-from neutrino.resources import validators as v
 from neutrino.resources.address_scope import ADDRESS_SCOPE
 from neutrino.resources.attributes import extend
 from neutrino.resources.rbac import RBAC_POLICY
@@ -101,10 +102,15 @@ class CorePlugin:
         # of one reads the resource first, and the drivers learn the old state from it.
         self._extended = frozenset(self.extensions.attributes())
         pools = SubnetPools()
-        self.handlers: dict[str, Any] = {
-            "networks": Networks(conf, self.type_manager),
+        networks, ports = Networks(conf, self.type_manager), Ports(conf)
+        networks.joined = self.extensions.joined("networks")
+        ports.joined = self.extensions.joined("ports")
+        ports.network_joined = tuple(
+            j for j in self.extensions.joined("networks") if isinstance(j, Joined))
+        self.handlers: dict[str, ResourceHandler] = {
+            "networks": networks,
             "subnets": Subnets(conf, pools),
-            "ports": Ports(conf),
+            "ports": ports,
             "subnetpools": pools,
             "rbac_policies": RbacPolicies(),
             "agents": Agents(conf),
@@ -116,10 +122,6 @@ class CorePlugin:
             "default_security_group_rules": DefaultSecurityGroupRules(),
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
-        for plural in ("networks", "ports"):
-            self.handlers[plural].joined = self.extensions.joined(plural)
-        self.handlers["ports"].network_joined = tuple(
-            j for j in self.extensions.joined("networks") if isinstance(j, Joined))
         self._subscribe_notifiers()
 
     def _subscribe_notifiers(self) -> None:
@@ -157,7 +159,7 @@ class CorePlugin:
         return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self),
                                 TunnelEndpoint(self), MetadataEndpoint(self)]}
 
-    def _handler(self, plural: str) -> Any:
+    def _handler(self, plural: str) -> ResourceHandler:
         return self.handlers[plural]
 
     def use_policy(self, policy: Any) -> None:
@@ -180,19 +182,23 @@ class CorePlugin:
         """An API extension's reads of its attribute, for the resources whose
         single-row read takes them (``AttributeHandler.joined``)."""
         if reads:
-            handler = self.handlers[plural]
+            handler: Any = self.handlers[plural]  # networks or ports
             handler.joined = (*handler.joined, *reads)
 
-    def _loaded(self, conn: Any, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Items read by their handler, completed with the extensions' attributes."""
+    # -- reads inside a caller's transaction (RPC endpoints) ----------------------
+
+    def completed(self, conn: Connection, plural: str,
+                  items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Items a caller read from their rows (``ports.to_dicts``), completed
+        with the extension drivers' attributes, as the API shows them."""
         self.extensions.extend(conn, plural, items)
         return items
 
-    def _load_one(self, conn: Any, plural: str, rid: str) -> dict[str, Any]:
+    def _load_one(self, conn: Connection, plural: str, rid: str) -> dict[str, Any]:
         return self._fetch(conn, plural, [rid])[0]
 
-    def _load_ports(self, conn: Any, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Ports by id (those that exist), as ``_load_one`` reads each, but
+    def load_ports(self, conn: Connection, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Ports by id (those that exist), as an internal load reads each, but
         read as pages (``store.chunks``): a batch per table instead of a load
         per port (the L2 agents' device calls name a hundred ports or more)."""
         out: dict[str, dict[str, Any]] = {}
@@ -200,22 +206,19 @@ class CorePlugin:
         for part in store.chunks(ids):
             query = store.ListQuery(filters={"id": list(part)})
             items, _ = handler.list(conn, Context.admin(), query)
-            out.update((item["id"], item) for item in self._loaded(conn, "ports", items))
+            out.update((item["id"], item) for item in self.completed(conn, "ports", items))
         return out
 
-    def _fetch(self, conn: Any, plural: str, ids: list[str],
+    def _fetch(self, conn: Connection, plural: str, ids: list[str],
                ctx: Context | None = None) -> list[dict[str, Any]]:
         """Resources by id as ``ctx`` sees them (None: an internal load). A
         handler whose resources depend on who asks (``shared``) reads them
         for the caller itself (``get_for``), from what it read with their
         rows; the others' ``get`` is the same for everyone."""
         handler = self._handler(plural)
-        get_for = getattr(handler, "get_for", None)
-        if get_for is None:
-            return self._loaded(conn, plural, [handler.get(conn, i) for i in ids])
-        return self._loaded(conn, plural, [get_for(conn, i, ctx) for i in ids])
+        return self.completed(conn, plural, [handler.get_for(conn, i, ctx) for i in ids])
 
-    def write(self, fn: Callable[[Any], T]) -> T:
+    def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn(conn)`` in one writer transaction, rerun on a lost race."""
         return self._write(fn)
 
@@ -239,15 +242,12 @@ class CorePlugin:
 
         reads, params = self._create_lookups(plural, ctx, items)
 
-        def op(conn: Any) -> tuple[list[dict[str, Any]], list[Any]]:
+        def op(conn: Connection) -> tuple[list[dict[str, Any]], list[Any]]:
             with lookups.together(conn, reads, params), writes.tracked() as written:
-                ahead = getattr(handler, "ahead", None)
-                if ahead is not None and len(items) == 1:  # (db/pipeline.py)
-                    ahead(conn, items[0])
+                if len(items) == 1:  # reads sent ahead (db/pipeline.py)
+                    handler.ahead(conn, items[0])
                 self._enforce_quota(conn, ctx)
-                check = getattr(handler, "before_create", None)
-                if check is not None:  # checks across a bulk request's items
-                    check(conn, ctx, items)
+                handler.before_create(conn, ctx, items)  # checks across a bulk request's items
                 ids = []
                 for item in items:
                     rid = handler.create(conn, ctx, item)
@@ -290,7 +290,7 @@ class CorePlugin:
             ctx.quota_request.get(project, {}))
         return (*reads, *self.extensions.lookups(plural)), {**params, "project": project}
 
-    def _enforce_quota(self, conn: Any, ctx: Context) -> None:
+    def _enforce_quota(self, conn: Connection, ctx: Context) -> None:
         """The quota hook's reservation, checked inside the create's transaction."""
         if self.quota is None:
             return
@@ -304,9 +304,7 @@ class CorePlugin:
     def list(self, ctx: Context, plural: str, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         handler = self._handler(plural)
         query.extra.extend(self.extensions.filter_clauses(plural, handler.table, query.filters))
-        prepare = getattr(handler, "before_list", None)
-        if prepare is not None:  # e.g. making the project's default security group
-            prepare(ctx, query)
+        handler.before_list(ctx, query)  # e.g. making the project's default security group
         with self.db.reader() as conn:
             items, more = handler.list(conn, ctx, query)
             self.extensions.extend(conn, plural, items)
@@ -323,7 +321,7 @@ class CorePlugin:
 
         extended = plural in self._extended
 
-        def op(conn: Any) -> tuple[dict[str, Any], Any, Any]:
+        def op(conn: Connection) -> tuple[dict[str, Any], Any, Any]:
             original = (self._load_one(conn, plural, rid)
                         if extended or ml2 or notify or updated or after else None)
             if notify:
@@ -352,11 +350,8 @@ class CorePlugin:
         notify = self.events.wants(plural, ev.PRECOMMIT_DELETE)
         after = self.events.wants(plural, ev.AFTER_DELETE)
         if not self.ml2.applies(plural):
-            check = getattr(handler, "before_delete", None)  # rules that need the caller
-
-            def plain(conn: Any) -> Any:
-                if check is not None:
-                    check(conn, ctx, rid)
+            def plain(conn: Connection) -> dict[str, Any] | None:
+                handler.before_delete(conn, ctx, rid)  # rules that need the caller
                 current = self._load_one(conn, plural, rid) if notify or after else None
                 if notify:
                     self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
@@ -369,7 +364,7 @@ class CorePlugin:
 
         ml2 = self.ml2.wants("delete", plural)
 
-        def op(conn: Any) -> tuple[dict[str, Any], Any]:
+        def op(conn: Connection) -> tuple[dict[str, Any], Any]:
             current = self._load_one(conn, plural, rid)
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
@@ -389,21 +384,7 @@ class CorePlugin:
 
     def action(self, ctx: Context, plural: str, rid: str, name: str,
                body: dict[str, Any]) -> dict[str, Any]:
-        handler = self._handler(plural)
-        run = getattr(handler, "action", None)
-        if run is not None:  # the handler parses its actions' bodies itself
-            return self._write(lambda conn: run(conn, ctx, rid, name, body))
-        method = getattr(handler, name, None)
-        if method is None:
-            raise errors.ResourceNotFound()
-        prefixes = body.get("prefixes") if isinstance(body, dict) else None
-        if not isinstance(prefixes, list):
-            raise errors.HTTPBadRequest(msg="Request body contains invalid data")
-        try:
-            cidrs = v.prefixes(prefixes)
-        except v.Invalid as exc:
-            raise errors.InvalidInput(error_message=str(exc)) from None
-        return {"prefixes": self._write(lambda conn: method(conn, rid, cidrs))}
+        return self._write(self._handler(plural).action(ctx, rid, name, body))
 
     # -- tags ------------------------------------------------------------------
 

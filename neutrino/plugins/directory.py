@@ -63,13 +63,14 @@ def load(conf: Any, db: Any, core: Any) -> Directory:
                 f"[DEFAULT] service_plugins: '{name}' provides service type {kind}, "
                 f"already provided by {existing}; only one plugin per service type")
         directory.services[kind] = plugin
+        # Connected first: a plugin may make what serves its collections
+        # and extensions (and its agent notifiers) with the core plugin.
+        plugin.connect(core)
         core.agent_notifiers.update(plugin.agent_notifiers)
         for plural, handler in plugin.collections().items():
             directory.owners[plural] = handler
         directory.extensions.extend(plugin.extensions())
         LOG.info("loaded service plugin %s (%s): %s", name, kind, plugin.describe())
-    for plugin in directory.all_plugins()[1:]:
-        plugin.connect(core)
     for plugin in directory.all_plugins():
         bind = getattr(plugin, "bind", None)
         if bind is not None:

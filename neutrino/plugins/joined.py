@@ -337,6 +337,9 @@ class Computed:
     expression), as one column labelled ``label``; ``fill(item, value)``
     when it is an attribute's."""
 
+    # Computed afresh by every read: never a part of the row memo.
+    follows_revision = False
+
     def __init__(self, label: str, build: Callable[[Table], Any],
                  fill: Fill | None = None,
                  fresh: tuple[Sequence[Table], Any] | None = None) -> None:

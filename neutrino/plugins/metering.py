@@ -246,8 +246,9 @@ class MeteringPlugin(ServicePlugin):
 
     def l3(self) -> Any:
         """The L3 plugin (routers and their agents), when loaded."""
-        services = getattr(self.directory, "services", None) or {}
-        return services.get(agents.L3_SERVICE)
+        if self.directory is None:  # before the directory binds the plugins
+            return None
+        return self.directory.services.get(agents.L3_SERVICE)
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """``metering_plugin`` for metering agents."""

@@ -12,6 +12,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 from neutrino.plugins import joined as joined_mod
+from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 
 EXTERNAL = "router:external"
@@ -75,7 +76,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
     return out
 
 
-class Networks:
+class Networks(Handler):
     table = t.networks
 
     def __init__(self, conf: Any, type_manager: Any) -> None:

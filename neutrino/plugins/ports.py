@@ -13,10 +13,10 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.engine import RetryRequest
-from neutrino.ipam import allocator
-from neutrino.ipam import subnet_rules as rules
+from neutrino.ipam import request as ipam
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import networks, routed, store
+from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 from neutrino.plugins.ml2.extension_api import PORT_NETWORK
 from neutrino.plugins.row_memo import RowMemo
@@ -47,15 +47,7 @@ _OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_v
 # The port's own child tables, read with a single port's row.
 CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 
-# Built once: every port create reads its network's subnets (with their
-# allocation pools, one row per pool), every delete removes its addresses
-# and row.
-_POOL = t.allocation_pools.c
-_SUBNETS = (sa.select(t.subnets, _POOL.first_ip, _POOL.last_ip)
-            .select_from(t.subnets.outerjoin(t.allocation_pools, _POOL.subnet_id == t.subnets.c.id))
-            .where(t.subnets.c.network_id == sa.bindparam("network"))
-            .order_by(t.subnets.c.created_at, t.subnets.c.id, _POOL.id))
-_SUBNET_COLUMNS = tuple(t.subnets.c.keys())
+# Built once: every port delete removes its addresses and row.
 _DELETE_IPS = sa.delete(t.ipallocations).where(
     t.ipallocations.c.port_id == sa.bindparam("port"))
 _DELETE = sa.delete(t.ports).where(t.ports.c.id == sa.bindparam("port"))
@@ -93,8 +85,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any], joined: Reads = (),
         own: Reads = joined
         others: Reads = ()
     else:
-        own = [j for j in joined if getattr(j, "follows_revision", False)]
-        others = [j for j in joined if not getattr(j, "follows_revision", False)]
+        own = [j for j in joined if j.follows_revision]
+        others = [j for j in joined if not j.follows_revision]
     fill = joined_mod.filler(fields, own, known)
     fill_aggregates = store.aggregate_filler(conn, rows, ids, own)
     fill_others = joined_mod.filler(fields, others, known)
@@ -143,7 +135,7 @@ def _ordered(allocs: list[Any]) -> list[Any]:
                                          netaddr.IPAddress(a[2])))
 
 
-class Ports:
+class Ports(Handler):
     table = t.ports
 
     def __init__(self, conf: Any) -> None:
@@ -158,123 +150,30 @@ class Ports:
 
     # -- helpers -------------------------------------------------------------
 
-    def _network_subnets(self, conn: Connection, network_id: str) -> list[dict[str, Any]]:
-        """The network's subnets, each with its pools (``allocator.POOLS``)."""
-        found: dict[str, dict[str, Any]] = {}
-        for row in conn.execute(_SUBNETS, {"network": network_id}):
-            subnet = found.get(row.id)
-            if subnet is None:
-                subnet = found[row.id] = dict(zip(_SUBNET_COLUMNS, row))
-                subnet[allocator.POOLS] = []
-            if row.first_ip is not None:
-                subnet[allocator.POOLS].append((row.first_ip, row.last_ip))
-        return list(found.values())
-
     def _resolve_ips(self, conn: Connection, network_id: str, mac: str,
                      requested: list[dict[str, Any]] | None, device_owner: str,
                      keep: dict[tuple[str, str], bool] | None = None,
                      host: str = "") -> list[tuple[str, str]] | None:
-        """(subnet_id, ip) pairs for a port, per upstream's rules; None when
-        the port is on a routed network and must wait for a host (deferred)."""
-        subnets = self._network_subnets(conn, network_id)
-        by_id = {s["id"]: s for s in subnets}
-        is_router = device_owner in ROUTER_OWNERS
-        out: list[tuple[str, str]] = []
+        """(subnet_id, ip) pairs for a port, from IPAM; None when the port is
+        on a routed network and must wait for a host (deferred). Which
+        subnets automatic addresses may come from is routed networks' say."""
+        subnets = ipam.network_subnets(conn, network_id)
         if requested is None:
-            usable = routed.usable_subnets(conn, network_id, subnets, host)
-            if usable is None:
+            automatic = routed.usable_subnets(conn, network_id, subnets, host)
+            if automatic is None:
                 return None
-            subnets = usable
-            v4 = [s for s in subnets if s["ip_version"] == 4]
-            v6_stateful = [s for s in subnets if s["ip_version"] == 6
-                           and not rules.is_auto_address_subnet(s)]
-            for group in (v4, v6_stateful):
-                if group:
-                    out.append(self._from_any(conn, network_id, group))
         else:
             segments = routed.requested_segments(subnets, requested)
-            if routed.is_routed(subnets):
-                # Automatic (SLAAC) addresses only from the port's own segment.
-                subnets = [s for s in subnets if s.get("segment_id") in segments]
-            for item in requested:
-                out.append(self._one_requested(conn, network_id, mac, item, by_id,
-                                               is_router, keep or {}))
-        if not is_router:
-            have = {sid for sid, _ in out}
-            for s in subnets:
-                if rules.is_auto_address_subnet(s) and s["id"] not in have:
-                    out.append((s["id"], rules.eui64_address(s["cidr"], mac)))
-        return out
-
-    def _from_any(self, conn: Connection, network_id: str,
-                  group: list[dict[str, Any]]) -> tuple[str, str]:
-        """An address from the first subnet of ``group`` that has one free.
-
-        Upstream tries the subnets in id order (not creation order), so every
-        automatic port lands on the same, lowest-id subnet while it lasts."""
-        for subnet in sorted(group, key=lambda s: s["id"]):
-            ip = allocator.pick_address(conn, subnet)
-            if ip is not None:
-                return subnet["id"], ip
-        raise errors.IpAddressGenerationFailure(net_id=network_id)
-
-    def _one_requested(self, conn: Connection, network_id: str, mac: str,
-                       item: dict[str, Any], by_id: dict[str, dict[str, Any]],
-                       is_router: bool, keep: dict[tuple[str, str], bool]) -> tuple[str, str]:
-        subnet_id, ip = item.get("subnet_id"), item.get("ip_address")
-        if subnet_id is not None and subnet_id not in by_id:
-            if not self._subnet_exists(conn, subnet_id):
-                raise errors.SubnetNotFound(subnet_id=subnet_id)
-            raise errors.InvalidInput(
-                error_message=f"Failed to create port on network {network_id}, because "
-                              f"fixed_ips included invalid subnet {subnet_id}")
-        if subnet_id is None:
-            if ip is None:
-                raise errors.InvalidInput(error_message="IP allocation requires subnet_id or ip_address")
-            matches = [s for s in by_id.values()
-                       if netaddr.IPAddress(ip) in netaddr.IPNetwork(s["cidr"])]
-            if not matches:
-                raise errors.InvalidIpForNetwork(ip_address=ip)
-            subnet_id = matches[0]["id"]
-        subnet = by_id[subnet_id]
-        auto = rules.is_auto_address_subnet(subnet) and not is_router
-        if ip is None:
-            existing = [k for k in keep if k[0] == subnet_id]
-            if existing:
-                return existing[0]
-            if auto:
-                return subnet_id, rules.eui64_address(subnet["cidr"], mac)
-            picked = allocator.pick_address(conn, subnet)
-            if picked is None:
-                raise errors.IpAddressGenerationFailure(net_id=network_id)
-            return subnet_id, picked
-        if auto and ip != rules.eui64_address(subnet["cidr"], mac):
-            raise errors.AllocationOnAutoAddressSubnet(ip=ip, subnet_id=subnet_id)
-        if (subnet_id, ip) in keep:
-            return subnet_id, ip
-        allocator.check_requested(conn, subnet, ip)
-        return subnet_id, ip
-
-    def _subnet_exists(self, conn: Connection, subnet_id: str) -> bool:
-        return conn.execute(sa.select(t.subnets.c.id)
-                            .where(t.subnets.c.id == subnet_id)).first() is not None
+            # Automatic (SLAAC) addresses only from the port's own segment.
+            automatic = ([s for s in subnets if s.get("segment_id") in segments]
+                         if routed.is_routed(subnets) else subnets)
+        return ipam.allocate(conn, ipam.AddressRequest(
+            network_id, mac, requested, device_owner in ROUTER_OWNERS, subnets, automatic,
+            keep or {}))
 
     def _readdress_auto(self, conn: Connection, row: Any, mac: str) -> None:
-        """A new MAC means new EUI-64 addresses on SLAAC/stateless subnets."""
-        if row.device_owner in ROUTER_OWNERS:
-            return
-        subnets = {s["id"]: s for s in self._network_subnets(conn, row.network_id)}
-        allocs = list(conn.execute(sa.select(t.ipallocations)
-                                   .where(t.ipallocations.c.port_id == row.id)))
-        for alloc in allocs:
-            subnet = subnets.get(alloc.subnet_id)
-            if subnet is None or not rules.is_auto_address_subnet(subnet):
-                continue
-            conn.execute(sa.update(t.ipallocations).where(
-                t.ipallocations.c.port_id == row.id,
-                t.ipallocations.c.subnet_id == alloc.subnet_id,
-                t.ipallocations.c.ip_address == alloc.ip_address)
-                .values(ip_address=rules.eui64_address(subnet["cidr"], mac)))
+        if row.device_owner not in ROUTER_OWNERS:
+            ipam.readdress(conn, row.id, row.network_id, mac)
 
     def _insert_ips(self, conn: Connection, port_id: str, network_id: str,
                     pairs: list[tuple[str, str]], explicit: set[str]) -> None:
@@ -295,9 +194,9 @@ class Ports:
             with conn.begin_nested():
                 store.insert(conn, t.ipallocations, rows)
         except sa_exc.IntegrityError:
-            for s, ip in pairs:
-                if ip in explicit and allocator.is_taken(conn, s, ip):
-                    raise errors.IpAddressAlreadyAllocated(ip=ip, subnet_id=s) from None
+            held = ipam.taken(conn, pairs, explicit)
+            if held is not None:
+                raise errors.IpAddressAlreadyAllocated(ip=held[1], subnet_id=held[0]) from None
             raise RetryRequest() from None
 
     def _check_mac(self, conn: Connection, network_id: str, mac: str, port_id: str | None) -> None:
@@ -349,7 +248,7 @@ class Ports:
         if mac:
             self._check_mac(conn, network_id, mac, None)
         else:
-            mac = allocator.generate_mac(self.conf.base_mac)
+            mac = ipam.generate_mac(self.conf.base_mac)
         owner = data.get("device_owner") or ""
         requested = data.get("fixed_ips")
         ips = self._resolve_ips(conn, network_id, mac, requested, owner,

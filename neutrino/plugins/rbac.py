@@ -41,6 +41,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Reads
 from neutrino.resources.rbac import (
     ACCESS_AS_EXTERNAL,
@@ -456,7 +457,7 @@ def _all_entries() -> Any:
     return sa.union_all(*parts).subquery("rbac_entries")
 
 
-class RbacPolicies:
+class RbacPolicies(Handler):
     """The handler of ``rbac_policies``, with the core collections' interface."""
 
     table = t.networkrbacs

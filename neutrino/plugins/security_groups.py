@@ -31,6 +31,7 @@ from neutrino.context import Context
 from neutrino.db import lookups
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, sg_default_rules, sg_rules, sg_statefulness, store
+from neutrino.plugins.handler import Handler
 from neutrino.resources.attributes import AUTO
 
 G = t.securitygroups
@@ -68,7 +69,7 @@ def _dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-class SecurityGroups:
+class SecurityGroups(Handler):
     """``/v2.0/security-groups`` and the default group of each project."""
 
     table = G

@@ -59,7 +59,8 @@ class Segments:
             for item in items:
                 net_id = item["network_id"]
                 store.get_row(conn, t.networks, net_id,
-                              lambda: errors.NetworkNotFound(net_id=net_id), for_update=True)
+                              lambda: errors.NetworkNotFound(net_id=net_id),  # noqa: B023 - called here
+                              for_update=True)
                 wanted = Segment(item["network_type"], item.get("physical_network"),
                                  item.get("segmentation_id"))
                 ids.append(types.add_segment(conn, net_id, wanted, item.get("name"),

@@ -17,12 +17,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import sqlalchemy as sa
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Row
 
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import sg_rules, store
+from neutrino.plugins.handler import TableHandler
 from neutrino.resources.security_groups import PARENT
 
 D = t.securitygroupdefaultrules
@@ -55,10 +56,17 @@ def count(conn: Connection, for_default: bool) -> int:
                             .where(column.is_(True))).scalar() or 0)
 
 
-class DefaultSecurityGroupRules:
-    """The handler of ``default_security_group_rules`` (admins write, readers read)."""
+class DefaultSecurityGroupRules(TableHandler):
+    """The handler of ``default_security_group_rules`` (admins write, readers
+    read; a template is not updated)."""
 
     table = D
+
+    def not_found(self, rid: str) -> errors.DefaultSecurityGroupRuleNotFound:
+        return not_found(rid)
+
+    def to_dicts(self, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+        return [to_dict(r) for r in rows]
 
     def before_create(self, conn: Connection, ctx: Context, items: list[dict[str, Any]]) -> None:
         seen: set[tuple[str, ...]] = set()
@@ -84,19 +92,6 @@ class DefaultSecurityGroupRules:
             used_in_non_default_sg=bool(data["used_in_non_default_sg"]),
             **{k: rule.get(k) for k in RULE_FIELDS}))
         return rid
-
-    def get(self, conn: Connection, rid: str) -> dict[str, Any]:
-        return to_dict(store.get_row(conn, D, rid, lambda: not_found(rid)))
-
-    def list(self, conn: Connection, ctx: Context,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(D, query.filters, {})
-        rows, more = store.paged_select(conn, D, clauses, query)
-        return [to_dict(r) for r in rows], more
-
-    def delete(self, conn: Connection, rid: str, revision: int | None) -> None:
-        store.get_row(conn, D, rid, lambda: not_found(rid), for_update=True)
-        conn.execute(sa.delete(D).where(D.c.id == rid))
 
 
 def instantiate(conn: Connection, project_id: str, group_id: str, for_default: bool,

@@ -21,6 +21,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
+from neutrino.plugins.handler import Handler
 from neutrino.resources import security_groups as res
 
 R = t.securitygrouprules
@@ -184,7 +185,7 @@ def insert(conn: Connection, project_id: str | None, rule: dict[str, Any],
     return row["id"]
 
 
-class SecurityGroupRules:
+class SecurityGroupRules(Handler):
     """``/v2.0/security-group-rules``: create (bulk: one group, atomic), read,
     update (only ``description``: the one attribute upstream declares
     updatable, so any other is refused before this is reached), delete."""

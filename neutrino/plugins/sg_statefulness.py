@@ -6,15 +6,16 @@ one setting per project and one system-wide (409 otherwise).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import sqlalchemy as sa
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Row
 
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.handler import TableHandler
 
 S = t.security_groups_default_statefulness
 
@@ -42,10 +43,17 @@ def default_for(conn: Connection, project_id: str | None) -> bool:
     return bool(rows.get(None, True))
 
 
-class DefaultStatefulness:
+class DefaultStatefulness(TableHandler):
     """The handler of ``security_groups_default_statefulness``."""
 
     table = S
+    updatable = ("stateful",)
+
+    def not_found(self, rid: str) -> errors.SecurityGroupDefaultStatefulnessNotFound:
+        return not_found(rid)
+
+    def to_dicts(self, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
+        return [_to_dict(r) for r in rows]
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         project = data.get("project_id")
@@ -56,22 +64,3 @@ class DefaultStatefulness:
         conn.execute(sa.insert(S).values(id=rid, project_id=project,
                                          stateful=bool(data["stateful"])))
         return rid
-
-    def get(self, conn: Connection, rid: str) -> dict[str, Any]:
-        return _to_dict(store.get_row(conn, S, rid, lambda: not_found(rid)))
-
-    def list(self, conn: Connection, ctx: Context,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(S, query.filters, {})
-        rows, more = store.paged_select(conn, S, clauses, query)
-        return [_to_dict(r) for r in rows], more
-
-    def update(self, conn: Connection, ctx: Context, rid: str, data: dict[str, Any],
-               revision: int | None) -> None:
-        store.get_row(conn, S, rid, lambda: not_found(rid), for_update=True)
-        if "stateful" in data:
-            conn.execute(sa.update(S).where(S.c.id == rid).values(stateful=data["stateful"]))
-
-    def delete(self, conn: Connection, rid: str, revision: int | None) -> None:
-        store.get_row(conn, S, rid, lambda: not_found(rid), for_update=True)
-        conn.execute(sa.delete(S).where(S.c.id == rid))

@@ -233,8 +233,8 @@ class ByParent:
     def rows(self, conn: Connection, ids: Sequence[str]) -> list[list[Any]]:
         """The rows for these parents. For many: a range of the key when
         the page holds every parent in it and the key refers to the page's
-        table alone (one index range, no join: on MariaDB a third of the
-        join's time for 1,000 ports), else through the page's id query (one
+        table alone (one index range, no join: cheaper than the join,
+        docs/performance.md), else through the page's id query (one
         query, no parameters to bind). For few, or with neither: one query
         per chunk of ids."""
         if len(ids) >= SUBQUERY_FROM:

@@ -11,6 +11,8 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import address_scopes, rbac, store
+from neutrino.plugins.handler import ActionWork, Handler
+from neutrino.resources import validators as v
 
 DEFAULT_MIN = {4: 8, 6: 64}
 MAX_LEN = {4: 32, 6: 128}
@@ -81,7 +83,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
-class SubnetPools:
+class SubnetPools(Handler):
     table = t.subnetpools
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
@@ -186,6 +188,22 @@ class SubnetPools:
         if prefixes:  # upstream lets the last prefix go
             conn.execute(sa.insert(t.subnetpool_prefixes),
                          [{"subnetpool_id": pool_id, "cidr": c} for c in prefixes])
+
+    def action(self, ctx: Context, rid: str, name: str, body: Any) -> ActionWork:
+        """``add_prefixes`` / ``remove_prefixes`` with ``{"prefixes": [...]}``,
+        the body checked before the transaction opens."""
+        change = {"add_prefixes": self.add_prefixes,
+                  "remove_prefixes": self.remove_prefixes}.get(name)
+        if change is None:
+            raise errors.ResourceNotFound()
+        prefixes = body.get("prefixes") if isinstance(body, dict) else None
+        if not isinstance(prefixes, list):
+            raise errors.HTTPBadRequest(msg="Request body contains invalid data")
+        try:
+            cidrs = v.prefixes(prefixes)
+        except v.Invalid as exc:
+            raise errors.InvalidInput(error_message=str(exc)) from None
+        return lambda conn: {"prefixes": change(conn, rid, cidrs)}
 
     def add_prefixes(self, conn: Connection, pool_id: str, prefixes: list[str]) -> list[str]:
         current = self.get(conn, pool_id)

@@ -14,6 +14,7 @@ from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import address_scopes, networks, rbac, routed, store
 from neutrino.plugins import subnetpools
+from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Computed
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.resources.attributes import AUTO
@@ -82,7 +83,7 @@ _SIBLINGS = sa.select(t.subnets.c.id, t.subnets.c.cidr, t.subnets.c.subnetpool_i
     .where(t.subnets.c.network_id == sa.bindparam("network"))
 
 
-class Subnets:
+class Subnets(Handler):
     table = t.subnets
 
     def __init__(self, conf: Any, pools: SubnetPools) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from oslo_config import cfg
@@ -35,8 +36,8 @@ class FieldCheck(_checks.Check):
             self.regex = None
         super().__init__(kind, match)
 
-    def __call__(self, target: dict[str, Any], creds: dict[str, Any],
-                 enforcer: Any, current_rule: Any = None) -> bool:
+    def __call__(self, target: Mapping[str, Any], creds: MutableMapping[str, Any],
+                 enforcer: policy.Enforcer, current_rule: str | None = None) -> bool:
         actual = target.get(self.field)
         if actual is None:
             return False
@@ -141,15 +142,15 @@ class Policy:
         value, keys = self.plan(ctx, action)
         if value is not None:
             return value
-        cache = getattr(ctx, "policy_cache", None)
+        cache: dict[Any, Any] | None = getattr(ctx, "policy_cache", None)
         memo_key = None
         if keys is not None and cache is not None:
             memo_key = (action, self._generation, tuple([_hashable(target.get(k)) for k in keys]))
-            found = cache.get(memo_key)
+            found: bool | None = cache.get(memo_key)
             if found is not None:
                 return found
         result = self._evaluate(action, target, ctx.policy_creds())
-        if memo_key is not None:
+        if memo_key is not None and cache is not None:
             cache[memo_key] = result
         return result
 
@@ -170,7 +171,7 @@ class Policy:
             # Per generation of the rules: a context outliving a policy
             # file edit (in tests) does not keep the old rules' plans.
             memo = ("plan", action, self._generation)
-            mine = cache.get(memo)
+            mine: tuple[bool | None, tuple[str, ...] | None] | None = cache.get(memo)
             if mine is None:
                 mine = cache[memo] = self._caller_plan(ctx, action)
             return mine
@@ -373,7 +374,8 @@ def _residual(check: Any, creds: dict[str, Any], rules: Any,
         if templated:
             return None, frozenset(templated)
         try:
-            return bool(check({}, creds, None)), frozenset()
+            # Neither kind of check reads the enforcer.
+            return bool(check({}, creds, None)), frozenset()  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - a match we cannot pre-evaluate
             return None, None
     return None, None

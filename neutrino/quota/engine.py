@@ -55,7 +55,8 @@ class QuotaEngine:
     def default(self, name: str) -> int:
         quotas = self.conf.quotas
         value = getattr(quotas, self.countables[name].option, None)
-        return quotas.default_quota if value is None else value
+        limit: int = quotas.default_quota if value is None else value
+        return limit
 
     def defaults(self) -> dict[str, int]:
         return {name: self.default(name) for name in sorted(self.countables)}
@@ -141,15 +142,24 @@ class QuotaEngine:
         return self.default(name) if limit is None else limit
 
     def _lock(self, conn: Connection, project_id: str, name: str) -> None:
-        """Serialise one project's creates of one resource (no-op on SQLite)."""
+        """Serialise one project's creates of one resource (no-op on SQLite).
+
+        The lock row is updated, not only locked (``SELECT ... FOR
+        UPDATE``): on a Galera cluster row locks are local to a node, and
+        only rows written are certified against the other nodes' commits,
+        so two creates on two nodes each counted the same usage and both
+        committed. Written, the loser fails certification and is rerun.
+        """
         if conn.dialect.name == "sqlite":
             return
-        key = (t.quota_locks.c.project_id == project_id, t.quota_locks.c.resource == name)
-        if conn.execute(sa.select(t.quota_locks.c.project_id).where(*key)).first() is None:
-            try:
-                with conn.begin_nested():
-                    conn.execute(sa.insert(t.quota_locks).values(project_id=project_id,
-                                                                 resource=name))
-            except sa_exc.IntegrityError:
-                pass  # a concurrent request created it; the lock below waits for it
-        conn.execute(sa.select(t.quota_locks.c.project_id).where(*key).with_for_update())
+        locks = t.quota_locks
+        bump = (sa.update(locks).where(locks.c.project_id == project_id, locks.c.resource == name)
+                .values(generation=locks.c.generation + 1))
+        if conn.execute(bump).rowcount:
+            return
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(locks).values(project_id=project_id, resource=name))
+        except sa_exc.IntegrityError:
+            pass  # a concurrent request created it; the update below waits for it
+        conn.execute(bump)

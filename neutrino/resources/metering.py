@@ -8,7 +8,7 @@ project: it belongs to its label's project, which policy checks read.
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import attr, resource
+from neutrino.resources.attributes import Attribute, attr, resource
 from neutrino.resources.extensions import described
 
 METERING = described("metering")
@@ -17,7 +17,7 @@ DIRECTIONS = ("ingress", "egress")
 PREFIXES = ("remote_ip_prefix", "source_ip_prefix", "destination_ip_prefix")
 
 
-def _project(visible: bool = True) -> list:
+def _project(visible: bool = True) -> list[Attribute]:
     return [attr(name, v.string(255), default=None, allow_post=True, required_by_policy=True,
                  is_visible=visible, is_filter=visible, is_sort_key=visible)
             for name in ("tenant_id", "project_id")]

@@ -62,7 +62,8 @@ def _to_int(value: Any) -> int:
 
 
 def _in_range(value: Any) -> int:
-    return v.integer(0, INT_MAX)(_to_int(value))
+    bounded: int = v.integer(0, INT_MAX)(_to_int(value))
+    return bounded
 
 
 @dataclass(frozen=True)

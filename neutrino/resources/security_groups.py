@@ -103,7 +103,7 @@ def direction(value: Any) -> str:
 
 def group_name(value: Any) -> str:
     """Any name but ``default`` (in any case): that one each project has once."""
-    name = v.string(255)(value)
+    name: str = v.string(255)(value)
     if name.lower() == "default":
         raise errors.SecurityGroupDefaultAlreadyExists()
     return name

@@ -54,7 +54,8 @@ def _subports(value: Any) -> list[dict[str, Any]]:
     problem = subport_list_problem(value)
     if problem:
         raise v.Invalid(problem)
-    return value
+    subports: list[dict[str, Any]] = value
+    return subports
 
 
 TRUNK = resource(

@@ -18,6 +18,12 @@ from neutrino.rpc.transport import configured_url, rpc_transport
 
 LOG = logging.getLogger(__name__)
 
+# Reconnection attempts a cast makes when the bus is unreachable before it
+# is given up as not sent. oslo.messaging's default is to wait for the bus
+# for ever, which held every API request that changed something agents
+# hear about until the broker came back.
+CAST_RETRIES = 1
+
 
 class Casts:
     def __init__(self, conf: cfg.ConfigOpts) -> None:
@@ -29,6 +35,7 @@ class Casts:
     def _rpc(self) -> Any:
         with self._lock:
             if self._client is None:
+                # deferred: an API worker loads oslo.messaging (and eventlet) on its first cast only
                 import oslo_messaging
                 self._client = oslo_messaging.get_rpc_client(
                     rpc_transport(self.conf), oslo_messaging.Target())
@@ -41,8 +48,8 @@ class Casts:
         if not self.enabled:
             return False
         try:
-            self._rpc().prepare(topic=topic, server=server, fanout=fanout,
-                                version=version).cast({}, method, **kwargs)
+            self._rpc().prepare(topic=topic, server=server, fanout=fanout, version=version,
+                                retry=CAST_RETRIES).cast({}, method, **kwargs)
             return True
         except Exception:  # noqa: BLE001 - the change is committed; agents resync
             LOG.exception("could not cast %s to %s%s", method, topic,

@@ -13,6 +13,13 @@ from typing import Any
 
 LOG = logging.getLogger(__name__)
 SECTION = "oslo_messaging_notifications"
+# Reconnection attempts a notification makes when the bus is unreachable,
+# unless ``[oslo_messaging_notifications] retry`` sets a bound: its default
+# (wait for ever) held every API request that changed something until the
+# broker came back. None: a request sends two (start, end), and they are
+# best effort; one connection attempt is still made, so a connection the
+# broker dropped is replaced once it is back.
+SEND_RETRIES = 0
 
 
 class Notifications:
@@ -23,11 +30,14 @@ class Notifications:
         self.notifier: Any = None
         if SECTION not in conf.list_all_sections():
             return
+        # deferred: oslo.messaging (and eventlet) only when notifications are configured
         import oslo_messaging
         # Upstream's exchange name, so consumers configured for Neutron work.
         oslo_messaging.set_transport_defaults(control_exchange="neutron")
         transport = oslo_messaging.get_notification_transport(conf)
         notifier = oslo_messaging.Notifier(transport, publisher_id=f"{publisher}.{conf.host}")
+        if notifier.retry is None or notifier.retry < 0:
+            notifier = notifier.prepare(retry=SEND_RETRIES)
         if notifier.is_enabled():
             self.notifier = notifier
             LOG.info("notifications on %s", conf.oslo_messaging_notifications.topics)

@@ -40,11 +40,11 @@ class RpcService:
         self.servers: list[Any] = []
 
     def start(self) -> None:
+        # deferred: the server's master, which forks the API workers, imports this module
         import oslo_messaging
         for topic, endpoints in self.endpoints.items():
             target = oslo_messaging.Target(topic=topic, server=self.conf.host)
-            server = oslo_messaging.get_rpc_server(self.transport, target, endpoints,
-                                                   executor="threading")
+            server = oslo_messaging.get_rpc_server(self.transport, target, endpoints)
             server.start()
             self.servers.append(server)
             LOG.info("RPC: serving %s on %s", topic, self.conf.host)

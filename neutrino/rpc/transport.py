@@ -62,6 +62,7 @@ LISTENER_IDLE_WAIT_S = 1.0
 
 def _listeners_look_up_often() -> None:
     try:
+        # deferred: API workers import this module (configured_url), never oslo.messaging
         from oslo_messaging._drivers import amqpdriver
     except ImportError:  # no AMQP driver in this oslo.messaging
         return
@@ -70,6 +71,7 @@ def _listeners_look_up_often() -> None:
 
 
 def rpc_transport(conf: cfg.ConfigOpts) -> Any:
+    # deferred: API workers import this module (configured_url), never oslo.messaging
     import oslo_messaging
     transport_conf.register(conf)
     _listeners_look_up_often()
@@ -88,6 +90,7 @@ def _shared_in_process(conf: cfg.ConfigOpts) -> Any:
     global _shared
     with _shared_lock:
         if _shared is None:
+            # deferred: API workers import this module (configured_url), never oslo.messaging
             from oslo_messaging import transport as transport_mod
             from oslo_messaging.rpc import transport as rpc_transport_mod
 

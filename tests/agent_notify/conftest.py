@@ -2,10 +2,9 @@
 it, and recording agents on named hosts."""
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import pytest
 

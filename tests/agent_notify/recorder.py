@@ -65,8 +65,7 @@ class RecordingAgent(Agent):
         transport = rpc_transport(self.conf)
         for topic in TOPICS:
             server = oslo_messaging.get_rpc_server(
-                transport, oslo_messaging.Target(topic=topic, server=self.host), [endpoint],
-                executor="threading")
+                transport, oslo_messaging.Target(topic=topic, server=self.host), [endpoint])
             server.start()
             self.servers.append(server)
         self.register()

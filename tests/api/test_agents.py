@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest

@@ -118,13 +118,13 @@ def test_pagination_walks_forward_and_back_with_links(member, plural):
     url = f"/v2.0/{plural}?description={marker}&sort_key=name&sort_dir=asc&limit=2"
     status, page1 = member.get(url)
     assert [x["name"][-1] for x in page1[plural]] == ["0", "1"]
-    links = {l["rel"]: l["href"] for l in page1[f"{plural}_links"]}
+    links = {link["rel"]: link["href"] for link in page1[f"{plural}_links"]}
     assert set(links) == {"next", "previous"}
     assert f"marker={page1[plural][-1]['id']}" in links["next"]
     assert "page_reverse=True" in links["previous"]
     status, page2 = member.get(path_of(links["next"]))
     assert [x["name"][-1] for x in page2[plural]] == ["2", "3"]
-    back = {l["rel"]: l["href"] for l in page2[f"{plural}_links"]}["previous"]
+    back = {link["rel"]: link["href"] for link in page2[f"{plural}_links"]}["previous"]
     status, again = member.get(path_of(back))
     assert [x["name"][-1] for x in again[plural]] == ["0", "1"]
 
@@ -134,10 +134,10 @@ def test_last_page_is_short_and_has_only_previous_link(member):
     for i in range(3):
         make(member, "networks", marker, i)
     url = f"/v2.0/networks?description={marker}&sort_key=name&sort_dir=asc&limit=2"
-    nxt = {l["rel"]: l["href"] for l in member.get(url)[1]["networks_links"]}["next"]
+    nxt = {link["rel"]: link["href"] for link in member.get(url)[1]["networks_links"]}["next"]
     status, page = member.get(path_of(nxt))
     assert [x["name"][-1] for x in page["networks"]] == ["2"]
-    assert [l["rel"] for l in page["networks_links"]] == ["previous"]
+    assert [link["rel"] for link in page["networks_links"]] == ["previous"]
 
 
 def test_empty_page_after_last_has_previous_link_as_upstream(member):
@@ -145,10 +145,10 @@ def test_empty_page_after_last_has_previous_link_as_upstream(member):
     for i in range(2):
         make(member, "networks", marker, i)
     url = f"/v2.0/networks?description={marker}&sort_key=name&sort_dir=asc&limit=2"
-    nxt = {l["rel"]: l["href"] for l in member.get(url)[1]["networks_links"]}["next"]
+    nxt = {link["rel"]: link["href"] for link in member.get(url)[1]["networks_links"]}["next"]
     status, page = member.get(path_of(nxt))
     assert page["networks"] == []
-    assert [l["rel"] for l in page["networks_links"]] == ["previous"]
+    assert [link["rel"] for link in page["networks_links"]] == ["previous"]
 
 
 def test_limit_without_links_when_unpaginated(member):

@@ -2,7 +2,6 @@
 the liveness ping, none to reset a connection whose transaction has ended."""
 from __future__ import annotations
 
-
 import pytest
 import sqlalchemy as sa
 

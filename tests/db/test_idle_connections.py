@@ -13,7 +13,6 @@ from sqlalchemy.pool import NullPool
 from neutrino.db import engine as engine_mod
 from neutrino.db.engine import Database, retrying
 
-
 # SQLite has no server to drop a connection.
 pytestmark = pytest.mark.parametrize(
     "empty_db_url", ["postgresql", "mariadb", "mariadb-pymysql"], indirect=True)

@@ -125,7 +125,7 @@ def test_a_filtered_page_still_joins_its_query(app: CountingApp) -> None:
     for query in FILTERED:
         statements, body = _recorded(app, "/v2.0/ports?" + query.format(net=net))
         assert body["ports"], query
-        for table, read in _child_reads(statements).items():
+        for _table, read in _child_reads(statements).items():
             assert "BETWEEN" not in read, (query, read)
 
 

@@ -11,8 +11,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from neutrino.db import tables as t
 from neutrino.db import pipeline, writes
+from neutrino.db import tables as t
 from neutrino.db.engine import Database
 from neutrino.plugins import store
 from tests.conftest import migrated_database

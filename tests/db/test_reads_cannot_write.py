@@ -4,7 +4,6 @@ database reads run in autocommit mode, where such a write would otherwise
 commit on the spot."""
 from __future__ import annotations
 
-
 import pytest
 import sqlalchemy as sa
 

@@ -59,6 +59,29 @@ def test_mysqlclient_lost_races_are_retriable_as_pymysqls(code: int) -> None:
     assert not is_retriable(_dbapi_error(_MySQLdbError(1064, "You have an error")))
 
 
+@pytest.mark.parametrize("code", [1047, 1180])
+def test_galera_refusals_are_retriable(code: int) -> None:
+    """1047: a node outside the primary component ("WSREP has not yet
+    prepared node for application use"); 1180: a commit that failed."""
+    assert is_retriable(_dbapi_error(_MySQLdbError(code, "WSREP"), sa_exc.InternalError))
+
+
+def test_galera_certification_failure_is_retriable() -> None:
+    """Galera's loser of a certification conflict: a deadlock, by its text too."""
+    assert is_retriable(_dbapi_error(Exception(
+        "(1213, 'Deadlock found when trying to get lock; try restarting transaction')")))
+    assert is_retriable(_dbapi_error(Exception(
+        "WSREP detected deadlock/conflict and aborted the transaction. "
+        "Try restarting the transaction")))
+
+
+def test_galera_node_not_ready_is_retriable_by_its_text() -> None:
+    """Without the driver's number (the error is another one's context, or
+    a SQL proxy reworded it) the text still says the node will be back."""
+    assert is_retriable(_dbapi_error(Exception(
+        "WSREP has not yet prepared node for application use")))
+
+
 def test_sqlite_busy_is_retriable() -> None:
     assert is_retriable(_dbapi_error(Exception("database is locked")))
 

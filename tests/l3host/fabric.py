@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import uuid
-from typing import Any
 
 import pytest
 

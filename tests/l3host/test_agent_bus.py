@@ -68,7 +68,7 @@ def fake_l3_plugin(vhost: str, tmp_path: Path) -> Iterator[RecordingL3Plugin]:  
     conf = agent_conf(tmp_path, vhost, "plugin-side")
     server = oslo_messaging.get_rpc_server(
         rpc_transport(conf), oslo_messaging.Target(topic="q-l3-plugin", server="plugin-side"),
-        [endpoint], executor="threading")
+        [endpoint])
     server.start()
     time.sleep(0.3)
     yield endpoint

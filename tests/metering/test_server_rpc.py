@@ -81,7 +81,7 @@ def metering_host(l3_agents: Any) -> Iterator[tuple[Any, MeteringRecorder, Any]]
     transport = rpc_transport(agent.conf)
     server = oslo_messaging.get_rpc_server(
         transport, oslo_messaging.Target(topic="metering_agent", server=agent.host),
-        [recorder], executor="threading")
+        [recorder])
     server.start()
     client = oslo_messaging.get_rpc_client(
         transport, oslo_messaging.Target(topic="metering_plugin", version="1.0"))

@@ -211,7 +211,6 @@ def test_the_manager_knows_whether_any_driver_implements_a_hook(
 def test_without_driver_hooks_a_write_reads_no_segments_for_drivers(tmp_path: Any) -> None:
     """Building a network's, subnet's or port's driver context reads the
     segments; with no driver implementing the hooks that read is skipped."""
-    from sqlalchemy import event
 
     from tests.inprocess import CountingApp
     app = CountingApp(tmp_path, "[ml2]\nmechanism_drivers = openvswitch\n")

@@ -41,7 +41,8 @@ def api(tmp_path: Path, identity: FakeIdentity, password: str = "secret", **nova
                "password": password, "project_name": "service",
                "user_domain_name": "Default", "project_domain_name": "Default", **nova}
     path = tmp_path / "neutron.conf"
-    path.write_text("[DEFAULT]\nsend_events_interval = 3600\n[nova]\n" + "".join(f"{k} = {v}\n" for k, v in options.items()))
+    path.write_text("[DEFAULT]\nsend_events_interval = 3600\n[nova]\n"
+                    + "".join(f"{k} = {v}\n" for k, v in options.items()))
     conf = make_conf(["--config-file", str(path)])
     register(conf)
     return ComputeApi(conf)

@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from sqlalchemy import event
 
 from tests.inprocess import CountingApp
 from tests.sql_events import listen_all

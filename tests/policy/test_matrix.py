@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import sys
 import uuid
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -459,7 +459,7 @@ def test_matrix(world: World, kind: str, action: str, persona: str, expected: st
 
 def test_table_is_well_formed() -> None:
     assert len(CASES) == len({c[:3] for c in CASES})
-    for kind, action, persona, expected in CASES:
+    for kind, _action, persona, expected in CASES:
         assert kind in PLURAL and persona in PERSONAS
         assert expected in {"Y", "N", "True", "False", "200+", "200-"} or expected.isdigit()
 

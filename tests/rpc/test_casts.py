@@ -35,7 +35,7 @@ def agents(tmp_path: Path, vhost: str) -> Iterator[dict[str, Recorder]]:
         recorder = Recorder(host)
         server = oslo_messaging.get_rpc_server(
             rpc_transport(agent_conf(tmp_path, vhost, host)),
-            oslo_messaging.Target(topic="t", server=host), [recorder], executor="threading")
+            oslo_messaging.Target(topic="t", server=host), [recorder])
         server.start()
         recorders[host], servers = recorder, servers + [server]
     time.sleep(0.5)  # let the consumers bind their queues

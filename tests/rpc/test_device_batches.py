@@ -5,7 +5,6 @@ device gets alone, and one device that fails fails alone."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest

@@ -98,7 +98,7 @@ def test_state_report_device_details_and_port_update_travel_in_process(
     updates = PortUpdates()
     listener = oslo_messaging.get_rpc_server(
         rpc_transport(bus.conf), oslo_messaging.Target(topic=topics.PORT_UPDATE, server=HOST),
-        [updates], executor="threading")
+        [updates])
     listener.start()
     plugin_api = PluginApi(bus.conf, agent_id=f"ovs-{HOST}", host=HOST)
     try:

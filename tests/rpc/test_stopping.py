@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from neutrino.rpc import transport
 from neutrino.rpc.servers import stop_all

@@ -2,7 +2,6 @@
 of SQL statements for few rows as for many (no query per row)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Iterator
 
 import pytest

@@ -53,7 +53,7 @@ def test_every_response_carries_a_request_id(server: Server) -> None:
 def test_access_log_records_each_request(server: Server) -> None:
     requests.get(server.url + "/v2.0/networks?name=access-log-probe", timeout=10)
     wait_for(lambda: "name=access-log-probe" in server.log.read_text(), 5)
-    line = [l for l in server.log.read_text().splitlines() if "access-log-probe" in l][-1]
+    line = [row for row in server.log.read_text().splitlines() if "access-log-probe" in row][-1]
     assert '"GET /v2.0/networks?name=access-log-probe" status: 200' in line
 
 

@@ -84,7 +84,6 @@ def test_l2_adjacency_comes_with_a_single_networks_row(app: App) -> None:
         def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
             if not statement.lstrip().startswith("SELECT networks."):
                 seen.append(statement)
-        from sqlalchemy import event
         listen_all(app.api.plugin.db, "before_cursor_execute", record)
         try:
             result = app.client.simulate_request(method, path, **kw)

@@ -13,6 +13,7 @@ import logging
 import threading
 from typing import Any
 
+import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
@@ -32,7 +33,6 @@ class L3AgentEndpoint:
     """What the server casts to this host (upstream's L3 agent notification API)."""
 
     def __init__(self, agent: "L3Agent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.4")
         self.agent = agent
 

@@ -4,8 +4,9 @@ Pure: the input is one router as the server's ``sync_routers`` returns it
 (upstream's shape: ``gw_port``, ``_interfaces``, ``_floatingips``, ``routes``,
 ``enable_snat``; optionally ``_port_forwardings``), the output is the desired
 namespace, devices with their addresses, routes and NAT rules. Nothing here
-touches the host, so every decision is unit-tested by what it returns; the
-adapters in ``linux.py``/``nft.py`` only make the host match it.
+touches the host, so every decision is unit-tested by what it returns;
+``router.py`` makes the host match it through the adapter in ``linux.py``
+(the NAT rules as the nftables table ``nat.py`` renders).
 """
 from __future__ import annotations
 

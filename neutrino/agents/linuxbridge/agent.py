@@ -27,6 +27,7 @@ import threading
 from dataclasses import replace
 from typing import Any
 
+import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents import l2_devices
@@ -47,7 +48,6 @@ class Endpoint:
     """The casts to L2 agents; each only marks work for the loop."""
 
     def __init__(self, agent: "LinuxBridgeAgent", version: str) -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version=version)
         self.agent = agent
 

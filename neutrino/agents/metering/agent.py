@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any, Callable
 
+import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
@@ -32,7 +33,6 @@ class MeteringAgentEndpoint:
     """What the server casts (upstream's MeteringAgentNotifyAPI methods)."""
 
     def __init__(self, agent: "MeteringAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.0")
         self.agent = agent
 

@@ -21,9 +21,9 @@ of a changed policy updates them live.
 Port-update notifications (upstream's fanout ``port_update``) only mark a
 port dirty; the next pass re-reads it from the server. That pass starts at
 once, as it does when the switch reports a VIF plugged, unplugged or
-changed (``Switch.watch_vifs``): a new instance's port is wired in about a
-tenth of a second instead of up to a polling interval later, which stays
-the longest a pass waits (upstream's agent waits it out every time).
+changed (``Switch.watch_vifs``): a new instance's port is wired at once
+instead of up to a polling interval later, which stays the longest a pass
+waits (upstream's agent waits it out every time).
 
 With ``[securitygroup] firewall_driver = openvswitch`` each pass also asks
 the server's ``security_group_info_for_devices`` about the ports it
@@ -37,10 +37,12 @@ from __future__ import annotations
 import copy
 import logging
 import random
+import signal
 import threading
 from dataclasses import replace
 from typing import Any
 
+import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents import l2_devices
@@ -68,7 +70,6 @@ class NotifierEndpoint:
     """What the server casts to L2 agents; each only marks work for the loop."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.9")
         self.agent = agent
 
@@ -86,7 +87,6 @@ class SecurityGroupEndpoint:
     """The security-group fanouts; each only marks the affected ports."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.1")
         self.agent = agent
 
@@ -105,7 +105,6 @@ class L2populationEndpoint:
     the agent's forwarding entries; the loop turns them into ports and flows."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.0")
         self.agent = agent
 
@@ -129,7 +128,6 @@ class QosPushEndpoint:
     """The server's fanout of changed QoS policies."""
 
     def __init__(self, agent: "OvsAgent") -> None:
-        import oslo_messaging
         self.target = oslo_messaging.Target(version="1.0")
         self.agent = agent
 
@@ -378,7 +376,6 @@ class OvsAgent(Agent):
 
 def main(agent: OvsAgent) -> None:
     """Run ``agent`` until SIGTERM or SIGINT."""
-    import signal
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

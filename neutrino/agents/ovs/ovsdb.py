@@ -46,7 +46,7 @@ def _one(value: Any) -> Any:
     return value
 
 
-class _WatchedIdl(idl_connection.OvsdbIdl):
+class _WatchedIdl(idl_connection.OvsdbIdl):  # type: ignore[misc]  # ovsdbapp is untyped
     """The IDL, telling its watchers when a VIF may have come, gone or
     changed: an Interface row added or removed, or its ``ofport`` (the
     switch has attached it) or ``external_ids`` (``iface-id``) changed.
@@ -191,9 +191,9 @@ class OvsdbPorts(SwitchPorts):
 
     def set_port_tags(self, tags: list[PortTag]) -> None:
         """Tag ports, all in one transaction: the switch is waited for once,
-        not per port (one wait per port makes a 1,000-port resync take
-        minutes). An empty ``other_config`` value (a flat network has no
-        segmentation id) removes that key instead of storing ``""``."""
+        not per port (a wait per port is what makes a large resync slow).
+        An empty ``other_config`` value (a flat network has no segmentation
+        id) removes that key instead of storing ``""``."""
         commands = []
         for port, tag, other_config in tags:
             keep = {k: v for k, v in other_config.items() if v != ""}
@@ -225,9 +225,8 @@ class OvsdbPorts(SwitchPorts):
     def port_numbers(self) -> dict[str, int]:
         """Port name -> OpenFlow port number, of every port seen so far: a flow
         naming a port that is gone can only be deleted by the number it had.
-        Read again only when the replica changed (reading a 1,000-port table
-        costs a good part of a second in Python; a pass adds flows several
-        times)."""
+        Read again only when the replica changed (reading a large Interface
+        table is slow in Python, and a pass adds flows several times)."""
         seqno = self.api.idl.change_seqno
         if seqno != self._ofports_seqno:
             for row in self._rows("Interface", ["name", "ofport"]):

@@ -5,7 +5,10 @@ from neutrino.db.engine import make_engine
 from neutrino.db.tables import metadata
 
 config = context.config
-engine = make_engine(config.get_main_option("sqlalchemy.url"))
+url = config.get_main_option("sqlalchemy.url")
+if url is None:
+    raise RuntimeError("alembic: sqlalchemy.url is not set (neutrino.db.migrate sets it)")
+engine = make_engine(url)
 with engine.connect() as connection:
     context.configure(connection=connection, target_metadata=metadata,
                       render_as_batch=connection.dialect.name == "sqlite")

@@ -11,9 +11,10 @@ L3 agents, and the failover loop.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from oslo_policy import policy
@@ -26,6 +27,15 @@ from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, CustomRoute
 from neutrino.plugins.l3 import common as c
 from neutrino.resources.extensions import described
+
+if TYPE_CHECKING:
+    from neutrino.db.engine import Database
+    from neutrino.plugins.agents import Agents
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.ha import HighAvailability
+    from neutrino.plugins.l3.notifier import L3AgentNotifier
+    from neutrino.plugins.l3.routers import Routers
+    from neutrino.plugins.l3.scheduler import Scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -40,25 +50,26 @@ POLICIES = {
 }
 
 
+@dataclass(eq=False)
 class SchedulerApi:
     """The handlers of the extension's routes."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def agents(self) -> Any:
-        return self.plugin.core.handlers["agents"]
+    db: Database
+    agents: Agents
+    routers: Routers
+    scheduler: Scheduler
+    ha: HighAvailability
+    notifier: L3AgentNotifier
 
     def routers_on_agent(self, api: Any, ctx: Context, fields: dict[str, str],
                          body: Any) -> Any:
         agent_id = fields["rid"]
-        with self.plugin.db.reader() as conn:
-            ids = self.plugin.scheduler.router_ids_on_agent(conn, agent_id)
+        with self.db.reader() as conn:
+            ids = self.scheduler.router_ids_on_agent(conn, agent_id)
             if not ids:
                 self.agents.get(conn, agent_id)  # 404 for an unknown agent
                 return {"routers": []}
-        routers, _ = self.plugin.routers.list(Context.admin(), "routers",
+        routers, _ = self.routers.list(Context.admin(), "routers",
                                               store.ListQuery(filters={"id": ids}))
         return {"routers": routers}
 
@@ -67,36 +78,35 @@ class SchedulerApi:
         if not isinstance(body, dict) or not isinstance(body.get("router_id"), str):
             raise errors.HTTPBadRequest(msg="Body contains invalid data")
         agent_id, router_id = fields["rid"], body["router_id"]
-        if self.plugin.scheduler.add(agent_id, router_id):
-            with self.plugin.db.reader() as conn:
+        if self.scheduler.add(agent_id, router_id):
+            with self.db.reader() as conn:
                 host = self.agents.get(conn, agent_id)["host"]
-            self.plugin.l3_notifier.router_added_to_agent([router_id], host)
+            self.notifier.router_added_to_agent([router_id], host)
         return None
 
     def remove_router(self, api: Any, ctx: Context, fields: dict[str, str],
                       body: Any) -> Any:
         router_id = fields["child_id"]
-        host = self.plugin.scheduler.remove(fields["rid"], router_id)
-        self.plugin.l3_notifier.router_removed_from_agent(router_id, host)
+        host = self.scheduler.remove(fields["rid"], router_id)
+        self.notifier.router_removed_from_agent(router_id, host)
         return None
 
     def agents_of_router(self, api: Any, ctx: Context, fields: dict[str, str],
                          body: Any) -> Any:
         router_id = fields["rid"]
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             router = store.get_row(conn, t.routers, router_id,
                                    lambda: c.router_not_found(router_id))
-            rows = self.plugin.scheduler.agents_of(conn, [router_id]).get(router_id, [])
-            agents = self.agents._to_dicts(rows)
+            rows = self.scheduler.agents_of(conn, [router_id]).get(router_id, [])
+            agents = self.agents.to_dicts(rows)
             if router.ha:  # ``l3-ha``: what each agent last reported
-                states = self.plugin.ha.states(conn, router_id)
+                states = self.ha.states(conn, router_id)
                 for agent in agents:
                     agent["ha_state"] = states.get(agent["id"])
             return {"agents": agents}
 
 
-def extension(plugin: Any) -> ApiExtension:
-    api = SchedulerApi(plugin)
+def extension(api: SchedulerApi) -> ApiExtension:
     return ApiExtension(
         descriptor=L3_AGENT_SCHEDULER,
         routes=[
@@ -114,15 +124,15 @@ def extension(plugin: Any) -> ApiExtension:
 
 # -- core changes that concern the agents hosting routers ---------------------------
 
-def subscribe(plugin: Any, core: Any) -> None:
+def subscribe(core: CorePlugin, db: Database, notifier: L3AgentNotifier) -> None:
     """Before ``guards``: a port being deleted still shows its floating IPs."""
-    fip_routers = FloatingIpRouters(plugin)
+    fip_routers = FloatingIpRouters(notifier)
     core.events.subscribe("ports", ev.PRECOMMIT_DELETE, fip_routers.before_delete)
     core.events.subscribe("ports", ev.AFTER_DELETE, fip_routers.after_delete)
     core.events.subscribe("ports", ev.AFTER_UPDATE,
-                          lambda ctx, old, new: _port_updated(plugin, old, new))
+                          lambda ctx, old, new: _port_updated(notifier, old, new))
     core.events.subscribe("subnets", ev.AFTER_UPDATE,
-                          lambda ctx, old, new: _subnet_updated(plugin, old, new))
+                          lambda ctx, old, new: _subnet_updated(db, notifier, old, new))
 
 
 class FloatingIpRouters:
@@ -132,8 +142,8 @@ class FloatingIpRouters:
     floating IPs are disassociated) and told once it committed.
     """
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    def __init__(self, notifier: L3AgentNotifier) -> None:
+        self.notifier = notifier
         self.pending: dict[str, list[str]] = {}
         self.lock = threading.Lock()
 
@@ -152,33 +162,34 @@ class FloatingIpRouters:
         with self.lock:
             ids = self.pending.pop(port["id"], [])
         if ids:
-            self.plugin.l3_notifier.routers_updated(ids, schedule=False)
+            self.notifier.routers_updated(ids, schedule=False)
 
 
-def _port_updated(plugin: Any, old: dict[str, Any], new: dict[str, Any]) -> None:
+def _port_updated(notifier: L3AgentNotifier, old: dict[str, Any], new: dict[str, Any]) -> None:
     """A router's port got other addresses (or was moved): its router changed."""
     if new.get("device_owner") not in (*c.INTERFACE_OWNERS, c.GATEWAY):
         return
     if old.get("fixed_ips") != new.get("fixed_ips") or old.get("mtu") != new.get("mtu"):
-        plugin.l3_notifier.routers_updated([new["device_id"]], schedule=False)
+        notifier.routers_updated([new["device_id"]], schedule=False)
 
 
 SUBNET_KEYS = ("gateway_ip", "host_routes", "dns_nameservers", "allocation_pools")
 
 
-def _subnet_updated(plugin: Any, old: dict[str, Any], new: dict[str, Any]) -> None:
+def _subnet_updated(db: Database, notifier: L3AgentNotifier, old: dict[str, Any],
+                    new: dict[str, Any]) -> None:
     if all(old.get(k) == new.get(k) for k in SUBNET_KEYS):
         return
     rp, ip = t.routerports.c, t.ipallocations.c
-    with plugin.db.reader() as conn:
+    with db.reader() as conn:
         ids = [r.router_id for r in conn.execute(
             sa.select(rp.router_id).distinct().join(t.ipallocations, ip.port_id == rp.port_id)
             .where(ip.subnet_id == new["id"]))]
-    plugin.l3_notifier.routers_updated(ids, schedule=False)
+    notifier.routers_updated(ids, schedule=False)
 
 
 # -- failover --------------------------------------------------------------------------
 
-def fail_over(plugin: Any) -> None:
+def fail_over(scheduler: Scheduler, notifier: L3AgentNotifier) -> None:
     """Move routers off dead L3 agents and tell the agents concerned."""
-    plugin.l3_notifier.rescheduled(plugin.scheduler.reschedule_from_down_agents())
+    notifier.rescheduled(scheduler.reschedule_from_down_agents())

@@ -9,7 +9,7 @@ API by ``guards``.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import netaddr
 import sqlalchemy as sa
@@ -20,11 +20,31 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 
+if TYPE_CHECKING:
+    from neutrino.plugins.core import CorePlugin
+
 INTERFACE = "network:router_interface"
 GATEWAY = "network:router_gateway"
 FLOATINGIP = "network:floatingip"
 INTERFACE_OWNERS = (INTERFACE, "network:router_interface_distributed",
                     "network:ha_router_replicated_interface")
+
+
+def enforce_quota(core: CorePlugin, conn: Connection, ctx: Context) -> None:
+    """The caller's quota reservation, checked in the L3 plugin's own transaction."""
+    quota = core.quota
+    if quota is None:
+        return
+    for project, deltas in sorted(ctx.quota_request.items()):
+        quota.enforce(conn, project, deltas)
+
+
+def check_route_limit(core: CorePlugin, conn: Connection, project_id: str | None,
+                      count: int) -> None:
+    """A router of ``project_id`` may hold ``count`` routes (``router_route``)."""
+    quota = core.quota
+    if quota is not None and project_id:
+        quota.check_limit(conn, project_id, "router_route", count)
 
 
 def internal() -> Context:

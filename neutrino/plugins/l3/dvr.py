@@ -17,7 +17,7 @@ SNAT on a central host. What that means for the API and the database
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -25,6 +25,10 @@ from sqlalchemy import Connection
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+
+if TYPE_CHECKING:
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
 
 INTERFACE_DISTRIBUTED = "network:router_interface_distributed"
 CENTRALIZED_SNAT = "network:router_centralized_snat"
@@ -53,12 +57,9 @@ def check_migration(router: Any, distributed: bool | None) -> bool:
 class Distributed:
     """Keeps a router's interface owners and SNAT twins as ``distributed`` says."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
+    def __init__(self, core: CorePlugin, db: Database) -> None:
+        self.core = core
+        self.db = db
 
     def migrate(self, router_id: str, distributed: bool | None = None,
                 ha: bool | None = None) -> None:
@@ -80,7 +81,7 @@ class Distributed:
     def sync(self, router_id: str) -> None:
         """Create the SNAT twins a distributed router with a gateway needs,
         and remove the ones it no longer needs."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             row = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)).first()
             if row is None:
                 return

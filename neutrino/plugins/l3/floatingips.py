@@ -8,7 +8,8 @@ most one floating IP per external network (a unique key decides races).
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -21,6 +22,11 @@ from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+
+if TYPE_CHECKING:
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.notifier import L3AgentNotifier
 
 DOWN = "DOWN"
 NOT_APPLICABLE = "N/A"
@@ -73,22 +79,20 @@ def _not_external(network_id: str) -> errors.BadRequest:
     return c.bad_fip(f"Network {network_id} is not a valid external network")
 
 
+@dataclass(eq=False)
 class FloatingIps:
     """Serves ``floatingips`` with the core collections' interface."""
 
     table = t.floatingips
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
+    core: CorePlugin
+    db: Database
+    notifier: L3AgentNotifier
 
     # -- reading -----------------------------------------------------------------
 
     def get(self, ctx: Context, plural: str, fip_id: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id))
             return to_dicts(conn, [row])[0]
 
@@ -99,7 +103,7 @@ class FloatingIps:
             "port_id": lambda vals: f.fixed_port_id.in_(vals)})
         if not ctx.is_admin:
             clauses.append(f.project_id == ctx.project_id)
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             rows, more = store.paged_select(conn, t.floatingips, clauses, query)
             return to_dicts(conn, rows), more
 
@@ -204,7 +208,7 @@ class FloatingIps:
         network_id = data["floating_network_id"]
         project = data["project_id"]
         fip_id = store.new_id()
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             c.external_network(conn, network_id, _not_external)
             v4 = conn.execute(sa.select(t.subnets.c.id).where(
                 t.subnets.c.network_id == network_id, t.subnets.c.ip_version == 4)
@@ -229,13 +233,13 @@ class FloatingIps:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
         fip = self.get(ctx, "floatingips", fip_id)
-        self.plugin.l3_notifier.routers_updated([fip["router_id"]])
+        self.notifier.routers_updated([fip["router_id"]])
         return fip
 
     def _insert(self, conn: Connection, ctx: Context, fip_id: str, data: dict[str, Any],
                 port: dict[str, Any], quota: bool) -> None:
         if quota:
-            self.plugin.enforce_quota(conn, ctx)
+            c.enforce_quota(self.core, conn, ctx)
         network_id = data["floating_network_id"]
         v4 = [i for i in port["fixed_ips"] if netaddr.IPAddress(i["ip_address"]).version == 4]
         if not v4:
@@ -295,7 +299,7 @@ class FloatingIps:
             return row.router_id
         before = self.core.write(op)
         current = self.get(ctx, plural, fip_id)
-        self.plugin.l3_notifier.routers_updated([before, current["router_id"]])
+        self.notifier.routers_updated([before, current["router_id"]])
         if after:
             self.core.events.notify(plural, ev.AFTER_UPDATE, ctx, original, current)
         return current
@@ -313,7 +317,7 @@ class FloatingIps:
         after = self.core.events.wants(plural, ev.AFTER_DELETE)
         gone = self.get(c.internal(), plural, fip_id) if after else None
         port_id, router_id = self.core.write(op)
-        self.plugin.l3_notifier.routers_updated([router_id])
+        self.notifier.routers_updated([router_id])
         try:
             self.core.delete(c.internal(), "ports", port_id)
         except errors.PortNotFound:

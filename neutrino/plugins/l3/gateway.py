@@ -8,7 +8,8 @@ gateway keep it in place.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -18,6 +19,13 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.dvr import Distributed
 
 
 def _not_external(network_id: str) -> errors.BadRequest:
@@ -35,19 +43,18 @@ def validate(conn: Connection, info: dict[str, Any]) -> None:
                                f"gateway IP")
 
 
+@dataclass(eq=False)
 class Gateway:
-    """Gateway changes of routers; ``plugin`` gives the core and the config."""
+    """Gateway changes of routers; a distributed router's SNAT ports follow them."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
+    core: CorePlugin
+    conf: cfg.ConfigOpts
+    db: Database
+    distributed: Distributed
 
     def set(self, ctx: Context, router_id: str, info: dict[str, Any] | None) -> None:
         """Make the router's gateway what ``info`` says (None: no gateway)."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             row = store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
             current = self._port(conn, row.gw_port_id)
             if info is not None:
@@ -59,7 +66,7 @@ class Gateway:
         same_network = current is not None and current["network_id"] == info["network_id"]
         snat = info.get("enable_snat")
         if snat is None:
-            snat = row.enable_snat if same_network else self.plugin.conf.enable_snat_by_default
+            snat = row.enable_snat if same_network else self.conf.enable_snat_by_default
         if same_network:
             wanted = info.get("external_fixed_ips")
             if wanted and self._ips_differ(current, wanted):
@@ -98,7 +105,7 @@ class Gateway:
 
     def attach(self, router_id: str, info: dict[str, Any], snat: bool) -> None:
         network_id = info["network_id"]
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             row = store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
             subnets = list(conn.execute(sa.select(t.subnets)
                                         .where(t.subnets.c.network_id == network_id)))
@@ -122,7 +129,7 @@ class Gateway:
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
-        self.plugin.distributed.sync(router_id)
+        self.distributed.sync(router_id)
 
     def detach(self, router_id: str, current: dict[str, Any]) -> None:
         """Drop the gateway; refused while floating IPs are served through it."""
@@ -141,7 +148,7 @@ class Gateway:
             store.bump(conn, t.routers, router_id, {"gw_port_id": None})
         self.core.write(unlink)
         self._delete_port(current["id"])
-        self.plugin.distributed.sync(router_id)
+        self.distributed.sync(router_id)
 
     def _delete_port(self, port_id: str) -> None:
         try:

@@ -24,8 +24,9 @@ on the hosts belongs to the agents):
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -34,6 +35,12 @@ from sqlalchemy import exc as sa_exc
 from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.plugins.l3 import common as c
+
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
 
 LOG = logging.getLogger(__name__)
 
@@ -65,25 +72,19 @@ def network_id(conn: Connection, project_id: str) -> str | None:
                         .where(_NET.project_id == project_id)).scalar()
 
 
+@dataclass(eq=False)
 class HighAvailability:
     """Keeps HA networks, HA ports and their agents' states."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
-
-    @property
-    def conf(self) -> Any:
-        return self.plugin.conf
+    core: CorePlugin
+    conf: cfg.ConfigOpts
+    db: Database
 
     # -- the project's HA network ------------------------------------------------
 
     def ensure_network(self, project_id: str) -> str:
         """The project's HA network, made (once) if it has none."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             existing = network_id(conn, project_id)
         if existing is not None:
             return existing
@@ -118,7 +119,7 @@ class HighAvailability:
 
     def cleanup_network(self, project_id: str) -> None:
         """Delete the project's HA network once none of its routers is HA."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             net = network_id(conn, project_id)
             left = conn.execute(sa.select(t.routers.c.id).where(
                 t.routers.c.project_id == project_id, t.routers.c.ha.is_(True))
@@ -136,7 +137,7 @@ class HighAvailability:
 
     def add_port(self, router_id: str, agent_id: str | None) -> None:
         """The router's port on its project's HA network for one agent."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)).first()
         if router is None or not router.ha:
             return
@@ -188,7 +189,7 @@ class HighAvailability:
 
     def sync_ports(self, router_id: str) -> None:
         """An HA port for each agent hosting the HA router that has none."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             router = conn.execute(sa.select(t.routers.c.ha).where(
                 t.routers.c.id == router_id)).first()
             if router is None or not router.ha:

@@ -9,7 +9,8 @@ added at once can neither overlap nor be lost.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import netaddr
 import sqlalchemy as sa
@@ -23,6 +24,12 @@ from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr
 from neutrino.plugins.l3 import routes as routes_mod
 from neutrino.resources import validators as v
+
+if TYPE_CHECKING:
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.dvr import Distributed
+    from neutrino.plugins.l3.notifier import L3AgentNotifier
 
 
 def _interface_info(body: Any, removing: bool) -> tuple[str | None, str | None]:
@@ -52,13 +59,12 @@ def _has_v6(ips: list[Any]) -> bool:
     return any(netaddr.IPAddress(a.ip_address).version == 6 for a in ips)
 
 
+@dataclass(eq=False)
 class Interfaces:
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
+    core: CorePlugin
+    db: Database
+    distributed: Distributed
+    notifier: L3AgentNotifier
 
     # -- adding ------------------------------------------------------------------
 
@@ -69,11 +75,11 @@ class Interfaces:
         else:
             assert subnet_id is not None
             info = self._add_subnet(ctx, router_id, subnet_id)
-        self.plugin.l3_notifier.routers_updated([router_id])
+        self.notifier.routers_updated([router_id])
         return info
 
     def _add_subnet(self, ctx: Context, router_id: str, subnet_id: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             router = store.get_row(conn, t.routers, router_id,
                                    lambda: c.router_not_found(router_id))
             subnet = c.visible_subnet(conn, ctx, subnet_id)
@@ -94,7 +100,7 @@ class Interfaces:
                         for i in port["fixed_ips"]), fixed]
             self.core.update(c.internal(), "ports", v6_port, {"fixed_ips": wanted})
             self.core.write(lambda conn: self._relink(conn, router_id, v6_port))
-            self.plugin.distributed.sync(router_id)
+            self.distributed.sync(router_id)
             return _info(router_id, port, [subnet.id])
         port = self.core.create(c.internal(), "ports", [{
             "project_id": router.project_id, "network_id": subnet.network_id, "name": "",
@@ -106,7 +112,7 @@ class Interfaces:
         except Exception:
             self.core.delete(c.internal(), "ports", port["id"])
             raise
-        self.plugin.distributed.sync(router_id)
+        self.distributed.sync(router_id)
         return _info(router_id, port, [subnet.id])
 
     def _v6_port(self, conn: Connection, router_id: str, subnet: Any) -> str | None:
@@ -119,7 +125,7 @@ class Interfaces:
         return None
 
     def _add_port(self, ctx: Context, router_id: str, port_id: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             router = store.get_row(conn, t.routers, router_id,
                                    lambda: c.router_not_found(router_id))
             port = c.visible_port(conn, ctx, port_id)
@@ -133,7 +139,7 @@ class Interfaces:
         except Exception:
             self.core.update(c.internal(), "ports", port_id, original)
             raise
-        self.plugin.distributed.sync(router_id)
+        self.distributed.sync(router_id)
         info = {"id": port.id, "project_id": port.project_id, "network_id": port.network_id}
         return _info(router_id, info, [s.id for s in subnets])
 
@@ -203,7 +209,7 @@ class Interfaces:
 
     def remove(self, ctx: Context, router_id: str, body: Any) -> dict[str, Any]:
         port_id, subnet_id = _interface_info(body, removing=True)
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
             if port_id is not None:
                 port, subnets = self._by_port(conn, router_id, port_id, subnet_id)
@@ -224,8 +230,8 @@ class Interfaces:
                 self.core.delete(c.internal(), "ports", port["id"])
             except errors.PortNotFound:
                 pass
-        self.plugin.distributed.sync(router_id)
-        self.plugin.l3_notifier.routers_updated([router_id])
+        self.distributed.sync(router_id)
+        self.notifier.routers_updated([router_id])
         return _info(router_id, port, [s.id for s in subnets])
 
     def _port_dict(self, conn: Connection, port_id: str) -> dict[str, Any]:

@@ -10,9 +10,15 @@ misses one catches up on its next full sync.
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from neutrino.rpc.casts import Casts
+
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
+    from neutrino.db.engine import Database
+    from neutrino.plugins.l3.scheduler import Scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -20,23 +26,21 @@ L3_AGENT = "l3_agent"
 
 
 class L3AgentNotifier:
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-        self.casts = Casts(plugin.conf)
-
-    @property
-    def scheduler(self) -> Any:
-        return self.plugin.scheduler
+    def __init__(self, conf: cfg.ConfigOpts, db: Database, scheduler: Scheduler) -> None:
+        self.conf = conf
+        self.db = db
+        self.scheduler = scheduler
+        self.casts = Casts(conf)
 
     def routers_updated(self, router_ids: Iterable[str], schedule: bool = True) -> None:
         ids = list(dict.fromkeys(r for r in router_ids if r))
         if not ids:
             return
-        if schedule and self.plugin.conf.router_auto_schedule:
-            with self.plugin.db.reader() as conn:
+        if schedule and self.conf.router_auto_schedule:
+            with self.db.reader() as conn:
                 hostable = self.scheduler.has_something_to_host(conn, ids)
             self.scheduler.schedule(hostable)
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             hosts = self.scheduler.hosts_to_notify(conn, ids)
         for host, on_host in sorted(hosts.items()):
             for router_id in on_host:

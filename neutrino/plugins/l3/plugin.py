@@ -9,18 +9,19 @@ are absent, as upstream shows them when those extensions are off.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from oslo_policy import policy
-import sqlalchemy as sa
-from sqlalchemy import Connection
 
-from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins.agents import Agents
 from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
+from neutrino.plugins.core import CorePlugin
+from neutrino.plugins.directory import Directory
 from neutrino.plugins.l3 import agent_scheduling, guards
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
+from neutrino.plugins.l3.gateway import Gateway
 from neutrino.plugins.l3.ha import HighAvailability
 from neutrino.plugins.l3.interfaces import Interfaces
 from neutrino.plugins.l3.notifier import L3AgentNotifier
@@ -95,31 +96,43 @@ class L3Plugin(ServicePlugin):
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
-        self.routers = Routers(self)
-        self.floatingips = FloatingIps(self)
-        self.interfaces = Interfaces(self)
-        self.route_actions = RouteActions(self)
-        self.pools = FloatingIpPools(self)
-        self.distributed = Distributed(self)
-        self.ha = HighAvailability(self)
-        self.scheduler = Scheduler(self)
-        self.l3_notifier = L3AgentNotifier(self)
-        self.agent_notifiers["L3 agent"] = self.l3_notifier
-        self.directory: Any = None
+        self.directory: Directory | None = None
 
-    def connect(self, core: Any) -> None:
+    def connect(self, core: CorePlugin) -> None:
+        """The collaborators are made here, each with what it uses: all of
+        them work through the core plugin, which the plugin gets only now."""
         super().connect(core)
-        agent_scheduling.subscribe(self, core)
+        conf, db = self.conf, self.db
+        self.ha = HighAvailability(core, conf, db)
+        self.distributed = Distributed(core, db)
+        self.scheduler = Scheduler(core, conf, db, self.ha)
+        self.l3_notifier = L3AgentNotifier(conf, db, self.scheduler)
+        self.agent_notifiers["L3 agent"] = self.l3_notifier
+        gateway = Gateway(core, conf, db, self.distributed)
+        self.routers = Routers(core, conf, db, gateway, self.ha, self.distributed,
+                               self.l3_notifier)
+        self.floatingips = FloatingIps(core, db, self.l3_notifier)
+        self.interfaces = Interfaces(core, db, self.distributed, self.l3_notifier)
+        self.route_actions = RouteActions(core, self.routers)
+        self.pools = FloatingIpPools(db)
+        self.scheduler_api = agent_scheduling.SchedulerApi(
+            db, cast(Agents, core.handlers["agents"]), self.routers, self.scheduler, self.ha,
+            self.l3_notifier)
+        agent_scheduling.subscribe(core, db, self.l3_notifier)
         guards.subscribe(core)
 
-    def bind(self, plugins: Any) -> None:
+    def bind(self, plugins: Directory) -> None:
         self.directory = plugins
+
+    def _service_types(self) -> list[str]:
+        return list(self.directory.services) if self.directory is not None else []
 
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """``q-l3-plugin`` for L3 agents."""
         # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.l3.rpc import L3RpcEndpoint
-        return {topics.L3PLUGIN: [L3RpcEndpoint(self)]}
+        return {topics.L3PLUGIN: [L3RpcEndpoint(self.core, self.conf, self.db, self.scheduler,
+                                                self.ha, self._service_types)]}
 
     def periodic_tasks(self) -> list[PeriodicTask]:
         """With ``allow_automatic_l3agent_failover``, the RPC process moves
@@ -127,7 +140,7 @@ class L3Plugin(ServicePlugin):
         if not self.conf.allow_automatic_l3agent_failover:
             return []
         return [(max(1, self.conf.agent_down_time // 2),
-                 lambda: agent_scheduling.fail_over(self))]
+                 lambda: agent_scheduling.fail_over(self.scheduler, self.l3_notifier))]
 
     def collections(self) -> dict[str, Any]:
         return {"routers": self.routers, "floatingips": self.floatingips,
@@ -154,34 +167,4 @@ class L3Plugin(ServicePlugin):
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
-                agent_scheduling.extension(self), ApiExtension(described("l3-ha"))]
-
-    def ha_changed(self, router_id: str, project_id: str, ha: bool) -> None:
-        """After ``ha`` changed: the router leaves its agents to be scheduled
-        afresh (as upstream), and the HA network goes with the last HA router."""
-        b = t.routerl3agentbindings
-
-        def unbind(conn: Connection) -> list[str]:
-            hosts = [r.host for r in conn.execute(
-                sa.select(t.agents.c.host).join(b, b.c.l3_agent_id == t.agents.c.id)
-                .where(b.c.router_id == router_id))]
-            conn.execute(sa.delete(b).where(b.c.router_id == router_id))
-            return hosts
-        for host in self.core.write(unbind):
-            self.l3_notifier.router_removed_from_agent(router_id, host)
-        if not ha:
-            self.ha.cleanup_network(project_id)
-
-    # -- quotas, inside the plugin's own transactions ---------------------------------
-
-    def enforce_quota(self, conn: Connection, ctx: Context) -> None:
-        quota = getattr(self.core, "quota", None)
-        if quota is None:
-            return
-        for project, deltas in sorted(ctx.quota_request.items()):
-            quota.enforce(conn, project, deltas)
-
-    def check_route_limit(self, conn: Connection, project_id: str | None, count: int) -> None:
-        quota = getattr(self.core, "quota", None)
-        if quota is not None and project_id:
-            quota.check_limit(conn, project_id, "router_route", count)
+                agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha"))]

@@ -6,7 +6,7 @@ pool is "available to" it), whoever owns the subnet.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -15,12 +15,15 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 
+if TYPE_CHECKING:
+    from neutrino.db.engine import Database
+
 
 class FloatingIpPools:
     """Serves ``floatingip_pools``: list only."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    def __init__(self, db: Database) -> None:
+        self.db = db
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -32,7 +35,7 @@ class FloatingIpPools:
         if not ctx.is_admin:
             stmt = stmt.where(sa.or_(n.project_id == ctx.project_id,
                                      rbac.external_clause(ctx.project_id, s.network_id)))
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             rows = conn.execute(stmt).all()
         return [{"subnet_id": r.id, "subnet_name": r.name, "network_id": r.network_id,
                  "cidr": r.cidr, "project_id": ctx.project_id, "tenant_id": ctx.project_id}

@@ -7,7 +7,8 @@ router.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -21,6 +22,13 @@ from neutrino.plugins.l3 import dvr
 from neutrino.plugins.l3 import gateway as gw
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routes as routes_mod
+
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.notifier import L3AgentNotifier
 
 
 def visible_clause(ctx: Context) -> Any:
@@ -57,23 +65,24 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass(eq=False)
 class Routers:
     """Serves ``routers`` with the core collections' interface."""
 
     table = t.routers
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-        self.gateway = gw.Gateway(plugin)
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
+    core: CorePlugin
+    conf: cfg.ConfigOpts
+    db: Database
+    gateway: gw.Gateway
+    ha: ha_mod.HighAvailability
+    distributed: dvr.Distributed
+    notifier: L3AgentNotifier
 
     # -- reading -----------------------------------------------------------------
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
             return to_dicts(conn, [row])[0]
 
@@ -83,7 +92,7 @@ class Routers:
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             rows, more = store.paged_select(conn, t.routers, clauses, query)
             return to_dicts(conn, rows), more
 
@@ -106,23 +115,23 @@ class Routers:
                     quota: bool = True) -> dict[str, Any]:
         info = data.get("external_gateway_info")
         if info is not None:
-            with self.plugin.db.reader() as conn:
+            with self.db.reader() as conn:
                 gw.validate(conn, info)
 
         ha = data.get("ha")
-        ha = self.plugin.conf.l3_ha if ha is None else ha
+        ha = self.conf.l3_ha if ha is None else ha
         project_id = data.get("project_id") or ctx.project_id
 
         def insert(conn: Connection) -> str | None:
             if quota:
-                self.plugin.enforce_quota(conn, ctx)
+                c.enforce_quota(self.core, conn, ctx)
             if ha and ha_mod.network_id(conn, project_id) is None:
                 return None  # its HA network went meanwhile: make it again
             row = store.standard_row(ctx.project_id, data)
             distributed = data.get("distributed")
             row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
-                       gw_port_id=None, enable_snat=self.plugin.conf.enable_snat_by_default,
-                       distributed=self.plugin.conf.router_distributed
+                       gw_port_id=None, enable_snat=self.conf.enable_snat_by_default,
+                       distributed=self.conf.router_distributed
                        if distributed is None else distributed, ha=ha)
             conn.execute(sa.insert(t.routers).values(**row))
             if data.get("tags"):
@@ -131,7 +140,7 @@ class Routers:
         rid = None
         for _ in range(3):
             if ha:
-                self.plugin.ha.ensure_network(project_id)
+                self.ha.ensure_network(project_id)
             rid = self.core.write(insert)
             if rid is not None:
                 break
@@ -139,17 +148,17 @@ class Routers:
             raise errors.Conflict()  # the project's HA network keeps disappearing
         if info is not None:
             try:
-                snat = info.get("enable_snat", self.plugin.conf.enable_snat_by_default)
+                snat = info.get("enable_snat", self.conf.enable_snat_by_default)
                 self.gateway.attach(rid, info, snat)
             except Exception:
                 self.delete(c.internal(), "routers", rid)
                 raise
-            self.plugin.l3_notifier.routers_updated([rid])
+            self.notifier.routers_updated([rid])
         return self.get(ctx, "routers", rid)
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
             if revision is not None:
                 store.check_revision(conn, t.routers, rid, revision)
@@ -157,15 +166,15 @@ class Routers:
             ha_changing = ha_mod.check_migration(row, data)
         if ha_changing:
             if data["ha"]:
-                self.plugin.ha.ensure_network(row.project_id)
+                self.ha.ensure_network(row.project_id)
             else:
-                self.plugin.ha.delete_ports(rid)
+                self.ha.delete_ports(rid)
         if migrating or ha_changing:
-            self.plugin.distributed.migrate(
+            self.distributed.migrate(
                 rid, data["distributed"] if migrating else None,
                 data["ha"] if ha_changing else None)
         if ha_changing:
-            self.plugin.ha_changed(rid, row.project_id, data["ha"])
+            self._ha_changed(rid, row.project_id, data["ha"])
         if "external_gateway_info" in data:
             self.gateway.set(ctx, rid, data["external_gateway_info"])
         values = {k: data[k] for k in ("name", "description", "admin_state_up") if k in data}
@@ -173,10 +182,10 @@ class Routers:
             def op(conn: Connection) -> None:
                 c.lock_router(conn, rid)
                 if "routes" in data:
-                    routes_mod.replace(self.plugin, conn, rid, data["routes"])
+                    routes_mod.replace(self.core, conn, rid, data["routes"])
                 store.bump(conn, t.routers, rid, values)
             self.core.write(op)
-        self.plugin.l3_notifier.routers_updated([rid])
+        self.notifier.routers_updated([rid])
         return self.get(ctx, plural, rid)
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
@@ -204,8 +213,24 @@ class Routers:
         for port_id in ha_ports:
             self.gateway._delete_port(port_id)
         if row.ha:
-            self.plugin.ha.cleanup_network(row.project_id)
-        self.plugin.l3_notifier.router_deleted(rid)
+            self.ha.cleanup_network(row.project_id)
+        self.notifier.router_deleted(rid)
+
+    def _ha_changed(self, router_id: str, project_id: str, ha: bool) -> None:
+        """After ``ha`` changed: the router leaves its agents to be scheduled
+        afresh (as upstream), and the HA network goes with the last HA router."""
+        b = t.routerl3agentbindings
+
+        def unbind(conn: Connection) -> list[str]:
+            hosts = [r.host for r in conn.execute(
+                sa.select(t.agents.c.host).join(b, b.c.l3_agent_id == t.agents.c.id)
+                .where(b.c.router_id == router_id))]
+            conn.execute(sa.delete(b).where(b.c.router_id == router_id))
+            return hosts
+        for host in self.core.write(unbind):
+            self.notifier.router_removed_from_agent(router_id, host)
+        if not ha:
+            self.ha.cleanup_network(project_id)
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
                  remove: list[str] | None = None,

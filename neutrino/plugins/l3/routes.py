@@ -9,7 +9,7 @@ concurrent additions both land.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import netaddr
 import sqlalchemy as sa
@@ -22,6 +22,10 @@ from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 from neutrino.resources import l3 as l3_defs
 from neutrino.resources import validators as v
+
+if TYPE_CHECKING:
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.routers import Routers
 
 
 def stored(conn: Connection, router_id: str) -> list[dict[str, str]]:
@@ -52,13 +56,13 @@ def validate(conn: Connection, router_id: str, routes: list[dict[str, str]]) -> 
             raise errors.InvalidRoutes(routes=routes, reason="the nexthop is used by router")
 
 
-def replace(plugin: Any, conn: Connection, router_id: str,
+def replace(core: CorePlugin, conn: Connection, router_id: str,
             routes: list[dict[str, str]]) -> None:
     """Make the router's routes ``routes`` (the caller holds the router lock)."""
     validate(conn, router_id, routes)
     project = conn.execute(sa.select(t.routers.c.project_id)
                            .where(t.routers.c.id == router_id)).scalar()
-    plugin.check_route_limit(conn, project, len(routes))
+    c.check_route_limit(core, conn, project, len(routes))
     old = stored(conn, router_id)
     rr = t.routerroutes.c
     for route in old:
@@ -101,8 +105,9 @@ def _difference(old: list[dict[str, str]], remove: list[dict[str, str]]) -> list
 class RouteActions:
     """``add_extraroutes`` / ``remove_extraroutes``: edit the set in place."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    def __init__(self, core: CorePlugin, routers: Routers) -> None:
+        self.core = core
+        self.routers = routers
 
     def add(self, ctx: Context, router_id: str, body: Any) -> dict[str, Any]:
         return self._edit(ctx, router_id, _body_routes(body), _union)
@@ -115,7 +120,7 @@ class RouteActions:
         def op(conn: Connection) -> None:
             c.lock_router(conn, router_id)
             new = combine(stored(conn, router_id), given)
-            replace(self.plugin, conn, router_id, new)
+            replace(self.core, conn, router_id, new)
             store.bump(conn, t.routers, router_id)
-        self.plugin.core.write(op)
-        return {"router": self.plugin.routers.get(ctx, "routers", router_id)}
+        self.core.write(op)
+        return {"router": self.routers.get(ctx, "routers", router_id)}

@@ -9,7 +9,7 @@ routers, ports and floating IPs it has.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import netaddr
 import oslo_messaging
@@ -23,6 +23,13 @@ from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import floatingips as fips_mod
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routers as routers_mod
+
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.scheduler import Scheduler
 
 LOG = logging.getLogger(__name__)
 
@@ -41,20 +48,23 @@ class L3RpcEndpoint:
     # delegation are absent with those features.
     target = oslo_messaging.Target(version="1.13")
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @property
-    def core(self) -> Any:
-        return self.plugin.core
+    def __init__(self, core: CorePlugin, conf: cfg.ConfigOpts, db: Database,
+                 scheduler: Scheduler, ha: ha_mod.HighAvailability,
+                 services: Callable[[], list[str]]) -> None:
+        self.core = core
+        self.conf = conf
+        self.db = db
+        self.scheduler = scheduler
+        self.ha = ha
+        self.services = services  # the loaded service types
 
     # -- routers -----------------------------------------------------------------
 
     def _host_router_ids(self, host: str, router_ids: list[str] | None) -> list[str]:
-        scheduler = self.plugin.scheduler
-        if self.plugin.conf.router_auto_schedule:
+        scheduler = self.scheduler
+        if self.conf.router_auto_schedule:
             scheduler.auto_schedule(host)
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             agent = scheduler.agent_on_host(conn, host)
             if agent is None or not agent.admin_state_up:
                 return []
@@ -66,11 +76,11 @@ class L3RpcEndpoint:
     def update_ha_routers_states(self, context: Any, **kwargs: Any) -> None:
         """``l3-ha``: an agent reports {router_id: active|standby} on its host."""
         host, states = kwargs.get("host"), kwargs.get("states") or {}
-        with self.plugin.db.reader() as conn:
-            agent = self.plugin.scheduler.agent_on_host(conn, host)
+        with self.db.reader() as conn:
+            agent = self.scheduler.agent_on_host(conn, host)
         if agent is None:
             return
-        self.plugin.ha.set_states(agent.id, states)
+        self.ha.set_states(agent.id, states)
         active = sorted(r for r, s in states.items() if s == "active")
         if active:  # as upstream: the router's ports are bound where it is active
             self._bind_router_ports(host, active)
@@ -80,7 +90,7 @@ class L3RpcEndpoint:
         that host's L2 agent wires them (a port update reaches every L2 agent)."""
         admin = Context.admin()
         rp = t.routerports.c
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             port_ids = list(conn.execute(sa.select(rp.port_id).where(
                 rp.router_id.in_(router_ids), rp.port_type != ha_mod.HA_INTERFACE)).scalars())
         for port_id, port in self._ports(admin, port_ids).items():
@@ -108,8 +118,8 @@ class L3RpcEndpoint:
         if not ha:
             return
         b = t.ha_router_agent_port_bindings.c
-        with self.plugin.db.reader() as conn:
-            agent = self.plugin.scheduler.agent_on_host(conn, host)
+        with self.db.reader() as conn:
+            agent = self.scheduler.agent_on_host(conn, host)
             rows = list(conn.execute(sa.select(b.router_id, b.port_id, b.state).where(
                 b.router_id.in_([r["id"] for r in ha]), b.l3_agent_id == agent.id))
                 ) if agent is not None else []
@@ -123,7 +133,7 @@ class L3RpcEndpoint:
     def sync_data(self, router_ids: list[str]) -> list[dict[str, Any]]:
         """Upstream's sync data of the enabled routers among ``router_ids``."""
         admin = Context.admin()
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             rows = [r for part in store.chunks(router_ids) for r in conn.execute(
                 sa.select(t.routers).where(t.routers.c.id.in_(part),
                                            t.routers.c.admin_state_up.is_(True)))]
@@ -162,7 +172,7 @@ class L3RpcEndpoint:
         if not ids:
             return {}
         v = t.ha_router_vrid_allocations.c
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             return {row.router_id: row.vr_id for part in store.chunks(ids)
                     for row in conn.execute(sa.select(v.router_id, v.vr_id).where(
                         v.router_id.in_(part)))}
@@ -212,7 +222,7 @@ class L3RpcEndpoint:
     # -- networks ----------------------------------------------------------------
 
     def get_external_network_id(self, context: Any, **kwargs: Any) -> str | None:
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             ids = sorted(rbac.external_ids(conn, [r.id for r in conn.execute(
                 sa.select(t.networks.c.id))]))
         if len(ids) > 1:
@@ -220,8 +230,7 @@ class L3RpcEndpoint:
         return ids[0] if ids else None
 
     def get_service_plugin_list(self, context: Any, **kwargs: Any) -> list[str]:
-        directory = self.plugin.directory
-        return list(directory.services) if directory is not None else []
+        return self.services()
 
     # -- floating IPs ------------------------------------------------------------
 

@@ -15,11 +15,12 @@ once from binding it twice; the loser sees the router hosted and stops.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 import datetime as dt
 import json
 import logging
 import random
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -32,6 +33,13 @@ from neutrino.plugins.agents import AGENT_TYPE_L3
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.ml2 import agents_db
+
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
+    from neutrino.db.engine import Database
+    from neutrino.plugins.core import CorePlugin
+    from neutrino.plugins.l3.ha import HighAvailability
 
 LOG = logging.getLogger(__name__)
 
@@ -95,16 +103,18 @@ def can_host(agent: Any, router: Any, ignore_admin_state: bool = False) -> bool:
     return bool(router.gw_port_id) or conf.get("handle_internal_only_routers", True)
 
 
+@dataclass(eq=False)
 class Scheduler:
-    """Router bindings; ``plugin`` gives the database, the core and the config."""
+    """Router bindings; an HA router's ports follow its agents (``ha``)."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-        self.choose = chooser(plugin.conf.router_scheduler_driver)
+    core: CorePlugin
+    conf: cfg.ConfigOpts
+    db: Database
+    ha: HighAvailability
+    choose: Chooser = field(init=False)
 
-    @property
-    def conf(self) -> Any:
-        return self.plugin.conf
+    def __post_init__(self) -> None:
+        self.choose = chooser(self.conf.router_scheduler_driver)
 
     def _deadline(self, factor: int = 1) -> dt.datetime:
         return agents_db.utcnow() - dt.timedelta(seconds=self.conf.agent_down_time * factor)
@@ -155,11 +165,11 @@ class Scheduler:
         """Bind each unhosted router to a chosen agent; {router_id: host} bound."""
         bound: dict[str, str] = {}
         for router_id in router_ids:
-            host = self.plugin.core.write(
+            host = self.core.write(
                 lambda conn, rid=router_id: self._schedule_one(conn, rid, candidates))
             if host is not None:
                 bound[router_id] = host
-                self.plugin.ha.sync_ports(router_id)
+                self.ha.sync_ports(router_id)
         return bound
 
     def _wanted(self, router: Any) -> int:
@@ -221,7 +231,7 @@ class Scheduler:
 
     def auto_schedule(self, host: str) -> list[str]:
         """Unhosted routers the enabled, alive agent on ``host`` can take."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             agent = self.agent_on_host(conn, host)
             if (agent is None or not agent.admin_state_up
                     or agent.heartbeat_timestamp < self._deadline()):
@@ -238,7 +248,7 @@ class Scheduler:
     def reschedule_from_down_agents(self) -> list[tuple[str, str, str]]:
         """Move routers off agents dead for twice ``agent_down_time`` (enabled
         ones: an admin-disabled agent keeps its routers); (router, old, new)."""
-        with self.plugin.db.reader() as conn:
+        with self.db.reader() as conn:
             rows = list(conn.execute(
                 sa.select(b.router_id, b.l3_agent_id, a.host)
                 .join(t.agents, a.id == b.l3_agent_id)
@@ -249,7 +259,7 @@ class Scheduler:
         moved = []
         for row in rows:
             try:
-                new_host = self.plugin.core.write(
+                new_host = self.core.write(
                     lambda conn, r=row: self._move(conn, r.router_id, r.l3_agent_id))
             except errors.RouterReschedulingFailed as exc:
                 LOG.warning("%s", exc)
@@ -298,9 +308,9 @@ class Scheduler:
             if not self._bind(conn, router_id, agent_id, index):
                 raise errors.RouterSchedulingFailed(router_id=router_id, agent_id=agent_id)
             return True
-        added = bool(self.plugin.core.write(op))
+        added = bool(self.core.write(op))
         if added:
-            self.plugin.ha.sync_ports(router_id)
+            self.ha.sync_ports(router_id)
         return added
 
     def remove(self, agent_id: str, router_id: str) -> str:
@@ -314,6 +324,6 @@ class Scheduler:
             conn.execute(sa.delete(t.routerl3agentbindings).where(
                 b.router_id == router_id, b.l3_agent_id == agent_id))
             return str(agent.host)
-        host = str(self.plugin.core.write(op))
-        self.plugin.ha.delete_ports(router_id, agent_id)
+        host = str(self.core.write(op))
+        self.ha.delete_ports(router_id, agent_id)
         return host

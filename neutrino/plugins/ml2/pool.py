@@ -143,6 +143,7 @@ class IdPool:
         if series is not None:
             select = select.select_from(series)
         if dialect.name == "postgresql":
+            # deferred: PostgreSQL's dialect (22 modules) is loaded only where the engine uses it
             from sqlalchemy.dialects.postgresql import insert as pg_insert
             conn.execute(pg_insert(self.table).from_select(cols, select)
                          .on_conflict_do_nothing())

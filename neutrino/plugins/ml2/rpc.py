@@ -16,7 +16,7 @@ others still done.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import oslo_messaging
 import sqlalchemy as sa
@@ -26,6 +26,9 @@ from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.ml2 import devices_db, provisioning, segments_db
+
+if TYPE_CHECKING:
+    from neutrino.plugins.core import CorePlugin
 
 LOG = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ Batch = Callable[[Connection, Sequence[str], "str | None", Changes], R]
 class L2Endpoint:
     target = oslo_messaging.Target(version=VERSION)
 
-    def __init__(self, plugin: Any) -> None:
+    def __init__(self, plugin: CorePlugin) -> None:
         self.plugin = plugin
 
     # -- calls ----------------------------------------------------------------------
@@ -135,7 +138,7 @@ class L2Endpoint:
         ids, ordered, here = self._located(conn, devices, host)
         wired = here | devices_db.ha_router_ports(conn, [p for p in ordered if p not in here])
         segment_of = devices_db.bound_segments(conn, [p for p in ordered if p in wired])
-        ports = self.plugin._load_ports(conn, [p for p in ordered if p in segment_of])
+        ports = self.plugin.load_ports(conn, [p for p in ordered if p in segment_of])
         segments = segments_db.dicts_by_id(conn, segment_of.values())
         mtus = devices_db.network_mtus(conn, (p["network_id"] for p in ports.values()))
         statuses: dict[str, str] = {}
@@ -189,7 +192,7 @@ class L2Endpoint:
         subscribed = self.plugin.events.wants("ports", ev.AFTER_UPDATE)
         before = loaded
         if before is None and subscribed:
-            before = self.plugin._load_ports(conn, list(wanted))
+            before = self.plugin.load_ports(conn, list(wanted))
         current = ({pid: port["status"] for pid, port in before.items()} if before is not None
                    else devices_db.statuses(conn, list(wanted)))
         changed = {pid: status for pid, status in wanted.items()
@@ -199,7 +202,7 @@ class L2Endpoint:
             for part in store.chunks(ids):
                 store.bump_where(conn, t.ports, P.id.in_(part), values={"status": status})
         if subscribed and changed and before is not None:
-            after = self.plugin._load_ports(conn, list(changed))
+            after = self.plugin.load_ports(conn, list(changed))
             changes.extend((before[pid], after[pid]) for pid in changed)
 
     def _refresh_tunnels(self, devices: list[str], host: str) -> None:

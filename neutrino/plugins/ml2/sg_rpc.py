@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import netaddr
 import oslo_messaging
@@ -27,6 +27,9 @@ from neutrino.db import tables as t
 from neutrino.plugins import ports as ports_mod
 from neutrino.plugins.ml2.agent_notifier import is_trusted
 from neutrino.rpc import topics
+
+if TYPE_CHECKING:
+    from neutrino.plugins.core import CorePlugin
 
 P, SGB = t.ports.c, t.securitygroupportbindings.c
 R, SG = t.securitygrouprules.c, t.securitygroups.c
@@ -67,7 +70,7 @@ def provider_rules(fixed_ips: list[str]) -> list[dict[str, Any]]:
 class SecurityGroupEndpoint:
     target = oslo_messaging.Target(version=topics.SG_PLUGIN_VERSION)
 
-    def __init__(self, plugin: Any) -> None:
+    def __init__(self, plugin: CorePlugin) -> None:
         self.plugin = plugin
 
     # -- lookups (each one query) ------------------------------------------------------
@@ -83,7 +86,7 @@ class SecurityGroupEndpoint:
         clauses = [P.id.in_(full)] if full else []
         clauses += [P.id.startswith(d) for d in short]
         rows = list(conn.execute(sa.select(t.ports).where(sa.or_(*clauses))))
-        items = self.plugin._loaded(conn, "ports", ports_mod.to_dicts(conn, rows))
+        items = self.plugin.completed(conn, "ports", ports_mod.to_dicts(conn, rows))
         out: dict[str, dict[str, Any]] = {}
         for port in items:
             if is_trusted(port):

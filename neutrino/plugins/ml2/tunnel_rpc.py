@@ -9,7 +9,7 @@ reporting stops being a peer after ``agent_down_time``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import oslo_messaging
 import sqlalchemy as sa
@@ -18,11 +18,14 @@ from sqlalchemy import Connection
 from neutrino.db import tables as t
 from neutrino.plugins.ml2 import agents_db
 
+if TYPE_CHECKING:
+    from neutrino.plugins.core import CorePlugin
+
 
 class TunnelEndpoint:
     target = oslo_messaging.Target(version="1.4")
 
-    def __init__(self, plugin: Any) -> None:
+    def __init__(self, plugin: CorePlugin) -> None:
         self.plugin = plugin
 
     def tunnel_sync(self, context: Any, tunnel_ip: str, tunnel_type: str | None = None,

@@ -9,9 +9,8 @@ is what ``shared: true`` creates from now on; then the column goes.
 """
 import uuid
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0005'
 down_revision = '0004'

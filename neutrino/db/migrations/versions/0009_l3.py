@@ -3,9 +3,8 @@
 Revision ID: 0009_l3
 Revises: 0008
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0009_l3'
 down_revision = '0008'

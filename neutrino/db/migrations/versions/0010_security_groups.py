@@ -6,9 +6,8 @@ Revises: 0009_l3
 Each project's ``default`` group is recorded in ``default_security_group``,
 keyed by project, so that concurrent servers create it exactly once.
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0010_security_groups'
 down_revision = '0009_l3'

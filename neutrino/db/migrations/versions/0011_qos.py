@@ -3,9 +3,8 @@
 Revision ID: 0011_qos
 Revises: 0010_security_groups
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0011_qos'
 down_revision = '0010_security_groups'

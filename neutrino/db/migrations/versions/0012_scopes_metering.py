@@ -6,9 +6,8 @@ Revises: 0011_qos
 Subnet pools already carry ``address_scope_id``; it gains an index, since
 a scope's pools are looked up by it (overlap checks, deletion).
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0012_scopes_metering'
 down_revision = '0011_qos'

@@ -8,9 +8,8 @@ name, description, timestamps and revision. Existing segments get their
 timestamps from now and revision 0, as a new segment has. Trunks
 (``trunk``) and their subports get their tables.
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0013_segments_trunks'
 down_revision = '0012_scopes_metering'

@@ -3,9 +3,8 @@
 Revision ID: 0014_provisioning
 Revises: 0013_segments_trunks
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0014_provisioning'
 down_revision = '0013_segments_trunks'

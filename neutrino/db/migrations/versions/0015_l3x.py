@@ -3,9 +3,8 @@
 Revision ID: 0015_l3x
 Revises: 0014_provisioning
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0015_l3x'
 down_revision = '0014_provisioning'

@@ -6,9 +6,8 @@ Revises: 0015_l3x
 """
 import uuid
 
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0016_sgx'
 down_revision = '0015_l3x'

@@ -3,9 +3,8 @@
 Revision ID: 0017_dhcp_scheduling
 Revises: 0016_sgx
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0017_dhcp_scheduling'
 down_revision = '0016_sgx'

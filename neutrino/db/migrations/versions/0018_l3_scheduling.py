@@ -3,9 +3,8 @@
 Revision ID: 0018_l3_scheduling
 Revises: 0017_dhcp_scheduling
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0018_l3_scheduling'
 down_revision = '0017_dhcp_scheduling'

@@ -3,9 +3,8 @@
 Revision ID: 0020_dvr
 Revises: 0018_l3_scheduling
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0020_dvr'
 down_revision = '0018_l3_scheduling'

@@ -3,9 +3,8 @@
 Revision ID: 0021_l3_ha
 Revises: 0020_dvr
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0021_l3_ha'
 down_revision = '0020_dvr'

@@ -3,9 +3,8 @@
 Revision ID: 0022_l3ha_vrid
 Revises: 0021_l3_ha
 """
-from alembic import op
 import sqlalchemy as sa
-
+from alembic import op
 
 revision = '0022_l3ha_vrid'
 down_revision = '0021_l3_ha'
