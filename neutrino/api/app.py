@@ -15,6 +15,7 @@ import falcon
 from neutrino.api import custom_routes, discovery, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
 from neutrino.api.hooks.context import ContextHook
+from neutrino.api.hooks.nul import NulHook
 from neutrino.api.hooks.translation import add_error_handlers
 
 LOG = logging.getLogger("neutrino.api")
@@ -22,7 +23,8 @@ ACCESS = logging.getLogger("neutrino.access")
 
 
 def build_falcon(api: Api) -> falcon.App:
-    app = falcon.App(middleware=[ContextHook(api)])
+    middleware: list[Any] = [ContextHook(api), NulHook()]
+    app = falcon.App(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.keep_blank_qs_values = True
     app.req_options.auto_parse_qs_csv = False

@@ -8,7 +8,6 @@ from the ``ResourceDef``; nothing here names a resource.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,9 +22,9 @@ from neutrino.api.hooks import quota as quota_hook
 from neutrino.api.hooks.ownership import check_ownership
 from neutrino.api.hooks.policy import Shaper, Targets, not_found_for
 from neutrino.context import Context
+from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef
 
-_IF_MATCH = re.compile(r"^\s*revision_number=(\d+)\s*$")
 
 
 @dataclass
@@ -110,10 +109,35 @@ def params_of(req: falcon.Request) -> dict[str, list[str]]:
 
 
 def revision_of(req: falcon.Request) -> int | None:
+    """The revision an ``If-Match: revision_number=N`` etag requires.
+
+    As upstream: other etags are ignored, two revision etags or one that is
+    no integer are a bad request; beyond that, a revision its column cannot
+    hold is refused before it reaches SQL.
+    """
     header = req.get_header("If-Match")
-    match = _IF_MATCH.match(header) if header else None
-    # Upstream ignores an If-Match that is not about revision numbers.
-    return int(match.group(1)) if match else None
+    etags = [_etag(e) for e in header.split(",")] if header else []
+    wanted = [e.split("=", 1)[1] for e in etags if e.startswith("revision_number=")]
+    if not wanted:
+        return None
+    if len(wanted) > 1:
+        raise errors.BadRequest(resource="if-match",
+                                msg="Multiple revision_number etags are not supported.")
+    try:
+        number = int(wanted[0])
+    except ValueError:
+        raise errors.BadRequest(resource="if-match",
+                                msg="Revision number etag must be in the format of "
+                                    "revision_number=<int>") from None
+    if not v.INT32[0] <= number <= v.INT32[1]:
+        raise errors.InvalidInput(error_message=f"Revision number {wanted[0]} is "
+                                                f"out of range")
+    return number
+
+
+def _etag(text: str) -> str:
+    text = text.strip().removeprefix("W/")
+    return text[1:-1] if len(text) > 1 and text[0] == text[-1] == '"' else text
 
 
 def base_url(req: falcon.Request) -> str:

@@ -71,7 +71,9 @@ def _limit(raw: str | None, max_limit: int) -> int | None:
         return max_limit if max_limit > 0 else None
     try:
         limit = int(raw)
-        if limit < 0:
+        # The query asks for one row more than the page: that must still
+        # be a 64-bit integer on every backend.
+        if not 0 <= limit < v.INT64[1]:
             raise ValueError
     except ValueError:
         raise errors.BadRequest(resource="limit",

@@ -186,7 +186,9 @@ def insert(conn: Connection, project_id: str | None, rule: dict[str, Any],
 
 
 class SecurityGroupRules(Handler):
-    """``/v2.0/security-group-rules``: create (bulk: one group, atomic), read, delete."""
+    """``/v2.0/security-group-rules``: create (bulk: one group, atomic), read,
+    update (only ``description``: the one attribute upstream declares
+    updatable, so any other is refused before this is reached), delete."""
 
     table = R
 
@@ -265,6 +267,12 @@ class SecurityGroupRules(Handler):
 
     def before_list(self, ctx: Context, query: store.ListQuery) -> None:
         self.groups.before_list(ctx, query)
+
+    def update(self, conn: Connection, ctx: Context, rule_id: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        store.get_row(conn, R, rule_id, lambda: not_found(rule_id), for_update=True)
+        store.check_revision(conn, R, rule_id, revision)
+        store.bump(conn, R, rule_id, {k: data[k] for k in ("description",) if k in data})
 
     def delete(self, conn: Connection, rule_id: str, revision: int | None) -> None:
         row = store.get_row(conn, R, rule_id, lambda: not_found(rule_id), for_update=True)

@@ -83,8 +83,10 @@ def _not_in_a_trunk(conn: Connection, port_id: str) -> None:
 
 
 def check_parent(conn: Connection, ctx: Context, port_id: str) -> None:
-    _not_in_a_trunk(conn, port_id)
+    # Visibility first: a port the caller may not see is not found, whatever
+    # trunk it is in (a 409 would tell it exists).
     port_row(conn, ctx, port_id)
+    _not_in_a_trunk(conn, port_id)
     if is_bound(conn, port_id):
         raise errors.ParentPortInUse(port_id=port_id)
 
@@ -103,8 +105,8 @@ def check_subports(conn: Connection, ctx: Context, trunk_id: str | None, parent_
             raise errors.SubPortMtuGreaterThanTrunkPortMtu(
                 port_id=port_id, port_mtu=sub_mtu, trunk_id=parent_id, trunk_mtu=parent_mtu)
         kind, seg_id = _segmentation(sub)
-        _not_in_a_trunk(conn, port_id)
         row = port_row(conn, ctx, port_id)
+        _not_in_a_trunk(conn, port_id)
         if row.device_id:
             raise errors.PortInUse(port_id=port_id, net_id=row.network_id,
                                    device_id=row.device_id)

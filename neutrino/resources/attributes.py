@@ -50,6 +50,11 @@ class Attribute:
 
 
 def attr(name: str, validate: Callable[[Any], Any] | None = None, **kw: Any) -> Attribute:
+    """An attribute; an integer one filters by integers its column can hold
+    unless it says how its filter converts."""
+    bits = v.int_bits(validate)
+    if bits and kw.get("is_filter") and kw.get("convert_filter") is None:
+        kw["convert_filter"] = v.filter_int_of(bits)
     return Attribute(name, validate, **kw)
 
 

@@ -199,7 +199,7 @@ RULE_TYPE = resource(
     # ``qos-rule-type-filter``
     attr("all_rules", is_filter=True, is_visible=False, convert_filter=_flag),
     attr("all_supported", is_filter=True, is_visible=False, convert_filter=_flag),
-    has_tags=False, url_name="qos/rule-types",
+    has_tags=False, url_name="qos/rule-types", primary_key="type",
 )
 
 RESOURCES = (POLICY, RULE_TYPE, *RULES, *ALIAS_RULES)

@@ -48,19 +48,18 @@ def _supported_text() -> str:
 
 
 def protocol(value: Any) -> str | None:
-    """A protocol name (lower-cased) or number 0..255 as text; ``any`` is none."""
+    """A protocol name (lower-cased) or number 0..255 as text; ``any`` is none.
+
+    A number is a JSON integer or a string of digits: upstream would also
+    take ``7.9`` (and store "7.9"), which no firewall can enforce.
+    """
     if value is None or value == ANY:
         return None
-    if isinstance(value, bool):
-        raise errors.SecurityGroupRuleInvalidProtocol(protocol=value, values=_supported_text())
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        if isinstance(value, str) and value.lower() in PROTOCOLS:
-            return value.lower()
-        raise errors.SecurityGroupRuleInvalidProtocol(
-            protocol=value, values=_supported_text()) from None
-    if 0 <= number <= 255:
+    if isinstance(value, str) and value.lower() in PROTOCOLS:
+        return value.lower()
+    digits = isinstance(value, str) and value.isascii() and value.isdigit()
+    number = isinstance(value, int) and not isinstance(value, bool)
+    if (digits or number) and 0 <= int(value) <= 255:
         return str(value)
     raise errors.SecurityGroupRuleInvalidProtocol(protocol=value, values=_supported_text())
 

@@ -43,6 +43,8 @@ def string(max_len: int | None = None) -> Validator:
 def or_none(inner: Validator) -> Validator:
     def check(value: Any) -> Any:
         return None if value is None else inner(value)
+    if int_bits(inner):
+        check.int_bits = int_bits(inner)  # type: ignore[attr-defined]
     return check
 
 
@@ -70,22 +72,46 @@ def boolean(value: Any) -> bool:
     raise NotConvertible(f"'{value}' cannot be converted to boolean")
 
 
-def integer(lo: int | None = None, hi: int | None = None) -> Validator:
+# The signed ranges of the database's integer columns (``Integer``,
+# ``BigInteger``): a value beyond its column's range is refused here, the
+# same on every backend, rather than by whichever driver notices first.
+INT32 = (-2 ** 31, 2 ** 31 - 1)
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+
+
+def _column_range(bits: int) -> tuple[int, int]:
+    return INT64 if bits == 64 else INT32
+
+
+def integer(lo: int | None = None, hi: int | None = None, bits: int = 32) -> Validator:
+    """An integer within ``lo``..``hi`` and within the range of the
+    ``bits``-bit column that stores it (32 unless the column is a
+    ``BigInteger``)."""
+    col_lo, col_hi = _column_range(bits)
+    low = col_lo if lo is None else max(lo, col_lo)
+    high = col_hi if hi is None else min(hi, col_hi)
+
     def check(value: Any) -> int:
         if isinstance(value, bool):
             raise NotConvertible(f"'{value}' is not an integer")
         try:
             num = int(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise NotConvertible(f"'{value}' is not an integer") from None
         if isinstance(value, float) and value != num:
             raise NotConvertible(f"'{value}' is not an integer")
-        if lo is not None and num < lo:
-            raise Invalid(f"'{num}' is too small - must be at least '{lo}'")
-        if hi is not None and num > hi:
-            raise Invalid(f"'{num}' is too large - must be no larger than '{hi}'")
+        if num < low:
+            raise Invalid(f"'{num}' is too small - must be at least '{low}'")
+        if num > high:
+            raise Invalid(f"'{num}' is too large - must be no larger than '{high}'")
         return num
+    check.int_bits = bits  # type: ignore[attr-defined]
     return check
+
+
+def int_bits(validator: Validator | None) -> int | None:
+    """The column width an integer validator declares, if it is one."""
+    return getattr(validator, "int_bits", None)
 
 
 def values(*allowed: Any, convert: Validator | None = None) -> Validator:
@@ -98,6 +124,8 @@ def values(*allowed: Any, convert: Validator | None = None) -> Validator:
         if value not in allowed:
             raise Invalid(f"{value!r} is not in {list(allowed)!r}".replace('"', "'"))
         return value
+    if int_bits(convert):
+        check.int_bits = int_bits(convert)  # type: ignore[attr-defined]
     return check
 
 
@@ -107,10 +135,23 @@ def ip_address(value: Any) -> str:
     try:
         ip = netaddr.IPAddress(value, flags=netaddr.INET_PTON)
     except (netaddr.AddrFormatError, ValueError, TypeError):
-        raise Invalid(f"'{value}' is not a valid IP address") from None
+        ip = _zero_filled(value)
+        if ip is None:
+            raise Invalid(f"'{value}' is not a valid IP address") from None
     if ip.version == 4 and str(ip) != value:
         raise Invalid(f"'{value}' is not an accepted IP address, '{ip}' is recommended")
     return str(ip)
+
+
+def _zero_filled(value: str) -> netaddr.IPAddress | None:
+    """An IPv4 address written with leading zeros (``010.0.0.1``): upstream
+    names the address it recommends instead of calling it invalid."""
+    if ":" in value or value.count(".") != 3 or re.search(r"\s", value):
+        return None
+    try:
+        return netaddr.IPAddress(value, flags=netaddr.ZEROFILL | netaddr.INET_PTON)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None
 
 
 def subnet_cidr(value: Any) -> str:
@@ -130,14 +171,43 @@ def subnet_cidr(value: Any) -> str:
     return str(net.cidr)
 
 
+def subnet(value: Any) -> str:
+    """A CIDR as upstream's subnet validator takes it, normalised to its
+    network: no whitespace, an explicit prefix length, and for IPv4 no
+    other spelling than the canonical one (``10.0.0.0/255.255.255.0`` is
+    refused). Host bits are accepted, as upstream."""
+    if not isinstance(value, str) or re.search(r"\s", value):
+        raise Invalid(f"'{value}' is not a valid IP subnet")
+    try:
+        net = netaddr.IPNetwork(value)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        raise Invalid(f"'{value}' is not a valid IP subnet") from None
+    if "/" not in value or (net.version == 4 and str(net) != value):
+        raise Invalid(f"'{value}' isn't a recognized IP subnet cidr, "
+                      f"'{net.cidr}' is recommended")
+    return str(net.cidr)
+
+
+def subnet_list(value: Any) -> list[str]:
+    """Subnet pool ``prefixes``: subnets, none given twice."""
+    if not isinstance(value, list):
+        raise Invalid(f"'{value}' is not a list")
+    texts = [str(x) for x in value]
+    if len(set(texts)) != len(texts):
+        raise Invalid(f"Duplicate items in the list: '{', '.join(texts)}'")
+    return [subnet(x) for x in value]
+
+
 def ip_or_subnet(value: Any) -> str:
-    """An address or a CIDR (allowed address pairs accept both)."""
+    """An address or a CIDR (allowed address pairs accept both); a CIDR is
+    checked as ``subnet`` checks it but kept as given, host bits included."""
     if isinstance(value, str) and "/" in value:
         try:
-            return str(netaddr.IPNetwork(value))
-        except (netaddr.AddrFormatError, ValueError):
+            subnet(value)
+        except Invalid:
             raise Invalid(f"'{value}' is neither a valid IP address, nor is it "
                           f"a valid IP subnet") from None
+        return str(netaddr.IPNetwork(value))
     try:
         return ip_address(value)
     except Invalid:
@@ -149,8 +219,9 @@ def mac_address(value: Any) -> str:
     if not isinstance(value, str) or not _MAC_RE.match(value):
         raise Invalid(f"'{value}' is not a valid MAC address")
     mac = value.lower().replace("-", ":")
-    # Upstream refuses only the all-zero MAC; multicast ones are accepted.
-    if mac == "00:00:00:00:00:00":
+    # Upstream refuses the all-zero and the broadcast MAC; other multicast
+    # ones are accepted.
+    if mac in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff"):
         raise Invalid(f"'{value}' is not a valid MAC address")
     return mac
 
@@ -196,8 +267,20 @@ def dict_or_empty(value: Any) -> dict[str, Any]:
     return value
 
 
-def filter_int(text: str) -> int:
-    return int(text)
+def filter_int_of(bits: int) -> Callable[[str], int]:
+    """A filter's text as an integer its ``bits``-bit column can hold."""
+    low, high = _column_range(bits)
+
+    def convert(text: str) -> int:
+        num = int(text)
+        if not low <= num <= high:
+            raise Invalid(f"'{text}' is out of range")
+        return num
+    return convert
+
+
+filter_int = filter_int_of(32)
+filter_int64 = filter_int_of(64)
 
 
 def filter_bool(text: str) -> bool:
@@ -214,7 +297,7 @@ def _nameserver(value: Any) -> str:
 
 
 nameservers = list_of(_nameserver, unique="nameserver")
-host_routes = list_of(dict_with({"destination": subnet_cidr, "nexthop": ip_address},
+host_routes = list_of(dict_with({"destination": subnet, "nexthop": ip_address},
                                 ("destination", "nexthop"), "host route"),
                       unique="hostroute")
 allocation_pools = list_of(dict_with({"start": ip_address, "end": ip_address},
@@ -298,4 +381,4 @@ def _dhcp_opt(value: Any) -> dict[str, Any]:
 
 
 extra_dhcp_opts = list_of(_dhcp_opt)
-prefixes = list_of(subnet_cidr)
+prefixes = subnet_list

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from neutrino import errors
+from neutrino.api.hooks import nul
 from neutrino.context import Context
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import UNSET, Attribute, ResourceDef
@@ -19,9 +20,11 @@ def parse_json(raw: bytes) -> Any:
     if not raw:
         raise errors.HTTPBadRequest(msg="Body contains invalid data")
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise errors.HTTPBadRequest(msg="Body contains invalid data") from None
+    nul.check_value(value)
+    return value
 
 
 def items_of(rdef: ResourceDef, body: Any) -> tuple[list[dict[str, Any]], bool]:

@@ -154,7 +154,7 @@ class QosPlugin(ServicePlugin):
                 return self.policies.present(conn, ctx, items), more
             return self._read(load)
         if plural == "rule_types":
-            return self._rule_types(query), False
+            return _page_of_types(self._rule_types(query), query)
         if plural not in self.types:
             raise errors.MethodNotAllowed()
         return self._read(lambda conn: self.rules.list(conn, self.types[plural], query))
@@ -223,6 +223,21 @@ class QosPlugin(ServicePlugin):
         if name not in qos.RULE_TYPES:
             raise errors.ResourceNotFound()
         return {"type": name, "drivers": self.support.details(name)}
+
+
+def _page_of_types(types: list[dict[str, Any]],
+                   query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+    """A page of rule types, in the order the backends list them; a type
+    names itself, so it is the marker (there is no ``id``)."""
+    items = types[::-1] if query.page_reverse else list(types)
+    if query.marker:
+        names = [t["type"] for t in items]
+        query.marker_found = query.marker in names
+        items = items[names.index(query.marker) + 1:] if query.marker_found else []
+    more = bool(query.limit) and len(items) > (query.limit or 0)
+    if query.limit:
+        items = items[:query.limit]
+    return (items[::-1] if query.page_reverse else items), more
 
 
 def _rule_not_found(rid: str, policy_id: str) -> errors.NeutronException:
