@@ -94,6 +94,14 @@ class DefaultSecurityGroupRules:
         rows, more = store.paged_select(conn, D, clauses, query)
         return [to_dict(r) for r in rows], more
 
+    def update(self, conn: Connection, ctx: Context, rid: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        """Nothing is writable and upstream implements no update: an update
+        that names no attribute (the only one validation lets through) is
+        answered as upstream's plugin answers it, not as a crash."""
+        store.get_row(conn, D, rid, lambda: not_found(rid))
+        raise errors.NotImplementedError()
+
     def delete(self, conn: Connection, rid: str, revision: int | None) -> None:
         store.get_row(conn, D, rid, lambda: not_found(rid), for_update=True)
         conn.execute(sa.delete(D).where(D.c.id == rid))
