@@ -15,6 +15,7 @@ import falcon
 
 from neutrino.api import openapi_types as types
 from neutrino.api.controller import Api, send
+from neutrino.db.query import TAG_FILTERS
 from neutrino.resources.attributes import ResourceDef
 
 Schema = dict[str, Any]
@@ -221,11 +222,14 @@ def _writable(rdef: ResourceDef, flag: str) -> Schema:
 
 
 def _list_params(rdef: ResourceDef) -> list[Schema]:
-    """Filters (repeatable: any of the values), sorting, paging, fields."""
+    """Filters (repeatable: any of the values), tag filters, sorting, paging, fields."""
     params: list[Schema] = [
         {"name": a.name, "in": "query", "style": "form", "explode": True,
          "schema": {"type": "array", "items": types.of_filter(a)}}
         for a in rdef.attributes.values() if a.is_filter]
+    if rdef.has_tags:  # comma-separated tags, as upstream's tag filters
+        params += [{"name": name, "in": "query", "schema": {"type": "string"}}
+                   for name in TAG_FILTERS]
     sort_keys = [a.name for a in rdef.attributes.values() if a.is_sort_key]
     if sort_keys:
         params.append({"name": "sort_key", "in": "query", "style": "form", "explode": True,
