@@ -77,13 +77,19 @@ def quota_mismatches(db_url: str, details: Callable[[str], dict[str, Any]]) -> l
         with engine.connect() as conn:
             projects = {row[0] for table in _COUNTED.values() for row in conn.execute(
                 sa.text(f"SELECT DISTINCT project_id FROM {table}")) if row[0]}
-            for project in sorted(projects):
+            # A project id with a slash has no quota URL (upstream's neither).
+            for project in sorted(p for p in projects if "/" not in p):
                 used = details(project)
                 for resource, table in _COUNTED.items():
                     count = conn.execute(sa.text(
                         f"SELECT count(*) FROM {table} WHERE project_id = :p"),
                         {"p": project}).scalar_one()
-                    reported = used.get(resource, {}).get("used")
+                    entry = used.get(resource, {})
+                    if not isinstance(entry, dict):
+                        out.append(f"project {project}: {resource} details unreadable: "
+                                   f"{entry!r}")
+                        continue
+                    reported = entry.get("used")
                     if reported is not None and reported != count:
                         out.append(f"project {project}: {resource} used {reported}, "
                                    f"{count} rows")

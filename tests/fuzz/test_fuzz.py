@@ -16,6 +16,7 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -79,5 +80,7 @@ def _generated(document: str) -> list[Generated]:
 
 
 def _details(base: str, project: str) -> dict[str, Any]:
-    body = requests.get(f"{base}/v2.0/quotas/{project}/details", timeout=60).json()
+    # Fuzzed project ids hold any character: quoted whole, or "a?b" reads "a".
+    body = requests.get(f"{base}/v2.0/quotas/{quote(project, safe='')}/details",
+                        timeout=60).json()
     return body.get("quota", {})
