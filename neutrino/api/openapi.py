@@ -49,8 +49,8 @@ def _path_param(name: str) -> Schema:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def _type_name(rdef: ResourceDef) -> str:
-    prefix = f"{rdef.parent}_" if rdef.parent else ""
+def _type_name(rdef: ResourceDef, parent: ResourceDef | None) -> str:
+    prefix = f"{parent.singular}_" if parent else ""
     return "".join(part.capitalize() for part in f"{prefix}{rdef.singular}".split("_"))
 
 
@@ -85,24 +85,24 @@ class _Builder:
     # -- the generic resources ----------------------------------------------
 
     def resource(self, rdef: ResourceDef) -> None:
-        name = _type_name(rdef)
+        parent = self.api.resources[rdef.parent] if rdef.parent else None
+        name = _type_name(rdef, parent)
         self.schemas[name] = _shown(rdef)
         self.schemas[f"{name}Create"] = _writable(rdef, "allow_post")
         self.schemas[f"{name}Update"] = _writable(rdef, "allow_put")
-        if rdef.parent is None:
+        if parent is None:
             collection = f"/v2.0/{rdef.url_plural}"
             member = collection + "/{id}"
             ids = ("", rdef.singular)
         else:
-            prdef = self.api.resources[rdef.parent]
-            collection = f"/v2.0/{prdef.url_plural}/{{{prdef.singular}_id}}/{rdef.url_plural}"
+            collection = f"/v2.0/{parent.url_plural}/{{{parent.singular}_id}}/{rdef.url_plural}"
             member = collection + "/{id}"
-            ids = (f"{prdef.singular}_", f"{prdef.singular}_{rdef.singular}")
+            ids = (f"{parent.singular}_", f"{parent.singular}_{rdef.singular}")
         self._collection(rdef, name, collection, ids)
         self._member(rdef, name, member, ids[1])
         for action, method in rdef.actions.items():
             body = _OBJECT if method.upper() in ("PUT", "POST") else None
-            self.operation(f"{member}/{action}", method, f"{action}_{ids[1]}",
+            self.operation(f"{member}/{action}", method, action,
                            _ok("200", _OBJECT), body=body, tag=rdef.plural)
         if rdef.has_tags and rdef.parent is None:
             self._tags(rdef, member)
