@@ -3,7 +3,6 @@ served to any caller and listed nowhere a Neutron client looks."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest

@@ -69,7 +69,8 @@ def generate(document: dict[str, Any], examples: int, derandomize: bool) -> list
     schema = schemathesis.openapi.from_dict(document)
     out = []
     for result in schema.get_all_operations():
-        op = result.ok()
+        # An operation schemathesis cannot read fails the run: the document is ours.
+        op = result.ok()  # type: ignore[union-attr]
         cases: list[Any] = []
         for mode in _modes(op):
             cases += _draw(op, mode, examples, derandomize)
@@ -167,12 +168,12 @@ class Fuzzer:
             if name == "tag":
                 continue
             prefix = path[:match.start()].rstrip("/")
-            for key, value in found.items():
-                prefix = prefix.replace(f"{{{key}}}", value)
-            value = self._first_id(prefix, name)
-            if value is None:
+            for key, known in found.items():
+                prefix = prefix.replace(f"{{{key}}}", known)
+            first = self._first_id(prefix, name)
+            if first is None:
                 return None
-            found[name] = value
+            found[name] = first
         return found or None
 
     def _first_id(self, collection: str, name: str) -> str | None:
