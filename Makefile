@@ -12,7 +12,7 @@ CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived libmariadb-dev pkg-config mariadb-server galera-4 rsync
 PYTEST_ARGS ?=
 
-.PHONY: run test install bytecode system-deps bench clean
+.PHONY: run test fuzz install bytecode system-deps bench clean
 
 install: $(STAMP) bytecode
 
@@ -49,6 +49,15 @@ test: install system-deps
 	@$(PY) tests/keystone/conftest.py > var/keystone-venv.log 2>&1 & \
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS); \
 	status=$$?; wait; exit $$status
+
+# `make fuzz`: the fuzzing suite of `make test` (tests/fuzz/), longer and
+# random: FUZZ_EXAMPLES cases per operation and kind of data, FUZZ_SECONDS
+# per backend and identity.
+FUZZ_EXAMPLES ?= 50
+FUZZ_SECONDS ?= 1800
+fuzz: install
+	NEUTRINO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) NEUTRINO_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	NEUTRINO_FUZZ_RANDOM=1 $(PY) -m pytest -q -p no:cacheprovider tests/fuzz $(PYTEST_ARGS)
 
 # `make bench`: neutrino on a fresh MariaDB database, benchmarks/api_bench.py
 # against it; UPSTREAM=1 also stands up upstream Neutron (../shared/anchors)

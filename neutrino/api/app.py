@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable
 
 import falcon
 
-from neutrino.api import custom_routes, discovery, quotas, tags
+from neutrino.api import custom_routes, discovery, openapi, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
 from neutrino.api.hooks.context import ContextHook
 from neutrino.api.hooks.nul import NulHook
@@ -33,6 +33,7 @@ def build_falcon(api: Api) -> falcon.App:
     app.add_route("/v2.0", discovery.V2Root(api))
     app.add_route("/v2.0/extensions", discovery.Extensions(api))
     app.add_route("/v2.0/extensions/{alias}", discovery.Extension(api))
+    app.add_route(openapi.PATH, openapi.Document(api))
     quotas.add_routes(app, api)
     for rdef in api.resources.values():
         if rdef.parent is not None:

@@ -22,6 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.schema import SchemaItem
+from sqlalchemy.dialects import mysql
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -171,10 +172,16 @@ extra_dhcp_opts = Table(
     UniqueConstraint("port_id", "opt_name", "ip_version"),
 )
 
+# A tag is its exact text on every backend: MariaDB's default collation
+# would make "a" and "A" one key (a duplicate-key crash, and filters
+# matching what SQLite and PostgreSQL do not).
+TAG_TEXT = String(255).with_variant(
+    mysql.VARCHAR(255, charset="utf8mb4", collation="utf8mb4_bin"), "mysql", "mariadb")
+
 tags = Table(
     "tags", metadata,
     Column("resource_id", String(36), nullable=False),
-    Column("tag", String(255), nullable=False),
+    Column("tag", TAG_TEXT, nullable=False),
     PrimaryKeyConstraint("resource_id", "tag"),
     Index("ix_tags_tag", "tag"),
 )

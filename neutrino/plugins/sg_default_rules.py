@@ -93,6 +93,14 @@ class DefaultSecurityGroupRules(TableHandler):
             **{k: rule.get(k) for k in RULE_FIELDS}))
         return rid
 
+    def update(self, conn: Connection, ctx: Context, rid: str, data: dict[str, Any],
+               revision: int | None) -> None:
+        """Nothing is writable and upstream implements no update: an update
+        that names no attribute (the only one validation lets through) is
+        answered as upstream's plugin answers it, not as a crash."""
+        self.row(conn, rid)
+        raise errors.NotImplementedError()
+
 
 def instantiate(conn: Connection, project_id: str, group_id: str, for_default: bool,
                 insert: Any) -> int:

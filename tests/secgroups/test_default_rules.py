@@ -142,6 +142,19 @@ def test_admins_write_readers_read(admin_t: Client, member_t: Client,
     error(admin_t.delete(f"{URL}/{made['id']}"), 404, "DefaultSecurityGroupRuleNotFound")
 
 
+def test_an_update_naming_nothing_is_not_implemented(admin_t: Client) -> None:
+    """Nothing is writable, so only an empty update passes validation; it
+    is answered as metering labels' are (upstream implements no update),
+    not with a crash (found by the fuzzing suite)."""
+    made = template(admin_t, protocol="udp", port_range_min=7, port_range_max=7)
+    error(admin_t.put(f"{URL}/{made['id']}", {"default_security_group_rule": {}}), 501,
+          "NotImplementedError")
+    error(admin_t.put(f"{URL}/{uuid.uuid4()}", {"default_security_group_rule": {}}), 404,
+          "DefaultSecurityGroupRuleNotFound")
+    assert admin_t.get(f"{URL}/{made['id']}")[1]["default_security_group_rule"] == made
+    assert admin_t.delete(f"{URL}/{made['id']}")[0] == 204
+
+
 def test_filter_on_use(member_t: Client) -> None:
     rules = member_t.get(f"{URL}?used_in_non_default_sg=false")[1]
     assert {r["remote_group_id"] for r in rules["default_security_group_rules"]} == {"PARENT"}

@@ -29,7 +29,7 @@ SERVICE_PLUGINS = ("router", "port_forwarding", "auto_allocate", "qos", "segment
                    "dhcp_agent_scheduler")
 EXTENSION_DRIVERS = ("port_security", "dns", "qos")
 # Endpoints of the API itself rather than of a resource: discovery and quotas.
-OWN_ENDPOINTS = ("", "extensions", "quotas")
+OWN_ENDPOINTS = ("", "extensions", "quotas", "openapi.json")
 # Defaults that mean "not given", left to the plugin, never validated.
 NOT_GIVEN = (None, AUTO)
 # The one extension declared by its driver: ``dns_name`` is checked against
