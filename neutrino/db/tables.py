@@ -21,8 +21,8 @@ from sqlalchemy import (
     Table,
     UniqueConstraint,
 )
-from sqlalchemy.schema import SchemaItem
 from sqlalchemy.dialects import mysql
+from sqlalchemy.schema import SchemaItem
 
 metadata = MetaData(naming_convention={
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",

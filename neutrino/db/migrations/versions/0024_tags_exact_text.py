@@ -3,10 +3,9 @@
 Revision ID: 0024_tags_exact_text
 Revises: 0023_quota_lock_generation
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import mysql
-
 
 revision = '0024_tags_exact_text'
 down_revision = '0023_quota_lock_generation'
