@@ -78,10 +78,11 @@ def _from_factory(name: str, env: dict[str, Any]) -> Schema | None:
         return out
     if name == "integer":
         out = {"type": "integer"}
-        if env.get("lo") is not None:
-            out["minimum"] = env["lo"]
-        if env.get("hi") is not None:
-            out["maximum"] = env["hi"]
+        # the bounds the check applies: the declared ones within the column's
+        if env.get("low") is not None:
+            out["minimum"] = env["low"]
+        if env.get("high") is not None:
+            out["maximum"] = env["high"]
         return out
     if name == "values" and "allowed" in env:
         return {"enum": list(env["allowed"])}
