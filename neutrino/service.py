@@ -13,6 +13,7 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.api import app as app_mod
+from neutrino.api import limits
 from neutrino.api.controller import Api
 from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.rpc.notifications import Notifications
@@ -145,7 +146,8 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None) -> Any:
     if conf.auth_strategy == "keystone":
         from keystonemiddleware import auth_token
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
-    return app_mod.with_access_log(app_mod.with_auth(wsgi, auth))
+    return app_mod.with_access_log(limits.with_body_limit(
+        app_mod.with_auth(wsgi, auth), conf.oslo_middleware.max_request_body_size))
 
 
 class RpcPlugins:

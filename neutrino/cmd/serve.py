@@ -23,6 +23,7 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.aio import run as aio
+from neutrino.cmd.front import BodyFirst
 from neutrino.cmd.logs import switch_access_log
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
@@ -74,12 +75,14 @@ class Server:
 
     def run(self) -> None:
         from granian.constants import HTTPModes, Interfaces
+        from granian.http import HTTP1Settings
         conf = self.conf
         server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
-            interface=Interfaces.WSGI, http=HTTPModes.http1,
+            # RSGI: bodies are read on the event loop (cmd/front.py).
+            interface=Interfaces.RSGI, http=HTTPModes.http1,
+            http1_settings=HTTP1Settings(header_read_timeout=conf.request_read_timeout * 1000),
             workers=conf.api_workers or os.cpu_count() or 1,
-            blocking_threads=conf.api_threads,
             # A worker that has not finished its requests in this time is killed.
             workers_kill_timeout=30,
             # granian's own lines (listening, workers, shutting down) go
@@ -136,11 +139,14 @@ def load_app(conf: cfg.ConfigOpts) -> Any:
     _forget_masters_children()
     app = build_wsgi(conf)
     tune_gc()
-    return app
+    return BodyFirst(app, threads=conf.api_threads,
+                     max_body=conf.oslo_middleware.max_request_body_size,
+                     read_timeout=conf.request_read_timeout,
+                     max_line=conf.max_header_line)
 
 
 def _worker(*args: Any, **kwargs: Any) -> None:
-    """granian's WSGI worker, ended as soon as granian is done with it: a
+    """granian's RSGI worker, ended as soon as granian is done with it: a
     worker that cast to agents holds oslo.messaging connection threads that
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""
@@ -156,7 +162,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
         signal.signal(sig, _stop_while_loading)
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
-        Granian._spawn_wsgi_worker(*args, **kwargs)
+        Granian._spawn_rsgi_worker(*args, **kwargs)
     finally:
         logging.shutdown()
         os._exit(0)
