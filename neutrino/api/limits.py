@@ -21,9 +21,12 @@ TIMED_OUT = (408, "HTTPRequestTimeout", "The client did not send the request in 
 BAD_LENGTH = (400, "HTTPBadRequest", "Content-Length is not a number of bytes.")
 URI_TOO_LONG = (414, "HTTPRequestURITooLong", "The request URI is too long.")
 HEADER_TOO_LONG = (431, "HTTPRequestHeaderFieldsTooLarge", "A request header is too long.")
+# Worded as the app's own 500 (api/hooks/translation.py).
+INTERNAL = (500, "HTTPInternalServerError",
+            "Request Failed: internal server error while processing your request.")
 _REASONS = {400: "Bad Request", 405: "Method Not Allowed", 408: "Request Timeout",
             413: "Request Entity Too Large", 414: "Request-URI Too Long",
-            431: "Request Header Fields Too Large"}
+            431: "Request Header Fields Too Large", 500: "Internal Server Error"}
 
 
 class TooLarge(Exception):

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
 from urllib.parse import unquote
 
-from neutrino.api.limits import (BAD_LENGTH, HEADER_TOO_LONG, TIMED_OUT, TOO_LARGE,
-                                 URI_TOO_LONG, TooLarge, refusal)
+from neutrino.api.limits import (BAD_LENGTH, HEADER_TOO_LONG, INTERNAL, TIMED_OUT,
+                                 TOO_LARGE, URI_TOO_LONG, TooLarge, refusal)
 
+LOG = logging.getLogger("neutrino.api")
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
@@ -57,8 +59,14 @@ class BodyFirst:
         except (asyncio.TimeoutError, RuntimeError):  # RuntimeError: the client went away
             return _respond(proto, _refused(*TIMED_OUT))
         environ = wsgi_environ(scope, body)
-        answer = await asyncio.get_running_loop().run_in_executor(
-            self.pool, self._call, environ)
+        try:
+            answer = await asyncio.get_running_loop().run_in_executor(
+                self.pool, self._call, environ)
+        except Exception:
+            # What escaped the app (a WSGI middleware's failure): granian
+            # would answer an empty 500.
+            LOG.exception("unexpected error on %s %s", scope.method, scope.path)
+            answer = _refused(*INTERNAL)
         _respond(proto, answer)
 
     def _too_long(self, scope: Any) -> tuple[int, str, str] | None:

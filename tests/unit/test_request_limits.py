@@ -2,15 +2,18 @@
 shortening quoted values, measuring nesting, the RSGI scope's environ."""
 from __future__ import annotations
 
+import asyncio
 import io
 from types import SimpleNamespace
+from typing import Any
 
+import orjson
 import pytest
 
 from neutrino.api.hooks.body import _depth_exceeds
 from neutrino.api.hooks.translation import shortened
 from neutrino.api.limits import TooLarge, read_body
-from neutrino.cmd.front import wsgi_environ
+from neutrino.cmd.front import BodyFirst, wsgi_environ
 
 
 class Trickle(io.RawIOBase):
@@ -91,3 +94,75 @@ def test_the_environ_of_an_rsgi_request() -> None:
     assert environ["CONTENT_LENGTH"] == "2" and environ["wsgi.input"].read() == b"{}"
     assert environ["HTTP_X_AUTH_TOKEN"] == "t"
     assert "HTTP_TRANSFER_ENCODING" not in environ and "HTTP_CONTENT_LENGTH" not in environ
+
+
+class FakeProto:
+    """granian's RSGI protocol: the body's chunks, then the answer given."""
+
+    def __init__(self, chunks: list[bytes], stall: bool = False) -> None:
+        self.chunks = chunks
+        self.stall = stall
+        self.answer: tuple[int, dict[str, str], bytes] | None = None
+
+    async def _iterate(self):  # type: ignore[no-untyped-def]
+        for chunk in self.chunks:
+            yield chunk
+        if self.stall:
+            await asyncio.sleep(3600)
+
+    def __aiter__(self):  # type: ignore[no-untyped-def]
+        return self._iterate()
+
+    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.answer = (status, dict(headers), body)
+
+
+def _scope(headers: dict[str, str]) -> SimpleNamespace:
+    return SimpleNamespace(
+        method="POST", path="/v2.0/networks", query_string="", server="127.0.0.1:9696",
+        client="127.0.0.1:40000", http_version="1.1", scheme="http",
+        headers=SimpleNamespace(items=lambda: list(headers.items()), get=headers.get))
+
+
+def _serve(app: Any, scope: SimpleNamespace, proto: FakeProto, max_body: int = 10,
+           timeout: float = 5) -> tuple[int, str]:
+    front = BodyFirst(app, threads=1, max_body=max_body, read_timeout=timeout, max_line=100)
+    try:
+        asyncio.run(front.__rsgi__(scope, proto))
+    finally:
+        front.pool.shutdown()
+    assert proto.answer is not None
+    status, _, body = proto.answer
+    return status, orjson.loads(body)["NeutronError"]["type"] if status >= 400 else body
+
+
+def _echo(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    start_response("200 OK", [])
+    return [environ["wsgi.input"].read()]
+
+
+def test_the_front_hands_the_app_the_whole_body() -> None:
+    proto = FakeProto([b"01234", b"56789"])
+    assert _serve(_echo, _scope({}), proto) == (200, b"0123456789")
+
+
+def test_the_front_refuses_a_declared_length_before_reading() -> None:
+    proto = FakeProto([b"x" * 100])
+    assert _serve(_echo, _scope({"content-length": "100"}), proto) == \
+        (413, "HTTPRequestEntityTooLarge")
+
+
+def test_the_front_refuses_a_chunked_body_past_the_limit() -> None:
+    assert _serve(_echo, _scope({}), FakeProto([b"x" * 6, b"x" * 6])) == \
+        (413, "HTTPRequestEntityTooLarge")
+
+
+def test_the_front_gives_up_on_a_stalled_body() -> None:
+    proto = FakeProto([b"x"], stall=True)
+    assert _serve(_echo, _scope({}), proto, timeout=0.2) == (408, "HTTPRequestTimeout")
+
+
+def test_the_front_answers_a_neutron_500_for_what_escapes_the_app() -> None:
+    def broken(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        raise RuntimeError("a middleware failed")
+    assert _serve(broken, _scope({}), FakeProto([])) == (500, "HTTPInternalServerError")
