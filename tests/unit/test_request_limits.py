@@ -50,6 +50,12 @@ def test_a_short_body_ends_where_the_client_stopped() -> None:
     assert read_body(Trickle(b"0123"), 10, 10) == b"0123"
 
 
+def test_a_policy_rule_name_is_not_a_value_to_shorten() -> None:
+    message = ("(rule:update_router and rule:update_router:external_gateway_info:"
+               "external_fixed_ips) is disallowed by policy")
+    assert shortened(message) == message
+
+
 def test_ordinary_messages_are_unchanged() -> None:
     message = ("Unable to complete operation on network 4f5c3d8e-8a0e-4a47-9c52-"
                "0cbb0a1b2c3d. There are one or more ports still in use on the network.")

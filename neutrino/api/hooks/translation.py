@@ -19,17 +19,20 @@ LOG = logging.getLogger("neutrino.api")
 
 
 # An error quotes what it refuses; of an overlong value it quotes a prefix,
-# so that an answer never grows with what a client sent.
+# so that an answer never grows with what a client sent. Runs up to
+# LONGEST_RUN are left whole: policy rule names are that long.
 QUOTED_PREFIX = 50
+LONGEST_RUN = 128
 MAX_MESSAGE = 1024
 ELLIPSIS = "..."
 # Quotes end a run, so that a shortened value keeps its closing quote.
-_LONG_RUN = re.compile(r"[^\s'\"]{%d,}" % (QUOTED_PREFIX + len(ELLIPSIS) + 1))
+_LONG_RUN = re.compile(r"[^\s'\"]{%d,}" % (LONGEST_RUN + 1))
 
 
 def shortened(message: str) -> str:
-    """``message`` with every unbroken run longer than a short prefix cut to
-    that prefix, and the whole cut to a bound, each cut marked by an ellipsis."""
+    """``message`` with every unbroken run longer than any identifier cut to
+    a short prefix, and the whole cut to a bound, each cut marked by an
+    ellipsis."""
     message = _LONG_RUN.sub(lambda m: m.group(0)[:QUOTED_PREFIX] + ELLIPSIS, message)
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + ELLIPSIS
