@@ -67,8 +67,13 @@ def test_a_long_value_keeps_a_prefix_and_its_quotes() -> None:
         f"'{'v' * 50}...' is not a valid UUID"
 
 
+def test_a_value_as_long_as_an_attribute_allows_is_quoted_whole() -> None:
+    message = f"'{'a.' * 128}a' exceeds the 255 character FQDN limit."
+    assert shortened(message) == message
+
+
 def test_a_long_message_of_short_words_is_bounded() -> None:
-    assert len(shortened("ab " * 100_000)) < 1100
+    assert len(shortened("ab " * 100_000)) < 2100
 
 
 @pytest.mark.parametrize("data, deepest", [

@@ -20,10 +20,11 @@ LOG = logging.getLogger("neutrino.api")
 
 # An error quotes what it refuses; of an overlong value it quotes a prefix,
 # so that an answer never grows with what a client sent. Runs up to
-# LONGEST_RUN are left whole: policy rule names are that long.
+# LONGEST_RUN are left whole, as upstream quotes them: policy rule names,
+# values just past an attribute's length (a 257-character FQDN).
 QUOTED_PREFIX = 50
-LONGEST_RUN = 128
-MAX_MESSAGE = 1024
+LONGEST_RUN = 512
+MAX_MESSAGE = 2048
 ELLIPSIS = "..."
 # Quotes end a run, so that a shortened value keeps its closing quote.
 _LONG_RUN = re.compile(r"[^\s'\"]{%d,}" % (LONGEST_RUN + 1))
