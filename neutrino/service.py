@@ -14,6 +14,7 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino.api import app as app_mod
+from neutrino.api import limits
 from neutrino.api.controller import Api
 from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
 from neutrino.api.hooks.notifier import NotifierHook
@@ -155,7 +156,8 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
         # deferred: keystonemiddleware (and its dependencies) only with auth_strategy = keystone
         from keystonemiddleware import auth_token
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
-    return app_mod.with_access_log(app_mod.with_auth(wsgi, auth))
+    return app_mod.with_access_log(limits.with_body_limit(
+        app_mod.with_auth(wsgi, auth), conf.oslo_middleware.max_request_body_size))
 
 
 def health_probes(conf: cfg.ConfigOpts) -> list[Probe]:

@@ -89,7 +89,8 @@ def run(conf: cfg.ConfigOpts, api: Any) -> None:
     started: list[Any] = []  # what to stop, in start order
     try:
         try:  # bound first: a second all-in-one on the same port stops here
-            http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port)
+            http = ThreadedWsgi(build_wsgi(conf, api), conf.bind_host, conf.bind_port,
+                                read_timeout=conf.request_read_timeout)
         except OSError as exc:
             raise StartupError(f"cannot listen on {conf.bind_host}:{conf.bind_port}: "
                                f"{exc}") from None

@@ -23,7 +23,7 @@ ACCESS = logging.getLogger("neutrino.access")
 
 
 def build_falcon(api: Api) -> falcon.App:
-    middleware: list[Any] = [ContextHook(api), NulHook()]
+    middleware: list[Any] = [ContextHook(api), NulHook(), NoOptions()]
     app = falcon.App(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.keep_blank_qs_values = True
@@ -50,6 +50,19 @@ def build_falcon(api: Api) -> falcon.App:
     for route in api.routes:
         app.add_route(f"/v2.0{route.path}", custom_routes.Route(api, route))
     return app
+
+
+class NoOptions:
+    """``OPTIONS`` is not a Neutron method: 405 with the methods a route has,
+    as upstream answers it, instead of Falcon's empty 200."""
+
+    def process_resource(self, req: falcon.Request, resp: falcon.Response,
+                         resource: Any, params: dict[str, Any]) -> None:
+        if req.method != "OPTIONS" or resource is None:
+            return
+        allowed = [m for m in ("GET", "POST", "PUT", "DELETE")
+                   if hasattr(resource, "on_" + m.lower())]
+        raise falcon.HTTPMethodNotAllowed(allowed)
 
 
 class _UnderParent:

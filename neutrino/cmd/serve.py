@@ -30,6 +30,7 @@ from oslo_config import cfg
 
 from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
+from neutrino.cmd.front import BodyFirst
 from neutrino.cmd.logs import switch_access_log
 from neutrino.cmd.supervise import (STOPS, Backoff, RunningFlag, Supervised, exit_status,
                                     start_with_stops_held)
@@ -84,12 +85,14 @@ class Server:
     def run(self) -> None:
         # deferred: granian is loaded only by a process that serves the API with it
         from granian.constants import HTTPModes, Interfaces
+        from granian.http import HTTP1Settings
         conf, probes = self.conf, self.probes
         server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
-            interface=Interfaces.WSGI, http=HTTPModes.http1,
+            # RSGI: bodies are read on the event loop (cmd/front.py).
+            interface=Interfaces.RSGI, http=HTTPModes.http1,
+            http1_settings=HTTP1Settings(header_read_timeout=conf.request_read_timeout * 1000),
             workers=conf.api_workers or os.cpu_count() or 1,
-            blocking_threads=conf.api_threads,
             # A worker that has not finished its requests in this time is killed.
             workers_kill_timeout=30,
             # A worker that dies is replaced (``_granian``), not the whole server stopped.
@@ -175,11 +178,14 @@ def load_app(conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> Any:
     _forget_masters_children()
     app = build_wsgi(conf, probes=probes)
     tune_gc()
-    return app
+    return BodyFirst(app, threads=conf.api_threads,
+                     max_body=conf.oslo_middleware.max_request_body_size,
+                     read_timeout=conf.request_read_timeout,
+                     max_line=conf.max_header_line)
 
 
 def _worker(*args: Any, **kwargs: Any) -> None:
-    """granian's WSGI worker, ended as soon as granian is done with it: a
+    """granian's RSGI worker, ended as soon as granian is done with it: a
     worker that cast to agents holds oslo.messaging connection threads that
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""
@@ -197,7 +203,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     code = 0
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
-        Granian._spawn_wsgi_worker(*args, **kwargs)
+        Granian._spawn_rsgi_worker(*args, **kwargs)
     except Exception:  # noqa: BLE001 - the master logs the exit status
         LOG.exception("API worker failed")
         code = 1

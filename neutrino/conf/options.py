@@ -22,6 +22,12 @@ CORE_OPTS = [
                help="Number of API worker processes; defaults to the number of CPUs."),
     cfg.IntOpt("api_threads", default=8, min=1,
                help="Threads per API worker process (neutrino-specific)."),
+    cfg.IntOpt("request_read_timeout", default=30, min=1,
+               help="Seconds a client has to send a request's headers, and then its "
+                    "body, before its connection is closed (neutrino-specific)."),
+    cfg.IntOpt("max_header_line", default=16384, min=1,
+               help="Maximum line size of message headers to be accepted; the "
+                    "request target counts as one."),
     cfg.StrOpt("auth_strategy", default="keystone", choices=["keystone", "noauth"],
                help="The type of authentication to use."),
     cfg.StrOpt("core_plugin", default="ml2", help="The core plugin Neutron will use."),
@@ -76,6 +82,13 @@ QUOTA_OPTS = [
 ]
 
 
+# Upstream reads this group through oslo.middleware's sizelimit filter.
+OSLO_MIDDLEWARE_OPTS = [
+    cfg.IntOpt("max_request_body_size", default=114688, min=0,
+               help="The maximum body size for each request, in bytes."),
+]
+
+
 SERVICE_PROVIDER_OPTS = [
     cfg.MultiStrOpt("service_provider", default=[],
                     help="Defines providers for advanced services using the format: "
@@ -88,6 +101,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(SERVICE_PROVIDER_OPTS, "service_providers")
     conf.register_opts(DATABASE_OPTS, "database")
     conf.register_opts(QUOTA_OPTS, "quotas")
+    conf.register_opts(OSLO_MIDDLEWARE_OPTS, "oslo_middleware")
     ml2.register(conf)
     l3.register(conf)
     nova.register(conf)

@@ -16,15 +16,40 @@ from neutrino.resources import validators as v
 from neutrino.resources.attributes import UNSET, Attribute, ResourceDef
 
 
+# Deeper than any body a Neutron resource takes (a ``binding:profile`` holds
+# a few levels); what reads a body recursively later (policy targets, copies)
+# must never meet a depth that exhausts the interpreter's stack.
+MAX_DEPTH = 32
+
+
 def parse_json(raw: bytes) -> Any:
     if not raw:
         raise errors.HTTPBadRequest(msg="Body contains invalid data")
     try:
-        value = orjson.loads(raw)
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise errors.HTTPBadRequest(msg="Body contains invalid data") from None
-    nul.check_value(value)
-    return value
+    if _depth_exceeds(data, MAX_DEPTH):
+        raise errors.HTTPBadRequest(
+            msg=f"Body contains invalid data: nested deeper than {MAX_DEPTH} levels")
+    nul.check_value(data)
+    return data
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether lists and objects nest more than ``limit`` levels; iterative,
+    so the check itself cannot exhaust the stack."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        node, depth = pending.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if not isinstance(node, (dict, list)):
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children
+                       if isinstance(child, (dict, list)))
+    return False
 
 
 def items_of(rdef: ResourceDef, body: Any) -> tuple[list[dict[str, Any]], bool]:

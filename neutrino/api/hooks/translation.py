@@ -7,6 +7,7 @@ for unknown URLs and methods; anything else is a bug and becomes a logged
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import falcon
@@ -17,9 +18,32 @@ from neutrino import errors
 LOG = logging.getLogger("neutrino.api")
 
 
+# An error quotes what it refuses; of an overlong value it quotes a prefix,
+# so that an answer never grows with what a client sent. Runs up to
+# LONGEST_RUN are left whole, as upstream quotes them: policy rule names,
+# values just past an attribute's length (a 257-character FQDN).
+QUOTED_PREFIX = 50
+LONGEST_RUN = 512
+MAX_MESSAGE = 2048
+ELLIPSIS = "..."
+# Quotes end a run, so that a shortened value keeps its closing quote.
+_LONG_RUN = re.compile(r"[^\s'\"]{%d,}" % (LONGEST_RUN + 1))
+
+
+def shortened(message: str) -> str:
+    """``message`` with every unbroken run longer than any identifier cut to
+    a short prefix, and the whole cut to a bound, each cut marked by an
+    ellipsis."""
+    message = _LONG_RUN.sub(lambda m: m.group(0)[:QUOTED_PREFIX] + ELLIPSIS, message)
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + ELLIPSIS
+    return message
+
+
 def neutron_error(exc: errors.NeutronException | None, code: int, kind: str,
                   message: str) -> bytes:
-    return orjson.dumps({"NeutronError": {"type": kind, "message": message, "detail": ""}})
+    return orjson.dumps({"NeutronError": {"type": kind, "message": shortened(message),
+                                          "detail": ""}})
 
 
 def _handle_neutron(req: falcon.Request, resp: falcon.Response,

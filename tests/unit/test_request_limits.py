@@ -1,0 +1,179 @@
+"""The pure parts of the request limits: reading a body under a limit,
+shortening quoted values, measuring nesting, the RSGI scope's environ."""
+from __future__ import annotations
+
+import asyncio
+import io
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+import pytest
+
+from neutrino.api.hooks.body import _depth_exceeds
+from neutrino.api.hooks.translation import shortened
+from neutrino.api.limits import TooLarge, read_body
+from neutrino.cmd.front import BodyFirst, wsgi_environ
+
+
+class Trickle(io.RawIOBase):
+    """A stream that gives a few bytes a read, as a socket does."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def read(self, size: int = -1) -> bytes:
+        chunk, self.data = self.data[:3], self.data[3:]
+        return chunk
+
+
+def test_a_declared_length_over_the_limit_is_refused_without_reading() -> None:
+    stream = Trickle(b"x" * 100)
+    with pytest.raises(TooLarge):
+        read_body(stream, 11, 10)
+    assert len(stream.data) == 100
+
+
+def test_a_body_of_unknown_length_is_read_only_just_past_the_limit() -> None:
+    stream = Trickle(b"x" * 100)
+    with pytest.raises(TooLarge):
+        read_body(stream, None, 10)
+    assert len(stream.data) >= 100 - 12
+
+
+def test_a_body_is_read_whole_from_small_reads() -> None:
+    assert read_body(Trickle(b"0123456789"), 10, 10) == b"0123456789"
+    assert read_body(Trickle(b"0123456789"), None, 10) == b"0123456789"
+
+
+def test_a_short_body_ends_where_the_client_stopped() -> None:
+    assert read_body(Trickle(b"0123"), 10, 10) == b"0123"
+
+
+def test_a_policy_rule_name_is_not_a_value_to_shorten() -> None:
+    message = ("(rule:update_router and rule:update_router:external_gateway_info:"
+               "external_fixed_ips) is disallowed by policy")
+    assert shortened(message) == message
+
+
+def test_ordinary_messages_are_unchanged() -> None:
+    message = ("Unable to complete operation on network 4f5c3d8e-8a0e-4a47-9c52-"
+               "0cbb0a1b2c3d. There are one or more ports still in use on the network.")
+    assert shortened(message) == message
+
+
+def test_a_long_value_keeps_a_prefix_and_its_quotes() -> None:
+    assert shortened(f"'{'v' * 10_000}' is not a valid UUID") == \
+        f"'{'v' * 50}...' is not a valid UUID"
+
+
+def test_a_value_as_long_as_an_attribute_allows_is_quoted_whole() -> None:
+    message = f"'{'a.' * 128}a' exceeds the 255 character FQDN limit."
+    assert shortened(message) == message
+
+
+def test_a_long_message_of_short_words_is_bounded() -> None:
+    assert len(shortened("ab " * 100_000)) < 2100
+
+
+@pytest.mark.parametrize("data, deepest", [
+    ({}, 1), ([], 1), (1, 0), ({"a": [1, {"b": "c"}]}, 3), ([[[[]]]], 4),
+])
+def test_depth_is_the_deepest_nesting_of_lists_and_objects(data: object, deepest: int) -> None:
+    assert not _depth_exceeds(data, deepest)
+    assert _depth_exceeds(data, deepest - 1) == (deepest > 0)
+
+
+def test_depth_of_a_very_deep_body_is_measured_without_recursion() -> None:
+    data: list = []
+    for _ in range(100_000):
+        data = [data]
+    assert _depth_exceeds(data, 32)
+
+
+def test_the_environ_of_an_rsgi_request() -> None:
+    headers = {"content-type": "application/json", "content-length": "2",
+               "x-auth-token": "t", "transfer-encoding": "chunked"}
+    scope = SimpleNamespace(
+        method="PUT", path="/v2.0/networks/a%20b", query_string="fields=id",
+        server="127.0.0.1:9696", client="127.0.0.1:40000", http_version="1.1",
+        scheme="http", headers=SimpleNamespace(items=lambda: list(headers.items())))
+    environ = wsgi_environ(scope, b"{}")
+    assert environ["PATH_INFO"] == "/v2.0/networks/a b"
+    assert (environ["SERVER_NAME"], environ["SERVER_PORT"]) == ("127.0.0.1", "9696")
+    assert environ["CONTENT_TYPE"] == "application/json"
+    assert environ["CONTENT_LENGTH"] == "2" and environ["wsgi.input"].read() == b"{}"
+    assert environ["HTTP_X_AUTH_TOKEN"] == "t"
+    assert "HTTP_TRANSFER_ENCODING" not in environ and "HTTP_CONTENT_LENGTH" not in environ
+
+
+class FakeProto:
+    """granian's RSGI protocol: the body's chunks, then the answer given."""
+
+    def __init__(self, chunks: list[bytes], stall: bool = False) -> None:
+        self.chunks = chunks
+        self.stall = stall
+        self.answer: tuple[int, dict[str, str], bytes] | None = None
+
+    async def _iterate(self):  # type: ignore[no-untyped-def]
+        for chunk in self.chunks:
+            yield chunk
+        if self.stall:
+            await asyncio.sleep(3600)
+
+    def __aiter__(self):  # type: ignore[no-untyped-def]
+        return self._iterate()
+
+    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.answer = (status, dict(headers), body)
+
+
+def _scope(headers: dict[str, str]) -> SimpleNamespace:
+    return SimpleNamespace(
+        method="POST", path="/v2.0/networks", query_string="", server="127.0.0.1:9696",
+        client="127.0.0.1:40000", http_version="1.1", scheme="http",
+        headers=SimpleNamespace(items=lambda: list(headers.items()), get=headers.get))
+
+
+def _serve(app: Any, scope: SimpleNamespace, proto: FakeProto, max_body: int = 10,
+           timeout: float = 5) -> tuple[int, str]:
+    front = BodyFirst(app, threads=1, max_body=max_body, read_timeout=timeout, max_line=100)
+    try:
+        asyncio.run(front.__rsgi__(scope, proto))
+    finally:
+        front.pool.shutdown()
+    assert proto.answer is not None
+    status, _, body = proto.answer
+    return status, orjson.loads(body)["NeutronError"]["type"] if status >= 400 else body
+
+
+def _echo(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    start_response("200 OK", [])
+    return [environ["wsgi.input"].read()]
+
+
+def test_the_front_hands_the_app_the_whole_body() -> None:
+    proto = FakeProto([b"01234", b"56789"])
+    assert _serve(_echo, _scope({}), proto) == (200, b"0123456789")
+
+
+def test_the_front_refuses_a_declared_length_before_reading() -> None:
+    proto = FakeProto([b"x" * 100])
+    assert _serve(_echo, _scope({"content-length": "100"}), proto) == \
+        (413, "HTTPRequestEntityTooLarge")
+
+
+def test_the_front_refuses_a_chunked_body_past_the_limit() -> None:
+    assert _serve(_echo, _scope({}), FakeProto([b"x" * 6, b"x" * 6])) == \
+        (413, "HTTPRequestEntityTooLarge")
+
+
+def test_the_front_gives_up_on_a_stalled_body() -> None:
+    proto = FakeProto([b"x"], stall=True)
+    assert _serve(_echo, _scope({}), proto, timeout=0.2) == (408, "HTTPRequestTimeout")
+
+
+def test_the_front_answers_a_neutron_500_for_what_escapes_the_app() -> None:
+    def broken(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        raise RuntimeError("a middleware failed")
+    assert _serve(broken, _scope({}), FakeProto([])) == (500, "HTTPInternalServerError")
