@@ -18,7 +18,6 @@ from neutrino.api import limits
 from neutrino.api.controller import Api
 from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
 from neutrino.api.hooks.notifier import NotifierHook
-from neutrino.rpc.notifications import Notifications
 from neutrino.conf import options
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
@@ -33,6 +32,7 @@ from neutrino.resources import core, extensions
 from neutrino.resources.attributes import extend
 from neutrino.rpc import health as bus_health
 from neutrino.rpc import topics
+from neutrino.rpc.notifications import Notifications
 from neutrino.rpc.transport import configured_url, in_process
 
 LOG = logging.getLogger(__name__)

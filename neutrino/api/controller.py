@@ -15,16 +15,15 @@ import falcon
 import orjson
 
 from neutrino import errors
-from neutrino.api.hooks import body as body_mod
 from neutrino.api import query as query_mod
-from neutrino.api.hooks.notifier import NotifierHook
+from neutrino.api.hooks import body as body_mod
 from neutrino.api.hooks import quota as quota_hook
+from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.api.hooks.ownership import check_ownership
 from neutrino.api.hooks.policy import Shaper, Targets, not_found_for
 from neutrino.context import Context
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import ResourceDef
-
 
 
 @dataclass

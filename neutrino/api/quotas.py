@@ -6,8 +6,8 @@ from typing import Any
 import falcon
 
 from neutrino import errors
-from neutrino.api.hooks import body as body_mod
 from neutrino.api.controller import Api, send
+from neutrino.api.hooks import body as body_mod
 from neutrino.context import Context
 from neutrino.plugins.quotas import Quotas
 from neutrino.resources import validators as v

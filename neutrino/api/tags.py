@@ -6,8 +6,8 @@ from typing import Any
 import falcon
 
 from neutrino import errors
-from neutrino.api.hooks import body as body_mod
 from neutrino.api.controller import Api, Member, send
+from neutrino.api.hooks import body as body_mod
 from neutrino.api.hooks.policy import Targets
 from neutrino.context import Context
 from neutrino.resources import validators as v

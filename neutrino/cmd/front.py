@@ -21,8 +21,16 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
 from urllib.parse import unquote
 
-from neutrino.api.limits import (BAD_LENGTH, HEADER_TOO_LONG, INTERNAL, TIMED_OUT,
-                                 TOO_LARGE, URI_TOO_LONG, TooLarge, refusal)
+from neutrino.api.limits import (
+    BAD_LENGTH,
+    HEADER_TOO_LONG,
+    INTERNAL,
+    TIMED_OUT,
+    TOO_LARGE,
+    URI_TOO_LONG,
+    TooLarge,
+    refusal,
+)
 
 LOG = logging.getLogger("neutrino.api")
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

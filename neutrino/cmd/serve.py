@@ -32,8 +32,14 @@ from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
 from neutrino.cmd.front import BodyFirst
 from neutrino.cmd.logs import switch_access_log
-from neutrino.cmd.supervise import (STOPS, Backoff, RunningFlag, Supervised, exit_status,
-                                    start_with_stops_held)
+from neutrino.cmd.supervise import (
+    STOPS,
+    Backoff,
+    RunningFlag,
+    Supervised,
+    exit_status,
+    start_with_stops_held,
+)
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
 from neutrino.plugins.loader import PluginLoadError

@@ -33,12 +33,12 @@ from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
-from neutrino.plugins.rbac import CALLER, RbacPolicies, external_clause, shared_clause, targets
 from neutrino.plugins.ports import Ports
+from neutrino.plugins.rbac import CALLER, RbacPolicies, external_clause, shared_clause, targets
 from neutrino.plugins.security_groups import SecurityGroups
 from neutrino.plugins.sg_default_rules import DefaultSecurityGroupRules
-from neutrino.plugins.sg_statefulness import DefaultStatefulness
 from neutrino.plugins.sg_rules import SecurityGroupRules
+from neutrino.plugins.sg_statefulness import DefaultStatefulness
 from neutrino.plugins.subnetpools import SubnetPools
 from neutrino.plugins.subnets import Subnets
 from neutrino.resources import agents, security_groups

@@ -25,7 +25,6 @@ from neutrino.plugins import store
 from neutrino.rpc import topics
 from neutrino.rpc.casts import Casts
 
-
 LABELS_KEY = "_metering_labels"  # upstream's METERING_LABEL_KEY
 L3_SERVICE = "L3_ROUTER_NAT"
 lb, ru, rt = t.meteringlabels.c, t.meteringlabelrules.c, t.routers.c

@@ -10,8 +10,8 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import rbac, store
 from neutrino.plugins import joined as joined_mod
+from neutrino.plugins import rbac, store
 from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 

@@ -28,7 +28,6 @@ ports in the same transaction that deletes it.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any

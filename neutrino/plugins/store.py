@@ -18,10 +18,9 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Table
 
 from neutrino import errors
-from neutrino.db import pipeline
-from neutrino.db.query import TAG_FILTERS, ListQuery
+from neutrino.db import pipeline, writes
 from neutrino.db import tables as t
-from neutrino.db import writes
+from neutrino.db.query import TAG_FILTERS, ListQuery
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins.joined import Aggregated, Reads
 

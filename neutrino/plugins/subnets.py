@@ -12,8 +12,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import address_scopes, networks, rbac, routed, store
-from neutrino.plugins import subnetpools
+from neutrino.plugins import address_scopes, networks, rbac, routed, store, subnetpools
 from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Computed
 from neutrino.plugins.subnetpools import SubnetPools

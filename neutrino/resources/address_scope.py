@@ -10,7 +10,6 @@ from __future__ import annotations
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import AttributeMap, attr, resource
 
-
 ADDRESS_SCOPE = resource(
     "address_scope", "address_scopes",
     attr("id", v.uuid, is_filter=True, is_sort_key=True, convert_filter=str),

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from neutrino.resources import address_scope, provider
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import (AUTO, UNSET, AttributeMap, ResourceDef, attr, extend,
-                                           resource, standard_attributes)
+from neutrino.resources.attributes import (
+    AUTO,
+    UNSET,
+    AttributeMap,
+    ResourceDef,
+    attr,
+    extend,
+    resource,
+    standard_attributes,
+)
 
 _B = v.filter_bool
 _I = v.filter_int

@@ -14,8 +14,15 @@ from typing import Any
 from neutrino import errors
 from neutrino.resources import rbac
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import (UNSET, Attribute, AttributeMap, ResourceDef, attr,
-                                           resource, standard_attributes)
+from neutrino.resources.attributes import (
+    UNSET,
+    Attribute,
+    AttributeMap,
+    ResourceDef,
+    attr,
+    resource,
+    standard_attributes,
+)
 from neutrino.resources.extensions import described
 
 INT_MAX = 2 ** 31 - 1  # upstream's DB_INTEGER_MAX_VALUE

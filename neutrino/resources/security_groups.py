@@ -15,8 +15,14 @@ import netaddr
 
 from neutrino import errors
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import (AUTO, Attribute, AttributeMap, attr, resource,
-                                           standard_attributes)
+from neutrino.resources.attributes import (
+    AUTO,
+    Attribute,
+    AttributeMap,
+    attr,
+    resource,
+    standard_attributes,
+)
 
 # IANA protocol numbers of the names upstream accepts; ``icmpv6`` is the
 # legacy spelling of ``ipv6-icmp``. The order is the one upstream lists

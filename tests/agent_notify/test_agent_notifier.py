@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from tests.waiting import wait_for
 from tests.agent_notify.recorder import RecordingAgent
 from tests.conftest import Client
+from tests.waiting import wait_for
 
 UPDATES = 6
 REPORTS = 20

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tests.waiting import wait_for
 from tests.agent_notify.recorder import RecordingAgent
 from tests.agent_notify.test_agent_notifier import network, port
 from tests.conftest import Client
+from tests.waiting import wait_for
 
 FLOOD = ["00:00:00:00:00:00", "0.0.0.0"]
 

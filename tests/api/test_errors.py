@@ -1,8 +1,8 @@
 """The error envelope and the 400s of the web layer, as upstream shapes them."""
 from __future__ import annotations
 
-
 from tests.api import _helpers as h
+
 
 def test_every_error_is_a_neutron_error_envelope(member):
     h.error(member.get(f"/v2.0/ports/{h.ZERO_UUID}"), 404, "PortNotFound")

@@ -2,7 +2,6 @@
 and may do, as upstream's default policies decide."""
 from __future__ import annotations
 
-
 from tests.api import _helpers as h
 
 

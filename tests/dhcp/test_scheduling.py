@@ -10,8 +10,7 @@ from typing import Callable, Iterator
 import pytest
 
 from tests.conftest import Client, Server
-from tests.dhcp._agents import (DhcpAgent, agent_id, bus, hosting_hosts,
-                                network_with_subnet)
+from tests.dhcp._agents import DhcpAgent, agent_id, bus, hosting_hosts, network_with_subnet
 
 ML2 = "[ml2]\nmechanism_drivers = openvswitch\n"
 

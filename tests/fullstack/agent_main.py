@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from neutrino.agents.l3 import model, router
 from neutrino.agents import launch
+from neutrino.agents.l3 import model, router
 from neutrino.cmd.main import main
 
 

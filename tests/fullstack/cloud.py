@@ -9,8 +9,8 @@ from typing import Any
 
 from tests.conftest import ROOT, Client, Server
 from tests.fullstack.hosts import Fabric, Host, sh
-from tests.waiting import wait_for
 from tests.rpc.bus import bus
+from tests.waiting import wait_for
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
        "mechanism_drivers = openvswitch\nextension_drivers = port_security\n[ml2_type_vxlan]\nvni_ranges = 1000:1100\n"

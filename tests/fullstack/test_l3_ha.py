@@ -19,8 +19,8 @@ import pytest
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, terminate_all
-from tests.waiting import wait_for
 from tests.rpc.bus import bus
+from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"a": "10.97.0.1", "b": "10.97.0.2", "c": "10.97.0.3"}

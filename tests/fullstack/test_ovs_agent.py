@@ -215,6 +215,7 @@ def test_an_interface_driver_device_is_wired_like_a_vif(env: Cloud) -> None:
     (as the DHCP agent plugs its tap), reaches an instance on another host."""
     import subprocess
     import sys
+
     from tests.conftest import ROOT
     h1, h2 = env.hosts["1"], env.hosts["2"]
     net = cloud.network(env.admin, "fs-i", "10.100.7.0/24")
@@ -251,6 +252,7 @@ def test_the_interface_driver_plugs_from_outside_the_switch_namespace(env: Cloud
     created where ovs-vswitchd runs and must be found and moved from there."""
     import subprocess
     import sys
+
     from tests.conftest import ROOT
     h1, h2 = env.hosts["1"], env.hosts["2"]
     net = cloud.network(env.admin, "fs-o", "10.100.8.0/24")

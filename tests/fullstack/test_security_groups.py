@@ -15,8 +15,16 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import (TCP_PORT, Fabric, Host, needs_ovs, ping, serve_tcp, sh,
-                                   tcp_answers)
+from tests.fullstack.hosts import (
+    TCP_PORT,
+    Fabric,
+    Host,
+    needs_ovs,
+    ping,
+    serve_tcp,
+    sh,
+    tcp_answers,
+)
 from tests.waiting import wait_for
 
 pytestmark = needs_ovs()

@@ -16,7 +16,6 @@ from neutrino.api.hooks.translation import add_error_handlers
 from neutrino.context import Context
 from neutrino.resources import core
 
-
 # -- exception translation -------------------------------------------------------
 
 class _Raiser:

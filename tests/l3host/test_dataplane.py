@@ -18,8 +18,8 @@ from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.service import make_conf
 from tests.l3host.fabric import Fabric, namespaces, need_root, sh
-from tests.l3host.test_agent_loop import FakePlugin
 from tests.l3host.routers import fip, gateway, interface, router
+from tests.l3host.test_agent_loop import FakePlugin
 
 PORT = 9999
 

@@ -26,9 +26,9 @@ import pytest
 from tests.conftest import ROOT, Client, Server
 from tests.fullstack import cloud
 from tests.fullstack.hosts import TCP_PORT, Fabric, ping, serve_tcp, sh, tcp_answers
-from tests.waiting import wait_for
 from tests.rpc.bus import bus
 from tests.rpc.conftest import vhost  # noqa: F401 - a RabbitMQ vhost per module
+from tests.waiting import wait_for
 
 UNDERLAY = {"1": "10.98.0.1", "2": "10.98.0.2"}
 ML2 = ("[ml2]\ntype_drivers = flat,vxlan\ntenant_network_types = vxlan\n"

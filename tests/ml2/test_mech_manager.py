@@ -7,9 +7,9 @@ import pytest
 
 from neutrino.plugins.ml2.exceptions import MechanismDriverError, Ml2ConfigError
 from neutrino.plugins.ml2.mech_api import NetworkContext, PortContext
+from neutrino.plugins.ml2.mech_linuxbridge import LinuxbridgeMechanismDriver
 from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.mech_openvswitch import OpenvswitchMechanismDriver
-from neutrino.plugins.ml2.mech_linuxbridge import LinuxbridgeMechanismDriver
 from tests.ml2 import mech_test_drivers as td
 from tests.sql_events import listen_all
 

@@ -6,11 +6,21 @@ from typing import Iterator
 
 import pytest
 
-from neutrino.plugins.ml2.agents_db import (AGENT_TYPE_LINUXBRIDGE, AGENT_TYPE_NIC_SWITCH,
-                                            AGENT_TYPE_OVS)
+from neutrino.plugins.ml2.agents_db import (
+    AGENT_TYPE_LINUXBRIDGE,
+    AGENT_TYPE_NIC_SWITCH,
+    AGENT_TYPE_OVS,
+)
 from tests.conftest import Client, Server
-from tests.ml2.binding_helpers import (host, network, port, report_agent, start_server,
-                                       update, vlan_net)
+from tests.ml2.binding_helpers import (
+    host,
+    network,
+    port,
+    report_agent,
+    start_server,
+    update,
+    vlan_net,
+)
 
 OVS_PHYSNET1_VXLAN = {"bridge_mappings": {"physnet1": "br-eth1"}, "tunnel_types": ["vxlan"]}
 

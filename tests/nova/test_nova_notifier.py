@@ -14,8 +14,8 @@ from neutrino.agents.rpc import PluginApi
 from neutrino.service import make_conf
 from tests.conftest import Client, Server
 from tests.nova.fake_compute import FakeCompute
-from tests.rpc.conftest import vhost  # noqa: F401 - the fixture, reused
 from tests.rpc.bus import OvsAgent, bus
+from tests.rpc.conftest import vhost  # noqa: F401 - the fixture, reused
 from tests.waiting import wait_for
 
 ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.clients.conftest import CLI, Cleanup, cli, cleanup, conn, name  # noqa: F401
+from tests.clients.conftest import CLI, Cleanup, cleanup, cli, conn, name  # noqa: F401
 
 pytestmark = pytest.mark.clients
 

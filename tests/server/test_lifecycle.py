@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path

@@ -20,8 +20,8 @@ from neutrino.agents.base import Agent
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3 import keepalived, metadata
 from neutrino.agents.l3.linux import LinuxHost
-from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.agents.l3.router import RouterManager
+from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.conf.agents import l3 as l3_conf
 
 LOG = logging.getLogger(__name__)

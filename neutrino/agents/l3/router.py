@@ -23,8 +23,8 @@ import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3 import keepalived, model, nat
-from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.linux import LinuxHost
+from neutrino.agents.l3.metadata import RouterMetadata
 
 LOG = logging.getLogger(__name__)
 

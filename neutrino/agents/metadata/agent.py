@@ -23,8 +23,8 @@ from oslo_config import cfg
 from neutrino.agents.base import Agent
 from neutrino.agents.metadata.lookup import InstanceLookup
 from neutrino.agents.metadata.nova import Answer, NovaMetadata, text_answer
-from neutrino.conf.agents import metadata as metadata_conf
 from neutrino.agents.metadata.rpc import MetadataPluginApi
+from neutrino.conf.agents import metadata as metadata_conf
 
 LOG = logging.getLogger(__name__)
 

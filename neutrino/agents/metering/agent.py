@@ -21,7 +21,8 @@ import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
-from neutrino.agents.metering import accounting, driver as drivers, rules
+from neutrino.agents.metering import accounting, rules
+from neutrino.agents.metering import driver as drivers
 from neutrino.agents.metering.rpc import MeteringPluginApi
 from neutrino.conf.agents import metering as metering_conf
 from neutrino.rpc import topics

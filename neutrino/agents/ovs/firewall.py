@@ -44,7 +44,13 @@ import netaddr
 
 from neutrino.agents.ovs.flows import INT_SWITCH, Flow
 from neutrino.agents.secgroup_facts import (  # noqa: F401 - expand_remote, link_local: API
-    ICMP6_ND, PROTOCOL_NUMBERS, PROTOCOLS, expand_remote, link_local, port_facts)
+    ICMP6_ND,
+    PROTOCOL_NUMBERS,
+    PROTOCOLS,
+    expand_remote,
+    link_local,
+    port_facts,
+)
 
 BASE_EGRESS, RULES_EGRESS, ACCEPT_OR_INGRESS = 71, 72, 73
 BASE_INGRESS, RULES_INGRESS = 81, 82

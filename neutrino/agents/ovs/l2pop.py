@@ -20,8 +20,15 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from neutrino.agents.ovs.flows import (FLOOD_TO_TUN, PATCH_LV_TO_TUN, TUNNEL_TYPES,
-                                       UNICAST_TO_TUN, Flow, LocalNet, tunnel_port_name)
+from neutrino.agents.ovs.flows import (
+    FLOOD_TO_TUN,
+    PATCH_LV_TO_TUN,
+    TUNNEL_TYPES,
+    UNICAST_TO_TUN,
+    Flow,
+    LocalNet,
+    tunnel_port_name,
+)
 
 FLOODING_ENTRY = ("00:00:00:00:00:00", "0.0.0.0")
 ARP_RESPONDER = 21  # br-tun table, upstream's number

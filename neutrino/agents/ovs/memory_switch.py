@@ -15,8 +15,6 @@ from typing import Callable, Iterable
 from neutrino.agents.ovs.switch import OvsError, PortTag, Switch, VifPort
 
 
-
-
 @dataclass
 class _Port:
     name: str

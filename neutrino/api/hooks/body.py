@@ -15,7 +15,6 @@ from neutrino.context import Context
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import UNSET, Attribute, ResourceDef
 
-
 # Deeper than any body a Neutron resource takes (a ``binding:profile`` holds
 # a few levels); what reads a body recursively later (policy targets, copies)
 # must never meet a depth that exhausts the interpreter's stack.

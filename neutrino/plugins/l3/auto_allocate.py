@@ -22,8 +22,8 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
-from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.loader import PluginLoadError
 from neutrino.resources import auto_allocate as res
 from neutrino.resources import core as core_res
 from neutrino.resources.attributes import UNSET, ResourceDef

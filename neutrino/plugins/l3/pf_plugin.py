@@ -18,8 +18,8 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
-from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.l3 import port_forwardings as pfs
+from neutrino.plugins.loader import PluginLoadError
 from neutrino.resources import port_forwarding as defs
 from neutrino.resources.extensions import described
 

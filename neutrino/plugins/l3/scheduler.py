@@ -15,11 +15,11 @@ once from binding it twice; the loser sees the router hosted and stops.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import datetime as dt
 import json
 import logging
 import random
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import sqlalchemy as sa

@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from neutrino.plugins.ml2.mech_api import (VNIC_NORMAL, MechanismDriver, PortContext,
-                                           SegmentDict)
+from neutrino.plugins.ml2.mech_api import VNIC_NORMAL, MechanismDriver, PortContext, SegmentDict
 
 LOG = logging.getLogger(__name__)
 PHYSNET_TYPES = ("flat", "vlan")

@@ -16,9 +16,14 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from neutrino.resources.port_binding import (VNIC_BAREMETAL, VNIC_DIRECT,  # noqa: F401
-                                             VNIC_DIRECT_PHYSICAL, VNIC_MACVTAP, VNIC_NORMAL,
-                                             VNIC_TYPES)
+from neutrino.resources.port_binding import (  # noqa: F401
+    VNIC_BAREMETAL,
+    VNIC_DIRECT,
+    VNIC_DIRECT_PHYSICAL,
+    VNIC_MACVTAP,
+    VNIC_NORMAL,
+    VNIC_TYPES,
+)
 
 SegmentDict = dict[str, Any]
 

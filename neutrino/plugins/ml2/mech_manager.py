@@ -20,8 +20,12 @@ from neutrino import errors
 from neutrino.db.engine import is_retriable
 from neutrino.plugins import loader
 from neutrino.plugins.ml2.exceptions import MechanismDriverError, Ml2ConfigError
-from neutrino.plugins.ml2.mech_api import (MAX_BINDING_LEVELS, MechanismDriver, PortContext,
-                                           SegmentDict)
+from neutrino.plugins.ml2.mech_api import (
+    MAX_BINDING_LEVELS,
+    MechanismDriver,
+    PortContext,
+    SegmentDict,
+)
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = "neutrino.ml2.mechanism_drivers"

@@ -11,8 +11,13 @@ from typing import Any
 
 from neutrino.plugins.ml2 import agents_db
 from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
-from neutrino.plugins.ml2.mech_api import (VIF_TYPE_OVS, VNIC_DIRECT, VNIC_NORMAL, PortContext,
-                                           SegmentDict)
+from neutrino.plugins.ml2.mech_api import (
+    VIF_TYPE_OVS,
+    VNIC_DIRECT,
+    VNIC_NORMAL,
+    PortContext,
+    SegmentDict,
+)
 from neutrino.resources import qos
 
 

@@ -11,9 +11,15 @@ from typing import Any
 
 from neutrino.plugins.ml2 import agents_db
 from neutrino.plugins.ml2.mech_agent import AgentMechanismDriver
-from neutrino.plugins.ml2.mech_api import (VIF_TYPE_HOSTDEV_PHY, VIF_TYPE_HW_VEB, VNIC_DIRECT,
-                                           VNIC_DIRECT_PHYSICAL, VNIC_MACVTAP, PortContext,
-                                           SegmentDict)
+from neutrino.plugins.ml2.mech_api import (
+    VIF_TYPE_HOSTDEV_PHY,
+    VIF_TYPE_HW_VEB,
+    VNIC_DIRECT,
+    VNIC_DIRECT_PHYSICAL,
+    VNIC_MACVTAP,
+    PortContext,
+    SegmentDict,
+)
 from neutrino.resources import qos
 
 

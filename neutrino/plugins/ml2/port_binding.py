@@ -29,14 +29,19 @@ from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2 import agents_db, provisioning, segments_db
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
-from neutrino.plugins.ml2.mech_api import (VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND,
-                                           VNIC_NORMAL, BindingBackend,
-                                           NetworkContext, PortContext, SegmentDict)
-from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.plugins.ml2.managers import TypeManager
+from neutrino.plugins.ml2.mech_api import (
+    VIF_TYPE_BINDING_FAILED,
+    VIF_TYPE_UNBOUND,
+    VNIC_NORMAL,
+    BindingBackend,
+    NetworkContext,
+    PortContext,
+    SegmentDict,
+)
+from neutrino.plugins.ml2.mech_manager import MechanismManager
 from neutrino.resources.attributes import Attribute
-from neutrino.resources.port_binding import (BINDING, HOST, PROFILE, VIF_DETAILS, VIF_TYPE,
-                                             VNIC)
+from neutrino.resources.port_binding import BINDING, HOST, PROFILE, VIF_DETAILS, VIF_TYPE, VNIC
 
 LOG = logging.getLogger(__name__)
 B = t.ml2_port_bindings

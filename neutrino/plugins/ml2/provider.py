@@ -9,8 +9,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from neutrino import errors
-from neutrino.plugins.ml2.driver_api import (NETWORK_TYPE, PHYSICAL_NETWORK, PROVIDER_ATTRS,
-                                             SEGMENTATION_ID, Segment)
+from neutrino.plugins.ml2.driver_api import (
+    NETWORK_TYPE,
+    PHYSICAL_NETWORK,
+    PROVIDER_ATTRS,
+    SEGMENTATION_ID,
+    Segment,
+)
 from neutrino.resources.attributes import AUTO
 
 SEGMENTS = "segments"

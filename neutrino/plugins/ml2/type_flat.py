@@ -14,8 +14,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.plugins.ml2 import mtu, ranges
-from neutrino.plugins.ml2.driver_api import (NETWORK_TYPE, PHYSICAL_NETWORK, Segment,
-                                             TypeDriver)
+from neutrino.plugins.ml2.driver_api import NETWORK_TYPE, PHYSICAL_NETWORK, Segment, TypeDriver
 
 
 def _invalid(msg: str) -> errors.InvalidInput:
