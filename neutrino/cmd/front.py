@@ -19,7 +19,6 @@ import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterable
-from urllib.parse import unquote
 
 from neutrino.api.limits import (
     BAD_LENGTH,
@@ -148,8 +147,11 @@ def wsgi_environ(scope: Any, body: bytes) -> dict[str, Any]:
     environ: dict[str, Any] = {
         "REQUEST_METHOD": scope.method,
         "SCRIPT_NAME": "",
-        # PEP 3333: the path decoded, as latin-1 text of its bytes.
-        "PATH_INFO": unquote(scope.path, encoding="latin-1"),
+        # granian's RSGI path is already percent-decoded, as UTF-8 text;
+        # PEP 3333 wants the decoded bytes as latin-1 text (decoding again
+        # would turn "%2541" into "A", and a character above U+00FF would
+        # make Falcon's re-encoding fail).
+        "PATH_INFO": scope.path.encode("utf-8").decode("latin-1"),
         "QUERY_STRING": scope.query_string,
         "SERVER_NAME": host,
         "SERVER_PORT": port,
