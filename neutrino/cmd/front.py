@@ -51,7 +51,10 @@ class BodyFirst:
         """Called by granian once the worker's loop exists."""
 
     def __rsgi_del__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.pool.shutdown(wait=True)
+        """granian has finished the requests in flight: nothing is left to
+        wait for, and a pool thread held by a library (a cast reconnecting
+        to a bus that is gone) must not keep the worker from exiting."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         too_long = self._too_long(scope)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+import psutil
 import pytest
 import requests
 
@@ -336,3 +337,25 @@ def test_healthcheck_answers_503_while_the_disable_file_exists(tmp_path: Path) -
         assert _health(srv.url) == (200, "OK")
     finally:
         srv.stop()
+
+
+def test_a_stopped_server_leaves_no_process_behind_after_casting(
+        tmp_path: Path, vhost: str) -> None:
+    """Each worker's request threads may be held by the bus library (a cast
+    reconnecting); a stop still ends every process the server started."""
+    srv = Server(tmp_path, workers=2, extra=f"transport_url = {bus(vhost)}\n").start()
+    admin = Client(srv.url, roles="admin")
+    try:
+        for n in range(4):
+            net = admin.post("/v2.0/networks", {"network": {"name": f"cast-{n}"}})[1]["network"]
+            admin.post("/v2.0/subnets", {"subnet": {"network_id": net["id"], "ip_version": 4,
+                                                    "cidr": f"10.{n}.0.0/24"}})
+            admin.post("/v2.0/ports", {"port": {"network_id": net["id"]}})
+        assert srv.proc is not None
+        children = psutil.Process(srv.proc.pid).children(recursive=True)
+        assert children
+    finally:
+        srv.stop()
+    assert wait_for(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                                    for p in children), 30), \
+        [p.pid for p in children if p.is_running()]
