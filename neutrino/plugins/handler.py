@@ -8,6 +8,7 @@ unconditionally instead of asking a handler what it happens to define.
 """
 from __future__ import annotations
 
+import abc
 from typing import Any, Callable, Protocol, Sequence
 
 import sqlalchemy as sa
@@ -104,20 +105,24 @@ class Handler:
         raise errors.ResourceNotFound()
 
 
-class TableHandler(Handler):
+class TableHandler(Handler, metaclass=abc.ABCMeta):
     """A collection that is one table and nothing more: a resource is its
     row, shown by ``to_dicts``; an update writes the ``updatable`` columns
     given; a delete removes the row. Subclasses add what is their own
-    (checks on create, computed filters), not the reads and writes again."""
+    (checks on create, computed filters), not the reads and writes again.
+    ``not_found`` and ``to_dicts`` are abstract, so a subclass that forgets
+    one fails when it is made, not at its first missing row."""
 
     # Columns an update writes as given; none: the collection is not updated.
     updatable: tuple[str, ...] = ()
 
+    @abc.abstractmethod
     def not_found(self, rid: str) -> Exception:
-        raise NotImplementedError
+        """The error for a missing ``rid``: the collection's own NotFound."""
 
+    @abc.abstractmethod
     def to_dicts(self, rows: Sequence[Row[Any]]) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """The rows as the API shows them."""
 
     def filters(self) -> dict[str, store.FilterBuilder]:
         """Filters that are not a column's own values (``alive``)."""

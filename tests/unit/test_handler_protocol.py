@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any, Sequence
 
 import pytest
 
@@ -40,6 +41,25 @@ def test_the_default_hooks_do_nothing_and_unknown_actions_are_not_found() -> Non
         handler.action(ctx, "r", "frobnicate", {})
 
 
+class Rows(TableHandler):
+    """The least a table handler defines."""
+
+    def not_found(self, rid: str) -> Exception:
+        return errors.ResourceNotFound()
+
+    def to_dicts(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return [dict(row._mapping) for row in rows]
+
+
 def test_a_table_handler_without_updatable_columns_refuses_updates() -> None:
     with pytest.raises(errors.MethodNotAllowed):
-        TableHandler().update(None, Context.admin(), "r", {"x": 1}, None)  # type: ignore[arg-type]
+        Rows().update(None, Context.admin(), "r", {"x": 1}, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("missing", ["not_found", "to_dicts"])
+def test_a_table_handler_missing_not_found_or_to_dicts_cannot_be_made(missing: str) -> None:
+    kept = {name: getattr(Rows, name) for name in ("not_found", "to_dicts") if name != missing}
+    forgetful = type("Forgetful", (TableHandler,), kept)
+    with pytest.raises(TypeError, match=missing):
+        forgetful()
+
