@@ -110,24 +110,24 @@ class BodyFirst:
 
     def _call(self, environ: dict[str, Any]) -> Answer:
         started: list[Any] = []
+        # PEP 3333's write() and the iterable's chunks, in the order the app
+        # produced them: what was written before the iterable came first.
+        out: list[bytes] = []
 
         def start_response(status: str, headers: list[tuple[str, str]],
                            exc_info: Any = None) -> Callable[[bytes], None]:
             started[:] = [status, headers]
-            return _no_write
+            return out.append
         result = self.app(environ, start_response)
         try:
-            data = b"".join(result)
+            for chunk in result:  # one by one: the iterable may write() too
+                out.append(chunk)
         finally:
             close = getattr(result, "close", None)
             if close is not None:
                 close()
         status, headers = started
-        return int(status.split(" ", 1)[0]), list(headers), data
-
-
-def _no_write(data: bytes) -> None:
-    raise NotImplementedError("the API returns its bodies; it never writes them")
+        return int(status.split(" ", 1)[0]), list(headers), b"".join(out)
 
 
 def _refused(code: int, kind: str, message: str) -> Answer:

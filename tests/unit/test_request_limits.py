@@ -187,3 +187,19 @@ def test_the_front_answers_a_neutron_500_for_what_escapes_the_app() -> None:
     def broken(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         raise RuntimeError("a middleware failed")
     assert _serve(broken, _scope({}), FakeProto([])) == (500, "HTTPInternalServerError")
+
+
+def test_what_an_app_writes_is_sent_before_what_it_returns() -> None:
+    def writer(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        write = start_response("200 OK", [])
+        write(b"written ")
+        write(b"first, ")
+        return [b"returned ", b"after"]
+    assert _serve(writer, _scope({}), FakeProto([])) == (200, b"written first, returned after")
+
+
+def test_an_app_may_answer_with_write_alone() -> None:
+    def writer(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [])(b"all of it")
+        return []
+    assert _serve(writer, _scope({}), FakeProto([])) == (200, b"all of it")
