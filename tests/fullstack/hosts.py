@@ -11,6 +11,7 @@ and ``destroy`` removes exactly what was created, even after a failure.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,9 +20,11 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
+
+from neutrino.agents.ovs.ovsctl import OvsCtl
 
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 
@@ -41,6 +44,36 @@ def missing_reason() -> str | None:
 def needs_ovs() -> Any:
     reason = missing_reason()
     return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+@contextlib.contextmanager
+def ovs_rundir(path: Path) -> Iterator[None]:
+    """This process's OVS tools (``OvsCtl()``, whose default database follows
+    ``OVS_RUNDIR``) reach the switch at ``path``; the caller's setting is
+    back afterwards, even after a failure."""
+    saved = os.environ.get("OVS_RUNDIR")
+    os.environ["OVS_RUNDIR"] = str(path)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("OVS_RUNDIR", None)
+        else:
+            os.environ["OVS_RUNDIR"] = saved
+
+
+@pytest.fixture(scope="module")
+def host(fabric: Fabric) -> Host:
+    """The module's one hypervisor, for tests of the switch adapter itself
+    (import it with ``ovs``)."""
+    return fabric.host("a")
+
+
+@pytest.fixture
+def ovs(host: Host) -> Iterator[OvsCtl]:
+    """The real switch adapter on ``host``'s switch, as an agent makes it."""
+    with ovs_rundir(host.dir):
+        yield OvsCtl()
 
 
 def sh(*argv: str, check: bool = True, env: dict[str, str] | None = None,

@@ -9,27 +9,16 @@ from typing import Iterator
 import pytest
 
 from neutrino.agents.ovs.ovsctl import OvsCtl, OvsError
-from tests.fullstack.hosts import Fabric, Host, needs_ovs
+from tests.fullstack.hosts import (  # noqa: F401 - host, ovs: the shared fixtures
+    Fabric,
+    Host,
+    host,
+    needs_ovs,
+    ovs,
+    ovs_rundir,
+)
 
 pytestmark = needs_ovs()
-
-
-@pytest.fixture(scope="module")
-def host(fabric: Fabric) -> Host:
-    return fabric.host("a")
-
-
-@pytest.fixture
-def ovs(host: Host) -> Iterator[OvsCtl]:
-    saved = os.environ.get("OVS_RUNDIR")
-    os.environ["OVS_RUNDIR"] = str(host.dir)
-    try:
-        yield OvsCtl()
-    finally:
-        if saved is None:
-            os.environ.pop("OVS_RUNDIR", None)
-        else:
-            os.environ["OVS_RUNDIR"] = saved
 
 
 def test_bridges_and_patch_ports_are_created_once(ovs: OvsCtl) -> None:
@@ -151,20 +140,13 @@ def test_a_batch_of_tags_is_applied_to_every_port(ovs: OvsCtl) -> None:
 
 def test_the_default_database_follows_ovs_rundir_and_an_explicit_one_wins(
         host: Host, tmp_path: Path) -> None:
-    saved = os.environ.get("OVS_RUNDIR")
-    os.environ["OVS_RUNDIR"] = str(tmp_path)
-    try:
+    with ovs_rundir(tmp_path):
         assert OvsCtl().db == f"unix:{tmp_path}/db.sock"
         with pytest.raises(OvsError):
             OvsCtl().bridge_exists("br-int")  # no switch there
         assert OvsCtl(f"unix:{host.dir}/db.sock").bridge_exists(host.name) is False
         os.environ.pop("OVS_RUNDIR")
         assert OvsCtl().db == "unix:/var/run/openvswitch/db.sock"
-    finally:
-        if saved is None:
-            os.environ.pop("OVS_RUNDIR", None)
-        else:
-            os.environ["OVS_RUNDIR"] = saved
 
 
 def test_each_switch_of_a_process_is_reached_through_its_own_connection(

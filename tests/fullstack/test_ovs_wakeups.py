@@ -3,7 +3,6 @@ agent's loop, so the port is wired (and reported up) at once rather than at
 the next polling interval; the agent's own writes wake nobody."""
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -12,7 +11,7 @@ import pytest
 
 from neutrino.agents.ovs.agent import OvsAgent
 from neutrino.agents.ovs.ovsctl import OvsCtl
-from tests.fullstack.hosts import Fabric, Host, needs_ovs
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ovs_rundir
 from tests.rpc.bus import agent_conf
 from tests.waiting import wait_for
 
@@ -23,18 +22,11 @@ POLLING = 600
 
 @pytest.fixture(scope="module")
 def host(fabric: Fabric) -> Iterator[Host]:
-    saved = os.environ.get("OVS_RUNDIR")
     host = fabric.host("w")
-    os.environ["OVS_RUNDIR"] = str(host.dir)
-    try:
+    with ovs_rundir(host.dir):
         host.vsctl("add-br", "br-int", "--", "set", "bridge", "br-int",
                    "datapath_type=netdev", "fail-mode=secure")
         yield host
-    finally:
-        if saved is None:
-            os.environ.pop("OVS_RUNDIR", None)
-        else:
-            os.environ["OVS_RUNDIR"] = saved
 
 
 class Answerer:
