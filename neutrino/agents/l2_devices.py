@@ -8,7 +8,8 @@ asks about the new devices, the ones the switch re-plugged and the ones a
 cast marked; a device the server failed to answer about, or failed to set
 up, is asked about again in the next pass; peers are polled on every
 full pass, every pass that has devices to ask about, and every
-``SYNC_EVERY`` passes otherwise.
+``SYNC_EVERY`` passes otherwise; with a firewall, the security groups of
+the devices asked about and of those a cast marked are read again.
 """
 from __future__ import annotations
 
@@ -66,6 +67,13 @@ def to_ask(full: bool, found: Collection[str], known: Mapping[str, Any],
         return set(found)
     return ({d for d in found if d not in known or moved(d)}
             | (dirty & set(found)))
+
+
+def security_to_read(asked: Collection[str], sg_dirty: Collection[str],
+                     wired: Collection[str]) -> set[str]:
+    """The devices whose security groups a pass asks the server about: those
+    it just ``asked`` about and those a cast marked, if still ``wired``."""
+    return (set(asked) | set(sg_dirty)) & set(wired)
 
 
 def polls_peers(full: bool, asking: Collection[str], passes: int) -> bool:

@@ -149,7 +149,7 @@ def polls_tunnel_sync(settings: Settings, observed: Observed, asking: set[str]) 
 def security_to_read(settings: Settings, observed: Observed, wiring: Wiring) -> set[str]:
     if not settings.firewall:
         return set()
-    return (wiring.asked | observed.sg_dirty) & set(wiring.known.wired)
+    return l2_devices.security_to_read(wiring.asked, observed.sg_dirty, wiring.known.wired)
 
 
 def fdb_devices(wiring: Wiring, observed: Observed) -> list[str]:

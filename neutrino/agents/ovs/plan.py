@@ -175,7 +175,7 @@ def security_to_read(settings: Settings, observed: Observed, wiring: Wiring) -> 
     """The wired ports whose security facts this pass reads."""
     if not settings.firewall:
         return set()
-    return (wiring.asked | observed.sg_dirty) & set(wiring.known.wired)
+    return l2_devices.security_to_read(wiring.asked, observed.sg_dirty, wiring.known.wired)
 
 
 def policies_to_pull(settings: Settings, wiring: Wiring,
