@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from neutrino.api.hooks.body import _depth_exceeds
+from neutrino import errors
+from neutrino.api.hooks.body import check_document
 from neutrino.api.hooks.translation import shortened
 from neutrino.api.limits import TooLarge, read_body
 from neutrino.cmd.front import BodyFirst, wsgi_environ
@@ -80,15 +81,34 @@ def test_a_long_message_of_short_words_is_bounded() -> None:
     ({}, 1), ([], 1), (1, 0), ({"a": [1, {"b": "c"}]}, 3), ([[[[]]]], 4),
 ])
 def test_depth_is_the_deepest_nesting_of_lists_and_objects(data: object, deepest: int) -> None:
-    assert not _depth_exceeds(data, deepest)
-    assert _depth_exceeds(data, deepest - 1) == (deepest > 0)
+    check_document(data, deepest)
+    if deepest > 0:
+        with pytest.raises(errors.HTTPBadRequest, match="nested deeper than"):
+            check_document(data, deepest - 1)
 
 
 def test_depth_of_a_very_deep_body_is_measured_without_recursion() -> None:
     data: list = []
     for _ in range(100_000):
         data = [data]
-    assert _depth_exceeds(data, 32)
+    with pytest.raises(errors.HTTPBadRequest, match="nested deeper than 32 levels"):
+        check_document(data, 32)
+
+
+@pytest.mark.parametrize("data", [
+    "\x00", {"k\x00": 1}, {"a": ["b", {"c": "d\x00"}]}, [[["\x00"]]],
+])
+def test_nul_in_any_string_of_a_body_is_refused(data: object) -> None:
+    with pytest.raises(errors.InvalidInput, match="NUL characters are not allowed"):
+        check_document(data)
+
+
+@pytest.mark.parametrize("data", [
+    ["\x00", [[[]]]], [[[[]]], "\x00"], {"k\x00": [[[]]]}, [[["\x00", []]]],
+])
+def test_a_body_too_deep_and_holding_nul_is_refused_as_too_deep(data: object) -> None:
+    with pytest.raises(errors.HTTPBadRequest, match="nested deeper than 3 levels"):
+        check_document(data, 3)
 
 
 def test_the_environ_of_an_rsgi_request() -> None:

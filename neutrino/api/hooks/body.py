@@ -28,27 +28,34 @@ def parse_json(raw: bytes) -> Any:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise errors.HTTPBadRequest(msg="Body contains invalid data") from None
-    if _depth_exceeds(data, MAX_DEPTH):
-        raise errors.HTTPBadRequest(
-            msg=f"Body contains invalid data: nested deeper than {MAX_DEPTH} levels")
-    nul.check_value(data)
+    check_document(data)
     return data
 
 
-def _depth_exceeds(data: Any, limit: int) -> bool:
-    """Whether lists and objects nest more than ``limit`` levels; iterative,
-    so the check itself cannot exhaust the stack."""
-    pending: list[tuple[Any, int]] = [(data, 1)]
+def check_document(data: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse a decoded body whose lists and objects nest more than ``limit``
+    levels, or with NUL in any string, key or value: one walk for both, as a
+    body is walked once per request. Too deep is the refusal when a body is
+    both, wherever each is found. Iterative, so the walk cannot exhaust the
+    stack."""
+    has_nul = isinstance(data, str) and nul.NUL in data
+    pending: list[tuple[Any, int]] = [(data, 1)] if isinstance(data, (dict, list)) else []
     while pending:
         node, depth = pending.pop()
-        children = node.values() if isinstance(node, dict) else node
-        if not isinstance(node, (dict, list)):
-            continue
         if depth > limit:
-            return True
-        pending.extend((child, depth + 1) for child in children
-                       if isinstance(child, (dict, list)))
-    return False
+            raise errors.HTTPBadRequest(
+                msg=f"Body contains invalid data: nested deeper than {limit} levels")
+        children = node
+        if isinstance(node, dict):
+            has_nul = has_nul or any(nul.NUL in key for key in node)
+            children = node.values()
+        for child in children:
+            if isinstance(child, str):
+                has_nul = has_nul or nul.NUL in child
+            elif isinstance(child, (dict, list)):
+                pending.append((child, depth + 1))
+    if has_nul:
+        raise nul.refusal()
 
 
 def items_of(rdef: ResourceDef, body: Any) -> tuple[list[dict[str, Any]], bool]:

@@ -2,7 +2,8 @@
 
 No Neutron value has a use for NUL, and PostgreSQL cannot store one in a
 text column or a JSON document: refusing it at the door answers 400 on every
-backend instead of an error from whichever database is behind.
+backend instead of an error from whichever database is behind. A body is
+checked by ``body.parse_json``, in the walk that bounds its nesting.
 """
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from neutrino import errors
 NUL = "\x00"
 
 
-def _refuse() -> errors.InvalidInput:
+def refusal() -> errors.InvalidInput:
     return errors.InvalidInput(error_message="NUL characters are not allowed")
 
 
 def check_value(value: Any) -> None:
-    """Raise if any string in a decoded JSON document, key or value, has NUL.
+    """Raise if any string in ``value`` (a query parameter, a list of them,
+    any decoded JSON), key or value, has NUL.
 
     Iterative, so a deeply nested document cannot exhaust the stack here.
     """
@@ -29,7 +31,7 @@ def check_value(value: Any) -> None:
         item = pending.pop()
         if isinstance(item, str):
             if NUL in item:
-                raise _refuse()
+                raise refusal()
         elif isinstance(item, dict):
             pending.extend(item.keys())
             pending.extend(item.values())
@@ -43,7 +45,7 @@ class NulHook:
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         if NUL in req.path:
-            raise _refuse()
+            raise refusal()
         for key, value in req.params.items():
             check_value(key)
             check_value(value)
