@@ -198,6 +198,16 @@ def external_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
     return out
 
 
+def is_external_filter(network_id: Any, values: list[Any]) -> Any:
+    """``router:external=true|false`` on subnets: the network's flag, the
+    same for every caller (upstream filters on the flag; who sees the
+    subnet is the visibility's business). The first value decides, as upstream."""
+    if not values:
+        return None
+    clause = is_external_clause(network_id)
+    return clause if bool(values[0]) else sa.not_(clause)
+
+
 def external_bool_filter(project_id: str | None, network_id: Any, values: list[Any],
                          owner: Any = None) -> Any:
     """``router:external=true|false`` as the caller sees it: external for the

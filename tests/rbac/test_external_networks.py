@@ -159,3 +159,25 @@ def test_ml2_external_network_type(tmp_path):
         assert plain["provider:network_type"] == "vlan"
     finally:
         srv.stop()
+
+
+def test_subnets_filtered_by_their_networks_external_flag(admin, member, other):
+    """``GET /v2.0/subnets?router:external=...`` (``subnet-external-network``,
+    which tempest's subnet list tests send): the network's flag for whoever
+    asks; visibility still decides which subnets a caller gets."""
+    ext = h.network(admin, **{EXT: True})
+    ext_sub = h.subnet(admin, ext["id"], "10.79.0.0/24")
+    own = h.network(member)
+    own_sub = h.subnet(member, own["id"], "10.79.1.0/24")
+    mine = {ext_sub["id"], own_sub["id"]}
+    for value, wanted in (("True", ext_sub), ("true", ext_sub), ("1", ext_sub),
+                          ("False", own_sub), ("false", own_sub)):
+        got = set(ids(admin.get(f"/v2.0/subnets?router:external={value}"), "subnets"))
+        assert got & mine == {wanted["id"]}, value
+    got = set(ids(member.get("/v2.0/subnets?router:external=False"), "subnets"))
+    assert got & mine == {own_sub["id"]}
+    got = set(ids(other.get("/v2.0/subnets?router:external=True"), "subnets"))
+    assert got & mine == {ext_sub["id"]}
+    assert other.get("/v2.0/subnets?router:external=False")[1]["subnets"] == []
+    h.error(admin.get("/v2.0/subnets?router:external=maybe"), 400)
+    assert admin.delete(f"/v2.0/networks/{ext['id']}")[0] == 204
