@@ -23,7 +23,7 @@ from neutrino.api.hooks.ownership import check_ownership
 from neutrino.api.hooks.policy import Shaper, Targets, not_found_for
 from neutrino.context import Context
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import ResourceDef
+from neutrino.resources.attributes import UNSET, ResourceDef
 
 
 @dataclass
@@ -285,7 +285,8 @@ class Member:
             current = targets.for_rules(policy, [f"update_{singular}"], original)
             target = targets.for_rules(policy, policy.attribute_rules("update", singular, data),
                                        {**original, **data})
-        policy.enforce(ctx, f"update_{singular}", current)
+        if not policy.check(ctx, f"update_{singular}", current):
+            self._refused_update(ctx, targets, original, data)
         policy.enforce_attributes(ctx, "update", singular, data, target)
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in h.attribute_names}
@@ -301,6 +302,30 @@ class Member:
         self.api.hooks_response(ctx, "PUT", self.rdef.plural, payload)
         self.api.notifier.update_end(ctx, self.rdef.singular, payload[self.rdef.singular])
         send(resp, 200, payload)
+
+    def _refused_update(self, ctx: Context, targets: Targets, original: dict[str, Any],
+                        data: dict[str, Any]) -> None:
+        """An update the policy refuses: 403 when the caller's ``get_``
+        rule passes on the item, else 404, as upstream (which pretends the
+        resource does not exist rather than say it is there: an address
+        group shared with the caller's project, say, whose ``shared`` rule
+        has no attribute to read)."""
+        policy, singular = self.api.policy, self.rdef.policy_singular
+        # Upstream reads the item for an update with only the attributes
+        # policy needs or that have no default (so a QoS policy's
+        # ``shared``, which has one, is not there), never the hidden ones
+        # (an address group's per caller ``shared``), and the request's.
+        attrs = self.rdef.attributes
+
+        def read(name: str) -> bool:
+            a = attrs.get(name)
+            return a is None or a.required_by_policy or (a.is_visible and a.default is UNSET)
+        item = {**{k: val for k, val in original.items() if read(k)}, **data}
+        with self.api.reads_together():
+            shown = targets.for_rules(policy, [f"get_{singular}"], item)
+        if not policy.check(ctx, f"get_{singular}", shown):
+            raise falcon.HTTPNotFound()
+        raise errors.PolicyNotAuthorized(action=f"update_{singular}")
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, rid: str,
                pid: str | None = None) -> None:

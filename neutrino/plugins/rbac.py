@@ -17,8 +17,9 @@ External networks (``external-net``) are stored the same way: a network is
 external while it has ``access_as_external`` entries, and is visible to
 every project one of them targets. ``router:external: true`` creates a
 ``*`` entry; ``false`` removes them all (refused while gateway ports are
-on the network). Only routers of other projects with their gateway on the
-network depend on an entry, as upstream.
+on the network). Routers with their gateway on the network depend on the
+entries that give their project access (``check_external_change``), as
+upstream.
 
 Served by the core plugin (as upstream, where RBAC is part of the core and
 not a service plugin): networks, subnets and ports all read these rows in
@@ -63,11 +64,9 @@ class Kind:
     label: str  # how upstream names the type in messages
     revisioned: bool = True  # has standard attributes (address scopes have none)
 
-    def in_use(self, conn: Connection, obj: Any, target: str, removing: Sequence[str],
-               action: str = ACCESS_AS_SHARED) -> str | None:
+    def in_use(self, conn: Connection, obj: Any, target: str,
+               removing: Sequence[str]) -> str | None:
         """An object of another project that needs the ``removing`` entries."""
-        if self.object_type == "network" and action == ACCESS_AS_EXTERNAL:
-            return dependent_gateway(conn, obj.id, obj.project_id, target, removing)
         if self.object_type == "network":
             return dependent_port(conn, obj.id, obj.project_id, target, removing)
         if self.object_type == "address_scope":
@@ -196,6 +195,16 @@ def external_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
             sa.select(rb.object_id).distinct().where(
                 rb.object_id.in_(part), rb.action == ACCESS_AS_EXTERNAL)))
     return out
+
+
+def is_external_filter(network_id: Any, values: list[Any]) -> Any:
+    """``router:external=true|false`` on subnets: the network's flag, the
+    same for every caller (upstream filters on the flag; who sees the
+    subnet is the visibility's business). The first value decides, as upstream."""
+    if not values:
+        return None
+    clause = is_external_clause(network_id)
+    return clause if bool(values[0]) else sa.not_(clause)
 
 
 def external_bool_filter(project_id: str | None, network_id: Any, values: list[Any],
@@ -363,20 +372,43 @@ def dependent_port(conn: Connection, network_id: str, owner: str, target: str,
                                       ~p.device_owner.like("network:%")], target, remaining)
 
 
-def dependent_gateway(conn: Connection, network_id: str, owner: str, target: str,
-                      removing: Sequence[str] | None) -> str | None:
-    """A router of another project, with its gateway on the network, that
-    needs the ``removing`` external entries (all of them when None), as
-    upstream counts them. Ordinary ports never depend on external-ness
-    (upstream lets the entries go under them)."""
-    remaining = _remaining(conn, t.networkrbacs, network_id, removing, ACCESS_AS_EXTERNAL)
-    if remaining is None:
-        return None
-    p, r = t.ports.c, t.routers.c
-    gateways = sa.select(p.id).where(p.network_id == network_id,
-                                     p.device_owner == GATEWAY_OWNER)
-    return _dependent(conn, t.routers, [r.gw_port_id.in_(gateways), r.project_id != owner],
-                      target, remaining)
+def check_external_change(conn: Connection, network_id: str, target: str,
+                          new_target: str | None = None) -> None:
+    """An ``access_as_external`` entry for ``target`` may go (or, with
+    ``new_target``, be retargeted) only if no router with its gateway on the
+    network loses its access, as upstream counts it: for a project's entry,
+    none of that project's routers unless a ``*`` entry remains; for the
+    ``*`` entry, none of any project (the network's owner too) without an
+    entry of its own (``new_target`` counted), and never on the default
+    external network."""
+    gateways = sa.select(t.ports.c.id).where(t.ports.c.network_id == network_id,
+                                             t.ports.c.device_owner == GATEWAY_OWNER)
+    routers = t.routers.c
+    conds = [routers.gw_port_id.in_(gateways)]
+    if target != WILDCARD:
+        if conn.execute(sa.select(rb.id).where(
+                rb.object_id == network_id, rb.action == ACCESS_AS_EXTERNAL,
+                rb.target_tenant == WILDCARD).limit(1)).first():
+            return
+        conds.append(routers.project_id == target)
+    else:
+        d = t.default_external_network.c
+        if conn.execute(sa.select(d.network_id).where(d.network_id == network_id)).first():
+            raise errors.RbacPolicyInUse(
+                object_id=network_id,
+                details="Default external networks must be shared to everyone.")
+        kept = [r.target_tenant for r in conn.execute(sa.select(rb.target_tenant).where(
+            rb.object_id == network_id, rb.action == ACCESS_AS_EXTERNAL,
+            rb.target_tenant != WILDCARD))]
+        if new_target is not None:
+            kept.append(new_target)
+        if kept:
+            conds.append(routers.project_id.not_in(kept))
+    if conn.execute(sa.select(routers.id).where(*conds).limit(1)).first():
+        raise errors.RbacPolicyInUse(
+            object_id=network_id,
+            details="There are routers attached to this network that depend on this "
+                    "policy for access.")
 
 
 def dependent_subnet(conn: Connection, pool_id: str, owner: str, target: str,
@@ -498,6 +530,8 @@ class RbacPolicies(Handler):
         self._check_action(data["object_type"], data["action"])
         kind = KINDS[data["object_type"]]
         self._object(conn, ctx, kind, data["object_id"])
+        if kind.object_type == "subnetpool":
+            _check_scope_access(conn, ctx, data["object_id"], data["target_tenant"])
         rid = add_entry(conn, data["project_id"], data["object_id"], data["target_tenant"],
                         data["action"], kind.object_type)
         _touch(conn, kind, data["object_id"])
@@ -532,7 +566,7 @@ class RbacPolicies(Handler):
         new = data.get("target_tenant", row.target_tenant)
         if new == row.target_tenant:
             return
-        self._check_removal(conn, kind, row)
+        self._check_removal(conn, kind, row, new)
         e = kind.entries
         try:
             with conn.begin_nested():
@@ -547,17 +581,42 @@ class RbacPolicies(Handler):
         conn.execute(sa.delete(kind.entries).where(kind.entries.c.id == rid))
         _touch(conn, kind, row.object_id)
 
-    def _check_removal(self, conn: Connection, kind: Kind, row: Any) -> None:
+    def _check_removal(self, conn: Connection, kind: Kind, row: Any,
+                       new_target: str | None = None) -> None:
         if row.action not in (ACCESS_AS_SHARED, ACCESS_AS_EXTERNAL):
             return
         # Lock the object: a port or subnet created meanwhile would escape the check.
         obj = store.get_row(conn, kind.objects, row.object_id,
                             lambda: self._not_found(row.id), for_update=True)
-        if kind.in_use(conn, obj, row.target_tenant, [row.id], row.action):
+        if row.action == ACCESS_AS_EXTERNAL:
+            check_external_change(conn, obj.id, row.target_tenant, new_target)
+            return
+        if kind.in_use(conn, obj, row.target_tenant, [row.id]):
             raise errors.RbacPolicyInUse(
                 object_id=obj.id,
                 details=f"Unable to reconfigure sharing settings for {kind.object_type} "
                         f"{obj.id}. Multiple projects are using it.")
+
+
+def _check_scope_access(conn: Connection, ctx: Context, pool_id: str, target: str) -> None:
+    """A subnet pool in an address scope is shared only with a project the
+    scope is shared with (an entry on the scope for it or ``*``), as
+    upstream; like upstream, a member counts only the scope's entries its
+    own project made."""
+    pools = t.subnetpools.c
+    scope_id = conn.execute(sa.select(pools.address_scope_id)
+                            .where(pools.id == pool_id)).scalar()
+    if scope_id is None:
+        return
+    e = t.addressscoperbacs.c
+    conds = [e.object_id == scope_id, e.target_tenant.in_((WILDCARD, target))]
+    if not ctx.is_admin:
+        conds.append(e.project_id == ctx.project_id)
+    if conn.execute(sa.select(e.id).where(*conds).limit(1)).first() is None:
+        raise errors.InvalidInput(
+            error_message=f"Failed to create RBAC policy on object {pool_id} because "
+                          "target project doesn't have access to associated address "
+                          "scope.")
 
 
 def _touch(conn: Connection, kind: Kind, object_id: str) -> None:

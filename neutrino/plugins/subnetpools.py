@@ -65,6 +65,21 @@ def _check_bounds(version: int, min_len: int, default_len: int, max_len: int) ->
             base_prefix_type="max_prefixlen", base_prefixlen=max_len)
 
 
+PREFIXLENS = ("default_prefixlen", "min_prefixlen", "max_prefixlen")
+
+
+def as_shown(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The prefix lengths as upstream shows them to a caller: text (``"24"``)
+    in a create's, show's and list's answer, where upstream reads its row
+    back; an update answers with integers (upstream echoes the updated
+    object), and internal loads keep the integers the rules compare."""
+    for d in dicts:
+        for key in PREFIXLENS:
+            if d.get(key) is not None:
+                d[key] = str(d[key])
+    return dicts
+
+
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     ids = [r.id for r in rows]
     tags = store.load_tags(conn, ids)
@@ -134,8 +149,9 @@ class SubnetPools(Handler):
     def get_for(self, conn: Connection, pool_id: str, ctx: Context | None) -> dict[str, Any]:
         """The pool as ``ctx`` sees it (None: an internal load), its sharing
         read with its row."""
-        return rbac.shown(conn, ctx, "subnetpool", t.subnetpools, pool_id,
-                          lambda: not_found(pool_id), to_dicts)
+        shown = rbac.shown(conn, ctx, "subnetpool", t.subnetpools, pool_id,
+                           lambda: not_found(pool_id), to_dicts)
+        return shown if ctx is None else as_shown([shown])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         special = {"shared": lambda vals: rbac.bool_filter(
@@ -145,7 +161,7 @@ class SubnetPools(Handler):
         if scope is not None:
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.subnetpools, clauses, query)
-        return self.present(conn, ctx, to_dicts(conn, rows)), more
+        return as_shown(self.present(conn, ctx, to_dicts(conn, rows))), more
 
     def present(self, conn: Connection, ctx: Context | None,
                 dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

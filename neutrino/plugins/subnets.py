@@ -225,7 +225,9 @@ class Subnets(Handler):
         # ``shared`` is the network's sharing as the caller sees it (policy
         # targets get it from ``networks_of``; the attribute is never shown).
         special = {"shared": lambda vals: rbac.bool_filter(ctx.project_id,
-                                                           t.subnets.c.network_id, vals)}
+                                                           t.subnets.c.network_id, vals),
+                   "router:external": lambda vals: rbac.is_external_filter(
+                       t.subnets.c.network_id, vals)}
         clauses = store.column_clauses(t.subnets, query.filters, special)
         scope = visible_clause(ctx)
         if scope is not None:

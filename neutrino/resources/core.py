@@ -86,8 +86,9 @@ SUBNET = resource(
     attr("shared", is_filter=True, convert_filter=_B, is_visible=False),
     attr("segment_id", is_filter=True),
     attr("service_types", is_filter=False),
-    # ``subnet-external-network``: the network's external flag, read-only.
-    attr("router:external", is_filter=False),
+    # ``subnet-external-network``: the network's external flag, read-only;
+    # a filter as upstream's (the flag itself, whoever asks).
+    attr("router:external", is_filter=True, convert_filter=_B),
     _TAGS_ON_CREATE,
 )
 

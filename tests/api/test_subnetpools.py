@@ -26,12 +26,35 @@ def test_pool_create_merges_adjacent_prefixes_and_starts_at_revision_zero(sp):
     assert sp["default_quota"] is None and sp["address_scope_id"] is None
 
 
+LENGTHS = ("min_prefixlen", "default_prefixlen", "max_prefixlen")
+
+
 def test_pool_prefixlen_defaults(member):
     v4 = h.pool(member, ["10.250.0.0/16"])
-    assert [v4[k] for k in ("min_prefixlen", "default_prefixlen", "max_prefixlen")] == [8, 8, 32]
+    assert [v4[k] for k in LENGTHS] == ["8", "8", "32"]
     v6 = h.pool(member, ["2001:db8::/32"])
     assert v6["ip_version"] == 6
-    assert [v6[k] for k in ("min_prefixlen", "default_prefixlen", "max_prefixlen")] == [64, 64, 128]
+    assert [v6[k] for k in LENGTHS] == ["64", "64", "128"]
+
+
+def test_prefix_lengths_are_text_except_in_an_update_answer(member, admin, sp):
+    """As upstream 29 answers them (tempest compares them with strings)."""
+    assert [sp[k] for k in LENGTHS] == ["20", "24", "28"]
+    url = f"/v2.0/subnetpools/{sp['id']}"
+    for client in (member, admin):
+        status, body = client.get(url)
+        assert status == 200 and [body["subnetpool"][k] for k in LENGTHS] == ["20", "24", "28"]
+        status, body = client.get(f"/v2.0/subnetpools?id={sp['id']}")
+        assert status == 200
+        assert [body["subnetpools"][0][k] for k in LENGTHS] == ["20", "24", "28"]
+    status, body = member.get(f"{url}?fields=min_prefixlen")
+    assert status == 200 and body["subnetpool"] == {"min_prefixlen": "20"}
+    # given as text or as numbers, an update answers numbers
+    status, body = member.put(url, {"subnetpool": {"min_prefixlen": "21", "max_prefixlen": 27}})
+    assert status == 200 and [body["subnetpool"][k] for k in LENGTHS] == [21, 24, 27]
+    status, body = member.put(url, {"subnetpool": {"name": "renamed"}})
+    assert status == 200 and [body["subnetpool"][k] for k in LENGTHS] == [21, 24, 27]
+    assert [member.get(url)[1]["subnetpool"][k] for k in LENGTHS] == ["21", "24", "27"]
 
 
 def test_pool_show_update_delete_status_codes(member, sp):

@@ -11,6 +11,7 @@ on upstream Neutron 29.
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 
@@ -112,28 +113,108 @@ def test_admin_entries_and_unset(admin, other):
     assert entries(admin, net["id"]) == []
 
 
+def gateway(client: Client, net_id: str) -> tuple[int, Any]:
+    return client.post("/v2.0/routers", {"router": {
+        "name": "gw", "external_gateway_info": {"network_id": net_id}}})
+
+
 def test_routers_with_gateways_keep_it_external(admin, other):
+    """Upstream counts every router with its gateway on the network against
+    the ``*`` entry, the owner's too; ordinary ports never depend on it."""
     net = h.network(admin, **{EXT: True})
     h.subnet(admin, net["id"], "10.78.0.0/24")
-    # ordinary ports do not depend on external-ness (upstream)
     plain = h.port(admin, net["id"], project_id=project_of(other))
-    router = h.created(other.post("/v2.0/routers", {"router": {
-        "name": "gw", "external_gateway_info": {"network_id": net["id"]}}}), "router")
+    router = h.created(gateway(other, net["id"]), "router")
     pol = admin.get(f"/v2.0/rbac-policies?object_id={net['id']}")[1]["rbac_policies"][0]
-    h.error(admin.delete(f"/v2.0/rbac-policies/{pol['id']}"), 409, "RbacPolicyInUse")
+    msg = h.error(admin.delete(f"/v2.0/rbac-policies/{pol['id']}"), 409, "RbacPolicyInUse")
+    assert msg.endswith("There are routers attached to this network that depend on this "
+                        "policy for access.")
     h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
             "ExternalNetworkInUse")
     assert other.delete(f"/v2.0/routers/{router['id']}")[0] == 204
-    # unsetting is refused for any gateway, the owner's too
-    own = h.created(admin.post("/v2.0/routers", {"router": {
-        "name": "own", "external_gateway_info": {"network_id": net["id"]}}}), "router")
-    assert admin.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
-    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: True}})[0] == 200
+    own = h.created(gateway(admin, net["id"]), "router")
+    h.error(admin.delete(f"/v2.0/rbac-policies/{pol['id']}"), 409, "RbacPolicyInUse")
     h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
             "ExternalNetworkInUse")
     assert admin.delete(f"/v2.0/routers/{own['id']}")[0] == 204
-    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}})[0] == 200
+    assert admin.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
+    assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is False
     assert admin.delete(f"/v2.0/ports/{plain['id']}")[0] == 204
+
+
+def test_delete_policies_while_project_attached_to_net(admin, other):
+    """neutron-tempest-plugin's test of the same name: a project's router
+    holds the entry giving it access, ``*`` or its own."""
+    net = h.network(admin)
+    h.subnet(admin, net["id"], "10.78.1.0/24", enable_dhcp=False)
+    wildcard = h.created(rbac(admin, net["id"], "*", "access_as_external"), "rbac_policy")
+    router = h.created(gateway(other, net["id"]), "router")
+    h.error(admin.delete(f"/v2.0/rbac-policies/{wildcard['id']}"), 409, "RbacPolicyInUse")
+    mine = h.created(rbac(admin, net["id"], project_of(other), "access_as_external"),
+                     "rbac_policy")
+    assert admin.delete(f"/v2.0/rbac-policies/{wildcard['id']}")[0] == 204
+    h.error(admin.delete(f"/v2.0/rbac-policies/{mine['id']}"), 409, "RbacPolicyInUse")
+    wildcard = h.created(rbac(admin, net["id"], "*", "access_as_external"), "rbac_policy")
+    assert admin.delete(f"/v2.0/rbac-policies/{mine['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/rbac-policies/{wildcard['id']}")[0] == 204
+    # no entry left: the network is internal, and not there for the project
+    assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is False
+    h.error(gateway(other, net["id"]), 404, "NetworkNotFound")
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+
+
+def test_wildcard_entry_retargeted_to_the_project_using_it(admin, other, third):
+    """``*`` may become the one project whose router uses the network; that
+    project's entry may not then move to another (tempest's
+    test_external_update_policy_from_wildcard_to_specific_project)."""
+    net = h.network(admin, **{EXT: True})
+    h.subnet(admin, net["id"], "10.78.2.0/24")
+    pol = admin.get(f"/v2.0/rbac-policies?object_id={net['id']}")[1]["rbac_policies"][0]
+    router = h.created(gateway(other, net["id"]), "router")
+    h.error(admin.put(f"/v2.0/rbac-policies/{pol['id']}",
+                      {"rbac_policy": {"target_tenant": project_of(third)}}),
+            409, "RbacPolicyInUse")
+    status, body = admin.put(f"/v2.0/rbac-policies/{pol['id']}",
+                             {"rbac_policy": {"target_tenant": project_of(other)}})
+    assert status == 200 and body["rbac_policy"]["target_tenant"] == project_of(other)
+    h.error(admin.put(f"/v2.0/rbac-policies/{pol['id']}",
+                      {"rbac_policy": {"target_tenant": project_of(third)}}),
+            409, "RbacPolicyInUse")
+    assert other.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+
+
+def test_floating_ip_needs_access_to_the_external_network(server, other):
+    """tempest's test_policy_allows_project_to_allocate_floatingip: external
+    for the admin's project only, the network does not exist for another."""
+    admin = Client(server.url, uuid.uuid4().hex, "admin")
+    net = h.network(admin)
+    h.created(rbac(admin, net["id"], project_of(admin), "access_as_external"), "rbac_policy")
+    assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is True
+    h.subnet(admin, net["id"], "10.78.3.0/24", enable_dhcp=False)
+    fip = {"floatingip": {"floating_network_id": net["id"]}}
+    h.error(other.post("/v2.0/floatingips", fip), 404, "NetworkNotFound")
+    h.error(gateway(other, net["id"]), 404, "NetworkNotFound")
+    h.created(rbac(admin, net["id"], project_of(other), "access_as_external"), "rbac_policy")
+    made = h.created(other.post("/v2.0/floatingips", fip), "floatingip")
+    assert other.delete(f"/v2.0/floatingips/{made['id']}")[0] == 204
+    # a network the caller sees but that is not external stays a 400
+    own = h.network(other)
+    msg = h.error(gateway(other, own["id"]), 400, "BadRequest")
+    assert msg.endswith(f"Network {own['id']} is not an external network.")
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+
+
+def test_wildcard_entry_of_the_default_external_network_stays(admin):
+    """tempest's test_wildcard_policy_delete_blocked_on_default_ext."""
+    net = h.network(admin, **{EXT: True, "is_default": True})
+    pol = admin.get(f"/v2.0/rbac-policies?object_id={net['id']}")[1]["rbac_policies"][0]
+    msg = h.error(admin.delete(f"/v2.0/rbac-policies/{pol['id']}"), 409, "RbacPolicyInUse")
+    assert msg.endswith("Default external networks must be shared to everyone.")
+    assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {"is_default": False}})[0] == 200
+    assert admin.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
 
 
 EXTERNAL_TYPE_CONF = """
@@ -159,3 +240,25 @@ def test_ml2_external_network_type(tmp_path):
         assert plain["provider:network_type"] == "vlan"
     finally:
         srv.stop()
+
+
+def test_subnets_filtered_by_their_networks_external_flag(admin, member, other):
+    """``GET /v2.0/subnets?router:external=...`` (``subnet-external-network``,
+    which tempest's subnet list tests send): the network's flag for whoever
+    asks; visibility still decides which subnets a caller gets."""
+    ext = h.network(admin, **{EXT: True})
+    ext_sub = h.subnet(admin, ext["id"], "10.79.0.0/24")
+    own = h.network(member)
+    own_sub = h.subnet(member, own["id"], "10.79.1.0/24")
+    mine = {ext_sub["id"], own_sub["id"]}
+    for value, wanted in (("True", ext_sub), ("true", ext_sub), ("1", ext_sub),
+                          ("False", own_sub), ("false", own_sub)):
+        got = set(ids(admin.get(f"/v2.0/subnets?router:external={value}"), "subnets"))
+        assert got & mine == {wanted["id"]}, value
+    got = set(ids(member.get("/v2.0/subnets?router:external=False"), "subnets"))
+    assert got & mine == {own_sub["id"]}
+    got = set(ids(other.get("/v2.0/subnets?router:external=True"), "subnets"))
+    assert got & mine == {ext_sub["id"]}
+    assert other.get("/v2.0/subnets?router:external=False")[1]["subnets"] == []
+    h.error(admin.get("/v2.0/subnets?router:external=maybe"), 400)
+    assert admin.delete(f"/v2.0/networks/{ext['id']}")[0] == 204

@@ -113,3 +113,32 @@ def test_shared_true_is_a_wildcard_entry(admin, member, other):
     # deleting the pool deletes its entries
     assert member.delete(f"/v2.0/subnetpools/{pool['id']}")[0] == 204
     h.error(admin.get(f"/v2.0/rbac-policies/{entry['id']}"), 404, "RbacPolicyNotFound")
+
+
+def test_sharing_needs_access_to_the_pools_address_scope(server, admin, member, other, third):
+    """tempest's test_cannot_share_if_no_access_to_address_scope: a pool in
+    an address scope is shared only with projects the scope is shared with
+    (through an entry the caller's project made, as upstream counts them)."""
+    scope = h.created(admin.post("/v2.0/address-scopes", {"address_scope": {
+        "name": "s", "ip_version": 4}}), "address_scope")
+    for_member = h.created(admin.post("/v2.0/rbac-policies", {"rbac_policy": {
+        "object_type": "address_scope", "object_id": scope["id"],
+        "action": "access_as_shared", "target_tenant": project_of(member)}}), "rbac_policy")
+    pool = h.pool(member, ["10.253.0.0/16"], address_scope_id=scope["id"])
+    msg = h.error(share(member, pool["id"], project_of(other)), 400, "InvalidInput")
+    assert msg == (f"Invalid input for operation: Failed to create RBAC policy on object "
+                   f"{pool['id']} because target project doesn't have access to associated "
+                   f"address scope..")
+    # an admin is refused too, until the scope is shared with the target
+    h.error(share(admin, pool["id"], project_of(other)), 400, "InvalidInput")
+    h.created(admin.post("/v2.0/rbac-policies", {"rbac_policy": {
+        "object_type": "address_scope", "object_id": scope["id"],
+        "action": "access_as_shared", "target_tenant": project_of(other)}}), "rbac_policy")
+    h.created(share(admin, pool["id"], project_of(other)), "rbac_policy")
+    # the member counts only entries its project made (the admin's is not one)
+    h.error(share(member, pool["id"], project_of(third)), 400, "InvalidInput")
+    # a pool without a scope is shared as before
+    plain = h.pool(member, ["10.254.0.0/16"])
+    h.created(share(member, plain["id"], project_of(other)), "rbac_policy")
+    assert member.delete(f"/v2.0/subnetpools/{pool['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/rbac-policies/{for_member['id']}")[0] == 204

@@ -176,3 +176,39 @@ def test_sdk_rbac_policy_for_a_security_group(server: Server, member: Client) ->
         conn.network.delete_rbac_policy(made.id)
     finally:
         conn.close()
+
+
+def test_target_project_changing_a_shared_object_is_answered_as_upstream(
+        server: Server, member: Client, admin: Client) -> None:
+    """Upstream checks an update its policy refuses against the object read
+    with only what policy needs and what has no default: the target of an
+    address group or QoS policy entry then fails ``get_*`` too (their
+    ``shared`` is not read) and is told the resource does not exist (404
+    ``HTTPNotFound``, tempest's
+    test_regular_client_blocked_from_updating_shared_address_group); a
+    shared security group keeps its ``shared`` and the answer is 403.
+    Deleting reads everything: 403."""
+    target, user = _other(server)
+    ag = created(member.post("/v2.0/address-groups", {"address_group": {
+        "name": unique("ag"), "addresses": ["10.2.0.0/24"]}}), "address_group")
+    share(member, "address_group", ag["id"], target)
+    url = f"/v2.0/address-groups/{ag['id']}"
+    assert user.get(url)[0] == 200
+    msg = error(user.put(url, {"address_group": {"name": "new"}}), 404, "HTTPNotFound")
+    assert msg == "The resource could not be found."
+    error(user.delete(url), 403, "PolicyNotAuthorized")
+    error(user.put(f"{url}/add_addresses", {"addresses": ["10.3.0.0/24"]}), 403,
+          "PolicyNotAuthorized")
+    qos = created(admin.post("/v2.0/qos/policies", {"policy": {
+        "name": unique("q"), "project_id": member.session.headers["X-Project-Id"]}}), "policy")
+    created(admin.post("/v2.0/rbac-policies", {"rbac_policy": {
+        "object_type": "qos_policy", "object_id": qos["id"],
+        "action": "access_as_shared", "target_tenant": target}}), "rbac_policy")
+    error(user.put(f"/v2.0/qos/policies/{qos['id']}", {"policy": {"name": "new"}}), 404,
+          "HTTPNotFound")
+    sg = group(member)
+    share(member, "security_group", sg["id"], target)
+    error(user.put(f"/v2.0/security-groups/{sg['id']}", {"security_group": {"name": "new"}}),
+          403, "PolicyNotAuthorized")
+    # the owner itself is unaffected
+    assert member.put(url, {"address_group": {"name": "mine"}})[0] == 200

@@ -169,10 +169,17 @@ def visible_port(conn: Connection, ctx: Context, port_id: str) -> Any:
     raise errors.PortNotFound(port_id=port_id)
 
 
-def external_network(conn: Connection, network_id: str, bad: Any) -> Any:
-    """The network row, which must exist (404) and be external (``bad``)."""
+def external_network(conn: Connection, network_id: str, bad: Any,
+                     ctx: Context | None = None) -> Any:
+    """The network row, which must exist for the caller (404: not its own,
+    nor shared with it or external to it by an RBAC entry, as upstream
+    reads it with the caller's context) and be external (``bad``)."""
     row = store.get_row(conn, t.networks, network_id,
                         lambda: errors.NetworkNotFound(net_id=network_id))
+    if (ctx is not None and not ctx.is_admin and row.project_id != ctx.project_id
+            and not conn.execute(sa.select(sa.literal(1)).where(
+                rbac.network_access_clause(ctx.project_id, sa.literal(network_id)))).first()):
+        raise errors.NetworkNotFound(net_id=network_id)
     if not rbac.external_ids(conn, [network_id]):
         raise bad(network_id)
     return row

@@ -209,7 +209,7 @@ class FloatingIps:
         project = data["project_id"]
         fip_id = store.new_id()
         with self.db.reader() as conn:
-            c.external_network(conn, network_id, _not_external)
+            c.external_network(conn, network_id, _not_external, ctx)
             v4 = conn.execute(sa.select(t.subnets.c.id).where(
                 t.subnets.c.network_id == network_id, t.subnets.c.ip_version == 4)
                 .limit(1)).first()

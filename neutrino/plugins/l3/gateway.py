@@ -32,9 +32,10 @@ def _not_external(network_id: str) -> errors.BadRequest:
     return c.bad_router(f"Network {network_id} is not an external network")
 
 
-def validate(conn: Connection, info: dict[str, Any]) -> None:
-    """The requested gateway, before anything changes."""
-    c.external_network(conn, info["network_id"], _not_external)
+def validate(conn: Connection, ctx: Context, info: dict[str, Any]) -> None:
+    """The requested gateway, before anything changes: a network the caller
+    sees (an ``access_as_external`` entry for its project or ``*``)."""
+    c.external_network(conn, info["network_id"], _not_external, ctx)
     gateways = {r.gateway_ip for r in conn.execute(
         sa.select(t.subnets.c.gateway_ip).where(t.subnets.c.network_id == info["network_id"]))}
     for fixed in info.get("external_fixed_ips") or []:
@@ -58,7 +59,7 @@ class Gateway:
             row = store.get_row(conn, t.routers, router_id, lambda: c.router_not_found(router_id))
             current = self._port(conn, row.gw_port_id)
             if info is not None:
-                validate(conn, info)
+                validate(conn, ctx, info)
         if info is None:
             if current is not None:
                 self.detach(router_id, current)

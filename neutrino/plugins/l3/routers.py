@@ -116,7 +116,7 @@ class Routers:
         info = data.get("external_gateway_info")
         if info is not None:
             with self.db.reader() as conn:
-                gw.validate(conn, info)
+                gw.validate(conn, ctx, info)
 
         ha = data.get("ha")
         ha = self.conf.l3_ha if ha is None else ha
