@@ -850,6 +850,44 @@ class PolicyRemoveAuthorizationError(NotAuthorized):
                "authorized.")
 
 
+# ``flavors``: flavors of advanced services and the service profiles behind them.
+
+class InvalidServiceType(InvalidInput):
+    message = "Invalid service type: %(service_type)s."
+
+
+class FlavorNotFound(NotFound):
+    message = "Flavor %(flavor_id)s could not be found."
+
+
+class FlavorInUse(InUse):
+    message = "Flavor %(flavor_id)s is used by some service instance."
+
+
+class ServiceProfileNotFound(NotFound):
+    message = "Service Profile %(sp_id)s could not be found."
+
+
+class ServiceProfileInUse(InUse):
+    message = "Service Profile %(sp_id)s is used by some service instance."
+
+
+class FlavorServiceProfileBindingExists(Conflict):
+    message = "Service Profile %(sp_id)s is already associated with flavor %(fl_id)s."
+
+
+class FlavorServiceProfileBindingNotFound(NotFound):
+    message = "Service Profile %(sp_id)s is not associated with flavor %(fl_id)s."
+
+
+class ServiceProfileDriverNotFound(NotFound):
+    message = "Service Profile driver %(driver)s could not be found."
+
+
+class ServiceProfileEmpty(InvalidInput):
+    message = "Service Profile needs either a driver or metainfo."
+
+
 _NOT_FOUND: dict[str, Callable[[str], NeutronException]] = {
     "agent": lambda rid: AgentNotFound(id=rid),
     "network": lambda rid: NetworkNotFound(net_id=rid),
@@ -872,6 +910,9 @@ _NOT_FOUND: dict[str, Callable[[str], NeutronException]] = {
     "router": lambda rid: RouterNotFound(router_id=rid),
     "floatingip": lambda rid: FloatingIPNotFound(floatingip_id=rid),
     "port_forwarding": lambda rid: PortForwardingNotFound(id=rid),
+    "flavor": lambda rid: FlavorNotFound(flavor_id=rid),
+    # Admin-only and ownerless: hidden from others as the web layer's 404.
+    "service_profile": lambda rid: HTTPNotFound(),
 }
 
 

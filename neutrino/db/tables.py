@@ -722,3 +722,36 @@ auto_allocated_topologies = Table(
     Column("network_id", String(36), _fk("networks"), nullable=False, unique=True),
     Column("router_id", String(36), _fk("routers", "SET NULL")),
 )
+
+
+# ``flavors``: flavors of advanced services, the service profiles (a
+# provider's driver, or metainfo) behind them, and which profiles a flavor
+# offers. A table that names a flavor without ON DELETE makes the flavor in
+# use (routers' ``flavor_id``, with ``l3-flavors``).
+flavors = Table(
+    "flavors", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(255)),
+    Column("description", String(1024)),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("service_type", String(36)),
+)
+
+serviceprofiles = Table(
+    "serviceprofiles", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("description", String(1024)),
+    Column("driver", String(1024), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("metainfo", String(4096)),
+)
+
+flavorserviceprofilebindings = Table(
+    "flavorserviceprofilebindings", metadata,
+    Column("flavor_id", String(36), _fk("flavors"), primary_key=True),
+    # Named here: the conventional name is longer than MySQL allows.
+    Column("service_profile_id", String(36),
+           ForeignKey("serviceprofiles.id", ondelete="CASCADE",
+                      name="fk_flavorserviceprofilebindings_service_profile_id"),
+           primary_key=True, index=True),
+)

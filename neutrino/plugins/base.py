@@ -104,7 +104,8 @@ class ServicePlugin(abc.ABC):
     service_type: str = ""
     supported_extension_aliases: tuple[str, ...] = ()
     # Providers this plugin brings, as ``GET /v2.0/service-providers`` lists
-    # them: ``{"service_type": ..., "name": ..., "default": bool}``.
+    # them: ``{"service_type": ..., "name": ..., "default": bool}``, and the
+    # ``driver`` (a class path) that service profiles name, never shown.
     service_providers: tuple[dict[str, Any], ...] = ()
 
     def __init__(self, conf: Any, db: Any) -> None:

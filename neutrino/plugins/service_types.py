@@ -27,7 +27,8 @@ def parse_provider(line: str) -> dict[str, Any]:
             len(parts) == 4 and parts[3] != "default"):
         raise PluginLoadError(f"[service_providers] service_provider: '{line}' is not "
                          f"<service_type>:<name>:<driver>[:default]")
-    return {"service_type": parts[0], "name": parts[1], "default": len(parts) == 4}
+    return {"service_type": parts[0], "name": parts[1], "driver": parts[2],
+            "default": len(parts) == 4}
 
 
 class ServiceProviders:
@@ -71,6 +72,11 @@ class ServiceTypePlugin(ServicePlugin):
         # What the operator configured wins over what a plugin declares.
         self.collection.providers = self.configured + [
             p for p in declared if (p["service_type"], p["name"]) not in seen]
+
+    def with_driver(self, driver: str) -> list[dict[str, Any]]:
+        """The providers whose driver is ``driver`` (what a service profile
+        may name), first configured first."""
+        return [dict(p) for p in self.collection.providers if p.get("driver") == driver]
 
     def collections(self) -> dict[str, Any]:
         return {"service_providers": self.collection}

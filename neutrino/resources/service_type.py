@@ -13,5 +13,7 @@ SERVICE_PROVIDER = resource(
     attr("service_type", is_filter=True),
     attr("name", is_filter=True),
     attr("default", is_filter=True, convert_filter=v.filter_bool),
+    # What service profiles name; never shown, as upstream.
+    attr("driver", is_visible=False),
     has_tags=False, url_name="service-providers", primary_key="name",
 )
