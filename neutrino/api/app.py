@@ -39,14 +39,18 @@ def build_falcon(api: Api) -> falcon.App:
         if rdef.parent is not None:
             _add_subresource_routes(app, api, rdef)
             continue
-        base = f"/v2.0/{rdef.url_plural}"
-        app.add_route(base, Collection(api, rdef))
-        app.add_route(base + "/{rid}", Member(api, rdef))
-        if rdef.has_tags and rdef.parent is None:
-            app.add_route(base + "/{rid}/tags", tags.Tags(api, rdef))
-            app.add_route(base + "/{rid}/tags/{tag}", tags.Tag(api, rdef))
-        for action in rdef.actions:
-            app.add_route(f"{base}/{{rid}}/{action}", Action(api, rdef, action))
+        collection, member = Collection(api, rdef), Member(api, rdef)
+        for path in rdef.url_spellings:
+            base = f"/v2.0/{path}"
+            app.add_route(base, collection)
+            app.add_route(base + "/{rid}", member)
+            for action in rdef.actions:
+                app.add_route(f"{base}/{{rid}}/{action}", Action(api, rdef, action))
+        if rdef.has_tags:
+            all_tags, one_tag = tags.Tags(api, rdef), tags.Tag(api, rdef)
+            for path in rdef.tag_spellings:
+                app.add_route(f"/v2.0/{path}/{{rid}}/tags", all_tags)
+                app.add_route(f"/v2.0/{path}/{{rid}}/tags/{{tag}}", one_tag)
     for route in api.routes:
         app.add_route(f"/v2.0{route.path}", custom_routes.Route(api, route))
     return app
@@ -92,11 +96,15 @@ class _UnderParent:
 
 def _add_subresource_routes(app: falcon.App, api: Api, rdef: Any) -> None:
     """``/v2.0/<parent>/{id}/<children>[/{child_id}[/<action>]]``"""
-    base = f"/v2.0/{api.resources[rdef.parent].url_plural}/{{rid}}/{rdef.url_plural}"
-    app.add_route(base, _UnderParent(Collection(api, rdef)))
-    app.add_route(base + "/{child_id}", _UnderParent(Member(api, rdef)))
-    for action in rdef.actions:
-        app.add_route(f"{base}/{{child_id}}/{action}", _UnderParent(Action(api, rdef, action)))
+    collection, member = _UnderParent(Collection(api, rdef)), _UnderParent(Member(api, rdef))
+    for parent in api.resources[rdef.parent].url_spellings:
+        for child in rdef.url_spellings:
+            base = f"/v2.0/{parent}/{{rid}}/{child}"
+            app.add_route(base, collection)
+            app.add_route(base + "/{child_id}", member)
+            for action in rdef.actions:
+                app.add_route(f"{base}/{{child_id}}/{action}",
+                              _UnderParent(Action(api, rdef, action)))
 
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]

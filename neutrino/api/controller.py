@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import falcon
 import orjson
@@ -83,6 +83,35 @@ def within_parent(api: Api, rdef: ResourceDef, ctx: Context, targets: Targets,
         raise not_found_for(prdef, pid)
     targets.parent = parent
     return True
+
+
+def creating_within(api: Api, rdef: ResourceDef, ctx: Context, targets: Targets,
+                    pid: str | None) -> dict[str, Any] | None:
+    """For a sub-resource's create: its parent as it stands, whoever may
+    see it, since upstream's create rules read the parent's owner with an
+    admin's eyes (``ext_parent:project_id``); so another project's parent
+    is 403 whether or not the caller sees it. None when it does not exist
+    (``refuse_missing_parent`` then answers)."""
+    if rdef.parent is None or pid is None:
+        return None
+    prdef = api.resources[rdef.parent]
+    try:
+        parent = api.plugin_for(prdef.plural).get(Context.admin(), prdef.plural, pid)
+    except errors.NotFound:
+        return None
+    targets.parent = parent
+    return parent
+
+
+def refuse_missing_parent(api: Api, rdef: ResourceDef, ctx: Context, data: dict[str, Any],
+                          pid: str) -> NoReturn:
+    """A parent that does not exist: upstream's rule fails before it looks
+    the parent up (403) unless the caller's role would do on its own
+    parent, and then the lookup's 404 answers."""
+    own = Targets(api.plugin, ctx)
+    own.parent = {"project_id": ctx.project_id}
+    api.policy.enforce(ctx, f"create_{rdef.policy_singular}", own.of(data))
+    raise not_found_for(api.resources[rdef.parent or ""], pid)
 
 
 def send(resp: falcon.Response, status: int, payload: Any = None) -> None:
@@ -189,15 +218,21 @@ class Collection:
         self.api.hooks_request(ctx, "POST", self.rdef.plural, raw)
         items, bulk = body_mod.items_of(self.rdef, raw)
         targets = Targets(self.api.plugin, ctx)
-        under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
+        under_parent = self.rdef.parent is not None and pid is not None
+        parent = creating_within(self.api, self.rdef, ctx, targets, pid)
         prepared = []
         for item in items:
             data = body_mod.for_create(self.rdef, ctx, item, self.api.conf.noauth_project_id
                                        if self.api.conf.auth_strategy == "noauth" else None)
             if under_parent:
                 data[self.rdef.parent_key] = pid
+                if parent is None:
+                    refuse_missing_parent(self.api, self.rdef, ctx, data, pid or "")
             self._authorize_create(ctx, item, data, targets)
             prepared.append(data)
+        if under_parent:
+            # Allowed on the parent, the caller must also see it (404).
+            within_parent(self.api, self.rdef, ctx, targets, pid)
         quota_hook.reserve(ctx, self.rdef.singular, prepared)
         self.api.notifier.create_start(ctx, self.rdef.singular, raw)
         created = self.api.plugin_for(self.rdef.plural).create(ctx, self.rdef.plural, prepared)

@@ -105,7 +105,11 @@ class _Builder:
             self.operation(f"{member}/{action}", method, action,
                            _ok("200", _OBJECT), body=body, tag=rdef.plural)
         if rdef.has_tags and rdef.parent is None:
-            self._tags(rdef, member)
+            # Each path once, whichever spelling (the router takes both).
+            paths = dict.fromkeys(p.replace("_", "-") for p in rdef.tag_spellings)
+            for i, path in enumerate(paths):
+                self._tags(rdef, f"/v2.0/{path}/{{id}}", "" if i == 0 else
+                           "_at_" + path.replace("/", "_").replace("-", "_"))
 
     def _collection(self, rdef: ResourceDef, name: str, path: str, ids: tuple[str, str]) -> None:
         item = _ref("schemas", name)
@@ -141,20 +145,24 @@ class _Builder:
         self.operation(path, "DELETE", f"delete_{singular}", _ok("204", None),
                        params=if_match, tag=rdef.plural)
 
-    def _tags(self, rdef: ResourceDef, member: str) -> None:
+    def _tags(self, rdef: ResourceDef, member: str, suffix: str) -> None:
         tags: Schema = {"type": "object", "required": ["tags"], "properties": {
-            "tags": {"type": "array", "items": {"type": "string", "minLength": 1,
-                                                "maxLength": 255}}}}
-        base, one = f"{member}/tags", f"{member}/tags/{{tag}}"
-        self.operation(base, "GET", f"list_{rdef.singular}_tags", _ok("200", tags), tag="tags")
-        self.operation(base, "PUT", f"replace_{rdef.singular}_tags", _ok("200", tags),
-                       body=tags, tag="tags")
-        self.operation(base, "DELETE", f"delete_{rdef.singular}_tags", _ok("204", None),
-                       tag="tags")
-        self.operation(one, "GET", f"check_{rdef.singular}_tag", _ok("204", None), tag="tags")
-        self.operation(one, "PUT", f"add_{rdef.singular}_tag", _ok("201", None), tag="tags")
-        self.operation(one, "DELETE", f"remove_{rdef.singular}_tag", _ok("204", None),
-                       tag="tags")
+            "tags": {"type": "array", "maxItems": 50, "uniqueItems": True,
+                     "items": {"type": "string", "maxLength": 255}}}}
+        base, one, name = f"{member}/tags", f"{member}/tags/{{tag}}", rdef.singular
+
+        def op(path: str, method: str, op_id: str, ok: dict[str, Any],
+               body: Schema | None = None) -> None:
+            self.operation(path, method, op_id + suffix, ok, body=body, tag="tags")
+        op(base, "GET", f"list_{name}_tags", _ok("200", tags))
+        op(base, "POST", f"add_{name}_tags", _ok("200", tags), body=tags)
+        op(base, "PUT", f"replace_{name}_tags", _ok("200", tags), body=tags)
+        op(base, "DELETE", f"delete_{name}_tags", _ok("204", None))
+        op(one, "GET", f"check_{name}_tag", _ok("204", None))
+        # Upstream's router sends a POST on one tag to the same check.
+        op(one, "POST", f"check_{name}_tag_by_post", _ok("204", None))
+        op(one, "PUT", f"add_{name}_tag", _ok("201", None))
+        op(one, "DELETE", f"remove_{name}_tag", _ok("204", None))
 
     # -- what is not a generic resource -------------------------------------
 

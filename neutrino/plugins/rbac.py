@@ -435,15 +435,21 @@ def dependent_pool(conn: Connection, scope_id: str, owner: str, target: str,
 
 def dependent_qos_binding(conn: Connection, policy_id: str, owner: str, target: str,
                           removing: Sequence[str]) -> str | None:
-    """A network or port of another project using the QoS policy through ``removing``."""
+    """A network or port using the QoS policy through ``removing``.
+
+    As upstream counts them, the owner's own networks and ports count too:
+    they keep a ``*`` entry unless another entry names the owner; only an
+    entry that targets the owner itself never matters.
+    """
+    if target == owner:
+        return None
     remaining = _remaining(conn, t.qospolicyrbacs, policy_id, removing)
     if remaining is None:
         return None
     for objects, bindings, key in ((t.networks, t.qos_network_policy_bindings, "network_id"),
                                    (t.ports, t.qos_port_policy_bindings, "port_id")):
         bound = sa.select(bindings.c[key]).where(bindings.c.policy_id == policy_id)
-        found = _dependent(conn, objects, [objects.c.id.in_(bound),
-                                           objects.c.project_id != owner], target, remaining)
+        found = _dependent(conn, objects, [objects.c.id.in_(bound)], target, remaining)
         if found is not None:
             return found
     return None

@@ -118,8 +118,29 @@ class ResourceDef:
         return self.url_name or self.plural
 
     @property
+    def url_spellings(self) -> tuple[str, ...]:
+        """Every path the collection answers at (``url_plural`` first)."""
+        return spellings(self.url_plural)
+
+    @property
+    def tag_spellings(self) -> tuple[str, ...]:
+        """Where its tags live: upstream's tag extension names the bare
+        collection, without a service's prefix (``/v2.0/policies/{id}/tags``
+        for QoS policies); the prefixed path is kept as well."""
+        return tuple(dict.fromkeys(spellings(self.plural) + self.url_spellings))
+
+    @property
     def collection_path(self) -> str:
         return f"{self.path_prefix}/{self.plural}"
+
+
+def spellings(path: str) -> tuple[str, ...]:
+    """``path`` as given, then with its last segment's hyphens and
+    underscores swapped: upstream's router looks a collection up under
+    either spelling (``floatingip-pools`` and ``floatingip_pools``)."""
+    head, sep, last = path.rpartition("/")
+    forms = (last, last.replace("_", "-"), last.replace("-", "_"))
+    return tuple(dict.fromkeys(head + sep + form for form in forms))
 
 
 def resource(singular: str, plural: str, *attrs: Attribute, **kw: Any) -> ResourceDef:

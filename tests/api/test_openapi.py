@@ -53,7 +53,9 @@ def _routes(api: Any) -> Iterator[tuple[str, str]]:
 
 
 def _shape(template: str) -> str:
-    return re.sub(r"\{[^}]*\}", "{}", template)
+    """The route's shape: its fields unnamed, and hyphens and underscores
+    alike (a collection answers under both spellings, documented once)."""
+    return re.sub(r"\{[^}]*\}", "{}", template).replace("_", "-")
 
 
 def test_every_served_route_is_documented(api: Any) -> None:

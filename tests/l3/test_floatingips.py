@@ -226,3 +226,38 @@ def test_floating_ip_tags_and_description_update(member, topology):
     assert status == 200 and body["floatingip"]["description"] == "new"
     assert member.put(f"/v2.0/floatingips/{fip['id']}/tags/y")[0] == 201
     assert member.get(f"/v2.0/floatingips/{fip['id']}")[1]["floatingip"]["tags"] == ["x", "y"]
+
+
+def test_blank_update_clears_association(member, topology):
+    """neutron-tempest-plugin's ``test_blank_update_clears_association``:
+    ``{"floatingip": {}}`` disassociates, as upstream; an update naming
+    anything else leaves the association alone."""
+    port = topology["port"]
+    fip = l3.floatingip(member, topology["net"]["id"], port_id=port["id"])
+    status, body = member.put(f"/v2.0/floatingips/{fip['id']}", {"floatingip": {
+        "description": "d"}})
+    assert status == 200 and body["floatingip"]["port_id"] == port["id"]
+    status, body = member.put(f"/v2.0/floatingips/{fip['id']}", {"floatingip": {}})
+    assert status == 200, body
+    got = body["floatingip"]
+    assert (got["port_id"], got["fixed_ip_address"], got["router_id"],
+            got["port_details"]) == (None, None, None, None)
+    assert got["description"] == "d"
+    assert member.get(f"/v2.0/floatingips/{fip['id']}")[1]["floatingip"]["port_id"] is None
+    status, body = member.put(f"/v2.0/floatingips/{fip['id']}", {"floatingip": {}})
+    assert status == 200 and body["floatingip"]["port_id"] is None
+
+
+def test_floatingip_pools_answer_under_either_spelling(admin, member):
+    """``/v2.0/floatingip-pools`` (the tempest plugin's path) and
+    ``/v2.0/floatingip_pools``: upstream's router takes both spellings of
+    every collection."""
+    net, sub = l3.external_network(admin)
+    for path in ("/v2.0/floatingip-pools", "/v2.0/floatingip_pools"):
+        status, body = member.get(path)
+        assert status == 200, body
+        pools = [p for p in body["floatingip_pools"] if p["network_id"] == net["id"]]
+        assert [(p["subnet_id"], p["cidr"]) for p in pools] == [(sub["id"], sub["cidr"])]
+    assert member.get("/v2.0/security_groups")[0] == 200
+    assert admin.get("/v2.0/rbac_policies")[0] == 200
+    assert member.get("/v2.0/qos/rule_types")[0] == 200

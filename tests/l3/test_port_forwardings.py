@@ -219,6 +219,13 @@ def test_other_project_reader_and_admin(admin, member, other, topo):
                    other.delete(f"{topo['url']}/{pf['id']}")):
         msg = h.error(result, 404, "FloatingIPNotFound")
         assert msg == f"Floating IP {fid} could not be found"
+    # A create is checked against the floating IP's owner, seen or not (as
+    # upstream: 403); one under a floating IP that does not exist is 404.
+    msg = h.error(other.post(topo["url"], pf_body(topo, external_port=1)), 403,
+                  "PolicyNotAuthorized")
+    assert msg == "rule:create_floatingip_port_forwarding is disallowed by policy"
+    h.error(other.post(f"/v2.0/floatingips/{h.ZERO_UUID}/port_forwardings",
+                       pf_body(topo, external_port=1)), 404, "FloatingIPNotFound")
     reader = l3.reader_of(member)
     assert [p["id"] for p in reader.get(topo["url"])[1]["port_forwardings"]] == [pf["id"]]
     msg = h.error(reader.post(topo["url"], pf_body(topo, external_port=1)), 403,

@@ -228,3 +228,54 @@ def test_without_the_plugin_qos_policies_are_no_rbac_object_type(tmp_path) -> No
     assert app.client.simulate_get("/v2.0/qos/policies").status_code == 404
     aliases = [e["alias"] for e in app.client.simulate_get("/v2.0/extensions").json["extensions"]]
     assert not [a for a in aliases if a.startswith("qos")]
+
+
+def test_unsharing_is_refused_while_the_owners_own_network_uses_the_policy(
+        server: Server) -> None:
+    """``test_policy_sharing_with_wildcard``: upstream counts the owner's
+    own networks among those that keep the ``*`` entry."""
+    owner = manager(server.url)
+    pid = policy(owner, shared=True)["id"]
+    status, net = owner.post("/v2.0/networks", {"network": {"name": "n", "qos_policy_id": pid}})
+    assert status == 201, net
+    message = error(owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}}),
+                    409, "RbacPolicyInUse")
+    assert message == (f"RBAC policy on object {pid} cannot be removed because other objects "
+                       f"depend on it.\nDetails: project_id=*")
+    assert owner.get(f"/v2.0/qos/policies/{pid}")[1]["policy"]["shared"] is True
+    assert owner.delete(f"/v2.0/networks/{net['network']['id']}")[0] == 204
+    status, body = owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}})
+    assert status == 200 and body["policy"]["shared"] is False
+
+
+def test_rules_of_another_projects_policy_are_refused_as_upstream(server: Server,
+                                                                  admin: Client) -> None:
+    """``test_rule_create_forbidden_for_regular_projects`` and
+    ``test_rule_update_forbidden_for_regular_projects_foreign_policy``: a
+    create is checked against the policy's owner whoever sees it (403); an
+    update, delete or show first needs the policy seen (404)."""
+    owner_project, caller_project = uuid.uuid4().hex, uuid.uuid4().hex
+    status, body = admin.post("/v2.0/qos/policies", {"policy": {
+        "name": "theirs", "project_id": owner_project}})
+    assert status == 201, body
+    pid = body["policy"]["id"]
+    bw = rule(admin, pid, "bandwidth_limit", max_kbps=1, max_burst_kbps=1)
+    rules = f"/v2.0/qos/policies/{pid}/bandwidth_limit_rules"
+    body_ = {"bandwidth_limit_rule": {"max_kbps": 2, "max_burst_kbps": 4}}
+    for roles in ("manager", "member", "reader"):
+        caller = Client(server.url, caller_project, roles)
+        message = error(caller.post(rules, body_), 403, "PolicyNotAuthorized")
+        assert message == "rule:create_policy_bandwidth_limit_rule is disallowed by policy"
+        error(caller.put(f"{rules}/{bw['id']}", body_), 404, "QosPolicyNotFound")
+        error(caller.delete(f"{rules}/{bw['id']}"), 404, "QosPolicyNotFound")
+        error(caller.get(f"{rules}/{bw['id']}"), 404, "QosPolicyNotFound")
+    # A policy that does not exist: 404 to whoever could create on its own.
+    missing = f"/v2.0/qos/policies/{ZERO}/bandwidth_limit_rules"
+    error(manager(server.url, caller_project).post(missing, body_), 404, "QosPolicyNotFound")
+    error(admin.post(missing, body_), 404, "QosPolicyNotFound")
+    error(Client(server.url, caller_project, "member").post(missing, body_), 403,
+          "PolicyNotAuthorized")
+    # The body is read before the policy is looked for.
+    error(manager(server.url, caller_project).post(missing, {"bandwidth_limit_rule": {
+        "max_kbps": "x"}}), 400, "InvalidInput")
+    assert admin.get(rules)[1]["bandwidth_limit_rules"] == [bw]

@@ -268,6 +268,9 @@ class FloatingIps:
                revision: int | None = None) -> dict[str, Any]:
         after = self.core.events.wants(plural, ev.AFTER_UPDATE)
         original = self.get(c.internal(), plural, fip_id) if after else None
+        # An empty update is a disassociation: a floating IP once had nothing
+        # but its association to change, and upstream keeps it so.
+        data = data or {"port_id": None}
 
         def op(conn: Connection) -> str | None:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id),
@@ -285,6 +288,9 @@ class FloatingIps:
                        "network_id": row.floating_network_id}
                 port_id, fixed, router_id = self._association(
                     conn, ctx, fip_id, row.project_id, row.floating_network_id, port_id, fixed)
+                if port_id is None and row.fixed_port_id is None:
+                    # Its port forwardings' router stays (upstream's rule).
+                    router_id = row.router_id
                 self._check_free(conn, fip, port_id, fixed)
                 values.update(fixed_port_id=port_id, fixed_ip_address=fixed,
                               router_id=router_id)

@@ -188,8 +188,9 @@ class Policies:
         store.bump(conn, P, policy_id, values)
 
     def _unshare(self, conn: Connection, row: Any) -> None:
-        """``shared: false`` drops the ``*`` entries, unless another project's
-        network or port uses the policy through them."""
+        """``shared: false`` drops the ``*`` entries, unless a network or
+        port (its owner's too, as upstream counts them) uses the policy
+        through them; refused in upstream's words."""
         e = t.qospolicyrbacs.c
         ids = [r.id for r in conn.execute(sa.select(e.id).where(
             e.object_id == row.id, e.action == rbac.ACCESS_AS_SHARED,
@@ -197,10 +198,8 @@ class Policies:
         if not ids:
             return
         if rbac.KINDS[KIND].in_use(conn, row, rbac.WILDCARD, ids):
-            raise errors.RbacPolicyInUse(
-                object_id=row.id,
-                details=f"Unable to reconfigure sharing settings for {KIND} {row.id}. "
-                        "Multiple projects are using it.")
+            raise errors.RbacPolicyInUse(object_id=row.id,
+                                         details=f"project_id={rbac.WILDCARD}")
         conn.execute(sa.delete(t.qospolicyrbacs).where(e.id.in_(ids)))
 
     def delete(self, conn: Connection, policy_id: str, revision: int | None) -> None:
