@@ -16,6 +16,7 @@ from typing import Any
 import falcon
 import orjson
 
+from neutrino.api.controller import params_of
 from neutrino.api.hooks import body as body_mod
 from neutrino.api.hooks.policy import Shaper, Targets
 from neutrino.context import Context
@@ -34,9 +35,14 @@ class Route:
 
         def serve(req: falcon.Request, resp: falcon.Response, **fields: str) -> None:
             ctx: Context = req.context.neutron
-            body = None
-            if method in ("POST", "PUT"):
-                body = body_mod.parse_json(req.bounded_stream.read())
+            body: Any = None
+            if method == "GET":
+                body = params_of(req)
+            elif method in ("POST", "PUT"):
+                raw = req.bounded_stream.read()
+                # A member action's PUT may come without a body (``activate``).
+                if raw or method == "POST":
+                    body = body_mod.parse_json(raw)
             self.api.policy.enforce(ctx, rule, {})
             result = answer(self.api, ctx, handler(self.api, ctx, fields, body))
             resp.status = status

@@ -303,6 +303,21 @@ ml2_port_binding_levels = Table(
     PrimaryKeyConstraint("port_id", "host", "level"),
 )
 
+# ``binding-extended``: a port's other bindings, made ready on a host before
+# the port moves there (a live migration's destination). The active binding
+# stays the ``ml2_port_bindings`` row every reader knows; an inactive one's
+# levels are in ``ml2_port_binding_levels`` under its own host.
+ml2_port_inactive_bindings = Table(
+    "ml2_port_inactive_bindings", metadata,
+    Column("port_id", String(36), _fk("ports"), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("vnic_type", String(64), nullable=False, default="normal"),
+    Column("profile", String(4095), nullable=False, default=""),
+    Column("vif_type", String(64), nullable=False),
+    Column("vif_details", String(4095), nullable=False, default=""),
+    PrimaryKeyConstraint("port_id", "host"),
+)
+
 # Agents as they report themselves; ``heartbeat_timestamp`` older than
 # ``[DEFAULT] agent_down_time`` means the agent is dead.
 agents = Table(

@@ -38,7 +38,9 @@ class CustomRoute:
     ``path`` is under ``/v2.0``; path fields are named ``rid`` then
     ``child_id`` (the router needs one name per position). ``methods`` maps
     an HTTP method to (policy rule checked with an empty target, as
-    upstream's controllers do; success status; handler).
+    upstream's controllers do; success status; handler). A handler's
+    ``body`` is the parsed JSON of a POST or PUT (None for a PUT without
+    one) and the query string's parameters (name -> values) of a GET.
     """
 
     path: str

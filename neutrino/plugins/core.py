@@ -22,8 +22,10 @@ from neutrino.plugins import row_memo, store
 from neutrino.plugins.address_groups import AddressGroups
 from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.agents import Agents, AvailabilityZones
+from neutrino.plugins.base import ApiExtension
 from neutrino.plugins.handler import ResourceHandler
 from neutrino.plugins.joined import Joined
+from neutrino.plugins.ml2 import bindings_extended
 from neutrino.plugins.ml2.agent_notifier import AgentNotifier
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.l2pop import L2Population
@@ -123,6 +125,11 @@ class CorePlugin:
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
         self._subscribe_notifiers()
+
+    def api_extensions(self) -> list[ApiExtension]:
+        """The core's extensions served by routes of their own."""
+        return [bindings_extended.extension(
+            bindings_extended.BindingsExtended(self, self.ml2.binding, self.casts))]
 
     def _subscribe_notifiers(self) -> None:
         """Agents (and l2population) hear about committed changes over the bus
@@ -313,22 +320,33 @@ class CorePlugin:
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
         handler = self._handler(plural)
-        ml2 = self.ml2.wants("update", plural)
+        extended = plural in self._extended
 
+        def apply(conn: Connection, original: dict[str, Any] | None) -> None:
+            handler.update(conn, ctx, rid, data, revision)
+            if extended:
+                self.extensions.process_update(conn, ctx, plural, data, rid, original)
+        return self.update_with(ctx, plural, rid, data, apply, needs_original=extended)
+
+    def update_with(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
+                    apply: Callable[[Connection, dict[str, Any] | None], None],
+                    needs_original: bool = True) -> dict[str, Any]:
+        """An update whose writes ``apply(conn, original)`` makes, with what
+        every update has around them: the subscribers' and drivers' say
+        before the commit, their news after it. ``data`` is what the update
+        is said to change. Besides ``update``, a port's binding activated
+        (``binding-extended``) is one."""
+        ml2 = self.ml2.wants("update", plural)
         notify = self.events.wants(plural, ev.PRECOMMIT_UPDATE)
         updated = self.events.wants(plural, ev.PRECOMMIT_UPDATED)
         after = self.events.wants(plural, ev.AFTER_UPDATE)
 
-        extended = plural in self._extended
-
         def op(conn: Connection) -> tuple[dict[str, Any], Any, Any]:
             original = (self._load_one(conn, plural, rid)
-                        if extended or ml2 or notify or updated or after else None)
+                        if needs_original or ml2 or notify or updated or after else None)
             if notify:
                 self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
-            handler.update(conn, ctx, rid, data, revision)
-            if extended:
-                self.extensions.process_update(conn, ctx, plural, data, rid, original)
+            apply(conn, original)
             with row_memo.answering():
                 current = self._load_one(conn, plural, rid)
             if updated:

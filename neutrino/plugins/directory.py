@@ -50,6 +50,9 @@ def load(conf: Any, db: Any, core: Any) -> Directory:
     directory = Directory(core=core, services={CORE: core})
     if not hasattr(core, "agent_notifiers"):
         core.agent_notifiers = {}
+    core_extensions = getattr(core, "api_extensions", None)
+    if core_extensions is not None:
+        directory.extensions.extend(core_extensions())
     names = list(dict.fromkeys([*conf.service_plugins, *DEFAULT_SERVICE_PLUGINS]))
     for name in names:
         cls = load_class("neutrino.service_plugins", name)

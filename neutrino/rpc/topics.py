@@ -23,6 +23,10 @@ NETWORK_UPDATE = f"{AGENT}-network-update"
 NETWORK_DELETE = f"{AGENT}-network-delete"
 SECURITY_GROUP_UPDATE = f"{AGENT}-security_group-update"
 L2POPULATION_UPDATE = f"{AGENT}-l2population-update"
+# ``binding-extended``: a port's binding moved (upstream's agents listen; ours
+# learn it from the ``port_update`` of the host change)
+BINDING_ACTIVATE = f"{AGENT}-binding-activate"
+BINDING_DEACTIVATE = f"{AGENT}-binding-deactivate"
 
 # resources RPC (QoS policies): agents pull from the server, the server pushes
 RESOURCES_PULL = "q-resources-server"

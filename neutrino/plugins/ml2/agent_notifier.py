@@ -51,8 +51,11 @@ def is_trusted(port: dict[str, Any]) -> bool:
 
 def bound_segment(conn: Any, port_id: str) -> dict[str, Any] | None:
     """The segment the port's bottom binding level is on, if bound."""
-    L = t.ml2_port_binding_levels.c
-    segment_id = conn.execute(sa.select(L.segment_id).where(L.port_id == port_id)
+    L, B = t.ml2_port_binding_levels.c, t.ml2_port_bindings.c
+    segment_id = conn.execute(sa.select(L.segment_id)
+                              .join(t.ml2_port_bindings,
+                                    (B.port_id == L.port_id) & (B.host == L.host))
+                              .where(L.port_id == port_id)
                               .order_by(L.level.desc()).limit(1)).scalar()
     if segment_id is None:
         return None

@@ -60,7 +60,11 @@ def bound_segments(conn: Connection, ids: Sequence[str]) -> dict[str, str | None
     """Each bound port's segment id: its binding's last (deepest) level's."""
     deepest: dict[str, tuple[int, str | None]] = {}
     for part in chunks(ids):
+        # The active binding's levels: an inactive binding (``binding-extended``)
+        # keeps its own under its host.
         for row in conn.execute(sa.select(L.port_id, L.level, L.segment_id)
+                                .join(t.ml2_port_bindings,
+                                      (B.port_id == L.port_id) & (B.host == L.host))
                                 .where(L.port_id.in_(part))):
             if row.port_id not in deepest or row.level > deepest[row.port_id][0]:
                 deepest[row.port_id] = (row.level, row.segment_id)

@@ -46,6 +46,7 @@ from neutrino.resources.port_binding import BINDING, HOST, PROFILE, VIF_DETAILS,
 LOG = logging.getLogger(__name__)
 B = t.ml2_port_bindings
 L = t.ml2_port_binding_levels
+INACTIVE = t.ml2_port_inactive_bindings
 
 REQUESTED = {HOST: "host", VNIC: "vnic_type", PROFILE: "profile"}
 # A binding row's columns with nothing asked and nothing bound: what a port
@@ -156,6 +157,8 @@ class PortBinding(ExtensionDriver):
                 # Wired nowhere now: DOWN until the new host's agent says otherwise.
                 conn.execute(sa.update(t.ports).where(t.ports.c.id == resource_id)
                              .values(status="DOWN"))
+                # An inactive binding made for the new host is superseded by it.
+                self.drop_inactive(conn, resource_id, changed["host"])
             if "profile" in changed:
                 changed["profile"] = json.dumps(changed["profile"])
             self._write_request(conn, resource_id, changed)
@@ -186,58 +189,97 @@ class PortBinding(ExtensionDriver):
         ``fresh``: the port is being created here and has no levels or blocks yet."""
         if not fresh:
             self.unbind(conn, port_id, keep_vif=True)
+        vif_type, details, status = self._decide(conn, self.load(conn, "ports", port_id))
+        if vif_type != VIF_TYPE_BINDING_FAILED:
+            if status:
+                conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
+                             .values(status=status))
+            else:
+                self.awaiting_agent(conn, port_id, fresh=fresh)
+        conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
+            vif_type=vif_type, vif_details=json.dumps(details) if details else ""))
+
+    @staticmethod
+    def awaiting_agent(conn: Connection, port_id: str, fresh: bool = False) -> None:
+        """DOWN until the host's L2 agent reports the device up."""
+        provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY, fresh=fresh)
+        conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id).values(status="DOWN"))
+
+    def _decide(self, conn: Connection,
+                current: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+        """Ask the drivers, level by level, to bind ``current`` as its binding
+        attributes say; store the levels they chose under its host. The
+        answer: VIF type and details, and the port status a driver set
+        (None: the host's agent reports it)."""
         backend = _Backend(conn, self.types, self.conf.agent_down_time)
-        context = self.port_context(conn, self.load(conn, "ports", port_id), backend=backend)
+        context = self.port_context(conn, current, backend=backend)
         bound = self.mech.bind_port(context)
+        status: str | None = None
         if bound and context._result is not None:
             vif_type, details, status = context._result
             details["bound_drivers"] = {str(lv["level"]): lv["driver"]
                                         for lv in context.binding_levels}
             if context.binding_levels:
                 conn.execute(sa.insert(L), [
-                    {"port_id": port_id, "host": context.host, "level": lv["level"],
+                    {"port_id": current["id"], "host": context.host, "level": lv["level"],
                      "driver": lv["driver"], "segment_id": lv["bound_segment"]["id"]}
                     for lv in context.binding_levels])
-            if status:
-                conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
-                             .values(status=status))
-            else:
-                # DOWN until the host's L2 agent reports the device up.
-                provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY, fresh=fresh)
-                conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
-                             .values(status="DOWN"))
         else:
             LOG.warning("Failed to bind port %s on host %s for vnic_type %s",
-                        port_id, context.host, context.vnic_type)
+                        current["id"], context.host, context.vnic_type)
             vif_type, details = VIF_TYPE_BINDING_FAILED, {}
         # Levels tried and abandoned may have taken dynamic segments: give
         # back every dynamic segment of the network that no binding uses.
         if backend.allocated:
             self._release_unused(conn, [s["id"] for s in segments_db.dicts_of_network(
-                conn, context.current["network_id"], dynamic=True)])
-        conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
-            vif_type=vif_type, vif_details=json.dumps(details) if details else ""))
+                conn, current["network_id"], dynamic=True)])
+        return vif_type, details, status
+
+    def bind_elsewhere(self, conn: Connection, current: dict[str, Any], host: str,
+                       vnic: str, profile: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Bind the port ``current`` on ``host`` without touching its active
+        binding or status (``binding-extended``'s inactive bindings): the
+        drivers' answer, the levels kept under ``host``."""
+        asked = {**current, HOST: host, VNIC: vnic, PROFILE: profile,
+                 VIF_TYPE: VIF_TYPE_UNBOUND, VIF_DETAILS: {}}
+        vif_type, details, _ = self._decide(conn, asked)
+        return vif_type, details
+
+    def drop_inactive(self, conn: Connection, port_id: str, host: str) -> bool:
+        """Remove the port's inactive binding on ``host`` with its levels;
+        False when there was none."""
+        gone = conn.execute(sa.delete(INACTIVE).where(INACTIVE.c.port_id == port_id,
+                                                      INACTIVE.c.host == host)).rowcount
+        if gone:
+            self.drop_levels(conn, port_id, host)
+        return bool(gone)
+
+    def drop_levels(self, conn: Connection, port_id: str, host: str) -> None:
+        """Forget the levels of the port's binding on ``host``, giving back the
+        dynamic segments no other binding uses."""
+        self._drop_levels(conn, port_id, L.c.host == host)
 
     def unbind(self, conn: Connection, port_id: str, keep_vif: bool = False) -> None:
-        """Forget the port's binding levels and give back dynamic segments no
-        other port uses (before a rebind, or when the port goes away)."""
-        if not self.forget(conn, port_id):  # levels without a segment stay otherwise
-            conn.execute(sa.delete(L).where(L.c.port_id == port_id))
+        """Forget the active binding's levels and give back dynamic segments
+        no other binding uses (before a rebind); inactive bindings keep theirs."""
+        self._drop_levels(conn, port_id, L.c.host.in_(
+            sa.select(B.c.host).where(B.c.port_id == port_id).scalar_subquery()))
         provisioning.clear(conn, port_id)
         if not keep_vif:
             conn.execute(sa.update(B).where(B.c.port_id == port_id).values(NOT_BOUND))
 
-    def forget(self, conn: Connection, port_id: str) -> bool:
-        """A port being deleted: its levels, provisioning blocks and binding
+    def forget(self, conn: Connection, port_id: str) -> None:
+        """A port being deleted: its levels, provisioning blocks and bindings
         go with it (ON DELETE CASCADE); what is left is giving back the
-        dynamic segments only it used. True when it removed the levels."""
+        dynamic segments only it used."""
+        self._drop_levels(conn, port_id)
+
+    def _drop_levels(self, conn: Connection, port_id: str, *where: Any) -> None:
         used = [r.segment_id for r in conn.execute(
-            sa.select(L.c.segment_id).where(L.c.port_id == port_id)) if r.segment_id]
-        if not used:
-            return False
-        conn.execute(sa.delete(L).where(L.c.port_id == port_id))
-        self._release_unused(conn, used)
-        return True
+            sa.select(L.c.segment_id).where(L.c.port_id == port_id, *where)) if r.segment_id]
+        conn.execute(sa.delete(L).where(L.c.port_id == port_id, *where))
+        if used:
+            self._release_unused(conn, used)
 
     def _release_unused(self, conn: Connection, segment_ids: list[str]) -> None:
         found = segments_db.dicts_by_id(conn, segment_ids)
@@ -268,7 +310,8 @@ class PortBinding(ExtensionDriver):
         # Levels are written only with a successful binding and deleted before
         # the vif_type goes back to unbound: an unbound or failed port has none.
         levels = [] if binding["vif_type"] in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED) else list(
-            conn.execute(sa.select(L).where(L.c.port_id == current["id"]).order_by(L.c.level)))
+            conn.execute(sa.select(L).where(L.c.port_id == current["id"],
+                                            L.c.host == binding["host"]).order_by(L.c.level)))
         known = {s["id"]: s for s in network.network_segments}
         segs = known if all(lv.segment_id in known for lv in levels) else \
             segments_db.dicts_by_id(conn, [lv.segment_id for lv in levels])
