@@ -1,13 +1,13 @@
 """binding-extended: a port's inactive bindings, one per host
 
-Revision ID: 0025_inactive_port_bindings
-Revises: 0024_tags_exact_text
+Revision ID: 0026_inactive_port_bindings
+Revises: 0025_flavors
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0025_inactive_port_bindings'
-down_revision = '0024_tags_exact_text'
+revision = '0026_inactive_port_bindings'
+down_revision = '0025_flavors'
 branch_labels = None
 depends_on = None
 
