@@ -122,3 +122,32 @@ def test_without_the_compute_nodes_provider_the_sync_fails_until_it_exists(
     finally:
         agent.stop()
     assert f"{hypervisor}:{AGENT_TYPE}:br-phy1" in _providers(placement, root)
+
+
+def test_a_restarted_agent_is_synced_again(
+        srv: Server, placement: Placement, vhost: str, tmp_path: Path) -> None:
+    hypervisor = f"compute-{uuid.uuid4().hex[:6]}"
+    root = str(uuid.uuid4())
+    placement.call("POST", "/resource_providers", {"uuid": root, "name": hypervisor})
+    admin = Client(srv.url, roles="admin")
+    phy_rp = str(uuid.uuid5(OVS_NAMESPACE, f"{hypervisor}:br-phy1"))
+    agent = _agent(tmp_path, vhost, f"host-{hypervisor}", hypervisor)
+    try:
+        agent.register()
+        until(lambda: _synced(admin, agent.host) is True, timeout=60)
+    finally:
+        agent.stop()
+    # someone empties the bridge's inventory; heartbeats of a synced agent leave it
+    generation = placement.call("GET", f"/resource_providers/{phy_rp}")["generation"]
+    placement.call("PUT", f"/resource_providers/{phy_rp}/inventories",
+                   {"resource_provider_generation": generation, "inventories": {}})
+    restarted = _agent(tmp_path, vhost, f"host-{hypervisor}", hypervisor)
+    try:
+        assert restarted.register() in ("alive", "revived")  # with start_flag
+
+        def restored() -> bool:
+            found = placement.call("GET", f"/resource_providers/{phy_rp}/inventories")
+            return bool(found["inventories"])
+        until(restored, timeout=60)
+    finally:
+        restarted.stop()
