@@ -40,13 +40,15 @@ run: install
 	$(VENV)/bin/neutrino db upgrade $(CONFIG_ARGS)
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
-# The keystone tests' own venv (tests/keystone/conftest.py) takes a fresh
-# clone about two minutes to build. Built beside the first tests, it is
-# ready when they reach it instead of holding an xdist worker that long; a
-# build that failed is tried again, and reported, by the tests that need it.
+# The keystone and placement tests' own venvs (tests/keystone/conftest.py,
+# tests/placement/conftest.py) take a fresh clone minutes to build. Built
+# beside the first tests, they are ready when the tests reach them instead
+# of holding an xdist worker that long; a build that failed is tried again,
+# and reported, by the tests that need it.
 test: install system-deps
 	@mkdir -p var
 	@$(PY) tests/keystone/conftest.py > var/keystone-venv.log 2>&1 & \
+	$(PY) tests/placement/conftest.py > var/placement-venv.log 2>&1 & \
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS); \
 	status=$$?; wait; exit $$status
 

@@ -51,6 +51,7 @@ from neutrino.agents.ovs import firewall, flows, l2pop, plan, qos
 from neutrino.agents.ovs.ovsctl import OvsCtl
 from neutrino.agents.ovs.switch import Switch
 from neutrino.agents.rpc import PluginApi
+from neutrino.conf import placement
 from neutrino.conf.agents import ovs as config
 from neutrino.rpc import topics
 
@@ -163,6 +164,7 @@ class OvsAgent(Agent):
         self.settings = plan.Settings(self.bridges, self.mappings, tuple(self.tunnel_types),
                                       conf.OVS.local_ip, self.l2pop, self.arp_responder,
                                       self.firewall == "openvswitch", self.qos, self.cookie)
+        self.placement = placement.agent_report(conf, self.host, self.mappings)
         self.known = plan.Known()
         self.marks = l2_devices.Marks()
         self._lock = self.marks.lock
@@ -182,7 +184,8 @@ class OvsAgent(Agent):
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
-                "enable_distributed_routing": False, "devices": len(self.known.wired)}
+                "enable_distributed_routing": False, "devices": len(self.known.wired),
+                **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------
 

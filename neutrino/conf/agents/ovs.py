@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf import placement
 from neutrino.conf.agents import common
 from neutrino.conf.registry import register_missing
 
@@ -53,6 +54,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     for group, opts in (("OVS", OVS_OPTS), ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
         register_missing(conf, opts, group)
     common.register_l2(conf)
+    placement.register_agent(conf)
 
 
 def bridge_mappings(conf: cfg.ConfigOpts) -> dict[str, str]:
