@@ -88,6 +88,24 @@ class Ha:
 
 
 @dataclasses.dataclass(frozen=True)
+class RaSubnet:
+    """One IPv6 subnet of an internal port, as router advertisements need it."""
+
+    cidr: str
+    ra_mode: str | None  # slaac / dhcpv6-stateful / dhcpv6-stateless / None
+    dns_nameservers: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class RaInterface:
+    """An internal device with IPv6 subnets: the router advertises itself on it."""
+
+    device: str
+    mtu: int
+    subnets: tuple[RaSubnet, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class DesiredRouter:
     router_id: str
     namespace: str
@@ -100,6 +118,11 @@ class DesiredRouter:
     floating_ips: tuple[FloatingIp, ...]
     port_forwardings: tuple[PortForwarding, ...]
     ha: Ha | None = None
+    ra_interfaces: tuple[RaInterface, ...] = ()
+    # accept_ra of the gateway device: 2 (learn the IPv6 default route from
+    # the external network's routers, forwarding notwithstanding) when no
+    # external subnet of the port gives an IPv6 gateway, else 0
+    gateway_accept_ra: int = 0
 
     @property
     def device_names(self) -> set[str]:
@@ -162,6 +185,30 @@ def _gateway_routes(gw: dict[str, Any], device: Device) -> list[Route]:
         onlink = not any(address in n for n in nets if n.version == address.version)
         routes.append(Route("default", str(address), device.name, onlink))
     return routes
+
+
+def _ra_interfaces(ports: Iterable[dict[str, Any]]) -> tuple[RaInterface, ...]:
+    """Each internal port with an IPv6 subnet, whatever its ``ipv6_ra_mode``
+    (as upstream: a subnet without one adds no prefix, but the router still
+    advertises itself on the link)."""
+    out = []
+    for port in ports:
+        subnets = tuple(RaSubnet(s["cidr"], s.get("ipv6_ra_mode"),
+                                 tuple(s.get("dns_nameservers") or ()))
+                        for s in port.get("subnets", ())
+                        if netaddr.IPNetwork(s["cidr"]).version == 6)
+        if subnets:
+            out.append(RaInterface(device_name(INTERNAL_PREFIX, port["id"]),
+                                   int(port.get("mtu") or 0), subnets))
+    return tuple(sorted(out, key=lambda i: i.device))
+
+
+def _gateway_accept_ra(gw: dict[str, Any] | None) -> int:
+    if gw is None:
+        return 0
+    v6_gateways = [s for s in gw.get("subnets", ()) if s.get("gateway_ip")
+                   and netaddr.IPAddress(s["gateway_ip"]).version == 6]
+    return 0 if v6_gateways else 2
 
 
 def _extra_routes(routes: Iterable[dict[str, Any]]) -> list[Route]:
@@ -230,7 +277,9 @@ def desired_router(router: dict[str, Any]) -> DesiredRouter:
         gateway_ips=gateway_ips, snat_sources=tuple(sources),
         enable_snat=_snat_enabled(router) and has_gw,
         floating_ips=_floating_ips(router) if has_gw else (),
-        port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha)
+        port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha,
+        ra_interfaces=_ra_interfaces(router.get("_interfaces", ())),
+        gateway_accept_ra=_gateway_accept_ra(gw))
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:
