@@ -5,8 +5,6 @@ the external network's router.
 """
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,9 +15,20 @@ from neutrino.agents.l3 import ra
 from neutrino.agents.l3.radvd import Radvd
 from neutrino.agents.l3.router import RouterManager
 from tests.l3host.fabric import Fabric, namespaces, need_root, sh
+from tests.l3host.ipv6 import (
+    default_gateways,
+    global_addresses,
+    link_local,
+    needs_radvd,
+    needs_rdisc6,
+    ping6,
+    slaac_address,
+    solicited_flags,
+)
 from tests.l3host.routers import gateway, interface, router
 from tests.waiting import wait_for
 
+pytestmark = [needs_radvd, needs_rdisc6]
 FAST = ra.Settings(min_interval=3, max_interval=4)  # advertisements every 3-4 s
 
 
@@ -27,44 +36,6 @@ def v6_interface(cidr: str, mac: str, mode: str | None) -> dict[str, Any]:
     port = interface(cidr, str(netaddr.IPNetwork(cidr).network + 1), mac, mtu=1450)
     port["subnets"][0]["ipv6_ra_mode"] = mode
     return port
-
-
-def slaac_address(cidr: str, mac: str) -> str:
-    return str(netaddr.EUI(mac).ipv6(netaddr.IPNetwork(cidr).network))
-
-
-def link_local(mac: str) -> str:
-    return str(netaddr.EUI(mac).ipv6_link_local())
-
-
-def global_addresses(ns: str) -> set[str]:
-    out = json.loads(sh("ip", "-j", "-n", ns, "-6", "addr", "show", "dev", "eth0",
-                        "scope", "global").stdout or "[]")
-    return {a["local"] for link in out for a in link.get("addr_info", ())
-            if a.get("local") and not a.get("tentative")}
-
-
-def default_gateways(ns: str, dev: str = "eth0") -> set[str]:
-    out = json.loads(sh("ip", "-j", "-n", ns, "-6", "route", "show", "default",
-                        "dev", dev).stdout or "[]")
-    return {r["gateway"] for r in out if r.get("gateway")}
-
-
-def ping6(ns: str, address: str) -> bool:
-    return any(sh("ip", "netns", "exec", ns, "ping", "-6", "-c1", "-W1", address,
-                  check=False).returncode == 0 for _ in range(3))
-
-
-def solicited_flags(ns: str) -> dict[str, str]:
-    """The flags of the router advertisement answering a solicitation (rdisc6)."""
-    out = sh("ip", "netns", "exec", ns, "rdisc6", "-1", "-w", "2000", "eth0",
-             check=False).stdout
-    flags = {}
-    for line in out.splitlines():
-        if ":" in line:
-            key, value = line.split(":", 1)
-            flags.setdefault(key.strip(), value.split()[0] if value.split() else "")
-    return flags
 
 
 class Topology:
@@ -84,8 +55,6 @@ class Topology:
 @pytest.fixture
 def topo(tmp_path: Path) -> Iterator[Topology]:
     need_root()
-    if not Path("/usr/sbin/radvd").exists():
-        pytest.skip("needs radvd (Debian radvd)")
     fabric = Fabric()
     topology = None
     try:
@@ -173,7 +142,6 @@ def test_gateway_learns_an_ipv6_default_route_from_the_external_router_and_keeps
                         ra.Settings(user="root"))
         ext_lla = link_local("fa:16:3e:00:ee:99")
         assert wait_for(lambda: default_gateways(topo.ns, qg) == {ext_lla}, 15)
-        time.sleep(0.1)
         assert topo.manager.apply(topo.router).error is None
         assert default_gateways(topo.ns, qg) == {ext_lla}
     finally:
