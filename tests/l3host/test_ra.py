@@ -156,3 +156,29 @@ def test_radvd_user_option_as_upstream_reads_it(option: str, agent_user: str,
                       ra.Settings(user=option), agent_user)
     assert argv == ["radvd", "-C", "/ra/r/radvd.conf", "-p", "/ra/r/radvd.pid",
                     "-m", "logfile", "-l", "/ra/r/radvd.log", *user_args]
+
+
+def test_ipv6_gateway_option_is_the_default_route_when_no_subnet_gives_one() -> None:
+    qr = interface("10.100.1.0/24", "10.100.1.1", "fa:16:3e:00:0a:01")
+    v4_gw = gateway("172.24.4.0/24", "172.24.4.10", "172.24.4.1", "fa:16:3e:00:ee:01")
+    d = model.desired_router(router([qr], v4_gw), ipv6_gateway="fe80::1")
+    assert model.Route("default", "fe80::1", d.gateway_device) in d.routes
+    assert d.gateway_accept_ra == 0  # the route is configured, not learned
+    # an external subnet's IPv6 gateway wins over the option
+    v6_gw = gateway("2001:db8:f::/64", "2001:db8:f::10", "2001:db8:f::1", "fa:16:3e:00:ee:02")
+    d = model.desired_router(router([qr], v6_gw), ipv6_gateway="fe80::1")
+    assert [r.nexthop for r in d.routes if r.version == 6] == ["2001:db8:f::1"]
+    # and a router without a gateway has no default route at all
+    assert model.desired_router(router([qr]), ipv6_gateway="fe80::1").routes == ()
+
+
+@pytest.mark.parametrize("value", ["2001:db8::1", "10.0.0.1", "not-an-address"])
+def test_agent_refuses_an_ipv6_gateway_that_is_not_link_local(tmp_path: Any,
+                                                              value: str) -> None:
+    from neutrino.agents.l3.agent import L3Agent
+    from neutrino.service import make_conf
+    path = tmp_path / "l3.conf"
+    path.write_text(f"[DEFAULT]\nhost = l3host-a\nstate_path = {tmp_path}\n"
+                    f"ipv6_gateway = {value}\n[AGENT]\nreport_interval = 0\n")
+    with pytest.raises(ValueError, match="not a valid IPv6 link-local address"):
+        L3Agent(make_conf(["--config-file", str(path)]), driver=object())  # type: ignore[arg-type]

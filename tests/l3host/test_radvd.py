@@ -146,3 +146,21 @@ def test_gateway_learns_an_ipv6_default_route_from_the_external_router_and_keeps
         assert default_gateways(topo.ns, qg) == {ext_lla}
     finally:
         upstream.stop()
+
+
+def test_ipv6_gateway_option_gives_the_gateway_device_a_link_local_default_route(
+        tmp_path: Path) -> None:
+    need_root()
+    fabric = Fabric()
+    gw = gateway("172.24.4.0/24", "172.24.4.10", "172.24.4.100", "fa:16:3e:00:ee:01")
+    r = router([interface("10.100.1.0/24", "10.100.1.1", "fa:16:3e:00:0a:01")], gw)
+    ns, qg = "qrouter-" + r["id"], "qg-" + gw["id"][:11]
+    try:
+        manager = RouterManager(fabric, ra_confs_path=str(tmp_path), ipv6_gateway="fe80::99")
+        assert manager.apply(r).error is None
+        assert default_gateways(ns, qg) == {"fe80::99"}
+        assert sh("ip", "netns", "exec", ns, "sysctl", "-n",
+                  f"net.ipv6.conf.{qg}.accept_ra").stdout.strip() == "0"
+    finally:
+        sh("ip", "netns", "delete", ns, check=False)
+        fabric.cleanup()

@@ -13,6 +13,7 @@ import logging
 import threading
 from typing import Any
 
+import netaddr
 import oslo_messaging
 from oslo_config import cfg
 
@@ -27,6 +28,20 @@ from neutrino.conf.agents import l3 as l3_conf
 LOG = logging.getLogger(__name__)
 
 HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files (and radvd)
+
+
+def _check_ipv6_gateway(address: str) -> None:
+    """As upstream's agent, refuse to start with an ``ipv6_gateway`` that is not
+    a link-local address (a global next hop belongs in an external subnet)."""
+    if not address:
+        return
+    try:
+        ok = netaddr.IPAddress(address).version == 6 and netaddr.IPAddress(address).is_link_local()
+    except (netaddr.AddrFormatError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{address} used in config as ipv6_gateway is not a valid IPv6 "
+                         "link-local address.")
 
 
 class L3AgentEndpoint:
@@ -76,6 +91,7 @@ class L3Agent(Agent):
         machine's namespaces by default)."""
         super().__init__(conf, host)
         l3_conf.register(conf)
+        _check_ipv6_gateway(conf.ipv6_gateway)
         self.driver = driver
         self.plugin_rpc = plugin_rpc
         self.routers = routers or RouterManager(
@@ -85,7 +101,8 @@ class L3Agent(Agent):
                                             conf.ha_vrrp_auth_password),
             ra_confs_path=conf.ra_confs,
             ra_settings=ra.Settings(conf.min_rtr_adv_interval, conf.max_rtr_adv_interval,
-                                    conf.radvd_user))
+                                    conf.radvd_user),
+            ipv6_gateway=conf.ipv6_gateway)
         self._ha_reported: dict[str, str] = {}  # router -> state the server has
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()

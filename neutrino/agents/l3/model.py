@@ -120,8 +120,9 @@ class DesiredRouter:
     ha: Ha | None = None
     ra_interfaces: tuple[RaInterface, ...] = ()
     # accept_ra of the gateway device: 2 (learn the IPv6 default route from
-    # the external network's routers, forwarding notwithstanding) when no
-    # external subnet of the port gives an IPv6 gateway, else 0
+    # the external network's routers, forwarding notwithstanding) when
+    # neither an external subnet of the port nor the agent's ipv6_gateway
+    # gives an IPv6 gateway, else 0
     gateway_accept_ra: int = 0
 
     @property
@@ -203,12 +204,20 @@ def _ra_interfaces(ports: Iterable[dict[str, Any]]) -> tuple[RaInterface, ...]:
     return tuple(sorted(out, key=lambda i: i.device))
 
 
-def _gateway_accept_ra(gw: dict[str, Any] | None) -> int:
+def _ipv6_gateway_route(routes: list[Route], device: Device, ipv6_gateway: str
+                        ) -> list[Route]:
+    """The agent's ``ipv6_gateway`` (a link-local address) as the IPv6 default
+    route, when no external subnet gives one."""
+    if not ipv6_gateway or any(r.version == 6 and r.destination == "default" for r in routes):
+        return []
+    return [Route("default", ipv6_gateway, device.name)]
+
+
+def _gateway_accept_ra(gw: dict[str, Any] | None, routes: list[Route]) -> int:
     if gw is None:
         return 0
-    v6_gateways = [s for s in gw.get("subnets", ()) if s.get("gateway_ip")
-                   and netaddr.IPAddress(s["gateway_ip"]).version == 6]
-    return 0 if v6_gateways else 2
+    v6_default = any(r.version == 6 and r.destination == "default" for r in routes)
+    return 0 if v6_default else 2
 
 
 def _extra_routes(routes: Iterable[dict[str, Any]]) -> list[Route]:
@@ -252,14 +261,18 @@ def _snat_enabled(router: dict[str, Any]) -> bool:
     return bool(info.get("enable_snat", True))
 
 
-def desired_router(router: dict[str, Any]) -> DesiredRouter:
-    """The host state for ``router`` (an upstream ``sync_routers`` dict)."""
+def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRouter:
+    """The host state for ``router`` (an upstream ``sync_routers`` dict);
+    ``ipv6_gateway``: the agent's option of that name."""
     interfaces = sorted((_device(INTERNAL_PREFIX, p) for p in router.get("_interfaces", ())),
                         key=lambda d: d.name)
     gw = router.get("gw_port")
     gw_device = _device(GATEWAY_PREFIX, gw) if gw else None
     devices = [*interfaces] + ([gw_device] if gw_device else [])
     routes = _gateway_routes(gw, gw_device) if gw and gw_device else []
+    if gw_device is not None:
+        routes += _ipv6_gateway_route(routes, gw_device, ipv6_gateway)
+    accept_ra = _gateway_accept_ra(gw, routes)
     routes += _extra_routes(router.get("routes") or ())
     gateway_ips = tuple(c.split("/")[0] for c in (gw_device.cidrs if gw_device else ())
                         if netaddr.IPNetwork(c).version == 4)
@@ -279,7 +292,7 @@ def desired_router(router: dict[str, Any]) -> DesiredRouter:
         floating_ips=_floating_ips(router) if has_gw else (),
         port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha,
         ra_interfaces=_ra_interfaces(router.get("_interfaces", ())),
-        gateway_accept_ra=_gateway_accept_ra(gw))
+        gateway_accept_ra=accept_ra)
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:

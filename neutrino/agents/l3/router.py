@@ -46,7 +46,8 @@ class RouterManager:
                  metadata: RouterMetadata | None = None,
                  ha_confs_path: str = "./ha_confs",
                  ha_settings: keepalived.Settings | None = None,
-                 ra_confs_path: str = "./ra", ra_settings: ra.Settings | None = None) -> None:
+                 ra_confs_path: str = "./ra", ra_settings: ra.Settings | None = None,
+                 ipv6_gateway: str = "") -> None:
         self.driver = driver
         self.host = host or LinuxHost()
         self.metadata = metadata
@@ -54,13 +55,14 @@ class RouterManager:
         self.ha_settings = ha_settings or keepalived.Settings()
         self.ra_confs_path = ra_confs_path
         self.ra_settings = ra_settings or ra.Settings()
+        self.ipv6_gateway = ipv6_gateway
         self.applied: dict[str, model.DesiredRouter] = {}
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
     # -- apply ---------------------------------------------------------------------
 
     def apply(self, router: dict[str, Any]) -> Result:
-        desired = model.desired_router(router)
+        desired = model.desired_router(router, self.ipv6_gateway)
         error: Exception | None = None
         try:
             self._namespace(desired)

@@ -25,6 +25,11 @@ L3_OPTS = [
                help="VRRP authentication password (none: no authentication)."),
     cfg.IntOpt("ha_vrrp_advert_int", default=2, min=1,
                help="Seconds between VRRP advertisements."),
+    cfg.StrOpt("ipv6_gateway", default="",
+               help="The link-local address of the upstream router on the external "
+                    "network: the routers' IPv6 default route when no external subnet "
+                    "gives an IPv6 gateway. Unset, routers learn that route from the "
+                    "upstream router's advertisements instead."),
     cfg.StrOpt("radvd_user", default="",
                help="The user radvd drops its privileges to (its -u): empty means "
                     "the user the L3 agent runs as; root means radvd keeps running "
