@@ -267,7 +267,7 @@ class L3Agent(Agent):
                 self.check_ha_states()
                 self.check_radvd()
             except Exception:  # noqa: BLE001 - keep watching
-                LOG.exception("watching HA router states failed")
+                LOG.exception("watching HA router states and radvd failed")
 
     # -- the process ---------------------------------------------------------------
 
