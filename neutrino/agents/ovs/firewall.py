@@ -190,8 +190,11 @@ def _ingress_base(p: PortSecurity) -> list[Flow]:
     return out
 
 
-def _rule_flows(p: PortSecurity) -> list[Flow]:
+def _rule_flows(p: PortSecurity, accept_cookie: int = 0) -> list[Flow]:
+    """The port's rules; with ``accept_cookie`` (accepted packets logged) each
+    also copies what it accepts to the controller, under that cookie."""
     out = []
+    log = "controller," if accept_cookie else ""
     for rule in p.rules:
         egress = rule["direction"] == "egress"
         table = RULES_EGRESS if egress else RULES_INGRESS
@@ -200,14 +203,24 @@ def _rule_flows(p: PortSecurity) -> list[Flow]:
         for match in rule_matches(rule):
             if p.stateful:
                 out.append(Flow(table, 70, f"ct_state=+new-est-inv+trk,{who},{match}",
-                                f"ct(commit,zone={p.zone}),{then}"))
+                                f"ct(commit,zone={p.zone}),{log}{then}", accept_cookie))
             else:
-                out.append(Flow(table, 70, f"{who},{match}", then))
+                out.append(Flow(table, 70, f"{who},{match}", f"{log}{then}", accept_cookie))
     return out
 
 
-def port_flows(p: PortSecurity) -> list[Flow]:
-    """Every flow one filtered port needs."""
+def drop_log_flows(p: PortSecurity, drop_cookie: int) -> list[Flow]:
+    """A packet of the port no rule accepts goes to the controller (and no
+    further) under ``drop_cookie``, instead of the tables' silent drop."""
+    return [Flow(RULES_EGRESS, 1, f"in_port={p.name}", "controller", drop_cookie),
+            Flow(RULES_INGRESS, 1, f"reg5={p.ofport}", "controller", drop_cookie)]
+
+
+def port_flows(p: PortSecurity, logged: tuple[int, int] = (0, 0)) -> list[Flow]:
+    """Every flow one filtered port needs; ``logged``: the cookies of its
+    accepted and dropped packets' log flows (0: not logged)."""
+    accept_cookie, drop_cookie = logged
+    extra = drop_log_flows(p, drop_cookie) if drop_cookie else []
     flows = [Flow(INT_SWITCH, 100, f"in_port={p.name}",
                   f"load:{p.vlan}->{REG_NET},resubmit(,{BASE_EGRESS})"),
              Flow(INT_SWITCH, 90, f"dl_vlan={p.vlan},dl_dst={p.mac}",
@@ -215,7 +228,7 @@ def port_flows(p: PortSecurity) -> list[Flow]:
              Flow(ACCEPT_OR_INGRESS, 90, f"reg6={p.vlan},dl_dst={p.mac}",
                   f"load:{p.ofport}->{REG_PORT},resubmit(,{BASE_INGRESS})")]
     if not p.stateful:
-        return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p)
+        return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p, accept_cookie) + extra
     flows += [Flow(RULES_EGRESS, 100, f"ct_state=+est-rel-inv+trk,in_port={p.name}",
                   f"resubmit(,{ACCEPT_OR_INGRESS})"),
              Flow(RULES_EGRESS, 100, f"ct_state=+rel-inv+trk,in_port={p.name}",
@@ -224,7 +237,7 @@ def port_flows(p: PortSecurity) -> list[Flow]:
                   f"output:{p.name}"),
              Flow(RULES_INGRESS, 100, f"ct_state=+rel-inv+trk,reg5={p.ofport}",
                   f"output:{p.name}")]
-    return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p)
+    return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p, accept_cookie) + extra
 
 
 def unfiltered_flow(name: str, vlan: int) -> Flow:
@@ -234,17 +247,19 @@ def unfiltered_flow(name: str, vlan: int) -> Flow:
                 f"load:{vlan}->{REG_NET},resubmit(,{ACCEPT_OR_INGRESS})")
 
 
-def firewall_flows(filtered: list[PortSecurity],
-                   unfiltered: list[tuple[str, int]]) -> list[Flow]:
+def firewall_flows(filtered: list[PortSecurity], unfiltered: list[tuple[str, int]],
+                   logged: dict[str, tuple[int, int]] | None = None) -> list[Flow]:
     """br-int's firewall flows for this host: the filtered ports' own, the
     entry of every other wired port (name, local VLAN), and the tables'
-    defaults (invalid connections and unmatched packets dropped)."""
+    defaults (invalid connections and unmatched packets dropped).
+    ``logged``: the log flows' cookies of ports (by name) whose packets are
+    logged (``netlog``)."""
     flows = [Flow(ACCEPT_OR_INGRESS, 0, "", "NORMAL"),
              Flow(RULES_EGRESS, 0, "", "drop"), Flow(RULES_INGRESS, 0, "", "drop"),
              Flow(RULES_EGRESS, 110, "ct_state=+inv+trk", "drop"),
              Flow(RULES_INGRESS, 110, "ct_state=+inv+trk", "drop"),
              Flow(BASE_EGRESS, 0, "", "drop"), Flow(BASE_INGRESS, 0, "", "drop")]
     for port in filtered:
-        flows += port_flows(port)
+        flows += port_flows(port, (logged or {}).get(port.name, (0, 0)))
     flows += [unfiltered_flow(name, vlan) for name, vlan in unfiltered]
     return sorted(set(flows))
