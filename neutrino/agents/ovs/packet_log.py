@@ -54,9 +54,13 @@ class OfctlMonitor:
         self.proc: subprocess.Popen[str] | None = None
 
     def __call__(self) -> Iterator[str]:
-        self.proc = subprocess.Popen(["ovs-ofctl", "monitor", self.bridge, "65534"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
+        # Line-buffered (ovs-ofctl's output to a pipe otherwise waits for a full
+        # buffer); its diagnostics share the pipe, which the parser skips: with
+        # stderr sent to /dev/null no packet-in was printed.
+        self.proc = subprocess.Popen(
+            ["stdbuf", "-oL", "ovs-ofctl", "monitor", self.bridge, "65534"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
         assert self.proc.stdout is not None
         yield from self.proc.stdout
         self.proc.wait()
