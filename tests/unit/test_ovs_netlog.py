@@ -9,21 +9,23 @@ from typing import Any
 
 from neutrino.agents.ovs import netlog, packet_log, plan
 from neutrino.agents.ovs.switch import VifPort
-from tests.unit.test_ovs_firewall import _info
+from tests.unit.test_ovs_firewall import SG, _info
 
 PROJECT = "proj"
 
 
-def _answer(log_id: str, event: str, *ports: str) -> dict[str, Any]:
+def _answer(log_id: str, event: str, *ports: str, group: str = SG) -> dict[str, Any]:
+    rules = [{"direction": "ingress", "ethertype": "IPv4", "security_group_id": group}]
     return {"id": log_id, "event": event, "project_id": PROJECT,
-            "ports_log": [{"port_id": p, "security_group_rules": []} for p in ports]}
+            "ports_log": [{"port_id": p, "security_group_rules": rules} for p in ports]}
 
 
 def test_a_ports_answer_names_the_logs_that_cover_it_and_no_other() -> None:
     logs = netlog.with_log_answer({}, ["L1", "L2"], [_answer("L1", "ALL", "p1", "p2"),
                                                      _answer("L2", "DROP", "p1")])
     after = netlog.with_port_answer(logs, "p1", [_answer("L1", "ALL", "p1")])
-    assert after == {"L1": netlog.LogInfo("L1", "ALL", PROJECT, frozenset({"p1", "p2"}))}
+    assert after == {"L1": netlog.LogInfo("L1", "ALL", PROJECT, frozenset({"p1", "p2"}),
+                                          (("p1", frozenset({SG})), ("p2", frozenset({SG}))))}
     assert netlog.with_port_answer(after, "p3", [_answer("L3", "ACCEPT", "p3")])[
         "L3"].ports == {"p3"}
 
@@ -38,8 +40,8 @@ def test_each_port_has_its_logs_by_event_and_one_cookie_per_event() -> None:
     logs = netlog.with_log_answer({}, ["A", "B"], [_answer("A", "ACCEPT", "p1"),
                                                    _answer("B", "ALL", "p1", "p2")])
     ports = netlog.port_logs(logs)
-    assert ports["p1"] == netlog.PortLog("p1", PROJECT, ("A", "B"), ("B",))
-    assert ports["p2"] == netlog.PortLog("p2", PROJECT, ("B",), ("B",))
+    assert ports["p1"] == netlog.PortLog("p1", PROJECT, ("A", "B"), ("B",), frozenset({SG}))
+    assert ports["p2"] == netlog.PortLog("p2", PROJECT, ("B",), ("B",), frozenset({SG}))
     table = netlog.cookies(ports)
     assert table[netlog.cookie("p1", "ACCEPT")].log_ids == ("A", "B")
     assert table[netlog.cookie("p1", "DROP")] == netlog.CookieEntry("DROP", "p1", PROJECT,
@@ -109,6 +111,11 @@ def test_a_logged_ports_rules_copy_accepted_packets_under_the_accept_cookie() ->
     rules = [f for f in _flows(_logged_plan(logs)) if f.priority == 70]
     assert rules and all(f.cookie == accept and ",controller," in f.actions for f in rules)
     assert not [f for f in _flows(_logged_plan(logs)) if f.actions == "controller"]
+
+
+def test_only_the_rules_of_the_groups_a_log_covers_copy_what_they_accept() -> None:
+    logs = netlog.with_log_answer({}, ["L"], [_answer("L", "ACCEPT", "p1", group="sg-9")])
+    assert not [f for f in _flows(_logged_plan(logs)) if "controller" in f.actions]
 
 
 def test_a_logged_port_sends_what_no_rule_accepts_to_the_controller() -> None:

@@ -23,31 +23,50 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
+from neutrino.agents.ovs import firewall
+
 ACCEPT, DROP, ALL = "ACCEPT", "DROP", "ALL"
 COOKIE_MASK = (1 << 63) - 2  # 63 bits, the lowest clear
 
 
 @dataclass(frozen=True)
 class LogInfo:
-    """A log as it concerns this host: its event, project and ports."""
+    """A log as it concerns this host: its event, project and ports, and for
+    each port the groups whose rules it logs (those of the rules the server
+    listed)."""
     id: str
     event: str
     project_id: str
     ports: frozenset[str]
+    groups: tuple[tuple[str, frozenset[str]], ...] = ()  # (port, groups), by port
+
+    def groups_of(self, port_id: str) -> frozenset[str]:
+        return dict(self.groups).get(port_id, frozenset())
 
 
 @dataclass(frozen=True)
 class PortLog:
-    """What is logged on one port: the logs of each event."""
+    """What is logged on one port: the logs of each event, and the groups
+    whose rules' accepted packets are logged."""
     port_id: str
     project_id: str
     accept: tuple[str, ...] = ()
     drop: tuple[str, ...] = ()
+    accept_groups: frozenset[str] = frozenset()
 
 
 def _info(entry: dict[str, Any]) -> LogInfo:
+    ports = entry.get("ports_log") or []
+    groups = {p["port_id"]: frozenset(r["security_group_id"]
+                                      for r in p.get("security_group_rules") or []
+                                      if r.get("security_group_id")) for p in ports}
     return LogInfo(entry["id"], entry.get("event") or ALL, entry.get("project_id") or "",
-                   frozenset(p["port_id"] for p in entry.get("ports_log") or []))
+                   frozenset(groups), tuple(sorted(groups.items())))
+
+
+def _with_groups(log: LogInfo, groups: dict[str, frozenset[str]]) -> LogInfo:
+    kept = {p: g for p, g in groups.items() if p in log.ports}
+    return replace(log, groups=tuple(sorted(kept.items())))
 
 
 def with_port_answer(logs: dict[str, LogInfo], port_id: str,
@@ -58,12 +77,14 @@ def with_port_answer(logs: dict[str, LogInfo], port_id: str,
     out: dict[str, LogInfo] = {}
     for log_id, log in logs.items():
         if log_id not in named:
-            log = replace(log, ports=log.ports - {port_id})
+            log = _with_groups(replace(log, ports=log.ports - {port_id}), dict(log.groups))
         if log.ports:
             out[log_id] = log
     for log_id, info in named.items():
         have = out.get(log_id)
-        out[log_id] = replace(info, ports=(have.ports if have else frozenset()) | {port_id})
+        groups = {**dict(have.groups if have else ()), port_id: info.groups_of(port_id)}
+        ports = (have.ports if have else frozenset()) | {port_id}
+        out[log_id] = _with_groups(replace(info, ports=ports), groups)
     return out
 
 
@@ -90,15 +111,17 @@ def port_logs(logs: dict[str, LogInfo]) -> dict[str, PortLog]:
     accept: dict[str, list[str]] = {}
     drop: dict[str, list[str]] = {}
     project: dict[str, str] = {}
+    groups: dict[str, frozenset[str]] = {}
     for log in sorted(logs.values(), key=lambda lg: lg.id):
         for port in log.ports:
             project.setdefault(port, log.project_id)
             if log.event in (ACCEPT, ALL):
                 accept.setdefault(port, []).append(log.id)
+                groups[port] = groups.get(port, frozenset()) | log.groups_of(port)
             if log.event in (DROP, ALL):
                 drop.setdefault(port, []).append(log.id)
-    return {p: PortLog(p, project[p], tuple(accept.get(p, ())), tuple(drop.get(p, ())))
-            for p in project}
+    return {p: PortLog(p, project[p], tuple(accept.get(p, ())), tuple(drop.get(p, ())),
+                       groups.get(p, frozenset())) for p in project}
 
 
 def cookie(port_id: str, event: str) -> int:
@@ -128,12 +151,12 @@ def cookies(logged: dict[str, PortLog]) -> dict[int, CookieEntry]:
     return out
 
 
-def flow_cookies(log: PortLog | None) -> tuple[int, int]:
-    """(accept, drop) cookies of a port's log flows; 0: that event is not logged."""
-    if log is None:
-        return 0, 0
-    return (cookie(log.port_id, ACCEPT) if log.accept else 0,
-            cookie(log.port_id, DROP) if log.drop else 0)
+def log_flows(log: PortLog) -> firewall.Logged:
+    """A logged port's log flows as the firewall programs them: accepted
+    packets of the rules of the groups its ACCEPT logs cover, and the rest."""
+    return firewall.Logged(cookie(log.port_id, ACCEPT) if log.accept else 0,
+                           cookie(log.port_id, DROP) if log.drop else 0,
+                           log.accept_groups)
 
 
 # -- packet-ins ----------------------------------------------------------------------

@@ -400,7 +400,7 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
 
 def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set[str]]:
     filtered, unfiltered, stale = [], [], set()
-    logged: dict[str, tuple[int, int]] = {}
+    logged: dict[str, firewall.Logged] = {}
     port_logs = netlog.port_logs(known.logs) if logging else {}
     for pid, wired in sorted(known.wired.items()):
         if not wired.admin_up or wired.network_id not in known.vlans:
@@ -416,7 +416,7 @@ def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set
         else:
             filtered.append(security)
             if pid in port_logs:
-                logged[security.name] = netlog.flow_cookies(port_logs[pid])
+                logged[security.name] = netlog.log_flows(port_logs[pid])
     return firewall.firewall_flows(filtered, unfiltered, logged), stale
 
 
