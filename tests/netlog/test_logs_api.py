@@ -36,7 +36,9 @@ def _error(body: Any) -> tuple[str, str]:
 
 def test_a_log_is_created_shown_listed_updated_and_deleted(admin: Client) -> None:
     sg = _group(admin)
-    status, body = _log(admin, name="l1", description="d", resource_id=sg)
+    # as tempest sends it: the unused id as null, event and enabled given
+    status, body = _log(admin, name="l1", description="d", resource_id=sg, target_id=None,
+                        event="ALL", enabled=True)
     assert status == 201, body
     log = body["log"]
     assert {k: log[k] for k in ("name", "description", "resource_type", "resource_id",
