@@ -1,13 +1,13 @@
 """logging: security-group logs, gone with their security group or target port
 
-Revision ID: 0025_logging
-Revises: 0024_tags_exact_text
+Revision ID: 0027_logging
+Revises: 0026_inactive_port_bindings
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0025_logging'
-down_revision = '0024_tags_exact_text'
+revision = '0027_logging'
+down_revision = '0026_inactive_port_bindings'
 branch_labels = None
 depends_on = None
 
