@@ -935,3 +935,32 @@ def not_found(singular: str, rid: str, parent_id: str | None = None) -> NeutronE
         return child(rid, parent_id or "")
     factory = _NOT_FOUND.get(singular)
     return factory(rid) if factory else ResourceNotFound()
+
+
+# -- logging (security-group logs) ---------------------------------------------------
+
+class LogResourceNotFound(NotFound):
+    message = "Log resource %(log_id)s could not be found."
+
+
+class InvalidLogResourceType(InvalidInput):
+    message = "Invalid log resource_type: %(resource_type)s."
+
+
+class LoggingTypeNotSupported(Conflict):
+    message = "Logging type %(log_type)s is not supported on port %(port_id)s."
+
+
+class TargetResourceNotFound(NotFound):
+    message = "Target resource %(target_id)s could not be found."
+
+
+class InvalidResourceConstraint(InvalidInput):
+    message = ("Invalid resource constraint between resource (%(resource)s "
+               "%(resource_id)s) and target resource (%(target_resource)s %(target_id)s).")
+
+
+def log_resource_not_found(resource_id: str) -> ResourceNotFound:
+    """Upstream's logging ``ResourceNotFound`` (a missing security group to
+    log), which names the resource where the generic one does not."""
+    return ResourceNotFound(message=f"Resource {resource_id} could not be found.")

@@ -501,6 +501,20 @@ subports = Table(
 )
 
 
+# -- logging (``logging``) ------------------------------------------------------------
+
+# A log goes with the security group it names and with the port it targets.
+logs = Table(
+    "logs", metadata,
+    *_standard(),
+    Column("resource_type", String(36), nullable=False),
+    Column("resource_id", String(36), _fk("securitygroups"), nullable=True, index=True),
+    Column("target_id", String(36), _fk("ports"), nullable=True, index=True),
+    Column("event", String(255), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+)
+
+
 # -- security groups (``security-group``, ``address-group``) ---------------------
 
 securitygroups = Table(
