@@ -213,6 +213,26 @@ class IdPool:
         self._hints[scope] = keys
         return key
 
+    def free_where(self, *clauses: Any) -> Any:
+        """A SELECT of up to ``SELECT_SIZE`` free keys meeting ``clauses``
+        (columns of ``self.table``), for ``take_one_of``."""
+        cols = [self.scope, self.id] if self.scope is not None else [self.id]
+        return (sa.select(*cols).where(self.allocated.is_(False), *clauses)
+                .limit(SELECT_SIZE))
+
+    def take_one_of(self, conn: Connection, candidates: Any) -> Key | None:
+        """Take one of the free keys ``candidates`` (a ``free_where``
+        SELECT) selects, at random; None when it selects none. Missing it
+        reruns the operation, as ``allocate`` does."""
+        rows = conn.execute(candidates).all()
+        if not rows:
+            return None
+        row = random.choice(rows)
+        key: Key = (row[0], row[1]) if self.scope is not None else (None, row[0])
+        if not self._try(conn, key):
+            raise RetryRequest(f"{self.table.name}: {key} taken concurrently")
+        return key
+
     def _hint(self, scope: Any) -> Key | None:
         try:
             return self._hints[scope].pop()  # (atomic: threads share the pool)
