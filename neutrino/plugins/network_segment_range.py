@@ -180,8 +180,15 @@ class NetworkSegmentRanges:
         return str(row["id"])
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
+        """A range, found for an admin; for anyone else (whom policy then
+        refuses) only if it is their project's, as upstream's
+        project-scoped read finds it: another's is "not found" by name,
+        their own the web layer's 404 (``HTTPNotFound``, registered below)."""
         with self.core.db.reader() as conn:
-            return self._load(conn, rid)
+            found = self._load(conn, rid)
+        if not ctx.is_admin and found["project_id"] != ctx.project_id:
+            raise errors.NetworkSegmentRangeNotFound(range_id=rid)
+        return found
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -240,6 +247,8 @@ class NetworkSegmentRangePlugin(ServicePlugin):
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
         self.ranges = NetworkSegmentRanges(self)
+        errors.register_not_found(defs.NETWORK_SEGMENT_RANGE.singular,
+                                  lambda rid: errors.HTTPNotFound())
 
     def connect(self, core: Any) -> None:
         """The pools follow the database's ranges from the core's start-up

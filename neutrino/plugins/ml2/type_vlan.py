@@ -22,6 +22,12 @@ def _invalid(msg: str) -> errors.InvalidInput:
     return errors.InvalidInput(error_message=msg)
 
 
+def _needs_id(physnet: str) -> errors.InvalidInput:
+    """A physical network with no range to take a tag from."""
+    return _invalid(f"Physical network {physnet} requires segmentation_id to be specified "
+                    f"when creating a provider network")
+
+
 class VlanTypeDriver(TypeDriver):
     network_type = "vlan"
 
@@ -59,9 +65,8 @@ class VlanTypeDriver(TypeDriver):
                 if not ranges.MIN_VLAN_TAG <= vlan_id <= ranges.MAX_VLAN_TAG:
                     raise _invalid(f"segmentation_id out of range ({ranges.MIN_VLAN_TAG} "
                                    f"through {ranges.MAX_VLAN_TAG})")
-            elif not self.vlan_ranges[physnet]:
-                raise _invalid(f"Physical network {physnet} requires segmentation_id to be "
-                               f"specified when creating a provider network")
+            elif not self.vlan_ranges[physnet] and self.segment_ranges is None:
+                raise _needs_id(physnet)  # (with ranges in the database: checked on reserve)
         elif vlan_id is not None:
             raise _invalid("segmentation_id requires physical_network for VLAN provider network")
 
@@ -70,6 +75,9 @@ class VlanTypeDriver(TypeDriver):
         physnet, vlan_id = segment.physical_network, segment.segmentation_id
         if vlan_id is None:
             if self.segment_ranges is not None:
+                if physnet and not self.segment_ranges.by_scope(conn, self.network_type,
+                                                                True).get(physnet):
+                    raise _needs_id(physnet)
                 key = self.segment_ranges.allocate(conn, self.pool, self.network_type,
                                                    project_id, physnet)
             else:
