@@ -148,6 +148,9 @@ class NetworkSegmentRanges:
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         def op(conn: Connection) -> list[dict[str, Any]]:
+            for ntype in sorted({i["network_type"] for i in items if i["network_type"]}):
+                if self.core.type_manager.supports_segment_ranges(ntype):
+                    self.core.type_manager.lock_segment_ranges(conn, ntype)
             ids = [self._create_one(conn, item) for item in items]
             for ntype in sorted({item["network_type"] for item in items}):
                 self.core.type_manager.segment_ranges_changed(conn, ntype)
@@ -200,7 +203,7 @@ class NetworkSegmentRanges:
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
         def op(conn: Connection) -> dict[str, Any]:
-            row = store.get_row(conn, R, rid, _not_found(rid), for_update=True)
+            row = self._locked(conn, rid)
             if row.default:
                 raise errors.NetworkSegmentRangeDefaultReadOnly(range_id=rid)
             lo = data.get("minimum", int(row.minimum))
@@ -220,7 +223,7 @@ class NetworkSegmentRanges:
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         def op(conn: Connection) -> None:
-            row = store.get_row(conn, R, rid, _not_found(rid), for_update=True)
+            row = self._locked(conn, rid)
             if row.default:
                 raise errors.NetworkSegmentRangeDefaultReadOnly(range_id=rid)
             store.check_revision(conn, R, rid, revision)
@@ -230,6 +233,16 @@ class NetworkSegmentRanges:
             conn.execute(sa.delete(R).where(R.c.id == rid))
             self.core.type_manager.segment_ranges_changed(conn, row.network_type)
         self.core.write(op)
+
+    def _locked(self, conn: Connection, rid: str) -> Any:
+        """The range's row, once every range of its type is locked (its type
+        read first, so that two writers lock in the same order)."""
+        ntype = conn.execute(sa.select(R.c.network_type).where(R.c.id == rid)).scalar()
+        if ntype is None:
+            raise errors.NetworkSegmentRangeNotFound(range_id=rid)
+        if self.core.type_manager.supports_segment_ranges(ntype):
+            self.core.type_manager.lock_segment_ranges(conn, ntype)
+        return store.get_row(conn, R, rid, _not_found(rid))
 
     def set_tags(self, ctx: Context, plural: str, rid: str, add: list[str] | None = None,
                  remove: list[str] | None = None, replace: list[str] | None = None) -> list[str]:

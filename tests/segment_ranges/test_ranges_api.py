@@ -196,8 +196,7 @@ def test_bad_ranges_are_refused_with_upstreams_errors(admin: Client) -> None:
         "to be specified while creating new range.")
     error(post(minimum="x"), 400, "InvalidInput")
     error(post(default=True), 400, "HTTPBadRequest")
-    assert not [r for r in admin.get(PATH)[1]["network_segment_ranges"]
-                if r["minimum"] == 3000]
+    assert admin.get(f"{PATH}?minimum=3000") == (200, {"network_segment_ranges": []})
 
 
 def test_a_vlan_range_of_a_project_serves_its_networks_on_that_physnet(admin: Client) -> None:
@@ -233,6 +232,12 @@ def test_listing_filters_sorts_pages_and_picks_fields(admin: Client) -> None:
     assert [r["id"] for r in body["network_segment_ranges"]] == [made[1]["id"]]
     status, body = admin.get(f"{PATH}?network_type=gre&default=True")
     assert [r["network_type"] for r in body["network_segment_ranges"]] == ["gre"]
+    status, body = admin.get(f"{PATH}?minimum={made[2]['minimum']}&shared=False")
+    assert [r["id"] for r in body["network_segment_ranges"]] == [made[2]["id"]]
+    status, body = admin.get(f"{PATH}?tags={tag}&sort_key=minimum&sort_dir=desc")
+    assert [r["name"] for r in body["network_segment_ranges"]] == ["c", "a", "b"]
+    # tempest lists by an id that is no UUID: nothing matches.
+    assert admin.get(f"{PATH}?id=33") == (200, {"network_segment_ranges": []})
     for r in made:
         admin.delete(f"{PATH}/{r['id']}")
 

@@ -90,6 +90,11 @@ class TypeManager:
         """Whether ranges of this type can be managed: a loaded type that has them."""
         return network_type in RANGE_TYPES and network_type in self.drivers
 
+    def lock_segment_ranges(self, conn: Connection, network_type: str) -> None:
+        """Before changing ranges of the type (``SegmentRanges.lock``)."""
+        assert self.segment_ranges is not None
+        self.segment_ranges.lock(conn, network_type)
+
     def segment_ranges_changed(self, conn: Connection, network_type: str) -> None:
         """A range of the type was added, changed or removed: its pool follows."""
         self.drivers[network_type].sync_to_segment_ranges(conn)

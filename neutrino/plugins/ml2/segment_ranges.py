@@ -40,13 +40,24 @@ class SegmentRanges:
 
     # -- what the pools cover -------------------------------------------------
 
+    def lock(self, conn: Connection, network_type: str) -> None:
+        """Serialise the changes of one type's ranges (an API write, a
+        start-up's defaults), first thing in their transaction: each then
+        reads the ranges another one committed, so no pool is synced to a
+        set of ranges missing a concurrent one (its ids would be dropped),
+        and no two overlapping ranges both pass the overlap check."""
+        conn.execute(sa.select(R.c.id).where(R.c.network_type == network_type)
+                     .with_for_update()).all()
+
     def by_scope(self, conn: Connection, network_type: str,
                  scoped: bool) -> dict[Any, list[r.Range]]:
         """Every range of the type, by pool scope (the physical network for
         VLANs, None for tunnels): the ids its pool must hold."""
         out: dict[Any, list[r.Range]] = {}
+        # A locking read: the latest committed ranges, whatever the snapshot.
         for row in conn.execute(sa.select(R.c.physical_network, R.c.minimum, R.c.maximum)
-                                .where(R.c.network_type == network_type)):
+                                .where(R.c.network_type == network_type)
+                                .with_for_update()):
             scope = row.physical_network if scoped else None
             out.setdefault(scope, []).append((int(row.minimum), int(row.maximum)))
         return out

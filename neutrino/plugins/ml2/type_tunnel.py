@@ -44,6 +44,7 @@ class _TunnelTypeDriver(TypeDriver):
         if self.segment_ranges is None:
             self.pool.sync(conn, {None: self.tunnel_ranges})
             return
+        self.segment_ranges.lock(conn, self.network_type)
         self.segment_ranges.sync_defaults(conn, self.network_type, {None: self.tunnel_ranges})
         self.sync_to_segment_ranges(conn)
 

@@ -45,6 +45,7 @@ class VlanTypeDriver(TypeDriver):
         if self.segment_ranges is None:
             self.pool.sync(conn, self.vlan_ranges)
             return
+        self.segment_ranges.lock(conn, self.network_type)
         self.segment_ranges.sync_defaults(conn, self.network_type, self.vlan_ranges)
         self.sync_to_segment_ranges(conn)
 
