@@ -15,6 +15,7 @@ from neutrino.plugins import store
 from neutrino.plugins.ml2.driver_api import Segment
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.segment_ranges import SegmentRanges
+from tests.sql_events import listen_all, remove_all
 
 pytestmark = pytest.mark.backend
 
@@ -154,6 +155,26 @@ def test_a_vlan_network_on_a_named_physnet_takes_its_projects_range_there(manage
     with db.writer() as conn:
         other = driver.allocate_tenant_segment(conn, "p2")
     assert other is not None and other.physical_network == "physnet1"
+
+
+def test_a_mostly_free_pool_gives_an_id_in_a_read_of_the_ranges_and_one_update(manager, db):
+    """The ranges are cut in Python, the pool asked by primary key: a random
+    id of the project's (or the shared) ranges is tried at once."""
+    tm = manager(CONF.replace("vni_ranges = 1:20", "vni_ranges = 1:5000"))
+    _add_range(db, tm, "vxlan", 6000, 6999, project="p1")
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement.split()[0])
+    for project, lo, hi in (("p1", 6000, 6999), ("p2", 1, 5000)):
+        seen.clear()
+        listen_all(db, "before_cursor_execute", record)
+        try:
+            [vni] = _allocate(db, tm, project, 1)
+        finally:
+            remove_all(db, "before_cursor_execute", record)
+        assert lo <= vni <= hi
+        assert [s for s in seen if s != "BEGIN"] == ["SELECT", "UPDATE"], seen
 
 
 def test_concurrent_allocations_from_a_projects_range_stay_unique(manager, db):

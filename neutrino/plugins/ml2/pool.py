@@ -213,18 +213,22 @@ class IdPool:
         self._hints[scope] = keys
         return key
 
-    def free_where(self, *clauses: Any) -> Any:
-        """A SELECT of up to ``SELECT_SIZE`` free keys meeting ``clauses``
-        (columns of ``self.table``), for ``take_one_of``."""
+    def allocate_in(self, conn: Connection, wanted: dict[Any, list[r.Range]]) -> Key | None:
+        """Take a free id of ``wanted`` (ranges by scope, all of whose ids
+        have rows); None when none is free. One key drawn at random from
+        them is tried first (while most are free, that conditional UPDATE is
+        the whole allocation); else one of the free ones read is taken, and
+        missing it reruns the operation, as ``allocate`` does."""
+        guess = _random_in(wanted)
+        if guess is None:
+            return None
+        if self._try(conn, guess):
+            return guess
+        inside = [self._in_range(scope, lo, hi) for scope, rs in wanted.items()
+                  for lo, hi in rs]
         cols = [self.scope, self.id] if self.scope is not None else [self.id]
-        return (sa.select(*cols).where(self.allocated.is_(False), *clauses)
-                .limit(SELECT_SIZE))
-
-    def take_one_of(self, conn: Connection, candidates: Any) -> Key | None:
-        """Take one of the free keys ``candidates`` (a ``free_where``
-        SELECT) selects, at random; None when it selects none. Missing it
-        reruns the operation, as ``allocate`` does."""
-        rows = conn.execute(candidates).all()
+        rows = conn.execute(sa.select(*cols).where(self.allocated.is_(False), sa.or_(*inside))
+                            .limit(SELECT_SIZE)).all()
         if not rows:
             return None
         row = random.choice(rows)

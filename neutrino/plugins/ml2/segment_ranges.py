@@ -52,15 +52,22 @@ class SegmentRanges:
     def by_scope(self, conn: Connection, network_type: str,
                  scoped: bool) -> dict[Any, list[r.Range]]:
         """Every range of the type, by pool scope (the physical network for
-        VLANs, None for tunnels): the ids its pool must hold."""
+        VLANs, None for tunnels): the ids its pool must hold. Read only
+        under ``lock``, itself a locking read: the latest committed ranges,
+        whatever the transaction's snapshot."""
         out: dict[Any, list[r.Range]] = {}
-        # A locking read: the latest committed ranges, whatever the snapshot.
         for row in conn.execute(sa.select(R.c.physical_network, R.c.minimum, R.c.maximum)
                                 .where(R.c.network_type == network_type)
                                 .with_for_update()):
             scope = row.physical_network if scoped else None
             out.setdefault(scope, []).append((int(row.minimum), int(row.maximum)))
         return out
+
+    def has_ranges(self, conn: Connection, network_type: str, scope: Any) -> bool:
+        """Whether the type has a range in the scope (a VLAN physical network)."""
+        stmt = sa.select(R.c.id).where(R.c.network_type == network_type,
+                                       R.c.physical_network == _physnet(scope)).limit(1)
+        return conn.execute(stmt).first() is not None
 
     def contains(self, conn: Connection, network_type: str, scope: Any, ident: int) -> bool:
         """Whether some range of the type holds the id (it goes back to the
@@ -101,25 +108,30 @@ class SegmentRanges:
                  project_id: str | None, scope: Any = None) -> Key | None:
         """A free id for a network of ``project_id`` (in ``scope`` when
         given): from the project's own ranges first, else from the shared
-        ones outside other projects' ranges; None when neither has one."""
-        where = [] if scope is None or pool.scope is None else [pool.scope == scope]
-        if project_id:
-            own = self._covering(pool, network_type, R.c.project_id == project_id)
-            key = pool.take_one_of(conn, pool.free_where(own, *where))
-            if key is not None:
-                return key
-        others = (R.c.project_id.is_not(None) if not project_id else
-                  sa.and_(R.c.project_id.is_not(None), R.c.project_id != project_id))
-        shared = self._covering(pool, network_type, R.c.shared.is_(True))
-        private = self._covering(pool, network_type, others)
-        return pool.take_one_of(conn, pool.free_where(shared, ~private, *where))
+        ones outside other projects' ranges; None when neither has one.
 
-    def _covering(self, pool: IdPool, network_type: str, which: Any) -> Any:
-        """EXISTS a range of the type, ``which`` it is, holding the pool row's
-        id (the range table is not in the outer query: each EXISTS reads it
-        on its own)."""
-        clauses = [R.c.network_type == network_type, which,
-                   pool.id.between(R.c.minimum, R.c.maximum)]
-        if pool.scope is not None:
-            clauses.append(R.c.physical_network == pool.scope)
-        return sa.exists().where(*clauses)
+        The type's ranges (a few rows) are read and cut here, so that the
+        pool is asked for ids by primary key ranges only."""
+        scoped = pool.scope is not None
+        own: dict[Any, list[r.Range]] = {}
+        shared: dict[Any, list[r.Range]] = {}
+        private: dict[Any, list[r.Range]] = {}
+        for row in conn.execute(sa.select(R.c.physical_network, R.c.minimum, R.c.maximum,
+                                          R.c.shared, R.c.project_id)
+                                .where(R.c.network_type == network_type)):
+            key = row.physical_network if scoped else None
+            if scope is not None and key != scope:
+                continue
+            span = (int(row.minimum), int(row.maximum))
+            if project_id and row.project_id == project_id:
+                own.setdefault(key, []).append(span)
+            elif row.project_id is not None:
+                private.setdefault(key, []).append(span)
+            if row.shared:
+                shared.setdefault(key, []).append(span)
+        if own:
+            found = pool.allocate_in(conn, {k: r.merge(v) for k, v in own.items()})
+            if found is not None:
+                return found
+        outside = {k: r.subtract(v, private.get(k, [])) for k, v in shared.items()}
+        return pool.allocate_in(conn, {k: v for k, v in outside.items() if v})

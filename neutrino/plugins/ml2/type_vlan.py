@@ -76,8 +76,8 @@ class VlanTypeDriver(TypeDriver):
         physnet, vlan_id = segment.physical_network, segment.segmentation_id
         if vlan_id is None:
             if self.segment_ranges is not None:
-                if physnet and not self.segment_ranges.by_scope(conn, self.network_type,
-                                                                True).get(physnet):
+                if physnet and not self.segment_ranges.has_ranges(conn, self.network_type,
+                                                                  physnet):
                     raise _needs_id(physnet)
                 key = self.segment_ranges.allocate(conn, self.pool, self.network_type,
                                                    project_id, physnet)
