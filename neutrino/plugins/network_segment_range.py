@@ -196,6 +196,8 @@ class NetworkSegmentRanges:
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
         clauses = store.column_clauses(R, query.filters, {})
+        if not ctx.is_admin:  # (as ``get``: what policy then hides anyway)
+            clauses.append(R.c.project_id == ctx.project_id)
         with self.core.db.reader() as conn:
             rows, more = store.paged_select(conn, R, clauses, query)
             return to_dicts(conn, rows), more
