@@ -471,6 +471,39 @@ class SegmentNotFound(NotFound):
     message = "Segment %(segment_id)s could not be found."
 
 
+# ``network-segment-range``
+class NetworkSegmentRangeNetTypeNotSupported(BadRequest):
+    message = "Network type %(type)s does not support network segment ranges."
+
+
+class NetworkSegmentRangeNotFound(NotFound):
+    message = "Network Segment Range %(range_id)s could not be found."
+
+
+class NetworkSegmentRangeReferencedByProject(InUse):
+    message = ("Network Segment Range %(range_id)s is referenced by one or more "
+               "project networks.")
+
+
+class NetworkSegmentRangeDefaultReadOnly(BadRequest):
+    message = ("Network Segment Range %(range_id)s is a default segment range which "
+               "could not be updated or deleted.")
+
+
+class NetworkSegmentRangeOverlaps(Conflict):
+    message = "Network segment range overlaps with range(s) with id %(range_id)s"
+
+
+# Upstream answers these two with 500 (plain NeutronExceptions); a range
+# the caller got wrong is a bad request here.
+class NetworkVlanRangeError(BadRequest):
+    message = "Invalid network VLAN range: '%(vlan_range)s' - '%(error)s'."
+
+
+class NetworkTunnelRangeError(BadRequest):
+    message = "Invalid network tunnel range: '%(tunnel_range)s' - %(error)s."
+
+
 class SegmentInUse(InUse):
     message = "Segment '%(segment_id)s' cannot be deleted: %(reason)s."
 

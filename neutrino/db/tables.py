@@ -257,6 +257,32 @@ ml2_vxlan_allocations = _tunnel_allocations("ml2_vxlan_allocations")
 ml2_gre_allocations = _tunnel_allocations("ml2_gre_allocations")
 ml2_geneve_allocations = _tunnel_allocations("ml2_geneve_allocations")
 
+# ``network-segment-range``: the ranges project networks take segment ids
+# from, managed at runtime. ``default`` ones are the configured ranges
+# (written at start-up); a ``shared`` range has no project, a private one
+# is its project's alone. Tunnel ranges have '' as physical network (not
+# null) so that the unique key compares it.
+network_segment_ranges = Table(
+    "network_segment_ranges", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255)),
+    Column("description", String(255)),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    Column("revision_number", Integer, nullable=False, default=0),
+    Column("default", Boolean, nullable=False, default=False),
+    Column("shared", Boolean, nullable=False, default=True),
+    Column("network_type", String(32), nullable=False),
+    Column("physical_network", String(64), nullable=False, default=""),
+    Column("minimum", BigInteger, nullable=False),
+    Column("maximum", BigInteger, nullable=False),
+    UniqueConstraint("default", "network_type", "physical_network", "minimum", "maximum",
+                     name="uniq_network_segment_ranges"),
+    Index("ix_network_segment_ranges_network_type_physical_network",
+          "network_type", "physical_network"),
+)
+
 # A flat network takes its whole physical network: one row per physnet in use.
 ml2_flat_allocations = Table(
     "ml2_flat_allocations", metadata,
