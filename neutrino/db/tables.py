@@ -276,6 +276,20 @@ port_port_security = Table(
     Column("port_security_enabled", Boolean, nullable=False),
 )
 
+# ``port-numa-affinity-policy`` and ``port-device-profile``: a row only for
+# a port that has the attribute set.
+portnumaaffinitypolicies = Table(
+    "portnumaaffinitypolicies", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("numa_affinity_policy", String(16), nullable=False),
+)
+
+portdeviceprofiles = Table(
+    "portdeviceprofiles", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("device_profile", String(255), nullable=False),
+)
+
 # -- port binding and agents ----------------------------------------------------
 
 # How each port is bound: what the caller asked for (host, vnic_type,

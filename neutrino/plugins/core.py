@@ -30,6 +30,10 @@ from neutrino.plugins.ml2.l2pop import L2Population
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
+from neutrino.plugins.ml2.port_attribute import (
+    PortDeviceProfileDriver,
+    PortNumaAffinityPolicyDriver,
+)
 from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
@@ -94,6 +98,11 @@ class CorePlugin:
         self.security_groups = SecurityGroups(db, self._write)
         # Ports' groups after port security (whose answer they need), before binding.
         self.extensions.drivers.append(PortSecurityGroupsDriver(conf, self.security_groups))
+        # Upstream's ML2 always lists these aliases: their drivers are always
+        # loaded here (naming them in [ml2] extension_drivers adds nothing).
+        for always in (PortNumaAffinityPolicyDriver, PortDeviceProfileDriver):
+            if not any(isinstance(d, always) for d in self.extensions.drivers):
+                self.extensions.drivers.append(always(conf))
         # Binding runs last among the extension drivers: it sees the port complete.
         binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one)
         self.extensions.drivers.append(binding)

@@ -226,6 +226,17 @@ def mac_address(value: Any) -> str:
     return mac
 
 
+def one_of(*allowed: Any, convert: Validator | None = None) -> Validator:
+    """Upstream's ``type:values`` check and its wording ("x is not in valid_values")."""
+    def check(value: Any) -> Any:
+        if convert is not None:
+            value = convert(value)
+        if isinstance(value, bool) or value not in allowed:
+            raise Invalid(f"{value} is not in valid_values")
+        return value
+    return check
+
+
 def list_of(item: Validator, unique: str | None = None) -> Validator:
     """A JSON list whose items each pass ``item``; ``unique`` names duplicates."""
     def check(value: Any) -> list[Any]:

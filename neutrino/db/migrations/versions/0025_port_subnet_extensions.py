@@ -1,0 +1,32 @@
+"""ports' NUMA affinity policy and device profile
+
+Revision ID: 0025_port_subnet_extensions
+Revises: 0024_tags_exact_text
+"""
+import sqlalchemy as sa
+from alembic import op
+
+revision = '0025_port_subnet_extensions'
+down_revision = '0024_tags_exact_text'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table('portnumaaffinitypolicies',
+    sa.Column('port_id', sa.String(length=36), nullable=False),
+    sa.Column('numa_affinity_policy', sa.String(length=16), nullable=False),
+    sa.ForeignKeyConstraint(['port_id'], ['ports.id'], name=op.f('fk_portnumaaffinitypolicies_port_id_ports'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('port_id', name=op.f('pk_portnumaaffinitypolicies'))
+    )
+    op.create_table('portdeviceprofiles',
+    sa.Column('port_id', sa.String(length=36), nullable=False),
+    sa.Column('device_profile', sa.String(length=255), nullable=False),
+    sa.ForeignKeyConstraint(['port_id'], ['ports.id'], name=op.f('fk_portdeviceprofiles_port_id_ports'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('port_id', name=op.f('pk_portdeviceprofiles'))
+    )
+
+
+def downgrade() -> None:
+    op.drop_table('portdeviceprofiles')
+    op.drop_table('portnumaaffinitypolicies')
