@@ -227,6 +227,17 @@ class IpAddressGenerationFailure(Conflict):
     message = "No more IP addresses available on network %(net_id)s."
 
 
+class PortBound(InUse):
+    message = ("Unable to complete operation on port %(port_id)s, port is already bound, "
+               "port type: %(vif_type)s, old_mac %(old_mac)s, new_mac %(new_mac)s.")
+
+
+class PortBoundNUMAAffinityPolicy(InUse):
+    message = ("Unable to complete operation on port %(port_id)s, port is already bound "
+               "to host %(host_id)s, numa_affinity_policy value given "
+               "%(numa_affinity_policy)s.")
+
+
 class MacAddressInUse(InUse):
     message = ("Unable to complete operation for network %(net_id)s. "
                "The mac address %(mac)s is in use.")

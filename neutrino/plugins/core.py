@@ -68,7 +68,7 @@ CORE_ALIASES = (
     "pagination", "sorting", "filter-validation", "empty-string-filtering",
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "aap-reject-multicast",
-    "extra_dhcp_opt", "net-mtu",
+    "extra_dhcp_opt", "net-mtu", "port-mac-address-regenerate", "port-mac-override",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",
     "agent", "agent-resources-synced", "agent_sort_key", "availability_zone",

@@ -99,7 +99,8 @@ PORT = resource(
          is_sort_key=True, required_by_policy=True, convert_filter=str),
     attr("admin_state_up", v.boolean, default=True, allow_post=True,
          allow_put=True, is_filter=True, is_sort_key=True, convert_filter=_B),
-    attr("mac_address", v.mac_address, default=None, allow_post=True,
+    # ``port-mac-address-regenerate``: null asks for a new one.
+    attr("mac_address", v.or_none(v.mac_address), default=None, allow_post=True,
          allow_put=True, is_filter=True, is_sort_key=True,
          enforce_policy=True, required_by_policy=True),
     attr("fixed_ips", v.fixed_ips, default=None, allow_post=True,

@@ -12,12 +12,16 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection, Table
 
+from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.plugins.ml2.mech_api import VIF_TYPE_UNBOUND
+from neutrino.plugins.ports import UNPLUGGED
 from neutrino.resources.attributes import Attribute, AttributeMap
+from neutrino.resources.port_binding import HOST, VIF_TYPE
 from neutrino.resources.port_device_profile import DEVICE_PROFILE, PORT_DEVICE_PROFILE
 from neutrino.resources.port_numa_affinity import POLICY, PORT_NUMA_AFFINITY
 
@@ -81,6 +85,17 @@ class PortNumaAffinityPolicyDriver(PortAttributeDriver):
     table = t.portnumaaffinitypolicies
     column = POLICY
     declared = PORT_NUMA_AFFINITY
+
+    def process_update(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str,
+                       original: dict[str, Any]) -> None:
+        # The compute service placed a bound port's device by the policy.
+        if (plural == "ports" and self.column in data
+                and original.get(VIF_TYPE, VIF_TYPE_UNBOUND) not in UNPLUGGED):
+            raise errors.PortBoundNUMAAffinityPolicy(
+                port_id=resource_id, host_id=original.get(HOST),
+                numa_affinity_policy=data[self.column])
+        super().process_update(conn, ctx, plural, data, resource_id, original)
 
 
 class PortDeviceProfileDriver(PortAttributeDriver):
