@@ -145,6 +145,13 @@ ports = Table(
     Index("ix_ports_network_id_device_owner", "network_id", "device_owner"),
 )
 
+# ``subnet-service-types``: the device owners a subnet serves (none: all).
+subnet_service_types = Table(
+    "subnet_service_types", metadata,
+    Column("subnet_id", String(36), _fk("subnets"), primary_key=True),
+    Column("service_type", String(255), primary_key=True),
+)
+
 ipallocations = Table(
     "ipallocations", metadata,
     Column("port_id", String(36), _fk("ports"), nullable=False, index=True),

@@ -68,6 +68,7 @@ CORE_ALIASES = (
     "pagination", "sorting", "filter-validation", "empty-string-filtering",
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "aap-reject-multicast",
+    "subnet-service-types",
     "extra_dhcp_opt", "net-mtu", "port-mac-address-regenerate", "port-mac-override",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",

@@ -160,7 +160,11 @@ class Ports(Handler):
         """(subnet_id, ip) pairs for a port, from IPAM; None when the port is
         on a routed network and must wait for a host (deferred). Which
         subnets automatic addresses may come from is routed networks' say."""
-        subnets = ipam.network_subnets(conn, network_id)
+        every = ipam.network_subnets(conn, network_id)
+        subnets = ipam.serving(every, network_id, device_owner)
+        if keep:  # addresses held stay valid whoever serves them now, as upstream
+            held = {subnet_id for subnet_id, _ in keep}
+            subnets += [s for s in every if s["id"] in held and s not in subnets]
         if requested is None:
             automatic = routed.usable_subnets(conn, network_id, subnets, host)
             if automatic is None:

@@ -39,11 +39,13 @@ def visible_clause(ctx: Context) -> Any:
 _POOLS = Aggregated(t.allocation_pools, "subnet_id", ("first_ip", "last_ip"), order_by=("id",))
 _DNS = Aggregated(t.dns_nameservers, "subnet_id", ("address",), order_by=("position",))
 _ROUTES = Aggregated(t.subnet_routes, "subnet_id", ("destination", "nexthop"))
+_SERVICE_TYPES = Aggregated(t.subnet_service_types, "subnet_id", ("service_type",),
+                            order_by=("service_type",))
 # ``subnet-external-network``: whether the subnet's network is external.
 _EXTERNAL = Computed("network__external",
                      lambda subnets: rbac.is_external_clause(subnets.c.network_id))
 # The subnet's own child tables and facts, read with a single subnet's row.
-CHILDREN = (store.TAGS, _POOLS, _DNS, _ROUTES, _EXTERNAL)
+CHILDREN = (store.TAGS, _POOLS, _DNS, _ROUTES, _SERVICE_TYPES, _EXTERNAL)
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
@@ -54,6 +56,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     pools = store.child_rows(conn, rows, ids, _POOLS)
     dns = store.child_rows(conn, rows, ids, _DNS)
     routes = store.child_rows(conn, rows, ids, _ROUTES)
+    service_types = store.child_rows(conn, rows, ids, _SERVICE_TYPES)
     if rows and _EXTERNAL.labels[0] in rows[0]._fields:
         at = [rows[0]._fields.index(_EXTERNAL.labels[0])]
         external = {r.network_id for r in rows if _EXTERNAL.read(r, at)}
@@ -71,7 +74,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  dns_nameservers=[address for _, address in dns[row.id]],
                  host_routes=[{"destination": dest, "nexthop": hop}
                               for _, dest, hop in routes[row.id]],
-                 service_types=[], tags=[tag for _, tag in tags[row.id]])
+                 service_types=sorted(kind for _, kind in service_types[row.id]),
+                 tags=[tag for _, tag in tags[row.id]])
         d["router:external"] = row.network_id in external
         out.append(d)
     return out
@@ -182,6 +186,7 @@ class Subnets(Handler):
         store.insert(conn, t.subnets, row)
         routed.check_subnet_segment(conn, network_id, segment_id, siblings=siblings)
         self._write_children(conn, row["id"], pools, dns, routes, replace=False)
+        _write_service_types(conn, row["id"], data.get("service_types") or [], replace=False)
         if data.get("tags"):
             store.tag_new(conn, row["id"], data["tags"])
         store.bump(conn, t.networks, network_id)
@@ -261,6 +266,8 @@ class Subnets(Handler):
         dns = data["dns_nameservers"] or [] if "dns_nameservers" in data else None
         routes = data["host_routes"] or [] if "host_routes" in data else None
         self._write_children(conn, subnet_id, pools, dns, routes)
+        if "service_types" in data:
+            _write_service_types(conn, subnet_id, data["service_types"] or [])
         store.bump(conn, t.subnets, subnet_id, values, revision)
 
     def delete(self, conn: Connection, subnet_id: str, revision: int | None) -> None:
@@ -293,6 +300,21 @@ class Subnets(Handler):
         store.delete_tags(conn, subnet_id)
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.id == subnet_id))
         store.bump(conn, t.networks, row.network_id)
+
+
+def _write_service_types(conn: Connection, subnet_id: str, kinds: list[str],
+                         replace: bool = True) -> None:
+    if replace:
+        conn.execute(sa.delete(t.subnet_service_types)
+                     .where(t.subnet_service_types.c.subnet_id == subnet_id))
+    if len(set(kinds)) != len(kinds):
+        twice = next(k for k in kinds if kinds.count(k) > 1)
+        raise errors.NeutronDbObjectDuplicateEntry(
+            object_type="SubnetServiceType", attributes="['PRIMARY']",
+            values=f"{subnet_id}-{twice}")
+    if kinds:
+        store.insert(conn, t.subnet_service_types,
+                     [{"subnet_id": subnet_id, "service_type": k} for k in kinds])
 
 
 def _bump_ports_with(conn: Connection, subnet_id: str, *which: Any) -> None:

@@ -85,7 +85,9 @@ SUBNET = resource(
     # Upstream filters subnets by their network's sharing but never shows it.
     attr("shared", is_filter=True, convert_filter=_B, is_visible=False),
     attr("segment_id", is_filter=True),
-    attr("service_types", is_filter=False),
+    # ``subnet-service-types``: the device owners whose ports it addresses.
+    attr("service_types", v.subnet_service_types, default=[], allow_post=True,
+         allow_put=True),
     # ``subnet-external-network``: the network's external flag, read-only.
     attr("router:external", is_filter=False),
     _TAGS_ON_CREATE,

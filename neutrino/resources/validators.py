@@ -226,6 +226,25 @@ def mac_address(value: Any) -> str:
     return mac
 
 
+# Upstream adds the compute prefix to its list of prefixes character by
+# character, so a service type starting with any of its letters passes.
+_SERVICE_TYPE_PREFIXES = ("network:", "neutron:", *"compute:")
+
+
+def subnet_service_types(value: Any) -> list[str]:
+    """``subnet-service-types``: device owners whose ports a subnet serves."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise errors.HTTPBadRequest(msg="Subnet service types must be a list.")
+    for service_type in value:
+        if not isinstance(service_type, str):
+            raise errors.InvalidInputSubnetServiceType(service_type=service_type)
+        if not service_type.startswith(_SERVICE_TYPE_PREFIXES):
+            raise errors.InvalidSubnetServiceType(service_type=service_type)
+    return list(value)
+
+
 def one_of(*allowed: Any, convert: Validator | None = None) -> Validator:
     """Upstream's ``type:values`` check and its wording ("x is not in valid_values")."""
     def check(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""ports' NUMA affinity policy and device profile
+"""ports' NUMA affinity policy and device profile, subnets' service types
 
 Revision ID: 0025_port_subnet_extensions
 Revises: 0024_tags_exact_text
@@ -25,8 +25,15 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['port_id'], ['ports.id'], name=op.f('fk_portdeviceprofiles_port_id_ports'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('port_id', name=op.f('pk_portdeviceprofiles'))
     )
+    op.create_table('subnet_service_types',
+    sa.Column('subnet_id', sa.String(length=36), nullable=False),
+    sa.Column('service_type', sa.String(length=255), nullable=False),
+    sa.ForeignKeyConstraint(['subnet_id'], ['subnets.id'], name=op.f('fk_subnet_service_types_subnet_id_subnets'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('subnet_id', 'service_type', name=op.f('pk_subnet_service_types'))
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('subnet_service_types')
     op.drop_table('portdeviceprofiles')
     op.drop_table('portnumaaffinitypolicies')
