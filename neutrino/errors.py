@@ -227,6 +227,10 @@ class IpAddressGenerationFailure(Conflict):
     message = "No more IP addresses available on network %(net_id)s."
 
 
+class DuplicatedHANetwork(Conflict):
+    message = "Project %(project_id)s already has a HA network."
+
+
 class IpAddressGenerationFailureNoMatchingSubnet(IpAddressGenerationFailure):
     message = ("No valid service subnet for the given device owner, network "
                "%(network_id)s, service type %(service_type)s.")

@@ -25,6 +25,7 @@ from neutrino.plugins.agents import Agents, AvailabilityZones
 from neutrino.plugins.handler import ResourceHandler
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2.agent_notifier import AgentNotifier
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.l2pop import L2Population
 from neutrino.plugins.ml2.managers import TypeManager
@@ -134,6 +135,11 @@ class CorePlugin:
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
         self._subscribe_notifiers()
+
+    def add_extension_driver(self, driver: ExtensionDriver) -> None:
+        """A service plugin's attributes of core resources, written in the
+        core's transactions (``network_ha``); binding stays the last driver."""
+        self.extensions.drivers.insert(len(self.extensions.drivers) - 1, driver)
 
     def _subscribe_notifiers(self) -> None:
         """Agents (and l2population) hear about committed changes over the bus
