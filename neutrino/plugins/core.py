@@ -69,7 +69,7 @@ CORE_ALIASES = (
     "pagination", "sorting", "filter-validation", "empty-string-filtering",
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
     "subnetpool-prefix-ops", "allowed-address-pairs", "aap-reject-multicast",
-    "subnet-service-types",
+    "subnet-service-types", "subnet_onboard",
     "extra_dhcp_opt", "net-mtu", "port-mac-address-regenerate", "port-mac-override",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",

@@ -146,7 +146,8 @@ SUBNETPOOL = resource(
          allow_put=True, is_filter=True, is_sort_key=True,
          enforce_policy=True, convert_filter=_B),
     _TAGS_ON_CREATE,
-    actions={"add_prefixes": "PUT", "remove_prefixes": "PUT"},
+    # ``subnet_onboard``: ``onboard_network_subnets``.
+    actions={"add_prefixes": "PUT", "remove_prefixes": "PUT", "onboard_network_subnets": "PUT"},
 )
 
 
