@@ -12,7 +12,15 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import address_scopes, networks, rbac, routed, store, subnetpools
+from neutrino.plugins import (
+    address_scopes,
+    networks,
+    peer_routes,
+    rbac,
+    routed,
+    store,
+    subnetpools,
+)
 from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Computed
 from neutrino.plugins.subnetpools import SubnetPools
@@ -176,6 +184,12 @@ class Subnets(Handler):
         # The network's subnets once, for the overlap, pool and segment rules
         # (the network's row is locked: none is added meanwhile).
         siblings = conn.execute(_SIBLINGS, {"network": network_id}).all()
+        if segment_id is not None and data.get("gateway_ip", AUTO) not in (AUTO, None):
+            # Routes to the other segments' subnets through the given gateway.
+            peers = peer_routes.calculate(siblings, version, segment_id, routes, gateway)
+            if not routes or peer_routes.differ(routes, peers):
+                routes = peers
+                rules.check_routes("new subnet", routes, version)
         self._check_overlap(conn, network_id, cidr, siblings=siblings)
         address_scopes.check_network_subnetpools(conn, network_id, version, pool_id, siblings)
         row.update(network_id=network_id, ip_version=version, cidr=cidr, gateway_ip=gateway,
@@ -187,6 +201,8 @@ class Subnets(Handler):
         routed.check_subnet_segment(conn, network_id, segment_id, siblings=siblings)
         self._write_children(conn, row["id"], pools, dns, routes, replace=False)
         _write_service_types(conn, row["id"], data.get("service_types") or [], replace=False)
+        if segment_id is not None and siblings:
+            peer_routes.refresh(conn, network_id)
         if data.get("tags"):
             store.tag_new(conn, row["id"], data["tags"])
         store.bump(conn, t.networks, network_id)
@@ -265,6 +281,7 @@ class Subnets(Handler):
                                        "segment_id") if k in data}
         dns = data["dns_nameservers"] or [] if "dns_nameservers" in data else None
         routes = data["host_routes"] or [] if "host_routes" in data else None
+        routes = self._with_peer_routes(conn, current, data, routes)
         self._write_children(conn, subnet_id, pools, dns, routes)
         if "service_types" in data:
             _write_service_types(conn, subnet_id, data["service_types"] or [])
@@ -299,7 +316,25 @@ class Subnets(Handler):
         conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.subnet_id == subnet_id))
         store.delete_tags(conn, subnet_id)
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.id == subnet_id))
+        if row.segment_id:  # the other segments' subnets drop their routes to it
+            peer_routes.refresh(conn, row.network_id, deleted_cidr=row.cidr)
         store.bump(conn, t.networks, row.network_id)
+
+    @staticmethod
+    def _with_peer_routes(conn: Connection, current: dict[str, Any], data: dict[str, Any],
+                          routes: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
+        """The routes an update writes on a segment's subnet whose routes or
+        gateway change: its peer routes through the (new) gateway."""
+        segment_id = data.get("segment_id", current["segment_id"])
+        asked = current["host_routes"] if routes is None else routes
+        gateway, old_gateway = data.get("gateway_ip", current["gateway_ip"]), current["gateway_ip"]
+        if not segment_id or (asked == current["host_routes"] and gateway == old_gateway):
+            return routes
+        peers = peer_routes.calculate(
+            peer_routes.network_subnets(conn, current["network_id"]), current["ip_version"],
+            segment_id, asked, gateway,
+            old_gateway_ip=old_gateway if gateway != old_gateway else None)
+        return peers if peer_routes.differ(asked, peers) else routes
 
 
 def _write_service_types(conn: Connection, subnet_id: str, kinds: list[str],
