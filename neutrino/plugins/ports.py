@@ -46,9 +46,9 @@ _PAIRS = Aggregated(t.allowed_address_pairs, "port_id", ("ip_address", "mac_addr
 _OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_version"),
                    order_by=("id",), follows_revision=True)
 # The port's own child tables, read with a single port's row.
+CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 # A port bound to neither: its MAC may still change.
 UNPLUGGED = (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED)
-CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
 
 # Built once: every port delete removes its addresses and row.
 _DELETE_IPS = sa.delete(t.ipallocations).where(
