@@ -227,6 +227,39 @@ class IpAddressGenerationFailure(Conflict):
     message = "No more IP addresses available on network %(net_id)s."
 
 
+class DuplicatedHANetwork(Conflict):
+    message = "Project %(project_id)s already has a HA network."
+
+
+class IpAddressGenerationFailureNoMatchingSubnet(IpAddressGenerationFailure):
+    message = ("No valid service subnet for the given device owner, network "
+               "%(network_id)s, service type %(service_type)s.")
+
+
+class InvalidSubnetServiceType(InvalidInput):
+    message = "Subnet service type %(service_type)s does not correspond to a valid device owner."
+
+
+class InvalidInputSubnetServiceType(InvalidInput):
+    message = "Subnet service type %(service_type)s is not a string."
+
+
+class NeutronDbObjectDuplicateEntry(Conflict):
+    message = ("Failed to create a duplicate %(object_type)s: for attribute(s) "
+               "%(attributes)s with value(s) %(values)s")
+
+
+class PortBound(InUse):
+    message = ("Unable to complete operation on port %(port_id)s, port is already bound, "
+               "port type: %(vif_type)s, old_mac %(old_mac)s, new_mac %(new_mac)s.")
+
+
+class PortBoundNUMAAffinityPolicy(InUse):
+    message = ("Unable to complete operation on port %(port_id)s, port is already bound "
+               "to host %(host_id)s, numa_affinity_policy value given "
+               "%(numa_affinity_policy)s.")
+
+
 class MacAddressInUse(InUse):
     message = ("Unable to complete operation for network %(net_id)s. "
                "The mac address %(mac)s is in use.")

@@ -145,6 +145,13 @@ ports = Table(
     Index("ix_ports_network_id_device_owner", "network_id", "device_owner"),
 )
 
+# ``subnet-service-types``: the device owners a subnet serves (none: all).
+subnet_service_types = Table(
+    "subnet_service_types", metadata,
+    Column("subnet_id", String(36), _fk("subnets"), primary_key=True),
+    Column("service_type", String(255), primary_key=True),
+)
+
 ipallocations = Table(
     "ipallocations", metadata,
     Column("port_id", String(36), _fk("ports"), nullable=False, index=True),
@@ -300,6 +307,20 @@ port_port_security = Table(
     "port_port_security", metadata,
     Column("port_id", String(36), _fk("ports"), primary_key=True),
     Column("port_security_enabled", Boolean, nullable=False),
+)
+
+# ``port-numa-affinity-policy`` and ``port-device-profile``: a row only for
+# a port that has the attribute set.
+portnumaaffinitypolicies = Table(
+    "portnumaaffinitypolicies", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("numa_affinity_policy", String(16), nullable=False),
+)
+
+portdeviceprofiles = Table(
+    "portdeviceprofiles", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("device_profile", String(255), nullable=False),
 )
 
 # -- port binding and agents ----------------------------------------------------

@@ -50,15 +50,7 @@ POLICIES = "policies"  # the collection's key in the resource map and in JSON
 POLICY_KEY = "qos_policy_id"  # a rule's parent
 
 
-def one_of(*allowed: Any, convert: v.Validator | None = None) -> v.Validator:
-    """Upstream's ``type:values`` check and its wording ("x is not in valid_values")."""
-    def check(value: Any) -> Any:
-        if convert is not None:
-            value = convert(value)
-        if isinstance(value, bool) or value not in allowed:
-            raise v.Invalid(f"{value} is not in valid_values")
-        return value
-    return check
+one_of = v.one_of
 
 
 def _to_int(value: Any) -> int:
