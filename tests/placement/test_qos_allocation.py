@@ -243,3 +243,38 @@ def test_an_update_refused_after_placement_changed_takes_the_change_back(
     assert 400 <= status < 500, body
     assert admin.get(f"/v2.0/ports/{port['id']}")[1]["port"]["qos_policy_id"] == old
     assert instance.held()[instance.bridge] == {EGR: 1000, IGR: 2000}
+
+
+def test_a_provider_the_instance_holds_nothing_on_refuses_the_change(
+        srv: Server, placement: Placement) -> None:
+    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
+    old, ids = _bandwidth_policy(owner, 1000, 2000)
+    new, _ = _bandwidth_policy(owner, 3000, 500)
+    instance = Instance(placement, {EGR: 1000, IGR: 2000})
+    port = _instance_port(admin, _network(admin), instance, ids, qos_policy_id=old)
+    elsewhere = {_group(port["id"], ids): str(uuid.uuid4())}
+    assert admin.put(f"/v2.0/ports/{port['id']}", {"port": {
+        "binding:profile": {"allocation": elsewhere}}})[0] == 200
+
+    error(_set_policy(admin, port, new), 400, "PlacementAllocationRpNotExists")
+    shown = admin.get(f"/v2.0/ports/{port['id']}")[1]["port"]
+    assert (shown["qos_policy_id"], shown["binding:profile"]) == (old, {"allocation": elsewhere})
+    assert instance.held()[instance.bridge] == {EGR: 1000, IGR: 2000}
+
+
+def test_a_port_losing_its_own_policy_takes_its_networks_minimum_rules(
+        srv: Server, placement: Placement) -> None:
+    """The port's resource request is then its network's policy's: so is
+    what the instance holds for it."""
+    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
+    network_policy, network_ids = _bandwidth_policy(owner, 700, 800)
+    own, ids = _bandwidth_policy(owner, 1000, 2000)
+    instance = Instance(placement, {EGR: 1000, IGR: 2000})
+    port = _instance_port(admin, _network(admin, qos_policy_id=network_policy), instance, ids,
+                          qos_policy_id=own)
+
+    status, body = _set_policy(admin, port, None)
+    assert status == 200, body
+    assert body["port"]["binding:profile"] == {
+        "allocation": {_group(port["id"], network_ids): instance.bridge}}
+    assert instance.held()[instance.bridge] == {EGR: 700, IGR: 800}

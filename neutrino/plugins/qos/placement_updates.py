@@ -11,6 +11,15 @@ allocation gone) leaves the port and its policy as they were; should the
 transaction then roll back (a lost race it retries, a later refusal),
 the difference is taken back, since it is applied relative to what the
 consumer holds (other ports of the instance share its allocation).
+
+Two departures from upstream, both so that a refused change changes
+nothing: upstream changes Placement for a network's new policy after the
+network's update committed, logging a refusal while the update succeeds
+(here it is refused, 409, with the network as it was); and it leaves
+Placement changed when a port's update fails after the call. A port's
+new effective policy is its own, else its network's (upstream reads only
+the request's ``qos_policy_id``, so removing a port's own policy released
+its allocation even under a network's policy with minimum rules).
 """
 from __future__ import annotations
 
