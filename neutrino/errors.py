@@ -900,6 +900,25 @@ class QosRuleNotSupportedByNetwork(Conflict):
     message = "Rule %(rule_type)s is not supported by network %(network_id)s"
 
 
+class QosPlacementAllocationUpdateConflict(Conflict):
+    message = ("Updating placement allocation with %(alloc_diff)s for consumer "
+               "%(consumer)s failed. The requested resources would exceed the capacity "
+               "available.")
+
+
+class PlacementAllocationGenerationConflict(Conflict):
+    message = ("Resource allocation has been changed for consumer %(consumer)s in "
+               "Placement while Neutron tried to update it.")
+
+
+class PlacementAllocationRemoved(BadRequest):
+    message = "Resource allocation is deleted for consumer %(consumer)s"
+
+
+class PlacementAllocationRpNotExists(BadRequest):
+    message = "Resource provider %(resource_provider)s for %(consumer)s does not exist"
+
+
 class QoSRuleParameterConflict(Conflict):
     message = ("Unable to add the rule with value %(rule_value)s to the policy "
                "%(policy_id)s as the existing rule of type %(existing_rule)s has value "
