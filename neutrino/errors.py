@@ -205,6 +205,11 @@ class SubnetInUse(InUse):
                "%(reason)s.")
 
 
+class GatewayIpInUse(InUse):
+    message = ("Current gateway ip %(ip_address)s already in use "
+               "by port %(port_id)s. Unable to update.")
+
+
 class SubnetPoolDeleteError(BadRequest):
     message = "Unable to delete subnet pool: %(reason)s."
 

@@ -244,6 +244,8 @@ class Subnets(Handler):
         net = netaddr.IPNetwork(current["cidr"])
         gateway = data.get("gateway_ip", current["gateway_ip"])
         rules.check_gateway(net, gateway)
+        if "gateway_ip" in data:
+            _check_gateway_not_routed(conn, subnet_id, current["gateway_ip"], gateway)
         if "enable_dhcp" in data:
             rules.check_usable(net, data["enable_dhcp"], current["ipv6_ra_mode"],
                                current["ipv6_address_mode"])
@@ -293,6 +295,21 @@ class Subnets(Handler):
         store.delete_tags(conn, subnet_id)
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.id == subnet_id))
         store.bump(conn, t.networks, row.network_id)
+
+
+def _check_gateway_not_routed(conn: Connection, subnet_id: str, old: str | None,
+                              new: str | None) -> None:
+    """A router's port holding the subnet's gateway address is what makes
+    it the gateway: moving or removing the gateway under it would leave
+    the subnet's hosts routing to an address nobody answers."""
+    if old is None or (new is not None and netaddr.IPAddress(new) == netaddr.IPAddress(old)):
+        return
+    a, rp = t.ipallocations.c, t.routerports.c
+    holder = conn.execute(sa.select(a.port_id).join_from(
+        t.ipallocations, t.routerports, rp.port_id == a.port_id)
+        .where(a.subnet_id == subnet_id, a.ip_address == old).limit(1)).first()
+    if holder is not None:
+        raise errors.GatewayIpInUse(ip_address=old, port_id=holder.port_id)
 
 
 def _bump_ports_with(conn: Connection, subnet_id: str, *which: Any) -> None:
