@@ -142,8 +142,8 @@ class Subnets(Handler):
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         network_id = data["network_id"]
-        store.get_row(conn, t.networks, network_id, lambda: networks.not_found(network_id),
-                      for_update=True)
+        network = store.get_row(conn, t.networks, network_id,
+                                lambda: networks.not_found(network_id), for_update=True)
         segment_id = data.get("segment_id")
         if segment_id:
             routed.segment_row(conn, segment_id)
@@ -169,6 +169,7 @@ class Subnets(Handler):
         routes = data.get("host_routes") or []
         rules.check_nameservers("new subnet", dns, version)
         rules.check_routes("new subnet", routes, version)
+        rules.check_mtu_fits(network_id, network.mtu or None, {version})
         # The network's subnets once, for the overlap, pool and segment rules
         # (the network's row is locked: none is added meanwhile).
         siblings = conn.execute(_SIBLINGS, {"network": network_id}).all()
