@@ -205,6 +205,16 @@ class SubnetInUse(InUse):
                "%(reason)s.")
 
 
+class NetworkMTUSubnetConflict(Conflict):
+    message = ("MTU of %(net_id)s is not valid, subnet requires a "
+               "minimum of %(mtu)s")
+
+
+class GatewayIpInUse(InUse):
+    message = ("Current gateway ip %(ip_address)s already in use "
+               "by port %(port_id)s. Unable to update.")
+
+
 class SubnetPoolDeleteError(BadRequest):
     message = "Unable to delete subnet pool: %(reason)s."
 

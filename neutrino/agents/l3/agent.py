@@ -113,6 +113,9 @@ class L3Agent(Agent):
 
     # -- identity ------------------------------------------------------------------
 
+    def availability_zone(self) -> str | None:
+        return str(self.conf.AGENT.availability_zone)
+
     def configurations(self) -> dict[str, Any]:
         applied = list(self.routers.applied.values())
         return {

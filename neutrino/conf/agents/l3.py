@@ -62,6 +62,7 @@ METADATA_PROXY_OPTS = [
 
 def register(conf: cfg.ConfigOpts) -> None:
     common.register_interface(conf)
+    common.register_availability_zone(conf)
     register_metadata_proxy(conf)
     register_missing(conf, L3_OPTS)
     register_missing(conf, RA_OPTS)

@@ -94,6 +94,10 @@ class L3Plugin(ServicePlugin):
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
                                    "l3-ha", "network_ha")
+    # Upstream's router plugin registers these drivers' providers whatever
+    # the configuration says (a configured provider of the same name wins).
+    service_providers = tuple({"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
+                              for name in ("dvrha", "dvr", "ha", "single_node"))
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
