@@ -390,6 +390,10 @@ class AgentNotFound(NotFound):
     message = "Agent %(id)s could not be found."
 
 
+class AvailabilityZoneNotFound(NotFound):
+    message = "AvailabilityZone %(availability_zone)s could not be found."
+
+
 # -- router scheduling (``l3_agent_scheduler``) ---------------------------------------
 
 class InvalidL3Agent(AgentNotFound):

@@ -56,6 +56,11 @@ CORE_OPTS = [
     cfg.StrOpt("log_file", help="Log to this file instead of stderr."),
     cfg.StrOpt("dns_domain", default="openstacklocal",
                help="Domain to use for building the hostnames."),
+    cfg.ListOpt("default_availability_zones", default=[],
+                help="Default value of availability zone hints. The availability zone "
+                     "aware schedulers use this when the resources "
+                     "availability_zone_hints is empty. Multiple availability zones can "
+                     "be specified by a comma separated string. This value can be empty."),
 ]
 
 DATABASE_OPTS = [

@@ -71,6 +71,8 @@ networks = Table(
     Column("admin_state_up", Boolean, nullable=False),
     Column("status", String(16), nullable=False),
     Column("mtu", Integer, nullable=False),
+    # ``network_availability_zone``: the hints as a JSON list, as upstream keeps them.
+    Column("availability_zone_hints", String(255)),
 )
 
 subnetpools = Table(
@@ -676,6 +678,8 @@ routers = Table(
     Column("enable_snat", Boolean, nullable=False, default=True),
     Column("distributed", Boolean, nullable=False, default=False),  # ``dvr``
     Column("ha", Boolean, nullable=False, default=False),  # ``l3-ha``
+    # ``router_availability_zone``: the hints as a JSON list, as upstream keeps them.
+    Column("availability_zone_hints", String(255)),
 )
 
 # ``l3-ha``: each project's HA network (owned by project '', named after the

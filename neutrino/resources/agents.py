@@ -8,7 +8,7 @@ derived from the agents' reports.
 from __future__ import annotations
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import attr, resource
+from neutrino.resources.attributes import Attribute, attr, resource
 
 _B = v.filter_bool
 
@@ -37,3 +37,17 @@ AVAILABILITY_ZONE = resource(
     attr("state", is_filter=True, is_sort_key=True),
     has_tags=False,
 )
+
+
+def _zone_attributes(sortable_hints: bool) -> list[Attribute]:
+    """``availability_zone_hints`` (asked for on create) and the zones of the
+    agents hosting the resource (read-only)."""
+    return [attr("availability_zones"),
+            attr("availability_zone_hints", v.availability_zone_hints, allow_post=True,
+                 default=[], is_sort_key=sortable_hints)]
+
+
+# ``network_availability_zone``: the zones of the DHCP agents serving the network.
+NETWORK_AZ = {"networks": _zone_attributes(sortable_hints=True)}
+# ``router_availability_zone``: the zones of the L3 agents hosting the router.
+ROUTER_AZ = {"routers": _zone_attributes(sortable_hints=False)}

@@ -6,6 +6,7 @@ reason into ``InvalidInput`` naming the attribute.
 """
 from __future__ import annotations
 
+import json
 import re
 import uuid as _uuid
 from typing import Any, Callable
@@ -297,6 +298,23 @@ def list_of(item: Validator, unique: str | None = None) -> Validator:
                 seen.add(key)
         return out
     return check
+
+
+AZ_HINTS_MAX = 255  # upstream's column: the hints as JSON must fit
+
+
+def availability_zone_hints(value: Any) -> list[str]:
+    """Upstream's ``availability_zone_hint_list``: unique strings whose JSON
+    fits the column; too many is upstream's InvalidInput, not a reason."""
+    if not isinstance(value, list):
+        raise Invalid(f"'{value}' is not a list")
+    dups = sorted({str(x) for x in value if value.count(x) > 1})
+    if dups:
+        raise Invalid(f"Duplicate items in the list: '{', '.join(dups)}'")
+    out = [string()(x) for x in value]
+    if len(json.dumps(out)) > AZ_HINTS_MAX:
+        raise errors.InvalidInput(error_message="Too many availability_zone_hints specified")
+    return out
 
 
 def dict_with(keys: dict[str, Validator], required: tuple[str, ...] = (),

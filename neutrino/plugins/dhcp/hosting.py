@@ -18,6 +18,7 @@ from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.db import tables as t
+from neutrino.plugins import availability_zones as az
 from neutrino.plugins import store
 from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.ml2 import agents_db
@@ -58,19 +59,29 @@ class Hosting:
         if needed <= 0:
             return []
         taken = {a.id for a in hosted}
-        candidates = [a for a in sch.dhcp_agents(conn, self.down_time,
-                                                  load_type=self.conf.dhcp_load_type)
-                      if a.alive and a.admin_state_up and a.id not in taken]
+        candidates = az.in_zones(
+            [a for a in sch.dhcp_agents(conn, self.down_time, load_type=self.conf.dhcp_load_type)
+             if a.alive and a.admin_state_up and a.id not in taken],
+            self.hints(conn, network_id))
         counts = sch.hosted_counts(conn, [a.id for a in candidates])
         for agent in candidates:
             agent.hosted = counts.get(agent.id, 0)
-        chosen = self.scheduler.select(candidates, needed)
+        chosen = self.scheduler.select(candidates, needed, hosted)
         bound = [a for a in chosen if sch.bind(conn, network_id, a.id,
                                                self.conf.dhcp_agents_per_network)]
         if not bound and not hosted:
             LOG.warning("Unable to schedule network %s: no agents available; will "
                         "retry on subsequent port and subnet creation events.", network_id)
         return bound
+
+    def hints(self, conn: Connection, network_id: str) -> list[str]:
+        """The zones the network asked for (or the configured default ones)."""
+        text = conn.execute(sa.select(t.networks.c.availability_zone_hints).where(
+            t.networks.c.id == network_id)).scalar()
+        return self._or_default(text)
+
+    def _or_default(self, text: str | None) -> list[str]:
+        return az.from_text(text) or list(self.conf.default_availability_zones)
 
     def auto_schedule(self, conn: Connection, host: str) -> list[str]:
         """Bind the agent on ``host`` to the networks needing DHCP that lack
@@ -85,12 +96,14 @@ class Hosting:
             NB.network_id).subquery()
         mine = sa.select(NB.network_id).where(NB.dhcp_agent_id == agent.id)
         rows = conn.execute(
-            sa.select(S.network_id).distinct()
+            sa.select(S.network_id, t.networks.c.availability_zone_hints).distinct()
+            .join(t.networks, t.networks.c.id == S.network_id)
             .outerjoin(counts, counts.c.network_id == S.network_id)
             .where(S.enable_dhcp.is_(True), S.network_id.not_in(mine),
                    sa.func.coalesce(counts.c.n, 0) < per_network))
         return [r.network_id for r in rows
-                if sch.bind(conn, r.network_id, agent.id, per_network)]
+                if az.in_zones([agent], self._or_default(r.availability_zone_hints))
+                and sch.bind(conn, r.network_id, agent.id, per_network)]
 
     # -- the scheduler API ------------------------------------------------------------
 

@@ -28,7 +28,9 @@ from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.dhcp.hosting import Hosting
 from neutrino.plugins.dhcp.notifier import DhcpAgentNotifier
 from neutrino.plugins.dhcp.routes import routes
+from neutrino.plugins.dhcp.zones import NetworkZonesDriver
 from neutrino.plugins.ml2 import provisioning
+from neutrino.resources import agents
 from neutrino.resources.extensions import described
 from neutrino.rpc import topics
 from neutrino.rpc.casts import Casts
@@ -36,6 +38,7 @@ from neutrino.rpc.casts import Casts
 LOG = logging.getLogger(__name__)
 
 ALIAS = "dhcp_agent_scheduler"
+NETWORK_AZ = "network_availability_zone"
 # Ports that never wait for DHCP (upstream's NO_PBLOCKS_TYPES).
 NO_DHCP_BLOCK_OWNERS = frozenset({
     "", "network:router_interface_distributed", "network:ha_router_replicated_interface",
@@ -68,7 +71,7 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
     """DHCP agent scheduling, DHCP agents' RPC and notifications."""
 
     service_type = "DHCP_AGENT_SCHEDULER"
-    supported_extension_aliases = (ALIAS,)
+    supported_extension_aliases = (ALIAS, NETWORK_AZ)
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -77,6 +80,7 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
 
     def connect(self, core: Any) -> None:
         super().connect(core)
+        core.add_extension_driver(NetworkZonesDriver(self.conf))
         events = core.events
         if self.conf.dhcp_agent_notification:
             self.notifier = DhcpAgentNotifier(self.hosting, core, Casts(self.conf))
@@ -204,4 +208,5 @@ class DhcpAgentSchedulerPlugin(ServicePlugin):
 
     def extensions(self) -> list[ApiExtension]:
         return [ApiExtension(descriptor=described(ALIAS), policies=list(POLICIES),
-                             routes=routes(self))]
+                             routes=routes(self)),
+                ApiExtension(descriptor=described(NETWORK_AZ), attributes=agents.NETWORK_AZ)]

@@ -19,13 +19,14 @@ import json
 import logging
 import random
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
 from sqlalchemy import exc as sa_exc
 
 from neutrino.db import tables as t
+from neutrino.plugins import availability_zones as az
 from neutrino.plugins.loader import PluginLoadError, load_class
 from neutrino.plugins.ml2 import agents_db
 
@@ -139,30 +140,47 @@ def hosted_counts(conn: Connection, agent_ids: list[str]) -> dict[str, int]:
 
 
 class NetworkScheduler(abc.ABC):
-    """Picks ``needed`` agents among the candidates (all alive and up)."""
+    """Picks ``needed`` agents among the candidates (all alive, up and in
+    the network's hinted zones); ``hosting`` are the network's agents now."""
 
     @abc.abstractmethod
-    def select(self, candidates: list[DhcpAgent], needed: int) -> list[DhcpAgent]:
+    def select(self, candidates: list[DhcpAgent], needed: int,
+               hosting: Sequence[DhcpAgent] = ()) -> list[DhcpAgent]:
         """The chosen agents, at most ``needed``."""
+
+
+def _by_weight(candidates: list[DhcpAgent]) -> list[DhcpAgent]:
+    return sorted(candidates, key=lambda a: (a.load, a.hosted, a.host))
 
 
 class WeightScheduler(NetworkScheduler):
     """The least loaded agents: the load they report (``dhcp_load_type``),
     then the networks they host now, then the host name."""
 
-    def select(self, candidates: list[DhcpAgent], needed: int) -> list[DhcpAgent]:
-        ranked = sorted(candidates, key=lambda a: (a.load, a.hosted, a.host))
-        return ranked[:max(needed, 0)]
+    def select(self, candidates: list[DhcpAgent], needed: int,
+               hosting: Sequence[DhcpAgent] = ()) -> list[DhcpAgent]:
+        return _by_weight(candidates)[:max(needed, 0)]
+
+
+class AZAwareWeightScheduler(NetworkScheduler):
+    """The least loaded agents spread over zones: a network's agents land
+    in different zones while it has fewer agents than zones to use."""
+
+    def select(self, candidates: list[DhcpAgent], needed: int,
+               hosting: Sequence[DhcpAgent] = ()) -> list[DhcpAgent]:
+        return az.spread(_by_weight(candidates), needed, hosting)
 
 
 class ChanceScheduler(NetworkScheduler):
     """Agents at random."""
 
-    def select(self, candidates: list[DhcpAgent], needed: int) -> list[DhcpAgent]:
+    def select(self, candidates: list[DhcpAgent], needed: int,
+               hosting: Sequence[DhcpAgent] = ()) -> list[DhcpAgent]:
         return random.sample(candidates, min(max(needed, 0), len(candidates)))
 
 
-_BY_NAME = {"WeightScheduler": WeightScheduler, "ChanceScheduler": ChanceScheduler}
+_BY_NAME = {"WeightScheduler": WeightScheduler, "ChanceScheduler": ChanceScheduler,
+            "AZAwareWeightScheduler": AZAwareWeightScheduler}
 
 
 def scheduler_from(name: str) -> NetworkScheduler:

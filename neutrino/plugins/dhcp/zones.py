@@ -1,0 +1,59 @@
+"""``network_availability_zone``: a network's zone hints and the zones of
+the DHCP agents serving it, in the core's transactions.
+
+Given to the core plugin by the DHCP plugin (upstream's ML2 offers the
+extension with its DHCP agent scheduler); the attributes are declared by
+the DHCP plugin's API extension, so the driver declares none itself.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import availability_zones as az
+from neutrino.plugins import store
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
+from neutrino.resources.attributes import Attribute
+
+N, NB, A = t.networks.c, t.networkdhcpagentbindings.c, t.agents.c
+
+
+class NetworkZonesDriver(ExtensionDriver):
+    def attributes(self) -> dict[str, list[Attribute]]:
+        return {}
+
+    def process_create(self, conn: Connection, ctx: Context, plural: str,
+                       data: dict[str, Any], resource_id: str) -> None:
+        """Validated in the network's transaction: a hint naming no DHCP
+        agent's zone undoes the whole create (404)."""
+        if plural != "networks":
+            return
+        hints = az.requested(data, self.conf.default_availability_zones)
+        if hints:
+            az.validate(conn, "network", hints)
+            conn.execute(sa.update(t.networks).where(N.id == resource_id)
+                         .values(availability_zone_hints=az.to_text(hints)))
+
+    def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
+        """Both attributes for a batch in one read: the hints and the zones
+        of the agents bound to each network."""
+        if plural != "networks" or not items:
+            return
+        hints: dict[str, str | None] = {}
+        zones: dict[str, set[str]] = {}
+        for part in store.chunks([i["id"] for i in items]):
+            for row in conn.execute(
+                    sa.select(N.id, N.availability_zone_hints, A.availability_zone)
+                    .outerjoin(t.networkdhcpagentbindings, NB.network_id == N.id)
+                    .outerjoin(t.agents, A.id == NB.dhcp_agent_id)
+                    .where(N.id.in_(part))):
+                hints[row.id] = row.availability_zone_hints
+                if row.availability_zone:
+                    zones.setdefault(row.id, set()).add(row.availability_zone)
+        for item in items:
+            item[az.HINTS] = az.from_text(hints.get(item["id"]))
+            item[az.ZONES] = sorted(zones.get(item["id"], ()))
