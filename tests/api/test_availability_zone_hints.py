@@ -1,6 +1,6 @@
-"""``network_availability_zone``: networks ask for zones of DHCP agents on
-create, validated as upstream; ``availability_zones`` shows the zones of
-the agents serving them."""
+"""``network_availability_zone`` and ``router_availability_zone``: networks
+and routers ask for zones of DHCP (L3) agents on create, validated as
+upstream; ``availability_zones`` shows the zones of the agents hosting them."""
 from __future__ import annotations
 
 import datetime as dt
@@ -18,7 +18,8 @@ OTHER = "b" * 32
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("azhints")).start()
+    server = Server(tmp_path_factory.mktemp("azhints"),
+                    extra="service_plugins = router\n").start()
     _report(server, "DHCP agent", "az-dhcp-1", "zone-a")
     _report(server, "DHCP agent", "az-dhcp-2", "zone-b")
     _report(server, "L3 agent", "az-l3-1", "zone-r")
@@ -64,7 +65,7 @@ def other(srv: Server) -> Client:
 
 def test_the_network_and_router_zone_extensions_are_listed(member: Client) -> None:
     aliases = {e["alias"] for e in member.get("/v2.0/extensions")[1]["extensions"]}
-    assert {"network_availability_zone"} <= aliases
+    assert {"network_availability_zone", "router_availability_zone"} <= aliases
 
 
 def test_a_member_creates_a_network_with_hints_shown_sorted(member: Client) -> None:
@@ -137,3 +138,49 @@ def test_availability_zones_are_the_zones_of_the_dhcp_agents_serving_the_network
     assert admin.get(f"/v2.0/networks?id={net['id']}")[1]["networks"][0][
         "availability_zones"] == ["zone-b"]
     assert other.get(f"/v2.0/networks/{net['id']}")[0] == 404
+
+
+def test_a_member_creates_a_router_with_hints_of_l3_agents_zones(
+        srv: Server, admin: Client, member: Client, other: Client) -> None:
+    status, body = member.post("/v2.0/routers", {"router": {
+        "name": "r", "availability_zone_hints": ["zone-r"]}})
+    assert status == 201, body
+    router = body["router"]
+    assert router["availability_zone_hints"] == ["zone-r"]
+    assert router["availability_zones"] == []
+    agents = {a["host"]: a["id"] for a in admin.get("/v2.0/agents")[1]["agents"]}
+    engine = make_engine(f"sqlite:///{srv.tmp / 'var' / 'neutrino.sqlite'}")
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO routerl3agentbindings (router_id, l3_agent_id, binding_index) "
+                "VALUES (?, ?, 1)", (router["id"], agents["az-l3-1"]))
+    finally:
+        engine.dispose()
+    shown = member.get(f"/v2.0/routers/{router['id']}")[1]["router"]
+    assert shown["availability_zones"] == ["zone-r"]
+    assert admin.get(f"/v2.0/routers?id={router['id']}")[1]["routers"][0][
+        "availability_zone_hints"] == ["zone-r"]
+    assert other.get(f"/v2.0/routers/{router['id']}")[0] == 404
+
+
+def test_a_router_hint_naming_no_l3_agents_zone_is_404_and_creates_nothing(
+        member: Client) -> None:
+    before = len(member.get("/v2.0/routers")[1]["routers"])
+    for zone in ("nowhere", "zone-a"):  # zone-a is a DHCP agent's: not a router's zone
+        status, body = member.post("/v2.0/routers", {"router": {
+            "name": "bad", "availability_zone_hints": [zone]}})
+        assert status == 404, body
+        assert body["NeutronError"]["type"] == "AvailabilityZoneNotFound"
+    assert len(member.get("/v2.0/routers")[1]["routers"]) == before
+    status, body = member.post("/v2.0/routers", {"router": {
+        "name": "bad", "availability_zone_hints": ["zone-r", "zone-r"]}})
+    assert status == 400, body
+
+
+def test_router_hints_cannot_be_updated(member: Client) -> None:
+    router = member.post("/v2.0/routers", {"router": {"name": "u"}})[1]["router"]
+    assert router["availability_zone_hints"] == []
+    status, body = member.put(f"/v2.0/routers/{router['id']}", {"router": {
+        "availability_zone_hints": ["zone-r"]}})
+    assert status == 400, body

@@ -3,9 +3,10 @@
 Routers with an external gateway (``ext-gw-mode``'s SNAT switch), interfaces
 and static routes (``extraroute``, ``extraroute-atomic``), and floating IPs.
 Distributed routers (``dvr``) and HA routers (``l3-ha``) as the API and
-the server keep them (``dvr`` and ``ha`` modules). Flavors and
-availability zones are not implemented, so their attributes and aliases
-are absent, as upstream shows them when those extensions are off.
+the server keep them (``dvr`` and ``ha`` modules). Flavors are not
+implemented, so their attributes and aliases are absent, as upstream shows
+them when that extension is off; availability zones
+(``router_availability_zone``) are the L3 agents' zones.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from neutrino.plugins.l3.routers import Routers
 from neutrino.plugins.l3.routes import RouteActions
 from neutrino.plugins.l3.scheduler import Scheduler
 from neutrino.quota.engine import Countable
+from neutrino.resources import agents as agent_defs
 from neutrino.resources import l3 as defs
 from neutrino.resources.extensions import described
 from neutrino.rpc import topics
@@ -93,7 +95,7 @@ class L3Plugin(ServicePlugin):
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
-                                   "l3-ha", "network_ha")
+                                   "l3-ha", "network_ha", "router_availability_zone")
     # Upstream's router plugin registers these drivers' providers whatever
     # the configuration says (a configured provider of the same name wins).
     service_providers = tuple({"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
@@ -174,4 +176,6 @@ class L3Plugin(ServicePlugin):
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
                 agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
-                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA)]
+                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA),
+                ApiExtension(described("router_availability_zone"),
+                             attributes=agent_defs.ROUTER_AZ)]

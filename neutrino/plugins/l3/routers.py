@@ -16,6 +16,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import availability_zones as az
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr
@@ -46,6 +47,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
         nets.update(conn.execute(sa.select(t.ports.c.id, t.ports.c.network_id)
                                  .where(t.ports.c.id.in_(part))).tuples().all())
     ips = c.port_ips(conn, gw_ids) if gw_ids else {}
+    zones = _zones(conn, ids)
     out = []
     for row in rows:
         d = store.standard_dict(row)
@@ -60,8 +62,23 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  external_gateway_info=info,
                  routes=[{"destination": r.destination, "nexthop": r.nexthop}
                          for r in routes.get(row.id, [])],
-                 tags=tags.get(row.id, []))
+                 tags=tags.get(row.id, []),
+                 availability_zone_hints=az.from_text(row.availability_zone_hints),
+                 availability_zones=sorted(zones.get(row.id, ())))
         out.append(d)
+    return out
+
+
+def _zones(conn: Connection, ids: Sequence[str]) -> dict[str, set[str]]:
+    """``router_availability_zone``: the zones of the L3 agents hosting each router."""
+    b, a = t.routerl3agentbindings.c, t.agents.c
+    out: dict[str, set[str]] = {}
+    for part in store.chunks(list(ids)):
+        for row in conn.execute(sa.select(b.router_id, a.availability_zone)
+                                .join(t.agents, a.id == b.l3_agent_id)
+                                .where(b.router_id.in_(part))):
+            if row.availability_zone:
+                out.setdefault(row.router_id, set()).add(row.availability_zone)
     return out
 
 
@@ -121,13 +138,17 @@ class Routers:
         ha = data.get("ha")
         ha = self.conf.l3_ha if ha is None else ha
         project_id = data.get("project_id") or ctx.project_id
+        hints = az.requested(data, self.conf.default_availability_zones)
 
         def insert(conn: Connection) -> str | None:
             if quota:
                 c.enforce_quota(self.core, conn, ctx)
             if ha and ha_mod.network_id(conn, project_id) is None:
                 return None  # its HA network went meanwhile: make it again
+            if hints:
+                az.validate(conn, "router", hints)
             row = store.standard_row(ctx.project_id, data)
+            row["availability_zone_hints"] = az.to_text(hints)
             distributed = data.get("distributed")
             row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
                        gw_port_id=None, enable_snat=self.conf.enable_snat_by_default,

@@ -28,6 +28,7 @@ from sqlalchemy import exc as sa_exc
 
 from neutrino import errors
 from neutrino.db import tables as t
+from neutrino.plugins import availability_zones as az
 from neutrino.plugins import store
 from neutrino.plugins.agents import AGENT_TYPE_L3
 from neutrino.plugins.l3 import common as c
@@ -63,13 +64,28 @@ def chance(conn: Connection, candidates: list[Any]) -> Any:
     return random.choice(candidates)
 
 
+def by_routers(conn: Connection, candidates: list[Any]) -> list[Any]:
+    """The candidates, those hosting the fewest routers first."""
+    ordered: list[Any] = []
+    rest = list(candidates)
+    while rest:
+        ordered.append(least_routers(conn, rest))
+        rest.remove(ordered[-1])
+    return ordered
+
+
 # ``router_scheduler_driver``: upstream's class paths and the short names.
 SCHEDULERS: dict[str, Chooser] = {
     "neutron.scheduler.l3_agent_scheduler.LeastRoutersScheduler": least_routers,
     "neutron.scheduler.l3_agent_scheduler.ChanceScheduler": chance,
+    "neutron.scheduler.l3_agent_scheduler.AZLeastRoutersScheduler": least_routers,
     "LeastRoutersScheduler": least_routers,
     "ChanceScheduler": chance,
+    "AZLeastRoutersScheduler": least_routers,
 }
+# The zone-aware ones: a router goes only to agents in its hinted zones, an
+# HA router's agents spread over them (upstream's AZLeastRoutersScheduler).
+AZ_AWARE = frozenset(name for name in SCHEDULERS if name.endswith("AZLeastRoutersScheduler"))
 
 
 def chooser(name: str) -> Chooser:
@@ -115,6 +131,7 @@ class Scheduler:
 
     def __post_init__(self) -> None:
         self.choose = chooser(self.conf.router_scheduler_driver)
+        self.az_aware = self.conf.router_scheduler_driver in AZ_AWARE
 
     def _deadline(self, factor: int = 1) -> dt.datetime:
         return agents_db.utcnow() - dt.timedelta(seconds=self.conf.agent_down_time * factor)
@@ -191,14 +208,19 @@ class Scheduler:
             return None
         pool = self._active_agents(conn) if candidates is None else candidates
         fit = [agent for agent in pool if can_host(agent, router) and agent.id not in current]
+        if self.az_aware:
+            fit = az.in_zones(fit, az.from_text(router.availability_zone_hints)
+                              or list(self.conf.default_availability_zones))
         if not fit:
             if not current:
                 LOG.warning("no L3 agent can host router %s", router_id)
             return None
         first: str | None = None
         index = 1
+        if self.az_aware and router.ha:  # in turn from each zone, least busy first
+            fit = az.spread(by_routers(conn, fit), wanted - len(current) if wanted else len(fit))
         while fit and (not wanted or len(current) < wanted):
-            agent = self.choose(conn, fit)
+            agent = fit[0] if self.az_aware and router.ha else self.choose(conn, fit)
             fit.remove(agent)
             while index in current.values():
                 index += 1
