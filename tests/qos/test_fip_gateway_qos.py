@@ -188,3 +188,21 @@ def test_router_gateway_policy_follows_the_gateway_info(
         assert admin.delete(f"/v2.0/routers/{r['id']}")[0] == 204
     assert admin.delete(f"/v2.0/qos/policies/{pid}")[0] == 204
     assert admin.delete(f"/v2.0/qos/policies/{foreign}")[0] == 204
+
+
+def test_a_shared_policy_a_floating_ip_or_gateway_uses_cannot_be_unshared(
+        server: Server, admin: Client, ext: dict[str, Any]) -> None:
+    owner = manager(server.url)
+    pid = policy(owner, shared=True)["id"]
+    user = Client(server.url, uuid.uuid4().hex, "member")
+    fip = l3.floatingip(user, ext["id"], qos_policy_id=pid)
+    error(owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}}), 409,
+          "RbacPolicyInUse")
+    assert user.delete(f"/v2.0/floatingips/{fip['id']}")[0] == 204
+    router = l3.router(user, external_gateway_info={"network_id": ext["id"],
+                                                    "qos_policy_id": pid})
+    error(owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}}), 409,
+          "RbacPolicyInUse")
+    assert user.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    status, body = owner.put(f"/v2.0/qos/policies/{pid}", {"policy": {"shared": False}})
+    assert status == 200 and body["policy"]["shared"] is False, body
