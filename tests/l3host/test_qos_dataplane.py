@@ -99,7 +99,7 @@ def test_floating_ip_and_gateway_ip_limits_cap_tcp_both_ways_until_removed(
     assert not any(name.startswith(qos.IFB_PREFIX) for name in _links(topo.ns))
 
 
-def test_a_new_agent_replaces_the_limits_it_finds(topo: Topology) -> None:
+def test_a_new_agent_replaces_the_limits_it_finds_and_restores_lost_ones(topo: Topology) -> None:
     r = topo.router
     topo.fip["qos_policy_id"] = "p"
     policies = {"p": _policy("p", "ingress")}
@@ -107,10 +107,16 @@ def test_a_new_agent_replaces_the_limits_it_finds(topo: Topology) -> None:
     # a restarted agent with the policy changed meanwhile
     policies = {"p": {"id": "p", "rules": [{"type": "bandwidth_limit", "direction": "egress",
                                             "max_kbps": 2000, "max_burst_kbps": 0}]}}
-    assert RouterManager(topo.fabric, qos_extensions=EXTENSIONS).apply(r, policies).error is None
+    manager = RouterManager(topo.fabric, qos_extensions=EXTENSIONS)
+    assert manager.apply(r, policies).error is None
     gw = f"qg-{r['gw_port']['id']}"[:14]
     classes = sh("ip", "netns", "exec", topo.ns, "tc", "class", "show", "dev", gw).stdout
     assert "rate 2Mbit" in classes and "ceil 2Mbit" in classes, classes
+    # a device that lost its qdiscs (re-plugged) gets them back on the next pass
+    sh("ip", "netns", "exec", topo.ns, "tc", "qdisc", "del", "dev", gw, "root")
+    assert manager.apply(r, policies).error is None
+    assert "rate 2Mbit" in sh("ip", "netns", "exec", topo.ns, "tc", "class", "show", "dev",
+                              gw).stdout
     assert "ingress" not in sh("ip", "netns", "exec", topo.ns, "tc", "qdisc", "show", "dev",
                                gw).stdout
     assert not any(name.startswith(qos.IFB_PREFIX) for name in _links(topo.ns))

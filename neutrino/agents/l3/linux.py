@@ -121,6 +121,15 @@ class LinuxHost:
             run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", device, parent],
                 check=False)
 
+    def qdiscs(self, ns: str, device: str) -> set[str]:
+        """The kinds of the device's qdiscs (``htb``, ``ingress``, the kernel's default)."""
+        out = run(["ip", "netns", "exec", ns, "tc", "-j", "qdisc", "show", "dev", device],
+                  check=False)
+        try:
+            return {q.get("kind", "") for q in json.loads(out or "[]")}
+        except ValueError:
+            return set()
+
     def tc(self, ns: str, batch: str) -> None:
         run(["ip", "netns", "exec", ns, "tc", "-batch", "-"], stdin=batch)
 

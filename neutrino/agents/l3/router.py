@@ -201,6 +201,15 @@ class RouterManager:
     def _nat(self, desired: model.DesiredRouter) -> None:
         self.host.nft(desired.namespace, nat.replace_script(desired, self.metadata))
 
+    def _in_place(self, ns: str, shaping: qos.Shaping | None) -> bool:
+        """Whether the gateway device still has the qdiscs of its limits (a
+        re-plugged device comes back without them)."""
+        if shaping is None or not shaping.limits:
+            return True
+        kinds = self.host.qdiscs(ns, shaping.device)
+        return ((not shaping.of(qos.EGRESS) or "htb" in kinds)
+                and (not shaping.of(qos.INGRESS) or "ingress" in kinds))
+
     def _rate_limits(self, desired: model.DesiredRouter,
                      policies: dict[str, dict[str, Any]]) -> None:
         """The gateway device's limits, rebuilt whole when they changed (or
@@ -209,7 +218,7 @@ class RouterManager:
             return
         wanted = qos.shaping(desired, policies, self.qos_extensions)
         rid, ns = desired.router_id, desired.namespace
-        if rid in self._shaped and self._shaped[rid] == wanted:
+        if rid in self._shaped and self._shaped[rid] == wanted and self._in_place(ns, wanted):
             return
         self._shaped.pop(rid, None)  # unknown until done
         keep_ifb = wanted.ifb if wanted is not None and wanted.of(qos.INGRESS) else None
