@@ -44,6 +44,8 @@ def test_floating_ip_policy_is_created_updated_and_cleared_by_its_owner(
     assert fip["qos_policy_id"] == pid
     plain = l3.floatingip(member, ext["id"])
     assert plain["qos_policy_id"] is None
+    # the binding revised the floating IP made with it, as upstream shows
+    assert (fip["revision_number"], plain["revision_number"]) == (1, 0)
     shown = member.get(f"/v2.0/floatingips/{fip['id']}")[1]["floatingip"]
     assert shown["qos_policy_id"] == pid
     listed = member.get(f"/v2.0/floatingips?id={fip['id']}&id={plain['id']}")[1]["floatingips"]
@@ -143,6 +145,7 @@ def test_router_gateway_policy_follows_the_gateway_info(
                                                       "qos_policy_id": pid})
     assert router["external_gateway_info"]["qos_policy_id"] == pid
     assert "qos_policy_id" not in router
+    assert router["revision_number"] == 3  # upstream's: one more than without the policy
     shown = member.get(f"/v2.0/routers/{router['id']}")[1]["router"]
     assert shown["external_gateway_info"]["qos_policy_id"] == pid
     path = f"/v2.0/routers/{router['id']}"
@@ -156,6 +159,7 @@ def test_router_gateway_policy_follows_the_gateway_info(
     assert status == 200 and "qos_policy_id" not in body["router"]["external_gateway_info"]
     plain = l3.router(member, external_gateway_info={"network_id": ext["id"]})
     assert "qos_policy_id" not in plain["external_gateway_info"]
+    assert plain["revision_number"] == 2
     status, body = member.put(path, {"router": {"external_gateway_info": {
         "network_id": ext["id"], "qos_policy_id": pid}}})
     assert status == 200 and body["router"]["external_gateway_info"]["qos_policy_id"] == pid

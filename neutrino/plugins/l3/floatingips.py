@@ -258,7 +258,10 @@ class FloatingIps:
             conn, ctx, fip_id, data["project_id"], network_id, data.get("port_id"),
             data.get("fixed_ip_address"))
         self._check_free(conn, fip, port_id, fixed_ip)
-        row = store.standard_row(ctx.project_id, {**data, "id": fip_id}, revision=0)
+        with_policy = bool(self.with_qos and data.get(qos.POLICY_ID))
+        # upstream's binding revises the floating IP it was made with
+        row = store.standard_row(ctx.project_id, {**data, "id": fip_id},
+                                 revision=1 if with_policy else 0)
         row.update(floating_ip_address=fip["address"], floating_network_id=network_id,
                    floating_port_id=port["id"], fixed_port_id=port_id,
                    fixed_ip_address=fixed_ip, router_id=router_id, status=DOWN)
@@ -271,7 +274,7 @@ class FloatingIps:
             raise
         if data.get("tags"):
             store.tag_new(conn, fip_id, data["tags"])
-        if self.with_qos and data.get(qos.POLICY_ID):
+        if with_policy:
             qos.check_usable(conn, ctx, data[qos.POLICY_ID])
             qos.set_fip_policy(conn, fip_id, data[qos.POLICY_ID])
         store.bump(conn, t.ports, port["id"], {"status": NOT_APPLICABLE})
