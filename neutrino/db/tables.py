@@ -500,6 +500,21 @@ qos_port_policy_bindings = Table(
     Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
 )
 
+# ``qos-fip`` and ``qos-gateway-ip``: a floating IP's policy, a router
+# gateway's; they go with their floating IP or router, and a policy in use
+# by one cannot be deleted.
+qos_fip_policy_bindings = Table(
+    "qos_fip_policy_bindings", metadata,
+    Column("fip_id", String(36), _fk("floatingips"), primary_key=True),
+    Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
+)
+
+qos_router_gw_policy_bindings = Table(
+    "qos_router_gw_policy_bindings", metadata,
+    Column("router_id", String(36), _fk("routers"), primary_key=True),
+    Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
+)
+
 # RBAC entries on QoS policies (object type ``qos_policy``), as for networks.
 qospolicyrbacs = _rbacs("qospolicyrbacs", "qos_policies")
 

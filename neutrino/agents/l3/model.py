@@ -61,6 +61,7 @@ class FloatingIp:
     floating_ip_address: str
     fixed_ip_address: str
     status: str | None
+    qos_policy_id: str | None = None  # ``qos-fip``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +125,7 @@ class DesiredRouter:
     # neither an external subnet of the port nor the agent's ipv6_gateway
     # gives an IPv6 gateway, else 0
     gateway_accept_ra: int = 0
+    gateway_qos_policy_id: str | None = None  # ``qos-gateway-ip``
 
     @property
     def device_names(self) -> set[str]:
@@ -233,7 +235,7 @@ def _floating_ips(router: dict[str, Any]) -> tuple[FloatingIp, ...]:
         if netaddr.IPAddress(fip["floating_ip_address"]).version != 4:
             continue
         out.append(FloatingIp(fip["id"], fip["floating_ip_address"], fip["fixed_ip_address"],
-                              fip.get("status")))
+                              fip.get("status"), fip.get("qos_policy_id")))
     return tuple(sorted(out, key=lambda f: (f.floating_ip_address, f.id)))
 
 
@@ -292,7 +294,9 @@ def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRou
         floating_ips=_floating_ips(router) if has_gw else (),
         port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha,
         ra_interfaces=_ra_interfaces(router.get("_interfaces", ())),
-        gateway_accept_ra=accept_ra)
+        gateway_accept_ra=accept_ra,
+        gateway_qos_policy_id=(router.get("external_gateway_info") or {}).get("qos_policy_id")
+        if has_gw else None)
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:

@@ -22,6 +22,7 @@ from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import qos
 
 if TYPE_CHECKING:
     from neutrino.db.engine import Database
@@ -51,8 +52,11 @@ def port_details(conn: Connection, port_ids: Sequence[str]) -> dict[str, dict[st
     return out
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any], with_qos: bool = False
+             ) -> list[dict[str, Any]]:
+    """``with_qos``: with ``qos_policy_id`` (``qos-fip``)."""
     tags = store.load_tags(conn, [r.id for r in rows])
+    policies = qos.fip_policies(conn, [r.id for r in rows]) if with_qos else {}
     details = port_details(conn, [r.fixed_port_id for r in rows if r.fixed_port_id])
     out = []
     for row in rows:
@@ -63,6 +67,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  port_id=row.fixed_port_id, fixed_ip_address=row.fixed_ip_address,
                  status=row.status, tags=tags.get(row.id, []),
                  port_details=details.get(row.fixed_port_id) if row.fixed_port_id else None)
+        if with_qos:
+            d[qos.POLICY_ID] = policies.get(row.id)
         out.append(d)
     return out
 
@@ -88,13 +94,14 @@ class FloatingIps:
     core: CorePlugin
     db: Database
     notifier: L3AgentNotifier
+    with_qos: bool = False  # ``qos-fip``: the QoS plugin is loaded
 
     # -- reading -----------------------------------------------------------------
 
     def get(self, ctx: Context, plural: str, fip_id: str) -> dict[str, Any]:
         with self.db.reader() as conn:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id))
-            return to_dicts(conn, [row])[0]
+            return to_dicts(conn, [row], self.with_qos)[0]
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -105,7 +112,7 @@ class FloatingIps:
             clauses.append(f.project_id == ctx.project_id)
         with self.db.reader() as conn:
             rows, more = store.paged_select(conn, t.floatingips, clauses, query)
-            return to_dicts(conn, rows), more
+            return to_dicts(conn, rows, self.with_qos), more
 
     # -- association ---------------------------------------------------------------
 
@@ -215,6 +222,8 @@ class FloatingIps:
                 .limit(1)).first()
             if v4 is None:
                 raise c.bad_fip(f"Network {network_id} does not contain any IPv4 subnet")
+            if self.with_qos:
+                qos.check_usable(conn, ctx, data.get(qos.POLICY_ID))
             # Refuse a bad association before an address is taken for it.
             self._association(conn, ctx, fip_id, project, network_id, data.get("port_id"),
                               data.get("fixed_ip_address"))
@@ -249,7 +258,10 @@ class FloatingIps:
             conn, ctx, fip_id, data["project_id"], network_id, data.get("port_id"),
             data.get("fixed_ip_address"))
         self._check_free(conn, fip, port_id, fixed_ip)
-        row = store.standard_row(ctx.project_id, {**data, "id": fip_id}, revision=0)
+        with_policy = bool(self.with_qos and data.get(qos.POLICY_ID))
+        # upstream's binding revises the floating IP it was made with
+        row = store.standard_row(ctx.project_id, {**data, "id": fip_id},
+                                 revision=1 if with_policy else 0)
         row.update(floating_ip_address=fip["address"], floating_network_id=network_id,
                    floating_port_id=port["id"], fixed_port_id=port_id,
                    fixed_ip_address=fixed_ip, router_id=router_id, status=DOWN)
@@ -262,6 +274,9 @@ class FloatingIps:
             raise
         if data.get("tags"):
             store.tag_new(conn, fip_id, data["tags"])
+        if with_policy:
+            qos.check_usable(conn, ctx, data[qos.POLICY_ID])
+            qos.set_fip_policy(conn, fip_id, data[qos.POLICY_ID])
         store.bump(conn, t.ports, port["id"], {"status": NOT_APPLICABLE})
 
     def update(self, ctx: Context, plural: str, fip_id: str, data: dict[str, Any],
@@ -277,6 +292,9 @@ class FloatingIps:
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
             values = {k: data[k] for k in ("description",) if k in data}
+            if self.with_qos and qos.POLICY_ID in data:
+                qos.check_usable(conn, ctx, data[qos.POLICY_ID])
+                qos.set_fip_policy(conn, fip_id, data[qos.POLICY_ID])
             if data.get("port_id"):
                 _not_forwarded(conn, fip_id)
             if "port_id" in data or "fixed_ip_address" in data:
@@ -318,6 +336,7 @@ class FloatingIps:
             store.check_revision(conn, t.floatingips, fip_id, revision)
             _not_forwarded(conn, fip_id)
             store.delete_tags(conn, fip_id)
+            qos.set_fip_policy(conn, fip_id, None)
             conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
             return row.floating_port_id, row.router_id
         after = self.core.events.wants(plural, ev.AFTER_DELETE)

@@ -18,7 +18,7 @@ from neutrino.plugins.agents import Agents
 from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
 from neutrino.plugins.core import CorePlugin
 from neutrino.plugins.directory import Directory
-from neutrino.plugins.l3 import agent_scheduling, guards
+from neutrino.plugins.l3 import agent_scheduling, guards, qos
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.gateway import Gateway
@@ -41,6 +41,8 @@ EXTRAROUTE = described("extraroute")
 EXTRAROUTE_ATOMIC = described("extraroute-atomic")
 FIP_PORT_DETAILS = described("fip-port-details")
 FLOATINGIP_POOLS = described("floatingip-pools")
+QOS_FIP = described("qos-fip")
+QOS_GATEWAY_IP = described("qos-gateway-ip")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -102,6 +104,11 @@ class L3Plugin(ServicePlugin):
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
         self.directory: Directory | None = None
+        # ``qos-fip`` and ``qos-gateway-ip`` come with the QoS plugin, as upstream's
+        self.with_qos = qos.enabled(conf)
+        if self.with_qos:
+            self.supported_extension_aliases = (*self.supported_extension_aliases,
+                                                QOS_FIP.alias, QOS_GATEWAY_IP.alias)
 
     def connect(self, core: CorePlugin) -> None:
         """The collaborators are made here, each with what it uses: all of
@@ -115,8 +122,8 @@ class L3Plugin(ServicePlugin):
         self.agent_notifiers["L3 agent"] = self.l3_notifier
         gateway = Gateway(core, conf, db, self.distributed)
         self.routers = Routers(core, conf, db, gateway, self.ha, self.distributed,
-                               self.l3_notifier)
-        self.floatingips = FloatingIps(core, db, self.l3_notifier)
+                               self.l3_notifier, self.with_qos)
+        self.floatingips = FloatingIps(core, db, self.l3_notifier, self.with_qos)
         self.interfaces = Interfaces(core, db, self.distributed, self.l3_notifier)
         self.route_actions = RouteActions(core, self.routers)
         self.pools = FloatingIpPools(db)
@@ -138,7 +145,7 @@ class L3Plugin(ServicePlugin):
         # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.l3.rpc import L3RpcEndpoint
         return {topics.L3PLUGIN: [L3RpcEndpoint(self.core, self.conf, self.db, self.scheduler,
-                                                self.ha, self._service_types)]}
+                                                self.ha, self._service_types, self.with_qos)]}
 
     def periodic_tasks(self) -> list[PeriodicTask]:
         """With ``allow_automatic_l3agent_failover``, the RPC process moves
@@ -174,4 +181,11 @@ class L3Plugin(ServicePlugin):
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
                 agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
-                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA)]
+                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA),
+                *self._qos_extensions()]
+
+    def _qos_extensions(self) -> list[ApiExtension]:
+        if not self.with_qos:
+            return []
+        return [ApiExtension(QOS_FIP, attributes=defs.FLOATINGIP_QOS),
+                ApiExtension(QOS_GATEWAY_IP, attributes=defs.ROUTER_GATEWAY_QOS)]

@@ -50,13 +50,16 @@ class L3RpcEndpoint:
 
     def __init__(self, core: CorePlugin, conf: cfg.ConfigOpts, db: Database,
                  scheduler: Scheduler, ha: ha_mod.HighAvailability,
-                 services: Callable[[], list[str]]) -> None:
+                 services: Callable[[], list[str]], with_qos: bool = False) -> None:
         self.core = core
         self.conf = conf
         self.db = db
         self.scheduler = scheduler
         self.ha = ha
         self.services = services  # the loaded service types
+        # ``qos-fip``, ``qos-gateway-ip``: floating IPs and gateway info carry
+        # their ``qos_policy_id``, and so does the gateway port (upstream's sync data)
+        self.with_qos = with_qos
 
     # -- routers -----------------------------------------------------------------
 
@@ -137,14 +140,14 @@ class L3RpcEndpoint:
             rows = [r for part in store.chunks(router_ids) for r in conn.execute(
                 sa.select(t.routers).where(t.routers.c.id.in_(part),
                                            t.routers.c.admin_state_up.is_(True)))]
-            routers = routers_mod.to_dicts(conn, rows)
+            routers = routers_mod.to_dicts(conn, rows, self.with_qos)
             rp = t.routerports.c
             links = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
                 sa.select(rp.router_id, rp.port_id, rp.port_type)
                 .where(rp.router_id.in_(part)))]
             fip_rows = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
                 sa.select(t.floatingips).where(t.floatingips.c.router_id.in_(part)))]
-            fips = fips_mod.to_dicts(conn, fip_rows)
+            fips = fips_mod.to_dicts(conn, fip_rows, self.with_qos)
         ports = self._ports(admin, [link.port_id for link in links])
         by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
         vr_ids = self._vr_ids(rows)
@@ -160,6 +163,9 @@ class L3RpcEndpoint:
             router = by_router[link.router_id]
             if link.port_type == c.GATEWAY:
                 router["gw_port"] = port
+                if self.with_qos:
+                    info = router.get("external_gateway_info") or {}
+                    port["qos_policy_id"] = info.get("qos_policy_id")
             else:
                 router["_interfaces"].append(port)
         for fip in fips:
