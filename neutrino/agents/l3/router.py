@@ -4,7 +4,8 @@
 earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
-then the NAT table replaced at once, then the router's metadata proxy
+then the NAT table replaced at once, and the conntrack helpers' table
+(``cthelpers``), then the router's metadata proxy
 (when metadata is on) and its radvd (when an internal port is on an IPv6
 subnet, see ``ra``; the gateway device learns an IPv6 default route from
 the external network's advertisements when no external subnet gives an
@@ -25,7 +26,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, model, nat, ra
+from neutrino.agents.l3 import cthelpers, keepalived, model, nat, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.radvd import Radvd
@@ -71,6 +72,7 @@ class RouterManager:
             self._gateway_ipv6(desired)
             self._routes(desired)
             self._nat(desired)
+            self._conntrack_helpers(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
             self._vrrp(desired)
@@ -192,6 +194,10 @@ class RouterManager:
 
     def _nat(self, desired: model.DesiredRouter) -> None:
         self.host.nft(desired.namespace, nat.replace_script(desired, self.metadata))
+
+    def _conntrack_helpers(self, desired: model.DesiredRouter) -> None:
+        """Their own table, after NAT: a helper the kernel lacks fails it alone."""
+        self.host.nft(desired.namespace, cthelpers.replace_script(desired))
 
     # -- statuses ------------------------------------------------------------------
 
