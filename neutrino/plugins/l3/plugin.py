@@ -40,6 +40,7 @@ EXTRAROUTE = described("extraroute")
 EXTRAROUTE_ATOMIC = described("extraroute-atomic")
 FIP_PORT_DETAILS = described("fip-port-details")
 FLOATINGIP_POOLS = described("floatingip-pools")
+PORT_IP_CHANGE_NOT_ALLOWED = described("l3-port-ip-change-not-allowed")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -92,7 +93,7 @@ class L3Plugin(ServicePlugin):
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
-                                   "l3-ha")
+                                   "l3-ha", PORT_IP_CHANGE_NOT_ALLOWED.alias)
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -167,4 +168,5 @@ class L3Plugin(ServicePlugin):
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
-                agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha"))]
+                agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
+                ApiExtension(PORT_IP_CHANGE_NOT_ALLOWED)]
