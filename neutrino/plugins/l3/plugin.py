@@ -41,6 +41,7 @@ EXTRAROUTE_ATOMIC = described("extraroute-atomic")
 FIP_PORT_DETAILS = described("fip-port-details")
 FLOATINGIP_POOLS = described("floatingip-pools")
 PORT_IP_CHANGE_NOT_ALLOWED = described("l3-port-ip-change-not-allowed")
+FIP_ROUTER_WRITABLE = described("floating-ip-router-writable")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -93,7 +94,8 @@ class L3Plugin(ServicePlugin):
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
-                                   "l3-ha", PORT_IP_CHANGE_NOT_ALLOWED.alias)
+                                   "l3-ha", PORT_IP_CHANGE_NOT_ALLOWED.alias,
+                                   FIP_ROUTER_WRITABLE.alias)
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -169,4 +171,8 @@ class L3Plugin(ServicePlugin):
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
                 agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
-                ApiExtension(PORT_IP_CHANGE_NOT_ALLOWED)]
+                ApiExtension(PORT_IP_CHANGE_NOT_ALLOWED),
+                ApiExtension(FIP_ROUTER_WRITABLE, attributes=defs.FIP_ROUTER_WRITABLE,
+                             policies=[policy.RuleDefault(name, _MEMBER, scope_types=["project"])
+                                       for name in ("create_floatingip:router_id",
+                                                    "update_floatingip:router_id")])]
