@@ -855,6 +855,19 @@ class PortForwardingNotFound(NotFound):
     message = "Port Forwarding %(id)s could not be found."
 
 
+class ConntrackHelperNotFound(NotFound):
+    message = "Conntrack Helper %(id)s could not be found."
+
+
+class ConntrackHelperNotAllowed(BadRequest):
+    message = "Conntrack Helper %(helper)s is not allowed."
+
+
+class InvalidProtocolForHelper(BadRequest):
+    message = ("Conntrack Helper %(helper)s does not support: %(protocol)s. Supported "
+               "protocols are: %(supported_protocols)s")
+
+
 class FipInUseByPortForwarding(InUse):
     message = "Floating IP %(id)s in use by Port Forwarding resources."
 
@@ -1005,6 +1018,7 @@ _NOT_FOUND: dict[str, Callable[[str], NeutronException]] = {
     "router": lambda rid: RouterNotFound(router_id=rid),
     "floatingip": lambda rid: FloatingIPNotFound(floatingip_id=rid),
     "port_forwarding": lambda rid: PortForwardingNotFound(id=rid),
+    "conntrack_helper": lambda rid: ConntrackHelperNotFound(id=rid),
     "flavor": lambda rid: FlavorNotFound(flavor_id=rid),
     # Admin-only and ownerless: hidden from others as the web layer's 404.
     "service_profile": lambda rid: HTTPNotFound(),

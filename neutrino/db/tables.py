@@ -798,6 +798,21 @@ portforwardings = Table(
 )
 
 
+# ``l3-conntrack-helper``: helpers a router attaches to a protocol and port;
+# the same quadruple twice is a duplicate (upstream's unique constraint).
+conntrack_helpers = Table(
+    "conntrack_helpers", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("router_id", String(36), _fk("routers"), nullable=False, index=True),
+    Column("protocol", String(40), nullable=False),
+    Column("port", Integer, nullable=False),
+    Column("helper", String(64), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    UniqueConstraint("router_id", "protocol", "port", "helper",
+                     name="uq_conntrack_helpers0router_id0protocol0port0helper"),
+)
+
+
 # ``auto-allocated-topology``: the one default external network (``is_default``;
 # the constant key makes a second one a conflict, even in a race) and each
 # project's allocated network and router.

@@ -13,7 +13,7 @@ from typing import Any
 import netaddr
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import attr, resource, standard_attributes
+from neutrino.resources.attributes import AttributeMap, attr, resource, standard_attributes
 
 _B = v.filter_bool
 
@@ -154,6 +154,12 @@ FLOATINGIP = resource(
     _TAGS_ON_CREATE,
     attr("port_details"),  # ``fip-port-details``
 )
+
+# ``floating-ip-router-writable``: the hosting router may be asked for, on
+# create and update (it then hosts an associated floating IP).
+FIP_ROUTER_WRITABLE: AttributeMap = {"floatingips": [
+    attr("router_id", v.or_none(v.uuid), default=None, allow_post=True, allow_put=True,
+         is_filter=True, is_sort_key=True)]}
 
 # ``GET /v2.0/floatingip_pools``: subnets of external networks (read only).
 FLOATINGIP_POOL = resource(

@@ -9,9 +9,9 @@ they get their addresses by DHCP (busybox udhcpc) from the network node.
 
 The scenarios build on each other, in file order: one tenant network
 (DHCP, east-west), a second network behind a router, SNAT to the
-external host, a floating IP, QoS limits on a floating IP and on the
-gateway IP, and finally deleting everything through the API leaves nothing
-behind on any host. An IPv6 network (stateful DHCPv6,
+external host, TFTP through that SNAT with the router's conntrack helper, a
+floating IP, QoS limits on a floating IP and on the gateway IP, and finally
+deleting everything through the API leaves nothing behind on any host. An IPv6 network (stateful DHCPv6,
 ISC dhclient) stands alone: it removes what it made.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from tests.conftest import Client, Server
 from tests.dhcpagent._host import dhcp6, needs_dhclient
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh
+from tests.l3host import tftp
 from tests.l3host.throughput import throughput
 from tests.waiting import wait_for
 
@@ -66,7 +67,8 @@ def _external_host(fabric: Fabric, node: Host) -> str:
 @pytest.fixture(scope="module")
 def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Stack]:
-    server = cloud.start_server(tmp_path_factory.mktemp("stack-server"), vhost, "router,qos")
+    server = cloud.start_server(tmp_path_factory.mktemp("stack-server"), vhost,
+                                "router,qos,conntrack_helper")
     try:
         admin = Client(server.url, roles="admin")
         hosts = {n: fabric.host(n) for n in LOCAL_IPS}
@@ -269,6 +271,29 @@ def test_snat_instance_reaches_the_external_host_as_the_router_gateway_ip(stack:
     server = _accept_once(stack.ext_ns, 8080)
     assert _connect(vm2, EXT_HOST_IP, 8080)
     assert _peer(server) == gw_ip
+
+
+def test_tftp_through_snat_needs_the_routers_conntrack_helper(stack: Stack) -> None:
+    """The TFTP server answers from a new port: only the router's tftp helper
+    (created through the API, applied by the L3 agent) lets that answer
+    back through the SNAT; deleting the helper takes it away again."""
+    if "ext" not in stack.made:
+        pytest.skip("needs the SNAT scenario")
+    admin, vm2, router = stack.admin, stack.made["vm2"], stack.made["router"]
+    server = tftp.serve(stack.ext_ns)
+    try:
+        assert tftp.answered(vm2, EXT_HOST_IP, same_port=True, tries=10), _log_tail(stack)
+        assert not tftp.answered(vm2, EXT_HOST_IP, tries=2)
+        url = f"/v2.0/routers/{router['id']}/conntrack_helpers"
+        status, cth = admin.post(url, {"conntrack_helper": {
+            "helper": "tftp", "protocol": "udp", "port": 69}})
+        assert status == 201, cth
+        assert wait_for(lambda: tftp.answered(vm2, EXT_HOST_IP, tries=1), 60), _log_tail(stack)
+        assert admin.delete(f"{url}/{cth['conntrack_helper']['id']}")[0] == 204
+        assert wait_for(lambda: not tftp.answered(vm2, EXT_HOST_IP, tries=1), 60)
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_floating_ip_reaches_the_instance_until_disassociated(stack: Stack) -> None:

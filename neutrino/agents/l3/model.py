@@ -2,8 +2,9 @@
 
 Pure: the input is one router as the server's ``sync_routers`` returns it
 (upstream's shape: ``gw_port``, ``_interfaces``, ``_floatingips``, ``routes``,
-``enable_snat``; optionally ``_port_forwardings``), the output is the desired
-namespace, devices with their addresses, routes and NAT rules. Nothing here
+``enable_snat``; optionally ``_port_forwardings`` and ``_conntrack_helpers``),
+the output is the desired namespace, devices with their addresses, routes,
+NAT rules and conntrack helpers. Nothing here
 touches the host, so every decision is unit-tested by what it returns;
 ``router.py`` makes the host match it through the adapter in ``linux.py``
 (the NAT rules as the nftables table ``nat.py`` renders).
@@ -74,6 +75,15 @@ class PortForwarding:
 
 
 @dataclasses.dataclass(frozen=True)
+class ConntrackHelper:
+    """Traffic to ``protocol``/``port`` goes through the kernel's ``helper``."""
+
+    helper: str  # upstream's name: ftp, tftp, sip, ...
+    protocol: str  # tcp / udp
+    port: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Ha:
     """An HA router's VRRP side: keepalived owns the VIPs and routes then."""
 
@@ -126,6 +136,7 @@ class DesiredRouter:
     # gives an IPv6 gateway, else 0
     gateway_accept_ra: int = 0
     gateway_qos_policy_id: str | None = None  # ``qos-gateway-ip``
+    conntrack_helpers: tuple[ConntrackHelper, ...] = ()
 
     @property
     def device_names(self) -> set[str]:
@@ -255,6 +266,14 @@ def _port_forwardings(router: dict[str, Any]) -> tuple[PortForwarding, ...]:
                                             p.external_port)))
 
 
+def _conntrack_helpers(router: dict[str, Any]) -> tuple[ConntrackHelper, ...]:
+    """``_conntrack_helpers`` of the sync data (with the conntrack helper plugin),
+    ordered so that an unchanged set renders the same table."""
+    out = {ConntrackHelper(str(c["helper"]), str(c["protocol"]).lower(), int(c["port"]))
+           for c in router.get("_conntrack_helpers", ())}
+    return tuple(sorted(out, key=lambda c: (c.protocol, c.port, c.helper)))
+
+
 def _snat_enabled(router: dict[str, Any]) -> bool:
     """``enable_snat`` of the sync data, else of ``external_gateway_info``; on by default."""
     if router.get("enable_snat") is not None:
@@ -296,7 +315,8 @@ def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRou
         ra_interfaces=_ra_interfaces(router.get("_interfaces", ())),
         gateway_accept_ra=accept_ra,
         gateway_qos_policy_id=(router.get("external_gateway_info") or {}).get("qos_policy_id")
-        if has_gw else None)
+        if has_gw else None,
+        conntrack_helpers=_conntrack_helpers(router))
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:

@@ -4,7 +4,8 @@
 earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
-then the NAT table replaced at once, with the QoS extensions the bandwidth
+then the NAT table replaced at once, and the conntrack helpers' table
+(``cthelpers``), with the QoS extensions the bandwidth
 limits of floating IPs and gateway IPs on the gateway device (``qos``;
 rebuilt only when they change), then the router's metadata proxy
 (when metadata is on) and its radvd (when an internal port is on an IPv6
@@ -27,7 +28,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, model, nat, qos, ra
+from neutrino.agents.l3 import cthelpers, keepalived, model, nat, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.radvd import Radvd
@@ -79,6 +80,7 @@ class RouterManager:
             self._routes(desired)
             self._nat(desired)
             self._rate_limits(desired, policies or {})
+            self._conntrack_helpers(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
             self._vrrp(desired)
@@ -233,6 +235,10 @@ class RouterManager:
             if wanted.limits:
                 self.host.tc(ns, qos.tc_batch(wanted))
         self._shaped[rid] = wanted
+
+    def _conntrack_helpers(self, desired: model.DesiredRouter) -> None:
+        """Their own table, after NAT: a helper the kernel lacks fails it alone."""
+        self.host.nft(desired.namespace, cthelpers.replace_script(desired))
 
     # -- statuses ------------------------------------------------------------------
 

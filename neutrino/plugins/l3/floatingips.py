@@ -118,8 +118,11 @@ class FloatingIps:
 
     def _association(self, conn: Connection, ctx: Context, fip_id: str, project_id: str,
                      network_id: str, port_id: str | None, fixed_ip: str | None,
-                     current_port: str | None = None) -> tuple[Any, Any, Any]:
-        """(port_id, fixed_ip_address, router_id) for the request, or Nones."""
+                     current_port: str | None = None,
+                     requested_router: str | None = None) -> tuple[Any, Any, Any]:
+        """(port_id, fixed_ip_address, router_id) for the request, or Nones;
+        ``requested_router`` (``floating-ip-router-writable``) is taken
+        instead of the router joining the port's subnet to the network."""
         if fixed_ip and not port_id:
             raise c.bad_fip("fixed_ip_address cannot be specified without a port_id")
         if not port_id:
@@ -148,8 +151,29 @@ class FloatingIps:
                                 f"provide a specific IPv4 address when assigning a "
                                 f"floating IP")
         alloc = chosen[0]
+        if requested_router:
+            self._check_requested_router(conn, ctx, requested_router, network_id)
+            return port_id, alloc.ip_address, requested_router
         router_id = self._router_for(conn, port, alloc.subnet_id, network_id)
         return port_id, alloc.ip_address, router_id
+
+    def _check_requested_router(self, conn: Connection, ctx: Context, router_id: str,
+                                network_id: str) -> None:
+        """A router the caller sees, with its gateway on the floating IP's
+        network; whether it reaches the port is the operator's business (an
+        indirect topology: the port behind another router)."""
+        r = t.routers.c
+        found = conn.execute(sa.select(r.project_id).where(r.id == router_id)).first()
+        if found is None or not ctx.is_admin and found.project_id != ctx.project_id:
+            raise errors.RouterNotFound(router_id=router_id)
+        p = t.ports.c
+        gateway = conn.execute(sa.select(p.id).where(
+            p.network_id == network_id, p.device_id == router_id,
+            p.device_owner == c.GATEWAY).limit(1)).first()
+        if gateway is None:
+            # Upstream raises a Conflict with keywords its message lacks:
+            # clients see the generic text.
+            raise errors.Conflict(errors.NeutronException.message)
 
     def _router_for(self, conn: Connection, port: Any, subnet_id: str,
                     network_id: str) -> str:
@@ -226,7 +250,8 @@ class FloatingIps:
                 qos.check_usable(conn, ctx, data.get(qos.POLICY_ID))
             # Refuse a bad association before an address is taken for it.
             self._association(conn, ctx, fip_id, project, network_id, data.get("port_id"),
-                              data.get("fixed_ip_address"))
+                              data.get("fixed_ip_address"),
+                              requested_router=data.get("router_id"))
         fixed: dict[str, Any] = {}
         if data.get("subnet_id"):
             fixed["subnet_id"] = data["subnet_id"]
@@ -256,7 +281,7 @@ class FloatingIps:
         fip = {"id": fip_id, "address": v4[0]["ip_address"], "network_id": network_id}
         port_id, fixed_ip, router_id = self._association(
             conn, ctx, fip_id, data["project_id"], network_id, data.get("port_id"),
-            data.get("fixed_ip_address"))
+            data.get("fixed_ip_address"), requested_router=data.get("router_id"))
         self._check_free(conn, fip, port_id, fixed_ip)
         with_policy = bool(self.with_qos and data.get(qos.POLICY_ID))
         # upstream's binding revises the floating IP it was made with
@@ -297,7 +322,9 @@ class FloatingIps:
                 qos.set_fip_policy(conn, fip_id, data[qos.POLICY_ID])
             if data.get("port_id"):
                 _not_forwarded(conn, fip_id)
-            if "port_id" in data or "fixed_ip_address" in data:
+            # A router asked of an associated floating IP moves it there.
+            moving = bool(data.get("router_id")) and row.fixed_port_id is not None
+            if "port_id" in data or "fixed_ip_address" in data or moving:
                 port_id = data.get("port_id", row.fixed_port_id)
                 fixed = data.get("fixed_ip_address")
                 if "port_id" not in data and fixed is None:
@@ -305,7 +332,8 @@ class FloatingIps:
                 fip = {"id": fip_id, "address": row.floating_ip_address,
                        "network_id": row.floating_network_id}
                 port_id, fixed, router_id = self._association(
-                    conn, ctx, fip_id, row.project_id, row.floating_network_id, port_id, fixed)
+                    conn, ctx, fip_id, row.project_id, row.floating_network_id, port_id, fixed,
+                    requested_router=data.get("router_id"))
                 if port_id is None and row.fixed_port_id is None:
                     # Its port forwardings' router stays (upstream's rule).
                     router_id = row.router_id

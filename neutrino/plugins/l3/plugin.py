@@ -43,6 +43,8 @@ FIP_PORT_DETAILS = described("fip-port-details")
 FLOATINGIP_POOLS = described("floatingip-pools")
 QOS_FIP = described("qos-fip")
 QOS_GATEWAY_IP = described("qos-gateway-ip")
+PORT_IP_CHANGE_NOT_ALLOWED = described("l3-port-ip-change-not-allowed")
+FIP_ROUTER_WRITABLE = described("floating-ip-router-writable")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -95,7 +97,8 @@ class L3Plugin(ServicePlugin):
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
-                                   "l3-ha", "network_ha")
+                                   "l3-ha", "network_ha", PORT_IP_CHANGE_NOT_ALLOWED.alias,
+                                   FIP_ROUTER_WRITABLE.alias)
     # Upstream's router plugin registers these drivers' providers whatever
     # the configuration says (a configured provider of the same name wins).
     service_providers = tuple({"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
@@ -182,6 +185,11 @@ class L3Plugin(ServicePlugin):
                 ApiExtension(described("router-admin-state-down-before-update")),
                 agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
                 ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA),
+                ApiExtension(PORT_IP_CHANGE_NOT_ALLOWED),
+                ApiExtension(FIP_ROUTER_WRITABLE, attributes=defs.FIP_ROUTER_WRITABLE,
+                             policies=[policy.RuleDefault(name, _MEMBER, scope_types=["project"])
+                                       for name in ("create_floatingip:router_id",
+                                                    "update_floatingip:router_id")]),
                 *self._qos_extensions()]
 
     def _qos_extensions(self) -> list[ApiExtension]:

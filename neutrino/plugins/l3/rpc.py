@@ -1,7 +1,8 @@
 """What L3 agents call on the server (topic ``q-l3-plugin``), as upstream's
 L3RpcCallback: the routers their host serves, in the shape upstream's
 agent reads (``gw_port``, ``_interfaces``, ``_floatingips`` with each
-port's subnets and MTU), and the floating IPs' status as they applied it.
+port's subnets and MTU; ``_conntrack_helpers`` with that plugin), and the
+floating IPs' status as they applied it.
 
 A host's routers are loaded in a fixed number of queries, however many
 routers, ports and floating IPs it has.
@@ -20,6 +21,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import conntrack_helpers as cths
 from neutrino.plugins.l3 import floatingips as fips_mod
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routers as routers_mod
@@ -35,6 +37,7 @@ LOG = logging.getLogger(__name__)
 
 FIP_STATUSES = ("ACTIVE", "DOWN", "ERROR")
 HOST_ID = "binding:host_id"
+CONNTRACK_HELPER = "CONNTRACKHELPER"  # the service type of the conntrack helper plugin
 
 
 def _subnet_info(subnet: dict[str, Any]) -> dict[str, Any]:
@@ -148,6 +151,8 @@ class L3RpcEndpoint:
             fip_rows = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
                 sa.select(t.floatingips).where(t.floatingips.c.router_id.in_(part)))]
             fips = fips_mod.to_dicts(conn, fip_rows, self.with_qos)
+            helpers = (cths.of_routers(conn, [r.id for r in rows])
+                       if CONNTRACK_HELPER in self.services() else None)
         ports = self._ports(admin, [link.port_id for link in links])
         by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
         vr_ids = self._vr_ids(rows)
@@ -170,6 +175,10 @@ class L3RpcEndpoint:
                 router["_interfaces"].append(port)
         for fip in fips:
             by_router[fip["router_id"]]["_floatingips"].append(fip)
+        if helpers is not None:  # upstream's agent extension pulls them per router
+            for router in routers:
+                router["_conntrack_helpers"] = [cths.to_dict(h)
+                                                for h in helpers.get(router["id"], [])]
         return routers
 
     def _vr_ids(self, rows: list[Any]) -> dict[str, int]:
