@@ -222,3 +222,16 @@ def test_proxy_goes_with_its_port(member, topo):
     proxy = h.created(create(member, topo), "ndp_proxy")
     assert member.delete(f"/v2.0/ports/{topo['port']['id']}")[0] == 204
     h.error(member.get(f"/v2.0/ndp_proxies/{proxy['id']}"), 404, "NDPProxyNotFound")
+
+
+def test_update_not_naming_it_sets_what_the_gateway_allows_as_upstream(member, topo):
+    """Observed on upstream 29: a router made with ``enable_ndp_proxy`` false
+    shows true after an update of its name when its gateway could proxy."""
+    r = l3.router(member, external_gateway_info={"network_id": topo["ext"]["id"]},
+                  enable_ndp_proxy=False)
+    assert r["enable_ndp_proxy"] is False
+    url = f"/v2.0/routers/{r['id']}"
+    assert member.put(url, {"router": {"name": "y"}})[1]["router"]["enable_ndp_proxy"] is True
+    assert member.put(url, {"router": {"enable_ndp_proxy": False}}
+                      )[1]["router"]["enable_ndp_proxy"] is False
+    assert member.get(url)[1]["router"]["enable_ndp_proxy"] is False
