@@ -12,6 +12,9 @@ L3_OPTS = [
     cfg.BoolOpt("enable_snat_by_default", default=True,
                 help="Define the default value of enable_snat if not provided in "
                      "external_gateway_info."),
+    cfg.BoolOpt("enable_ndp_proxy_by_default", default=False,
+                help="Define the default value of enable_ndp_proxy if not provided in "
+                     "a router's request (used by the ndp_proxy service plugin)."),
     cfg.BoolOpt("router_distributed", default=False,
                 help="System-wide flag to determine the type of router that projects "
                      "can create. Only admin can override."),

@@ -812,6 +812,25 @@ conntrack_helpers = Table(
                      name="uq_conntrack_helpers0router_id0protocol0port0helper"),
 )
 
+# ``l3-ndp-proxy``: a router answers neighbour solicitations on its gateway
+# for one IPv6 address of a port behind it; one proxy per address and
+# router (the unique key decides a race between two creates).
+ndp_proxies = Table(
+    "ndp_proxies", metadata,
+    *_standard(),
+    Column("router_id", String(36), _fk("routers"), nullable=False, index=True),
+    Column("port_id", String(36), _fk("ports"), nullable=False, index=True),
+    Column("ip_address", String(64), nullable=False),
+    UniqueConstraint("router_id", "ip_address", name="uq_ndp_proxies_router_id_ip_address"),
+)
+
+# ``l3-ext-ndp-proxy``: a router's ``enable_ndp_proxy`` once decided (no row:
+# not decided yet, shown false); it goes with the router and with its gateway.
+router_ndp_proxy_state = Table(
+    "router_ndp_proxy_state", metadata,
+    Column("router_id", String(36), _fk("routers"), primary_key=True),
+    Column("enable_ndp_proxy", Boolean, nullable=False),
+)
 
 # ``auto-allocated-topology``: the one default external network (``is_default``;
 # the constant key makes a second one a conflict, even in a race) and each

@@ -112,6 +112,22 @@ class LinuxHost:
     def delete_route(self, ns: str, destination: str, nexthop: str) -> None:
         run(["ip", "-n", ns, "route", "del", destination, "via", nexthop], check=False)
 
+    def set_proxy_ndp(self, ns: str, device: str, on: bool) -> None:
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+             f"net.ipv6.conf.{device}.proxy_ndp={int(on)}"])
+
+    def proxy_neighbours(self, ns: str, device: str) -> set[str]:
+        """The addresses ``device`` answers neighbour solicitations for."""
+        out = run(["ip", "-6", "-n", ns, "neigh", "show", "proxy", "dev", device])
+        return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+    def add_proxy_neighbour(self, ns: str, device: str, address: str) -> None:
+        run(["ip", "-6", "-n", ns, "neigh", "replace", "proxy", address, "dev", device])
+
+    def delete_proxy_neighbour(self, ns: str, device: str, address: str) -> None:
+        run(["ip", "-6", "-n", ns, "neigh", "del", "proxy", address, "dev", device],
+            check=False)
+
     def nft(self, ns: str, script: str) -> None:
         run(["ip", "netns", "exec", ns, "nft", "-f", "-"], stdin=script)
 

@@ -2,9 +2,10 @@
 
 Pure: the input is one router as the server's ``sync_routers`` returns it
 (upstream's shape: ``gw_port``, ``_interfaces``, ``_floatingips``, ``routes``,
-``enable_snat``; optionally ``_port_forwardings`` and ``_conntrack_helpers``),
-the output is the desired namespace, devices with their addresses, routes,
-NAT rules and conntrack helpers. Nothing here
+``enable_snat``; optionally ``_port_forwardings``, ``_conntrack_helpers``,
+``enable_ndp_proxy`` and ``_ndp_proxies``), the output is the desired
+namespace, devices with their addresses, routes, NAT rules and conntrack
+helpers. Nothing here
 touches the host, so every decision is unit-tested by what it returns;
 ``router.py`` makes the host match it through the adapter in ``linux.py``
 (the NAT rules as the nftables table ``nat.py`` renders).
@@ -117,6 +118,12 @@ class RaInterface:
 
 
 @dataclasses.dataclass(frozen=True)
+class NdpProxy:
+    addresses: tuple[str, ...]
+    subnets: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class DesiredRouter:
     router_id: str
     namespace: str
@@ -137,6 +144,11 @@ class DesiredRouter:
     gateway_accept_ra: int = 0
     gateway_qos_policy_id: str | None = None  # ``qos-gateway-ip``
     conntrack_helpers: tuple[ConntrackHelper, ...] = ()
+    # ``l3-ndp-proxy``: the global IPv6 addresses behind the router the gateway
+    # device answers neighbour solicitations for, and the internal IPv6
+    # subnets inbound traffic reaches only at those addresses; None: the
+    # router does not proxy (``enable_ndp_proxy`` off, or no gateway)
+    ndp_proxy: NdpProxy | None = None
 
     @property
     def device_names(self) -> set[str]:
@@ -316,7 +328,22 @@ def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRou
         gateway_accept_ra=accept_ra,
         gateway_qos_policy_id=(router.get("external_gateway_info") or {}).get("qos_policy_id")
         if has_gw else None,
-        conntrack_helpers=_conntrack_helpers(router))
+        conntrack_helpers=_conntrack_helpers(router),
+        ndp_proxy=_ndp_proxy(router) if has_gw else None)
+
+
+def _ndp_proxy(router: dict[str, Any]) -> NdpProxy | None:
+    """As upstream's agent extension: proxied addresses only while the
+    router's ``enable_ndp_proxy`` holds; every internal IPv6 subnet is
+    guarded (the server refuses proxies across address scopes)."""
+    if not router.get("enable_ndp_proxy"):
+        return None
+    addresses = sorted({str(netaddr.IPAddress(p["ip_address"]))
+                        for p in router.get("_ndp_proxies", ())}, key=netaddr.IPAddress)
+    subnets = sorted({str(netaddr.IPNetwork(s["cidr"]).cidr)
+                      for port in router.get("_interfaces", ()) for s in port.get("subnets", ())
+                      if netaddr.IPNetwork(s["cidr"]).version == 6}, key=netaddr.IPNetwork)
+    return NdpProxy(tuple(addresses), tuple(subnets))
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:

@@ -4,10 +4,11 @@
 earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
-then the NAT table replaced at once, and the conntrack helpers' table
-(``cthelpers``), with the QoS extensions the bandwidth
-limits of floating IPs and gateway IPs on the gateway device (``qos``;
-rebuilt only when they change), then the router's metadata proxy
+then the NAT table replaced at once, the conntrack helpers' table
+(``cthelpers``), the NDP proxy (the gateway's proxied neighbours and their
+filter, ``ndp``), with the QoS extensions the bandwidth limits of floating
+IPs and gateway IPs on the gateway device (``qos``; rebuilt only when they
+change), then the router's metadata proxy
 (when metadata is on) and its radvd (when an internal port is on an IPv6
 subnet, see ``ra``; the gateway device learns an IPv6 default route from
 the external network's advertisements when no external subnet gives an
@@ -28,7 +29,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import cthelpers, keepalived, model, nat, qos, ra
+from neutrino.agents.l3 import cthelpers, keepalived, model, nat, ndp, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.radvd import Radvd
@@ -81,6 +82,7 @@ class RouterManager:
             self._nat(desired)
             self._rate_limits(desired, policies or {})
             self._conntrack_helpers(desired)
+            self._ndp_proxy(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
             self._vrrp(desired)
@@ -239,6 +241,21 @@ class RouterManager:
     def _conntrack_helpers(self, desired: model.DesiredRouter) -> None:
         """Their own table, after NAT: a helper the kernel lacks fails it alone."""
         self.host.nft(desired.namespace, cthelpers.replace_script(desired))
+
+    def _ndp_proxy(self, desired: model.DesiredRouter) -> None:
+        """The gateway answers solicitations for exactly the proxied addresses
+        (``proxy_ndp`` on it while the router proxies), behind the filter."""
+        ns, gw, proxy = desired.namespace, desired.gateway_device, desired.ndp_proxy
+        self.host.nft(ns, ndp.replace_script(desired))
+        if gw is None:
+            return
+        wanted = set(proxy.addresses) if proxy is not None else set()
+        present = self.host.proxy_neighbours(ns, gw)
+        for address in sorted(present - wanted):
+            self.host.delete_proxy_neighbour(ns, gw, address)
+        for address in sorted(wanted - present):
+            self.host.add_proxy_neighbour(ns, gw, address)
+        self.host.set_proxy_ndp(ns, gw, proxy is not None)
 
     # -- statuses ------------------------------------------------------------------
 

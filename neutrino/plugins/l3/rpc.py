@@ -24,6 +24,7 @@ from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import conntrack_helpers as cths
 from neutrino.plugins.l3 import floatingips as fips_mod
 from neutrino.plugins.l3 import ha as ha_mod
+from neutrino.plugins.l3 import ndp_proxies as nps
 from neutrino.plugins.l3 import routers as routers_mod
 
 if TYPE_CHECKING:
@@ -153,12 +154,16 @@ class L3RpcEndpoint:
             fips = fips_mod.to_dicts(conn, fip_rows, self.with_qos)
             helpers = (cths.of_routers(conn, [r.id for r in rows])
                        if CONNTRACK_HELPER in self.services() else None)
+            ids = [r.id for r in rows]
+            ndp_state, proxies = nps.state(conn, ids), nps.of_routers(conn, ids)
         ports = self._ports(admin, [link.port_id for link in links])
         by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
         vr_ids = self._vr_ids(rows)
         for router, row in zip(routers, rows):
             router.update(gw_port_id=row.gw_port_id, enable_snat=row.enable_snat,
-                          _interfaces=[], _floatingips=[])
+                          _interfaces=[], _floatingips=[],
+                          enable_ndp_proxy=bool(row.gw_port_id and ndp_state.get(row.id)),
+                          _ndp_proxies=proxies.get(row.id, []))
             if row.id in vr_ids:
                 router.update(ha=True, ha_vr_id=vr_ids[row.id])
         for link in links:
