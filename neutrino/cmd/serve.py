@@ -30,6 +30,7 @@ from oslo_config import cfg
 
 from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
+from neutrino.cmd import worker
 from neutrino.cmd.front import BodyFirst
 from neutrino.cmd.logs import switch_access_log
 from neutrino.cmd.supervise import (
@@ -95,8 +96,9 @@ class Server:
         conf, probes = self.conf, self.probes
         server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
-            # RSGI: bodies are read on the event loop (cmd/front.py).
-            interface=Interfaces.RSGI, http=HTTPModes.http1,
+            # RSGI: bodies are read on the event loop (cmd/front.py), by
+            # our worker (cmd/worker.py).
+            interface=Interfaces.RSGI, http=HTTPModes.http1, websockets=False,
             http1_settings=HTTP1Settings(header_read_timeout=conf.request_read_timeout * 1000),
             workers=conf.api_workers or os.cpu_count() or 1,
             # A worker that has not finished its requests in this time is killed.
@@ -191,12 +193,12 @@ def load_app(conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> Any:
 
 
 def _worker(*args: Any, **kwargs: Any) -> None:
-    """granian's RSGI worker, ended as soon as granian is done with it: a
+    """Our RSGI worker (``cmd/worker.py``), ended as soon as granian is done with it: a
     worker that cast to agents holds oslo.messaging connection threads that
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""
     # deferred: granian is loaded only by a process that serves the API with it
-    from granian.server import Server as Granian
+    from granian.server.mp import WorkerProcess
     # Until granian sets a worker's own handlers, after the app has loaded,
     # the worker runs the master's, inherited with the fork: they note a
     # stop in the master's state, in this process, where nothing looks. A
@@ -209,7 +211,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     code = 0
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
-        Granian._spawn_rsgi_worker(*args, **kwargs)
+        WorkerProcess.wrap_target(worker.serve)(*args, **kwargs)
     except Exception:  # noqa: BLE001 - the master logs the exit status
         LOG.exception("API worker failed")
         code = 1
