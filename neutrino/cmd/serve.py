@@ -99,7 +99,9 @@ class Server:
             # RSGI: bodies are read on the event loop (cmd/front.py), by
             # our worker (cmd/worker.py).
             interface=Interfaces.RSGI, http=HTTPModes.http1, websockets=False,
-            http1_settings=HTTP1Settings(header_read_timeout=conf.request_read_timeout * 1000),
+            http1_settings=HTTP1Settings(
+                header_read_timeout=conf.request_read_timeout * 1000,
+                max_buffer_size=head_buffer(conf.max_header_line, HTTP1Settings.max_buffer_size)),
             workers=conf.api_workers or os.cpu_count() or 1,
             # A worker that has not finished its requests in this time is killed.
             workers_kill_timeout=30,
@@ -111,6 +113,21 @@ class Server:
         server.backoff = Backoff.from_conf(conf)
         server.serve(spawn_target=_worker, target_loader=lambda: load_app(conf, probes),
                      wrap_loader=False)
+
+
+# hyper's, under granian: a request with more headers is refused (431,
+# empty-bodied) before neutrino sees it, and granian has no option for it.
+HYPER_MAX_HEADERS = 100
+
+
+def head_buffer(max_line: int, default: int) -> int:
+    """The buffer granian reads a request's head into: room for a request
+    line and as many headers as hyper parses, each as long as
+    ``max_header_line`` allows. A head that does not fit is refused by
+    hyper with an empty 431; this way only a head with a line over
+    ``max_header_line`` can be that long, and one shorter than the buffer
+    reaches the front's Neutron 431."""
+    return max(default, (HYPER_MAX_HEADERS + 1) * (max_line + len(b"\r\n")) + len(b"\r\n"))
 
 
 def _granian() -> type:
