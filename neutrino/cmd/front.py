@@ -24,7 +24,7 @@ import io
 import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 from neutrino.api.limits import (
     BAD_LENGTH,
@@ -75,41 +75,60 @@ class BodyFirst:
         once, answered on this thread when it has no body, or handed to the
         event loop to read its body. Never raises: nothing would see it."""
         try:
-            too_long = self._too_long(scope)
-            if too_long is not None:
-                _respond(proto, _refused(*too_long))
-            elif not _has_body(scope.headers):
+            refused, reading = self._too_long(scope), None
+            if refused is None:
+                reading, refused = self._reading_of(scope.headers, proto)
+            if refused is not None:
+                _respond(proto, _refused(*refused))
+            elif reading is None:
                 self._run(scope, proto, b"")
             else:
                 assert self.loop is not None, "the worker opens the front before it serves"
-                self.loop.call_soon_threadsafe(self._read_soon, scope, proto)
+                self.loop.call_soon_threadsafe(self._read_soon, scope, proto, reading)
         except Exception:  # noqa: BLE001 - answered, and logged
             LOG.exception("unexpected error on %s %s", scope.method, scope.path)
             _respond(proto, _refused(*INTERNAL))
 
-    def _read_soon(self, scope: Any, proto: Any) -> None:
-        task = asyncio.get_running_loop().create_task(self._read_then_run(scope, proto))
+    def _reading_of(self, headers: Any, proto: Any) -> tuple[Awaitable[bytes] | None,
+                                                             tuple[int, str, str] | None]:
+        """How the body is to be read, or why it is refused unread: no
+        reading for a request that has no body (RFC 9112, 6.3: neither a
+        ``Transfer-Encoding`` nor a ``Content-Length`` other than 0)."""
+        if headers.get("transfer-encoding") is not None:
+            return self._chunks(proto), None
+        declared = headers.get("content-length")
+        if declared is None:
+            return None, None
+        try:
+            length = int(declared)
+        except ValueError:
+            return None, BAD_LENGTH
+        if length < 0:
+            return None, BAD_LENGTH
+        if length > self.max_body:
+            return None, TOO_LARGE
+        if length == 0:
+            return None, None
+        # hyper delivers no more than the declared length: taken whole, and
+        # asked for now, so that it is often in by the time the loop looks.
+        return proto(), None
+
+    def _read_soon(self, scope: Any, proto: Any, reading: Awaitable[bytes]) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self._read_then_run(scope, proto, reading))
         self._reading.add(task)  # the loop holds its tasks weakly
         task.add_done_callback(self._reading.discard)
 
-    async def _read_then_run(self, scope: Any, proto: Any) -> None:
-        body = await self._read(scope, proto)
-        if body is not None:
-            self.pool.submit(self._run, scope, proto, body)
-
-    async def _read(self, scope: Any, proto: Any) -> bytes | None:
-        """The whole body, or None once the request is answered with a refusal."""
+    async def _read_then_run(self, scope: Any, proto: Any,
+                             reading: Awaitable[bytes]) -> None:
         try:
             async with asyncio.timeout(self.read_timeout):
-                return await self._body(scope, proto)
+                body = await reading
         except TooLarge:
-            refused = TOO_LARGE
-        except ValueError:
-            refused = BAD_LENGTH
+            return _respond(proto, _refused(*TOO_LARGE))
         except (TimeoutError, RuntimeError):  # RuntimeError: the client went away
-            refused = TIMED_OUT
-        _respond(proto, _refused(*refused))
-        return None
+            return _respond(proto, _refused(*TIMED_OUT))
+        self.pool.submit(self._run, scope, proto, body)
 
     def _too_long(self, scope: Any) -> tuple[int, str, str] | None:
         """Upstream's ``max_header_line``, answered here with a Neutron error:
@@ -121,18 +140,8 @@ class BodyFirst:
             return HEADER_TOO_LONG
         return None
 
-    async def _body(self, scope: Any, proto: Any) -> bytes:
-        declared = scope.headers.get("content-length")
-        if declared is not None:
-            length = int(declared)
-            if length < 0:
-                raise ValueError(declared)
-            if length > self.max_body:
-                raise TooLarge()
-            # hyper delivers no more than the declared length: taken whole,
-            # in one wait instead of one a chunk and one for the end.
-            data: bytes = await proto()
-            return data
+    async def _chunks(self, proto: Any) -> bytes:
+        """A body of unknown length, never read far past ``max_body``."""
         parts: list[bytes] = []
         got = 0
         async for chunk in proto:
@@ -169,16 +178,6 @@ class BodyFirst:
                 close()
         status, headers = started
         return int(status.split(" ", 1)[0]), list(headers), data
-
-
-def _has_body(headers: Any) -> bool:
-    """Whether HTTP/1.1 framing gives the request a body (RFC 9112, 6.3):
-    a ``Transfer-Encoding`` or a ``Content-Length`` other than 0; without
-    either it has none."""
-    if headers.get("transfer-encoding") is not None:
-        return True
-    declared = headers.get("content-length")
-    return declared is not None and declared.strip() != "0"
 
 
 def _no_write(data: bytes) -> None:
