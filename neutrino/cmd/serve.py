@@ -30,6 +30,7 @@ from oslo_config import cfg
 
 from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
+from neutrino.cmd import worker
 from neutrino.cmd.front import BodyFirst
 from neutrino.cmd.logs import switch_access_log
 from neutrino.cmd.supervise import (
@@ -95,9 +96,12 @@ class Server:
         conf, probes = self.conf, self.probes
         server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
-            # RSGI: bodies are read on the event loop (cmd/front.py).
-            interface=Interfaces.RSGI, http=HTTPModes.http1,
-            http1_settings=HTTP1Settings(header_read_timeout=conf.request_read_timeout * 1000),
+            # RSGI: bodies are read on the event loop (cmd/front.py), by
+            # our worker (cmd/worker.py).
+            interface=Interfaces.RSGI, http=HTTPModes.http1, websockets=False,
+            http1_settings=HTTP1Settings(
+                header_read_timeout=conf.request_read_timeout * 1000,
+                max_buffer_size=head_buffer(conf.max_header_line, HTTP1Settings.max_buffer_size)),
             workers=conf.api_workers or os.cpu_count() or 1,
             # A worker that has not finished its requests in this time is killed.
             workers_kill_timeout=30,
@@ -109,6 +113,21 @@ class Server:
         server.backoff = Backoff.from_conf(conf)
         server.serve(spawn_target=_worker, target_loader=lambda: load_app(conf, probes),
                      wrap_loader=False)
+
+
+# hyper's, under granian: a request with more headers is refused (431,
+# empty-bodied) before neutrino sees it, and granian has no option for it.
+HYPER_MAX_HEADERS = 100
+
+
+def head_buffer(max_line: int, default: int) -> int:
+    """The buffer granian reads a request's head into: room for a request
+    line and as many headers as hyper parses, each as long as
+    ``max_header_line`` allows. A head that does not fit is refused by
+    hyper with an empty 431; this way only a head with a line over
+    ``max_header_line`` can be that long, and one shorter than the buffer
+    reaches the front's Neutron 431."""
+    return max(default, (HYPER_MAX_HEADERS + 1) * (max_line + len(b"\r\n")) + len(b"\r\n"))
 
 
 def _granian() -> type:
@@ -191,12 +210,12 @@ def load_app(conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> Any:
 
 
 def _worker(*args: Any, **kwargs: Any) -> None:
-    """granian's RSGI worker, ended as soon as granian is done with it: a
+    """Our RSGI worker (``cmd/worker.py``), ended as soon as granian is done with it: a
     worker that cast to agents holds oslo.messaging connection threads that
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""
     # deferred: granian is loaded only by a process that serves the API with it
-    from granian.server import Server as Granian
+    from granian.server.mp import WorkerProcess
     # Until granian sets a worker's own handlers, after the app has loaded,
     # the worker runs the master's, inherited with the fork: they note a
     # stop in the master's state, in this process, where nothing looks. A
@@ -209,7 +228,7 @@ def _worker(*args: Any, **kwargs: Any) -> None:
     code = 0
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
-        Granian._spawn_rsgi_worker(*args, **kwargs)
+        WorkerProcess.wrap_target(worker.serve)(*args, **kwargs)
     except Exception:  # noqa: BLE001 - the master logs the exit status
         LOG.exception("API worker failed")
         code = 1

@@ -6,6 +6,7 @@ import json
 import socket
 from typing import Iterator
 
+import pytest
 import requests
 
 from tests.api import _helpers as h
@@ -77,3 +78,50 @@ def test_a_header_over_max_header_line_is_431(server: Server) -> None:
     resp = requests.get(server.url + "/v2.0/networks", timeout=10,
                         headers={"X-Padding": "p" * 20_000})
     _neutron_error(resp, 431, "HTTPRequestHeaderFieldsTooLarge")
+
+
+def _raw(server: Server, head: bytes) -> bytes:
+    """What the server answers to ``head``, sent as is on a new connection."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(head)
+        answer = b""
+        while not answer.endswith(b"}"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+GET = b"GET /v2.0/networks HTTP/1.1\r\nHost: x\r\nX-Project-Id: p\r\n"
+
+
+def test_headers_within_max_header_line_are_served_however_many_bytes_in_all(
+        server: Server) -> None:
+    """60 headers of 15,000 bytes: each within ``max_header_line``, their
+    sum over what granian buffers for a head by default (400 KB)."""
+    padding = b"".join(b"X-Padding-%d: %s\r\n" % (i, b"p" * 15_000) for i in range(60))
+    answer = _raw(server, GET + padding + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+
+
+def test_a_header_longer_than_granians_default_buffer_is_a_neutron_431(
+        server: Server) -> None:
+    answer = _raw(server, GET + b"X-Padding: " + b"p" * 1_000_000 + b"\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    assert b'"type":"HTTPRequestHeaderFieldsTooLarge"' in answer, answer[:400]
+
+
+@pytest.mark.parametrize("head, status", [
+    (GET + b"".join(b"X-H%d: v\r\n" % i for i in range(101)) + b"\r\n", b"431"),
+    (b"GET /v2.0/networks?name=" + b"n" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"414"),
+    (b"GET /v2.0/networks HTTP/1.1 x\r\nHost: x\r\n\r\n", b"400"),
+    (b"POST /v2.0/networks HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", b"400"),
+], ids=["101 headers", "a 70 KB target", "a bad request line", "a bad Content-Length"])
+def test_what_granian_refuses_itself_is_answered_without_a_body(
+        server: Server, head: bytes, status: bytes) -> None:
+    """The README's exceptions to the Neutron error body: no granian option
+    lets these reach neutrino or gives them a body."""
+    answer = _raw(server, head)
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
+    assert answer.endswith(b"\r\n\r\n"), answer[:400]

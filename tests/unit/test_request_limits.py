@@ -3,9 +3,11 @@ shortening quoted values, measuring nesting, the RSGI scope's environ."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import threading
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 import pytest
@@ -144,6 +146,8 @@ class FakeProto:
         self.chunks = chunks
         self.stall = stall
         self.answer: tuple[int, dict[str, str], bytes] | None = None
+        self.answered = threading.Event()
+        self.answered_on: threading.Thread | None = None
 
     async def _iterate(self):  # type: ignore[no-untyped-def]
         for chunk in self.chunks:
@@ -154,27 +158,54 @@ class FakeProto:
     def __aiter__(self):  # type: ignore[no-untyped-def]
         return self._iterate()
 
+    async def __call__(self) -> bytes:
+        return b"".join([chunk async for chunk in self._iterate()])
+
     def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
         self.answer = (status, dict(headers), body)
+        self.answered_on = threading.current_thread()
+        self.answered.set()
 
 
-def _scope(headers: dict[str, str]) -> SimpleNamespace:
+def _scope(headers: dict[str, str], method: str = "POST") -> SimpleNamespace:
     return SimpleNamespace(
-        method="POST", path="/v2.0/networks", query_string="", server="127.0.0.1:9696",
+        method=method, path="/v2.0/networks", query_string="", server="127.0.0.1:9696",
         client="127.0.0.1:40000", http_version="1.1", scheme="http",
         headers=SimpleNamespace(items=lambda: list(headers.items()), get=headers.get))
 
 
-def _serve(app: Any, scope: SimpleNamespace, proto: FakeProto, max_body: int = 10,
-           timeout: float = 5) -> tuple[int, str]:
+CHUNKED = {"transfer-encoding": "chunked"}
+
+
+@contextlib.contextmanager
+def _front(app: Any, max_body: int = 10, timeout: float = 5) -> Iterator[BodyFirst]:
+    """A front whose event loop runs on a thread of its own, as a worker's."""
     front = BodyFirst(app, threads=1, max_body=max_body, read_timeout=timeout, max_line=100)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever)
+    thread.start()
+    front.open(loop)
     try:
-        asyncio.run(front.__rsgi__(scope, proto))
+        yield front
     finally:
-        front.pool.shutdown()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+        front.close()
+
+
+def _answer(proto: FakeProto) -> tuple[int, Any]:
+    assert proto.answered.wait(30)
     assert proto.answer is not None
     status, _, body = proto.answer
     return status, orjson.loads(body)["NeutronError"]["type"] if status >= 400 else body
+
+
+def _serve(app: Any, scope: SimpleNamespace, proto: FakeProto, max_body: int = 10,
+           timeout: float = 5) -> tuple[int, Any]:
+    with _front(app, max_body, timeout) as front:
+        front.start(scope, proto)
+        return _answer(proto)
 
 
 def _echo(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -184,7 +215,12 @@ def _echo(environ: dict[str, Any], start_response: Any) -> list[bytes]:
 
 def test_the_front_hands_the_app_the_whole_body() -> None:
     proto = FakeProto([b"01234", b"56789"])
-    assert _serve(_echo, _scope({}), proto) == (200, b"0123456789")
+    assert _serve(_echo, _scope(CHUNKED), proto) == (200, b"0123456789")
+
+
+def test_the_front_hands_the_app_a_body_of_declared_length() -> None:
+    proto = FakeProto([b"01234", b"56789"])
+    assert _serve(_echo, _scope({"content-length": "10"}), proto) == (200, b"0123456789")
 
 
 def test_the_front_refuses_a_declared_length_before_reading() -> None:
@@ -194,19 +230,26 @@ def test_the_front_refuses_a_declared_length_before_reading() -> None:
 
 
 def test_the_front_refuses_a_chunked_body_past_the_limit() -> None:
-    assert _serve(_echo, _scope({}), FakeProto([b"x" * 6, b"x" * 6])) == \
+    assert _serve(_echo, _scope(CHUNKED), FakeProto([b"x" * 6, b"x" * 6])) == \
         (413, "HTTPRequestEntityTooLarge")
 
 
 def test_the_front_gives_up_on_a_stalled_body() -> None:
     proto = FakeProto([b"x"], stall=True)
-    assert _serve(_echo, _scope({}), proto, timeout=0.2) == (408, "HTTPRequestTimeout")
+    assert _serve(_echo, _scope(CHUNKED), proto, timeout=0.2) == (408, "HTTPRequestTimeout")
+
+
+def test_the_front_gives_up_on_a_stalled_body_of_declared_length() -> None:
+    proto = FakeProto([b"x"], stall=True)
+    assert _serve(_echo, _scope({"content-length": "5"}), proto, timeout=0.2) == \
+        (408, "HTTPRequestTimeout")
 
 
 def test_the_front_answers_a_neutron_500_for_what_escapes_the_app() -> None:
     def broken(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         raise RuntimeError("a middleware failed")
-    assert _serve(broken, _scope({}), FakeProto([])) == (500, "HTTPInternalServerError")
+    assert _serve(broken, _scope(CHUNKED), FakeProto([])) == (500, "HTTPInternalServerError")
+    assert _serve(broken, _scope({}, "GET"), FakeProto([])) == (500, "HTTPInternalServerError")
 
 
 def test_what_an_app_writes_is_sent_before_what_it_returns() -> None:
@@ -223,3 +266,24 @@ def test_an_app_may_answer_with_write_alone() -> None:
         start_response("200 OK", [])(b"all of it")
         return []
     assert _serve(writer, _scope({}), FakeProto([])) == (200, b"all of it")
+
+
+
+@pytest.mark.parametrize("headers", [{}, {"content-length": "0"}])
+def test_a_request_without_a_body_is_answered_on_the_thread_that_starts_it(
+        headers: dict[str, str]) -> None:
+    """No trip through the event loop and back: none is opened here."""
+    front = BodyFirst(_echo, threads=1, max_body=10, read_timeout=5, max_line=100)
+    proto = FakeProto([b"never read"])
+    try:
+        front.start(_scope(headers, "GET"), proto)
+    finally:
+        front.close()
+    assert proto.answered_on is threading.current_thread()
+    assert proto.answer == (200, {}, b"")
+
+
+def test_a_request_with_a_body_is_answered_on_a_thread_of_the_front() -> None:
+    proto = FakeProto([b"{}"])
+    _serve(_echo, _scope({"content-length": "2"}), proto)
+    assert proto.answered_on is not None and proto.answered_on.name.startswith("api")

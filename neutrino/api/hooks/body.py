@@ -94,7 +94,10 @@ def _convert(attr: Attribute, value: Any) -> Any:
 
 
 def _unknown(rdef: ResourceDef, item: dict[str, Any]) -> None:
-    extra = [k for k in item if k not in rdef.attributes]
+    """Names the resource does not have; a sub-resource's parent key is the
+    URL's, not an attribute (upstream does not know it in a body)."""
+    extra = [k for k in item if k not in rdef.attributes
+             or (k == rdef.parent_key and not rdef.attributes[k].allow_post)]
     if extra:
         raise errors.HTTPBadRequest(msg=f"Unrecognized attribute(s) '{', '.join(extra)}'")
 
