@@ -117,10 +117,7 @@ class CorePlugin:
         self._extended = frozenset(self.extensions.attributes())
         pools = SubnetPools()
         networks, ports = Networks(conf, self.type_manager), Ports(conf)
-        networks.joined = self.extensions.joined("networks")
-        ports.joined = self.extensions.joined("ports")
-        ports.network_joined = tuple(
-            j for j in self.extensions.joined("networks") if isinstance(j, Joined))
+        self._networks, self._ports = networks, ports
         self.handlers: dict[str, ResourceHandler] = {
             "networks": networks,
             "subnets": Subnets(conf, pools),
@@ -136,7 +133,17 @@ class CorePlugin:
             "default_security_group_rules": DefaultSecurityGroupRules(),
             "security_groups_default_statefulness": DefaultStatefulness(),
         }
+        self._read_with_rows()
         self._subscribe_notifiers()
+
+    def _read_with_rows(self) -> None:
+        """The extension drivers' tables read with the rows of the
+        collections they extend (``plugins/joined.py``)."""
+        networks, ports = self._networks, self._ports
+        networks.joined = self.extensions.joined("networks")
+        ports.joined = self.extensions.joined("ports")
+        ports.network_joined = tuple(
+            j for j in self.extensions.joined("networks") if isinstance(j, Joined))
 
     def api_extensions(self) -> list[ApiExtension]:
         """The core's extensions served by routes of their own."""
@@ -147,6 +154,7 @@ class CorePlugin:
         """A service plugin's attributes of core resources, written in the
         core's transactions (``network_ha``); binding stays the last driver."""
         self.extensions.drivers.insert(len(self.extensions.drivers) - 1, driver)
+        self._read_with_rows()
 
     def _subscribe_notifiers(self) -> None:
         """Agents (and l2population) hear about committed changes over the bus

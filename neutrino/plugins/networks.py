@@ -62,6 +62,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
     subnets = store.child_rows(conn, rows, ids, _SUBNETS)
     out = store.empty_page_of(rows)
     fill = joined_mod.filler(rows[0]._fields if rows else (), joined)
+    fill_aggregates = store.aggregate_filler(conn, rows, ids, joined)
     for row in rows:
         d = store.standard_dict(row)
         mine = subnets.get(row.id, [])
@@ -73,6 +74,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
                  ipv6_address_scope=scopes.get(6),
                  tags=[tag for _, tag in tags.get(row.id, [])])
         fill(d, row)
+        fill_aggregates(d, row.id)
         out.append(d)
     return out
 

@@ -15,7 +15,8 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import availability_zones as az
-from neutrino.plugins import store
+from neutrino.plugins import joined, store
+from neutrino.plugins.joined import Aggregated, Computed
 from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.resources.attributes import Attribute
 
@@ -38,11 +39,16 @@ class NetworkZonesDriver(ExtensionDriver):
             conn.execute(sa.update(t.networks).where(N.id == resource_id)
                          .values(availability_zone_hints=az.to_text(hints)))
 
+    def joined(self, plural: str) -> list[Any]:
+        return [HINTS_READ, ZONES_READ] if plural == "networks" else []
+
     def extend(self, conn: Connection, plural: str, items: list[dict[str, Any]]) -> None:
-        """Both attributes for a batch in one read: the hints and the zones
-        of the agents bound to each network."""
+        """Both attributes for the items that came without them (a page, a
+        locked read), in one read: the hints and the zones of the agents
+        bound to each network."""
         if plural != "networks" or not items:
             return
+        items = joined.missing(items, az.HINTS)
         hints: dict[str, str | None] = {}
         zones: dict[str, set[str]] = {}
         for part in store.chunks([i["id"] for i in items]):
@@ -57,3 +63,15 @@ class NetworkZonesDriver(ExtensionDriver):
         for item in items:
             item[az.HINTS] = az.from_text(hints.get(item["id"]))
             item[az.ZONES] = sorted(zones.get(item["id"], ()))
+
+
+def _fill_zones(item: dict[str, Any], rows: list[Any]) -> None:
+    item[az.ZONES] = sorted({zone for _, zone in rows if zone})
+
+
+# Read with a network's own row: the hints are its column, the zones those
+# of the DHCP agents its bindings name.
+HINTS_READ = Computed("network__az_hints", lambda networks: networks.c.availability_zone_hints,
+                      fill=lambda item, value: item.__setitem__(az.HINTS, az.from_text(value)))
+ZONES_READ = Aggregated(t.networkdhcpagentbindings, "network_id", (A.availability_zone,),
+                        joins=((t.agents, A.id == NB.dhcp_agent_id),), fill=_fill_zones)

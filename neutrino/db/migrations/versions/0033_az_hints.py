@@ -1,13 +1,13 @@
 """networks' and routers' availability zone hints
 
-Revision ID: 0030_az_hints
-Revises: 0029_port_subnet_extensions
+Revision ID: 0033_az_hints
+Revises: 0032_ndp_proxies
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0030_az_hints'
-down_revision = '0029_port_subnet_extensions'
+revision = '0033_az_hints'
+down_revision = '0032_ndp_proxies'
 branch_labels = None
 depends_on = None
 
