@@ -36,7 +36,13 @@ from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.ports import Ports
-from neutrino.plugins.rbac import CALLER, RbacPolicies, external_clause, shared_clause, targets
+from neutrino.plugins.rbac import (
+    CALLER,
+    RbacPolicies,
+    is_external_clause,
+    shared_clause,
+    targets,
+)
 from neutrino.plugins.security_groups import SecurityGroups
 from neutrino.plugins.sg_default_rules import DefaultSecurityGroupRules
 from neutrino.plugins.sg_rules import SecurityGroupRules
@@ -57,7 +63,7 @@ LOG = logging.getLogger(__name__)
 # requests on ports and subnets.
 _NETWORKS_OF = (sa.select(t.networks.c.id, t.networks.c.project_id,
                           shared_clause(CALLER, t.networks.c.id).label("shared"),
-                          external_clause(CALLER, t.networks.c.id).label("external"))
+                          is_external_clause(t.networks.c.id).label("external"))
                 .where(t.networks.c.id.in_(sa.bindparam("ids", expanding=True))))
 
 CORE_ALIASES = (
@@ -424,8 +430,9 @@ class CorePlugin:
                     ctx: Context | None = None) -> dict[str, dict[str, Any]]:
         """``network_of`` for many networks in one query (lists of subnets/ports).
 
-        ``shared`` and ``router:external`` are as the caller sees them (RBAC
-        entries for ``*`` or its project); without a caller only ``*`` counts.
+        ``shared`` is as the caller sees it (RBAC entries for ``*`` or its
+        project; without a caller only ``*`` counts); ``router:external`` is
+        the network's flag, the same for everyone.
         """
         out: dict[str, dict[str, Any]] = {}
         caller = targets(ctx.project_id if ctx else None)
