@@ -40,6 +40,7 @@ from neutrino.plugins.rbac import (
     CALLER,
     RbacPolicies,
     is_external_clause,
+    network_access_clause,
     shared_clause,
     targets,
 )
@@ -63,7 +64,8 @@ LOG = logging.getLogger(__name__)
 # requests on ports and subnets.
 _NETWORKS_OF = (sa.select(t.networks.c.id, t.networks.c.project_id,
                           shared_clause(CALLER, t.networks.c.id).label("shared"),
-                          is_external_clause(t.networks.c.id).label("external"))
+                          is_external_clause(t.networks.c.id).label("external"),
+                          network_access_clause(CALLER, t.networks.c.id).label("reached"))
                 .where(t.networks.c.id.in_(sa.bindparam("ids", expanding=True))))
 
 CORE_ALIASES = (
@@ -431,8 +433,13 @@ class CorePlugin:
         """``network_of`` for many networks in one query (lists of subnets/ports).
 
         ``shared`` is as the caller sees it (RBAC entries for ``*`` or its
-        project; without a caller only ``*`` counts); ``router:external`` is
-        the network's flag, the same for everyone.
+        project; without a caller only ``*`` counts). ``router:external`` is
+        the network's flag where the caller sees the network (its own, or an
+        entry shares it with it or makes it external to it; internal loads
+        and admins see all), else false: a subnet's policy target takes it
+        (``rule:external_network`` of ``get_subnet``), and the rule must not
+        show a subnet to a project that does not see its network, as
+        upstream's query never gives it.
         """
         out: dict[str, dict[str, Any]] = {}
         caller = targets(ctx.project_id if ctx else None)
@@ -441,5 +448,8 @@ class CorePlugin:
                 for row in conn.execute(_NETWORKS_OF, {"ids": part, CALLER.key: caller}):
                     out[row.id] = {"project_id": row.project_id, "tenant_id": row.project_id,
                                    "shared": bool(row.shared),
-                                   "router:external": bool(row.external)}
+                                   "router:external": bool(row.external) and (
+                                       ctx is None or ctx.is_admin
+                                       or row.project_id == ctx.project_id
+                                       or bool(row.reached))}
         return out

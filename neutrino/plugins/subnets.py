@@ -217,22 +217,8 @@ class Subnets(Handler):
                     {"subnet_id": subnet_id, **r} for r in routes])
 
     def get(self, conn: Connection, subnet_id: str) -> dict[str, Any]:
-        return self.get_for(conn, subnet_id, None)
-
-    def get_for(self, conn: Connection, subnet_id: str, ctx: Context | None) -> dict[str, Any]:
-        """The subnet, if the caller sees it as a list's ``visible_clause``
-        does: ``router:external`` shown is the network's flag, for everyone
-        (policy's ``rule:external_network``), so it cannot tell who sees
-        the subnet. Another project's subnet costs one read of its network."""
         row = store.get_row(conn, t.subnets, subnet_id, lambda: not_found(subnet_id),
                             joined=CHILDREN)
-        if ctx is not None and not ctx.is_admin and row.project_id != ctx.project_id:
-            n = t.networks.c
-            if conn.execute(sa.select(n.id).where(
-                    n.id == row.network_id,
-                    sa.or_(n.project_id == ctx.project_id,
-                           rbac.network_access_clause(ctx.project_id, n.id)))).first() is None:
-                raise not_found(subnet_id)
         return to_dicts(conn, [row])[0]
 
     def list(self, conn: Connection, ctx: Context, query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
