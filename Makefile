@@ -9,7 +9,7 @@ CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 # Debian packages the test suite uses, and the headers mysqlclient (the
 # fast MySQL/MariaDB driver) builds against.
-DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived libmariadb-dev pkg-config mariadb-server galera-4 rsync
+DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived radvd ndisc6 libmariadb-dev pkg-config mariadb-server galera-4 rsync
 PYTEST_ARGS ?=
 
 .PHONY: run test fuzz install bytecode system-deps bench clean
@@ -40,13 +40,15 @@ run: install
 	$(VENV)/bin/neutrino db upgrade $(CONFIG_ARGS)
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
-# The keystone tests' own venv (tests/keystone/conftest.py) takes a fresh
-# clone about two minutes to build. Built beside the first tests, it is
-# ready when they reach it instead of holding an xdist worker that long; a
-# build that failed is tried again, and reported, by the tests that need it.
+# The keystone and placement tests' own venvs (tests/keystone/conftest.py,
+# tests/placement/conftest.py) take a fresh clone minutes to build. Built
+# beside the first tests, they are ready when the tests reach them instead
+# of holding an xdist worker that long; a build that failed is tried again,
+# and reported, by the tests that need it.
 test: install system-deps
 	@mkdir -p var
 	@$(PY) tests/keystone/conftest.py > var/keystone-venv.log 2>&1 & \
+	$(PY) tests/placement/conftest.py > var/placement-venv.log 2>&1 & \
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS); \
 	status=$$?; wait; exit $$status
 

@@ -227,6 +227,39 @@ class IpAddressGenerationFailure(Conflict):
     message = "No more IP addresses available on network %(net_id)s."
 
 
+class DuplicatedHANetwork(Conflict):
+    message = "Project %(project_id)s already has a HA network."
+
+
+class IpAddressGenerationFailureNoMatchingSubnet(IpAddressGenerationFailure):
+    message = ("No valid service subnet for the given device owner, network "
+               "%(network_id)s, service type %(service_type)s.")
+
+
+class InvalidSubnetServiceType(InvalidInput):
+    message = "Subnet service type %(service_type)s does not correspond to a valid device owner."
+
+
+class InvalidInputSubnetServiceType(InvalidInput):
+    message = "Subnet service type %(service_type)s is not a string."
+
+
+class NeutronDbObjectDuplicateEntry(Conflict):
+    message = ("Failed to create a duplicate %(object_type)s: for attribute(s) "
+               "%(attributes)s with value(s) %(values)s")
+
+
+class PortBound(InUse):
+    message = ("Unable to complete operation on port %(port_id)s, port is already bound, "
+               "port type: %(vif_type)s, old_mac %(old_mac)s, new_mac %(new_mac)s.")
+
+
+class PortBoundNUMAAffinityPolicy(InUse):
+    message = ("Unable to complete operation on port %(port_id)s, port is already bound "
+               "to host %(host_id)s, numa_affinity_policy value given "
+               "%(numa_affinity_policy)s.")
+
+
 class MacAddressInUse(InUse):
     message = ("Unable to complete operation for network %(net_id)s. "
                "The mac address %(mac)s is in use.")
@@ -469,6 +502,39 @@ class NotImplementedError(NeutronException):  # noqa: A001 - upstream's type nam
     message = ""
 class SegmentNotFound(NotFound):
     message = "Segment %(segment_id)s could not be found."
+
+
+# ``network-segment-range``
+class NetworkSegmentRangeNetTypeNotSupported(BadRequest):
+    message = "Network type %(type)s does not support network segment ranges."
+
+
+class NetworkSegmentRangeNotFound(NotFound):
+    message = "Network Segment Range %(range_id)s could not be found."
+
+
+class NetworkSegmentRangeReferencedByProject(InUse):
+    message = ("Network Segment Range %(range_id)s is referenced by one or more "
+               "project networks.")
+
+
+class NetworkSegmentRangeDefaultReadOnly(BadRequest):
+    message = ("Network Segment Range %(range_id)s is a default segment range which "
+               "could not be updated or deleted.")
+
+
+class NetworkSegmentRangeOverlaps(Conflict):
+    message = "Network segment range overlaps with range(s) with id %(range_id)s"
+
+
+# Upstream answers these two with 500 (plain NeutronExceptions); a range
+# the caller got wrong is a bad request here.
+class NetworkVlanRangeError(BadRequest):
+    message = "Invalid network VLAN range: '%(vlan_range)s' - '%(error)s'."
+
+
+class NetworkTunnelRangeError(BadRequest):
+    message = "Invalid network tunnel range: '%(tunnel_range)s' - %(error)s."
 
 
 class SegmentInUse(InUse):
@@ -935,3 +1001,32 @@ def not_found(singular: str, rid: str, parent_id: str | None = None) -> NeutronE
         return child(rid, parent_id or "")
     factory = _NOT_FOUND.get(singular)
     return factory(rid) if factory else ResourceNotFound()
+
+
+# -- logging (security-group logs) ---------------------------------------------------
+
+class LogResourceNotFound(NotFound):
+    message = "Log resource %(log_id)s could not be found."
+
+
+class InvalidLogResourceType(InvalidInput):
+    message = "Invalid log resource_type: %(resource_type)s."
+
+
+class LoggingTypeNotSupported(Conflict):
+    message = "Logging type %(log_type)s is not supported on port %(port_id)s."
+
+
+class TargetResourceNotFound(NotFound):
+    message = "Target resource %(target_id)s could not be found."
+
+
+class InvalidResourceConstraint(InvalidInput):
+    message = ("Invalid resource constraint between resource (%(resource)s "
+               "%(resource_id)s) and target resource (%(target_resource)s %(target_id)s).")
+
+
+def log_resource_not_found(resource_id: str) -> ResourceNotFound:
+    """Upstream's logging ``ResourceNotFound`` (a missing security group to
+    log), which names the resource where the generic one does not."""
+    return ResourceNotFound(message=f"Resource {resource_id} could not be found.")

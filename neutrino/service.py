@@ -196,8 +196,11 @@ class RpcPlugins:
         # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.ml2.state_rpc import StateReportEndpoint
         core_plugin = self.plugins()[0]
+        listeners = [plugin.agent_reported for plugin in self.plugins()
+                     if hasattr(plugin, "agent_reported")]
         out: dict[str, list[Any]] = {
-            topics.REPORTS: [StateReportEndpoint(core_plugin.db, self.conf.agent_down_time)]}
+            topics.REPORTS: [StateReportEndpoint(core_plugin.db, self.conf.agent_down_time,
+                                                 listeners)]}
         for plugin in self.plugins():
             endpoints = getattr(plugin, "rpc_endpoints", None)
             for topic, found in (endpoints() if endpoints else {}).items():

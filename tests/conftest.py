@@ -93,7 +93,7 @@ class Server:
 
 # What the session server loads besides the core: as etc/neutrino-aio.conf.
 SESSION_EXTRA = ("service_plugins = router,port_forwarding,auto_allocate,qos,metering,segments,trunk,"
-                 "flavors\n"
+                 "flavors,network_segment_range\n"
                  "[ml2]\nextension_drivers = port_security,qos\nmechanism_drivers = openvswitch\n")
 
 

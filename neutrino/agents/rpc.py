@@ -57,3 +57,20 @@ class PluginApi(ServerClient):
             self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
         return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
                            filter_kwargs={"id": ids}) or []
+
+
+class LoggingApi(ServerClient):
+    """The agent side of ``logging-plugin`` (upstream's ``LoggingApiStub``)."""
+
+    def __init__(self, conf: Any) -> None:
+        super().__init__(conf, topics.LOGGING_PLUGIN, namespace=topics.LOGGING_NAMESPACE)
+
+    def get_sg_log_info_for_port(self, port_id: str) -> list[dict[str, Any]]:
+        return list(self.call("get_sg_log_info_for_port", "1.1",
+                              resource_type="security_group", port_id=port_id) or [])
+
+    def get_sg_log_info_for_log_resources(self, log_resources: list[dict[str, Any]]
+                                          ) -> list[dict[str, Any]]:
+        return list(self.call("get_sg_log_info_for_log_resources", "1.1",
+                              resource_type="security_group",
+                              log_resources=log_resources) or [])

@@ -34,6 +34,8 @@ class PortFacts:
     addresses: tuple[tuple[str, str], ...]  # (mac, ip or cidr) allowed as source
     rules: tuple[dict[str, Any], ...] = field(default=())  # remote groups expanded
     stateful: bool = True  # False: the port's groups are stateless (no conntrack)
+    # the groups each rule (same position) comes from; one rule may be in several
+    rule_groups: tuple[frozenset[str], ...] = field(default=())
 
 
 def link_local(mac: str) -> str:
@@ -56,6 +58,7 @@ def port_facts(info: dict[str, Any], port_id: str) -> PortFacts | None:
     groups = info.get("security_groups") or {}
     members = info.get("sg_member_ips") or {}
     rules: list[dict[str, Any]] = []
+    sources: list[set[str]] = []
     stateful = True
     for group in device.get("security_groups") or []:
         for rule in groups.get(group, []):
@@ -64,7 +67,10 @@ def port_facts(info: dict[str, Any], port_id: str) -> PortFacts | None:
             for expanded in expand_remote(rule, members):
                 if expanded not in rules:
                     rules.append(expanded)
-    return PortFacts(mac, tuple(dict.fromkeys(addresses)), tuple(rules), stateful)
+                    sources.append(set())
+                sources[rules.index(expanded)].add(group)
+    return PortFacts(mac, tuple(dict.fromkeys(addresses)), tuple(rules), stateful,
+                     tuple(frozenset(s) for s in sources))
 
 
 def port_groups(info: dict[str, Any], port_id: str) -> tuple[set[str], set[str]]:

@@ -10,7 +10,7 @@ import socket
 
 from oslo_config import cfg
 
-from neutrino.conf import dhcp, l3, ml2, nova, supervision
+from neutrino.conf import dhcp, l3, ml2, nova, placement, supervision
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -105,6 +105,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     ml2.register(conf)
     l3.register(conf)
     nova.register(conf)
+    placement.register_server(conf)
     dhcp.register(conf)
     supervision.register(conf)
 

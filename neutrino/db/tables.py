@@ -145,6 +145,13 @@ ports = Table(
     Index("ix_ports_network_id_device_owner", "network_id", "device_owner"),
 )
 
+# ``subnet-service-types``: the device owners a subnet serves (none: all).
+subnet_service_types = Table(
+    "subnet_service_types", metadata,
+    Column("subnet_id", String(36), _fk("subnets"), primary_key=True),
+    Column("service_type", String(255), primary_key=True),
+)
+
 ipallocations = Table(
     "ipallocations", metadata,
     Column("port_id", String(36), _fk("ports"), nullable=False, index=True),
@@ -257,6 +264,32 @@ ml2_vxlan_allocations = _tunnel_allocations("ml2_vxlan_allocations")
 ml2_gre_allocations = _tunnel_allocations("ml2_gre_allocations")
 ml2_geneve_allocations = _tunnel_allocations("ml2_geneve_allocations")
 
+# ``network-segment-range``: the ranges project networks take segment ids
+# from, managed at runtime. ``default`` ones are the configured ranges
+# (written at start-up); a ``shared`` range has no project, a private one
+# is its project's alone. Tunnel ranges have '' as physical network (not
+# null) so that the unique key compares it.
+network_segment_ranges = Table(
+    "network_segment_ranges", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255)),
+    Column("description", String(255)),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    Column("revision_number", Integer, nullable=False, default=0),
+    Column("default", Boolean, nullable=False, default=False),
+    Column("shared", Boolean, nullable=False, default=True),
+    Column("network_type", String(32), nullable=False),
+    Column("physical_network", String(64), nullable=False, default=""),
+    Column("minimum", BigInteger, nullable=False),
+    Column("maximum", BigInteger, nullable=False),
+    UniqueConstraint("default", "network_type", "physical_network", "minimum", "maximum",
+                     name="uniq_network_segment_ranges"),
+    Index("ix_network_segment_ranges_network_type_physical_network",
+          "network_type", "physical_network"),
+)
+
 # A flat network takes its whole physical network: one row per physnet in use.
 ml2_flat_allocations = Table(
     "ml2_flat_allocations", metadata,
@@ -274,6 +307,20 @@ port_port_security = Table(
     "port_port_security", metadata,
     Column("port_id", String(36), _fk("ports"), primary_key=True),
     Column("port_security_enabled", Boolean, nullable=False),
+)
+
+# ``port-numa-affinity-policy`` and ``port-device-profile``: a row only for
+# a port that has the attribute set.
+portnumaaffinitypolicies = Table(
+    "portnumaaffinitypolicies", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("numa_affinity_policy", String(16), nullable=False),
+)
+
+portdeviceprofiles = Table(
+    "portdeviceprofiles", metadata,
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+    Column("device_profile", String(255), nullable=False),
 )
 
 # -- port binding and agents ----------------------------------------------------
@@ -508,6 +555,20 @@ subports = Table(
     Column("segmentation_type", String(32), nullable=False),
     Column("segmentation_id", Integer, nullable=False, autoincrement=False),
     UniqueConstraint("trunk_id", "segmentation_type", "segmentation_id"),
+)
+
+
+# -- logging (``logging``) ------------------------------------------------------------
+
+# A log goes with the security group it names and with the port it targets.
+logs = Table(
+    "logs", metadata,
+    *_standard(),
+    Column("resource_type", String(36), nullable=False),
+    Column("resource_id", String(36), _fk("securitygroups"), nullable=True, index=True),
+    Column("target_id", String(36), _fk("ports"), nullable=True, index=True),
+    Column("event", String(255), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
 )
 
 

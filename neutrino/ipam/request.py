@@ -25,13 +25,18 @@ from neutrino.ipam import subnet_rules as rules
 Allocation = tuple[str, str]
 
 # Built once: every port create reads its network's subnets (with their
-# allocation pools, one row per pool).
+# allocation pools, one row per pool, and service types).
 _POOL = t.allocation_pools.c
-_SUBNETS = (sa.select(t.subnets, _POOL.first_ip, _POOL.last_ip)
-            .select_from(t.subnets.outerjoin(t.allocation_pools, _POOL.subnet_id == t.subnets.c.id))
+_KIND = t.subnet_service_types.c
+_SUBNETS = (sa.select(t.subnets, _POOL.first_ip, _POOL.last_ip, _KIND.service_type)
+            .select_from(t.subnets
+                         .outerjoin(t.allocation_pools, _POOL.subnet_id == t.subnets.c.id)
+                         .outerjoin(t.subnet_service_types, _KIND.subnet_id == t.subnets.c.id))
             .where(t.subnets.c.network_id == sa.bindparam("network"))
-            .order_by(t.subnets.c.created_at, t.subnets.c.id, _POOL.id))
+            .order_by(t.subnets.c.created_at, t.subnets.c.id, _POOL.id, _KIND.service_type))
 _SUBNET_COLUMNS = tuple(t.subnets.c.keys())
+SERVICE_TYPES = "service_types"  # in a subnet's dict: the device owners it serves
+DHCP_OWNER = "network:dhcp"
 
 
 @dataclass
@@ -62,9 +67,28 @@ def network_subnets(conn: Connection, network_id: str) -> list[dict[str, Any]]:
         if subnet is None:
             subnet = found[row.id] = dict(zip(_SUBNET_COLUMNS, row))
             subnet[allocator.POOLS] = []
-        if row.first_ip is not None:
-            subnet[allocator.POOLS].append((row.first_ip, row.last_ip))
+            subnet[SERVICE_TYPES] = []
+        pool = (row.first_ip, row.last_ip)
+        if row.first_ip is not None and pool not in subnet[allocator.POOLS]:
+            subnet[allocator.POOLS].append(pool)
+        if row.service_type is not None and row.service_type not in subnet[SERVICE_TYPES]:
+            subnet[SERVICE_TYPES].append(row.service_type)
     return list(found.values())
+
+
+def serving(subnets: list[dict[str, Any]], network_id: str,
+            device_owner: str) -> list[dict[str, Any]]:
+    """``subnet-service-types``: the subnets a port of ``device_owner`` may
+    take addresses from, those naming its owner first (then those serving
+    everyone); a DHCP port may use any subnet with DHCP on. None of them
+    on a network with subnets is upstream's 409."""
+    typed = [s for s in subnets if device_owner in s[SERVICE_TYPES]
+             or (device_owner == DHCP_OWNER and s["enable_dhcp"] and s[SERVICE_TYPES])]
+    untyped = [s for s in subnets if not s[SERVICE_TYPES]]
+    if subnets and not typed and not untyped:
+        raise errors.IpAddressGenerationFailureNoMatchingSubnet(
+            network_id=network_id, service_type=device_owner)
+    return typed + untyped
 
 
 def allocate(conn: Connection, request: AddressRequest) -> list[Allocation]:
@@ -96,8 +120,9 @@ def _from_any(conn: Connection, network_id: str, group: list[dict[str, Any]]) ->
     """An address from the first subnet of ``group`` that has one free.
 
     Upstream tries the subnets in id order (not creation order), so every
-    automatic port lands on the same, lowest-id subnet while it lasts."""
-    for subnet in sorted(group, key=lambda s: s["id"]):
+    automatic port lands on the same, lowest-id subnet while it lasts; those
+    naming the port's service type come first."""
+    for subnet in sorted(group, key=lambda s: (not s.get(SERVICE_TYPES), s["id"])):
         ip = allocator.pick_address(conn, subnet)
         if ip is not None:
             return subnet["id"], ip

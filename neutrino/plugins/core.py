@@ -27,11 +27,16 @@ from neutrino.plugins.handler import ResourceHandler
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2 import bindings_extended
 from neutrino.plugins.ml2.agent_notifier import AgentNotifier
+from neutrino.plugins.ml2.extension_api import ExtensionDriver
 from neutrino.plugins.ml2.extension_manager import ExtensionManager
 from neutrino.plugins.ml2.l2pop import L2Population
 from neutrino.plugins.ml2.managers import TypeManager
 from neutrino.plugins.ml2.mech_calls import MechanismCalls
 from neutrino.plugins.ml2.mech_manager import MechanismManager
+from neutrino.plugins.ml2.port_attribute import (
+    PortDeviceProfileDriver,
+    PortNumaAffinityPolicyDriver,
+)
 from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
@@ -73,7 +78,9 @@ CORE_ALIASES = (
     "standard-attr-revisions", "standard-attr-tag", "tag-creation", "revision-if-match",
     "pagination", "sorting", "filter-validation", "empty-string-filtering",
     "ip-substring-filtering", "subnet_allocation", "default-subnetpools",
-    "subnetpool-prefix-ops", "allowed-address-pairs", "extra_dhcp_opt", "net-mtu",
+    "subnetpool-prefix-ops", "allowed-address-pairs", "aap-reject-multicast",
+    "subnet-service-types", "subnet_onboard",
+    "extra_dhcp_opt", "net-mtu", "port-mac-address-regenerate", "port-mac-override",
     "net-mtu-writable", "provider", "multi-provider", "rbac-policies",
     "rbac-subnetpool", "external-net", "subnet-external-network",
     "agent", "agent-resources-synced", "agent_sort_key", "availability_zone",
@@ -103,6 +110,11 @@ class CorePlugin:
         self.security_groups = SecurityGroups(db, self._write)
         # Ports' groups after port security (whose answer they need), before binding.
         self.extensions.drivers.append(PortSecurityGroupsDriver(conf, self.security_groups))
+        # Upstream's ML2 always lists these aliases: their drivers are always
+        # loaded here (naming them in [ml2] extension_drivers adds nothing).
+        for always in (PortNumaAffinityPolicyDriver, PortDeviceProfileDriver):
+            if not any(isinstance(d, always) for d in self.extensions.drivers):
+                self.extensions.drivers.append(always(conf))
         # Binding runs last among the extension drivers: it sees the port complete.
         binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one)
         self.extensions.drivers.append(binding)
@@ -138,6 +150,11 @@ class CorePlugin:
         """The core's extensions served by routes of their own."""
         return [bindings_extended.extension(
             bindings_extended.BindingsExtended(self, self.ml2.binding, self.casts))]
+
+    def add_extension_driver(self, driver: ExtensionDriver) -> None:
+        """A service plugin's attributes of core resources, written in the
+        core's transactions (``network_ha``); binding stays the last driver."""
+        self.extensions.drivers.insert(len(self.extensions.drivers) - 1, driver)
 
     def _subscribe_notifiers(self) -> None:
         """Agents (and l2population) hear about committed changes over the bus

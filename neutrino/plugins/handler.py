@@ -19,7 +19,8 @@ from neutrino.context import Context
 from neutrino.plugins import store
 
 # What an action runs in one writer transaction; its result is the response body.
-ActionWork = Callable[[Connection], dict[str, Any]]
+# An action answers a JSON object, or a list (``onboard_network_subnets``).
+ActionWork = Callable[[Connection], Any]
 
 
 class ResourceHandler(Protocol):

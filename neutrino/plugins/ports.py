@@ -19,6 +19,7 @@ from neutrino.plugins import networks, routed, store
 from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 from neutrino.plugins.ml2.extension_api import PORT_NETWORK
+from neutrino.plugins.ml2.mech_api import VIF_TYPE_BINDING_FAILED, VIF_TYPE_UNBOUND
 from neutrino.plugins.row_memo import RowMemo
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
@@ -46,6 +47,8 @@ _OPTS = Aggregated(t.extra_dhcp_opts, "port_id", ("opt_name", "opt_value", "ip_v
                    order_by=("id",), follows_revision=True)
 # The port's own child tables, read with a single port's row.
 CHILDREN = (store.TAGS, _IPS, _PAIRS, _OPTS)
+# A port bound to neither: its MAC may still change.
+UNPLUGGED = (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED)
 
 # Built once: every port delete removes its addresses and row.
 _DELETE_IPS = sa.delete(t.ipallocations).where(
@@ -157,7 +160,11 @@ class Ports(Handler):
         """(subnet_id, ip) pairs for a port, from IPAM; None when the port is
         on a routed network and must wait for a host (deferred). Which
         subnets automatic addresses may come from is routed networks' say."""
-        subnets = ipam.network_subnets(conn, network_id)
+        every = ipam.network_subnets(conn, network_id)
+        subnets = ipam.serving(every, network_id, device_owner)
+        if keep:  # addresses held stay valid whoever serves them now, as upstream
+            held = {subnet_id for subnet_id, _ in keep}
+            subnets += [s for s in every if s["id"] in held and s not in subnets]
         if requested is None:
             automatic = routed.usable_subnets(conn, network_id, subnets, host)
             if automatic is None:
@@ -206,6 +213,24 @@ class Ports(Handler):
             stmt = stmt.where(t.ports.c.id != port_id)
         if conn.execute(stmt.limit(1)).first() is not None:
             raise errors.MacAddressInUse(net_id=network_id, mac=mac)
+
+    def _new_mac(self, conn: Connection, row: Any, asked: str | None) -> str:
+        """The MAC a port changes to: the one asked for, or a new one for
+        null (``port-mac-address-regenerate``); only while the port is not
+        bound, since the host wired the old one."""
+        mac = asked or ipam.generate_mac(self.conf.base_mac)
+        vif_type = conn.execute(sa.select(t.ml2_port_bindings.c.vif_type).where(
+            t.ml2_port_bindings.c.port_id == row.id)).scalar()
+        if vif_type not in (None, *UNPLUGGED):
+            raise errors.PortBound(port_id=row.id, vif_type=vif_type,
+                                   old_mac=row.mac_address, new_mac=mac)
+        try:
+            self._check_mac(conn, row.network_id, mac, row.id)
+        except errors.MacAddressInUse:
+            if asked:
+                raise
+            raise RetryRequest() from None  # a generated MAC taken: draw again
+        return mac
 
     def _write_pairs(self, conn: Connection, port_id: str, mac: str,
                      pairs: list[dict[str, Any]] | None) -> None:
@@ -318,9 +343,8 @@ class Ports(Handler):
         values = {k: data[k] for k in ("name", "description", "admin_state_up",
                                        "device_id", "device_owner") if k in data}
         mac = row.mac_address
-        if data.get("mac_address") and data["mac_address"] != mac:
-            mac = data["mac_address"]
-            self._check_mac(conn, row.network_id, mac, port_id)
+        if "mac_address" in data and data["mac_address"] != mac:
+            mac = self._new_mac(conn, row, data["mac_address"])
             values["mac_address"] = mac
         if "fixed_ips" in data:
             self._update_ips(conn, row, mac, data["fixed_ips"] or [],

@@ -154,7 +154,8 @@ class SegmentsPlugin(ServicePlugin):
 
     service_type = "segments"
     supported_extension_aliases = ("segment", "standard-attr-segment", "ip_allocation",
-                                   "l2_adjacency", "subnet-segmentid-writable")
+                                   "l2_adjacency", "subnet-segmentid-writable",
+                                   "segments-peer-subnet-host-routes")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)

@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import address_scopes, rbac, store
+from neutrino.plugins import address_scopes, networks, rbac, store
 from neutrino.plugins.handler import ActionWork, Handler
 from neutrino.resources import validators as v
 
@@ -208,6 +208,8 @@ class SubnetPools(Handler):
     def action(self, ctx: Context, rid: str, name: str, body: Any) -> ActionWork:
         """``add_prefixes`` / ``remove_prefixes`` with ``{"prefixes": [...]}``,
         the body checked before the transaction opens."""
+        if name == "onboard_network_subnets":
+            return self._onboard_request(ctx, rid, body)
         change = {"add_prefixes": self.add_prefixes,
                   "remove_prefixes": self.remove_prefixes}.get(name)
         if change is None:
@@ -244,6 +246,48 @@ class SubnetPools(Handler):
         self._replace_prefixes(conn, pool_id, new)
         store.bump(conn, t.subnetpools, pool_id)
         return new
+
+    # -- subnet_onboard ----------------------------------------------------------
+
+    def _onboard_request(self, ctx: Context, pool_id: str, body: Any) -> ActionWork:
+        network_id = body.get("network_id") if isinstance(body, dict) else None
+        if network_id is None:
+            raise errors.InvalidInput(error_message="network_id must be specified.")
+        return lambda conn: self.onboard(conn, ctx, pool_id, network_id)
+
+    def onboard(self, conn: Connection, ctx: Context, pool_id: str,
+                network_id: str) -> list[dict[str, str]]:
+        """``subnet_onboard``: a network's subnets of the pool's IP version
+        join the pool, their CIDRs added to its prefixes; only the network's
+        owner (or an admin) may move its subnets, and none may overlap what
+        the pool has handed out already."""
+        stmt = sa.select(t.networks.c.project_id).where(t.networks.c.id == network_id)
+        scope = networks.visible_clause(ctx)
+        owner = conn.execute(stmt if scope is None else stmt.where(scope)).first()
+        if owner is None:
+            raise errors.NetworkNotFound(net_id=network_id)
+        if not ctx.is_admin and owner.project_id != ctx.project_id:
+            raise errors.NotAuthorized()
+        store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id),
+                      for_update=True)
+        pool = self.get(conn, pool_id)
+        joining = conn.execute(sa.select(t.subnets.c.id, t.subnets.c.cidr).where(
+            t.subnets.c.network_id == network_id,
+            t.subnets.c.ip_version == pool["ip_version"])).all()
+        allocated = netaddr.IPSet(r.cidr for r in conn.execute(
+            sa.select(t.subnets.c.cidr).where(t.subnets.c.subnetpool_id == pool_id)))
+        for subnet in joining:
+            if netaddr.IPSet([subnet.cidr]) & allocated:
+                raise errors.IllegalSubnetPoolUpdate(
+                    reason=f"Onboarding subnet {subnet.id}: {subnet.cidr} conflicts with "
+                           f"allocated prefixes in subnet pool {pool_id}")
+        self.update(conn, ctx, pool_id,
+                    {"prefixes": pool["prefixes"] + [s.cidr for s in joining]}, None)
+        if joining:
+            ids = [s.id for s in joining]
+            store.bump_where(conn, t.subnets, t.subnets.c.id.in_(ids),
+                             values={"subnetpool_id": pool_id})
+        return [{"id": s.id, "cidr": s.cidr} for s in joining]
 
     def delete(self, conn: Connection, pool_id: str, revision: int | None) -> None:
         store.get_row(conn, t.subnetpools, pool_id, lambda: not_found(pool_id), for_update=True)

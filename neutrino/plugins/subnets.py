@@ -12,7 +12,15 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
-from neutrino.plugins import address_scopes, networks, rbac, routed, store, subnetpools
+from neutrino.plugins import (
+    address_scopes,
+    networks,
+    peer_routes,
+    rbac,
+    routed,
+    store,
+    subnetpools,
+)
 from neutrino.plugins.handler import Handler
 from neutrino.plugins.joined import Aggregated, Computed
 from neutrino.plugins.subnetpools import SubnetPools
@@ -39,11 +47,13 @@ def visible_clause(ctx: Context) -> Any:
 _POOLS = Aggregated(t.allocation_pools, "subnet_id", ("first_ip", "last_ip"), order_by=("id",))
 _DNS = Aggregated(t.dns_nameservers, "subnet_id", ("address",), order_by=("position",))
 _ROUTES = Aggregated(t.subnet_routes, "subnet_id", ("destination", "nexthop"))
+_SERVICE_TYPES = Aggregated(t.subnet_service_types, "subnet_id", ("service_type",),
+                            order_by=("service_type",))
 # ``subnet-external-network``: whether the subnet's network is external.
 _EXTERNAL = Computed("network__external",
                      lambda subnets: rbac.is_external_clause(subnets.c.network_id))
 # The subnet's own child tables and facts, read with a single subnet's row.
-CHILDREN = (store.TAGS, _POOLS, _DNS, _ROUTES, _EXTERNAL)
+CHILDREN = (store.TAGS, _POOLS, _DNS, _ROUTES, _SERVICE_TYPES, _EXTERNAL)
 
 
 def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
@@ -54,6 +64,7 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
     pools = store.child_rows(conn, rows, ids, _POOLS)
     dns = store.child_rows(conn, rows, ids, _DNS)
     routes = store.child_rows(conn, rows, ids, _ROUTES)
+    service_types = store.child_rows(conn, rows, ids, _SERVICE_TYPES)
     if rows and _EXTERNAL.labels[0] in rows[0]._fields:
         at = [rows[0]._fields.index(_EXTERNAL.labels[0])]
         external = {r.network_id for r in rows if _EXTERNAL.read(r, at)}
@@ -71,7 +82,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  dns_nameservers=[address for _, address in dns[row.id]],
                  host_routes=[{"destination": dest, "nexthop": hop}
                               for _, dest, hop in routes[row.id]],
-                 service_types=[], tags=[tag for _, tag in tags[row.id]])
+                 service_types=sorted(kind for _, kind in service_types[row.id]),
+                 tags=[tag for _, tag in tags[row.id]])
         d["router:external"] = row.network_id in external
         out.append(d)
     return out
@@ -172,6 +184,12 @@ class Subnets(Handler):
         # The network's subnets once, for the overlap, pool and segment rules
         # (the network's row is locked: none is added meanwhile).
         siblings = conn.execute(_SIBLINGS, {"network": network_id}).all()
+        if segment_id is not None and data.get("gateway_ip", AUTO) not in (AUTO, None):
+            # Routes to the other segments' subnets through the given gateway.
+            peers = peer_routes.calculate(siblings, version, segment_id, routes, gateway)
+            if not routes or peer_routes.differ(routes, peers):
+                routes = peers
+                rules.check_routes("new subnet", routes, version)
         self._check_overlap(conn, network_id, cidr, siblings=siblings)
         address_scopes.check_network_subnetpools(conn, network_id, version, pool_id, siblings)
         row.update(network_id=network_id, ip_version=version, cidr=cidr, gateway_ip=gateway,
@@ -182,6 +200,9 @@ class Subnets(Handler):
         store.insert(conn, t.subnets, row)
         routed.check_subnet_segment(conn, network_id, segment_id, siblings=siblings)
         self._write_children(conn, row["id"], pools, dns, routes, replace=False)
+        _write_service_types(conn, row["id"], data.get("service_types") or [], replace=False)
+        if segment_id is not None and siblings:
+            peer_routes.refresh(conn, network_id)
         if data.get("tags"):
             store.tag_new(conn, row["id"], data["tags"])
         store.bump(conn, t.networks, network_id)
@@ -263,7 +284,10 @@ class Subnets(Handler):
                                        "segment_id") if k in data}
         dns = data["dns_nameservers"] or [] if "dns_nameservers" in data else None
         routes = data["host_routes"] or [] if "host_routes" in data else None
+        routes = self._with_peer_routes(conn, current, data, routes)
         self._write_children(conn, subnet_id, pools, dns, routes)
+        if "service_types" in data:
+            _write_service_types(conn, subnet_id, data["service_types"] or [])
         store.bump(conn, t.subnets, subnet_id, values, revision)
 
     def delete(self, conn: Connection, subnet_id: str, revision: int | None) -> None:
@@ -295,7 +319,40 @@ class Subnets(Handler):
         conn.execute(sa.delete(t.ipallocations).where(t.ipallocations.c.subnet_id == subnet_id))
         store.delete_tags(conn, subnet_id)
         conn.execute(sa.delete(t.subnets).where(t.subnets.c.id == subnet_id))
+        if row.segment_id:  # the other segments' subnets drop their routes to it
+            peer_routes.refresh(conn, row.network_id, deleted_cidr=row.cidr)
         store.bump(conn, t.networks, row.network_id)
+
+    @staticmethod
+    def _with_peer_routes(conn: Connection, current: dict[str, Any], data: dict[str, Any],
+                          routes: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
+        """The routes an update writes on a segment's subnet whose routes or
+        gateway change: its peer routes through the (new) gateway."""
+        segment_id = data.get("segment_id", current["segment_id"])
+        asked = current["host_routes"] if routes is None else routes
+        gateway, old_gateway = data.get("gateway_ip", current["gateway_ip"]), current["gateway_ip"]
+        if not segment_id or (asked == current["host_routes"] and gateway == old_gateway):
+            return routes
+        peers = peer_routes.calculate(
+            peer_routes.network_subnets(conn, current["network_id"]), current["ip_version"],
+            segment_id, asked, gateway,
+            old_gateway_ip=old_gateway if gateway != old_gateway else None)
+        return peers if peer_routes.differ(asked, peers) else routes
+
+
+def _write_service_types(conn: Connection, subnet_id: str, kinds: list[str],
+                         replace: bool = True) -> None:
+    if replace:
+        conn.execute(sa.delete(t.subnet_service_types)
+                     .where(t.subnet_service_types.c.subnet_id == subnet_id))
+    if len(set(kinds)) != len(kinds):
+        twice = next(k for k in kinds if kinds.count(k) > 1)
+        raise errors.NeutronDbObjectDuplicateEntry(
+            object_type="SubnetServiceType", attributes="['PRIMARY']",
+            values=f"{subnet_id}-{twice}")
+    if kinds:
+        store.insert(conn, t.subnet_service_types,
+                     [{"subnet_id": subnet_id, "service_type": k} for k in kinds])
 
 
 def _bump_ports_with(conn: Connection, subnet_id: str, *which: Any) -> None:

@@ -104,6 +104,7 @@ _SUBNETPOOL = {
     'delete_subnetpool:tags': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
     'add_prefixes': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
     'remove_prefixes': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
+    'onboard_network_subnets': '(rule:admin_only) or (role:member and project_id:%(project_id)s)',
 }
 
 _PORT = {

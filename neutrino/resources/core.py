@@ -85,7 +85,9 @@ SUBNET = resource(
     # Upstream filters subnets by their network's sharing but never shows it.
     attr("shared", is_filter=True, convert_filter=_B, is_visible=False),
     attr("segment_id", is_filter=True),
-    attr("service_types", is_filter=False),
+    # ``subnet-service-types``: the device owners whose ports it addresses.
+    attr("service_types", v.subnet_service_types, default=[], allow_post=True,
+         allow_put=True),
     # ``subnet-external-network``: the network's external flag, read-only;
     # a filter as upstream's (the flag itself, whoever asks).
     attr("router:external", is_filter=True, convert_filter=_B),
@@ -100,7 +102,8 @@ PORT = resource(
          is_sort_key=True, required_by_policy=True, convert_filter=str),
     attr("admin_state_up", v.boolean, default=True, allow_post=True,
          allow_put=True, is_filter=True, is_sort_key=True, convert_filter=_B),
-    attr("mac_address", v.mac_address, default=None, allow_post=True,
+    # ``port-mac-address-regenerate``: null asks for a new one.
+    attr("mac_address", v.or_none(v.mac_address), default=None, allow_post=True,
          allow_put=True, is_filter=True, is_sort_key=True,
          enforce_policy=True, required_by_policy=True),
     attr("fixed_ips", v.fixed_ips, default=None, allow_post=True,
@@ -144,7 +147,8 @@ SUBNETPOOL = resource(
          allow_put=True, is_filter=True, is_sort_key=True,
          enforce_policy=True, convert_filter=_B),
     _TAGS_ON_CREATE,
-    actions={"add_prefixes": "PUT", "remove_prefixes": "PUT"},
+    # ``subnet_onboard``: ``onboard_network_subnets``.
+    actions={"add_prefixes": "PUT", "remove_prefixes": "PUT", "onboard_network_subnets": "PUT"},
 )
 
 

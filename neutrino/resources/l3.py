@@ -143,3 +143,9 @@ FLOATINGIP_POOL = resource(
     attr("project_id"), attr("tenant_id"),
     has_tags=False,
 )
+
+
+# ``network_ha``: a network created as its project's HA network (the L3
+# plugin's own, for HA routers); accepted on create, never shown.
+NETWORK_HA = {"networks": [attr("ha", v.boolean, default=False, allow_post=True,
+                                is_visible=False)]}

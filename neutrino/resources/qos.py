@@ -42,20 +42,15 @@ DESCRIPTORS = [described(alias) for alias in (
     "qos", "qos-bw-limit-direction", "qos-bw-minimum-ingress", "qos-default",
     "qos-port-network-policy", "qos-pps-minimum", "qos-pps-minimum-rule-alias", "qos-pps",
     "qos-rule-type-details", "qos-rule-type-filter", "qos-rules-alias")]
+# ``resource_request`` of ports, computed from the minimum rules.
+RESOURCE_REQUEST_DESCRIPTORS = [described(alias) for alias in (
+    "port-resource-request", "port-resource-request-groups")]
 
 POLICIES = "policies"  # the collection's key in the resource map and in JSON
 POLICY_KEY = "qos_policy_id"  # a rule's parent
 
 
-def one_of(*allowed: Any, convert: v.Validator | None = None) -> v.Validator:
-    """Upstream's ``type:values`` check and its wording ("x is not in valid_values")."""
-    def check(value: Any) -> Any:
-        if convert is not None:
-            value = convert(value)
-        if isinstance(value, bool) or value not in allowed:
-            raise v.Invalid(f"{value} is not in valid_values")
-        return value
-    return check
+one_of = v.one_of
 
 
 def _to_int(value: Any) -> int:
@@ -230,6 +225,7 @@ RBAC_QOS_POLICY: AttributeMap = {"rbac_policies": [
 # and, on ports, the policy their network has.
 POLICY_ID = "qos_policy_id"
 NETWORK_POLICY_ID = "qos_network_policy_id"
+RESOURCE_REQUEST: AttributeMap = {"ports": [attr("resource_request")]}
 QOS_POLICY_ID: AttributeMap = {
     "networks": [attr(POLICY_ID, v.or_none(v.uuid), default=None, allow_post=True,
                       allow_put=True, enforce_policy=True)],

@@ -226,6 +226,36 @@ def mac_address(value: Any) -> str:
     return mac
 
 
+# Upstream adds the compute prefix to its list of prefixes character by
+# character, so a service type starting with any of its letters passes.
+_SERVICE_TYPE_PREFIXES = ("network:", "neutron:", *"compute:")
+
+
+def subnet_service_types(value: Any) -> list[str]:
+    """``subnet-service-types``: device owners whose ports a subnet serves."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise errors.HTTPBadRequest(msg="Subnet service types must be a list.")
+    for service_type in value:
+        if not isinstance(service_type, str):
+            raise errors.InvalidInputSubnetServiceType(service_type=service_type)
+        if not service_type.startswith(_SERVICE_TYPE_PREFIXES):
+            raise errors.InvalidSubnetServiceType(service_type=service_type)
+    return list(value)
+
+
+def one_of(*allowed: Any, convert: Validator | None = None) -> Validator:
+    """Upstream's ``type:values`` check and its wording ("x is not in valid_values")."""
+    def check(value: Any) -> Any:
+        if convert is not None:
+            value = convert(value)
+        if isinstance(value, bool) or value not in allowed:
+            raise Invalid(f"{value} is not in valid_values")
+        return value
+    return check
+
+
 def list_of(item: Validator, unique: str | None = None) -> Validator:
     """A JSON list whose items each pass ``item``; ``unique`` names duplicates."""
     def check(value: Any) -> list[Any]:
@@ -343,9 +373,35 @@ def _address_pair(value: Any) -> dict[str, Any]:
     if extra:
         raise Invalid(f"Unrecognized attribute(s) '{', '.join(sorted(extra))}'")
     out = {"ip_address": ip_or_subnet(value["ip_address"])}
+    _not_multicast_address(value["ip_address"])
     if value.get("mac_address") is not None:
         out["mac_address"] = mac_address(value["mac_address"])
+        if netaddr.EUI(out["mac_address"]).words[0] & 1:
+            raise errors.HTTPBadRequest(
+                msg=f"MAC address {value['mac_address']} is a multicast address, "
+                    f"which is not supported.")
     return out
+
+
+_MULTICAST = {4: netaddr.IPNetwork("224.0.0.0/4"), 6: netaddr.IPNetwork("ff00::/8")}
+
+
+def _not_multicast_address(given: str) -> None:
+    """``aap-reject-multicast``: a port may not claim a multicast group as an
+    address of its own, nor a range reaching into one (IPv4's ``0.0.0.0/0``
+    stays allowed, as upstream: it is how "any address" is said)."""
+    if "/" not in given:
+        if netaddr.IPAddress(given).is_multicast():
+            raise errors.HTTPBadRequest(
+                msg=f"IP {given} is a multicast address, which is not supported.")
+        return
+    net = netaddr.IPNetwork(given)
+    if net.prefixlen == 0 and net.version == 4:
+        return
+    mcast = _MULTICAST[net.version]
+    if net.first <= mcast.last and mcast.first <= net.last:
+        raise errors.HTTPBadRequest(
+            msg=f"Subnet {net} overlaps with multicast range {mcast}, which is not supported.")
 
 
 def allowed_address_pairs(value: Any) -> list[dict[str, Any]]:

@@ -31,6 +31,11 @@ BINDING_DEACTIVATE = f"{AGENT}-binding-deactivate"
 # resources RPC (QoS policies): agents pull from the server, the server pushes
 RESOURCES_PULL = "q-resources-server"
 QOS_POLICY_PUSH = "neutron-vo-QosPolicy-1.10"
+# logging: agents ask for the logs of their ports; the server pushes changed logs
+LOGGING_PLUGIN = "logging-plugin"
+LOGGING_NAMESPACE = "logging-plugin"
+LOGGING_VERSION = "1.1"  # get_sg_log_info_for_port / _for_log_resources, resource_type
+LOG_PUSH = "neutron-vo-Log-1.0"
 
 SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
 SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices

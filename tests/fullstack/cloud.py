@@ -43,14 +43,15 @@ def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "no
     return path
 
 
-def service_agent_conf(host: Host, vhost: str, kind: str) -> Path:
-    """A DHCP or L3 agent of ``host``: devices through the OVS interface driver."""
+def service_agent_conf(host: Host, vhost: str, kind: str, defaults: str = "") -> Path:
+    """A DHCP or L3 agent of ``host``: devices through the OVS interface driver;
+    ``defaults``: more ``[DEFAULT]`` lines."""
     state = host.fabric.public_dir(f"{host.name}-{kind}")
     path = host.dir / f"{kind}-agent.conf"
     path.write_text(
         f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
         f"log_file = {host.dir / (kind + '-agent.log')}\nstate_path = {state}\n"
-        "interface_driver = openvswitch\nresync_interval = 1\n"
+        f"interface_driver = openvswitch\nresync_interval = 1\n{defaults}"
         "[AGENT]\nreport_interval = 2\n")
     return path
 

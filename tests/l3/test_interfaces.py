@@ -183,3 +183,21 @@ def test_admin_adds_another_projects_subnet_to_its_router(admin, member):
     info = l3.add_interface(admin, r["id"], subnet_id=sub["id"])
     assert info["project_id"] == r["project_id"]
     assert l3.remove_interface(admin, r["id"], port_id=info["port_id"])[0] == 200
+
+
+def test_ipv6_subnet_waiting_for_an_external_routers_advertisements_is_refused(member):
+    """Only ``ipv6_address_mode`` set: another router advertises the prefix, so
+    this router (whose radvd would advertise itself there too) may not join."""
+    r = l3.router(member)
+    net = h.network(member)
+    external_ra = h.subnet(member, net["id"], "2001:db8:b1::/64", ipv6_address_mode="slaac")
+    url = f"/v2.0/routers/{r['id']}/add_router_interface"
+    msg = h.error(member.put(url, {"subnet_id": external_ra["id"]}), 400, "BadRequest")
+    # upstream's message ends its sentence and BadRequest adds a full stop: two
+    assert msg == (f"Bad router request: IPv6 subnet {external_ra['id']} configured to "
+                   "receive RAs from an external router cannot be added to Neutron Router..")
+    assert member.get(f"/v2.0/ports?device_id={r['id']}")[1]["ports"] == []
+    net2 = h.network(member)
+    ours = h.subnet(member, net2["id"], "2001:db8:b2::/64", ipv6_address_mode="slaac",
+                    ipv6_ra_mode="slaac")
+    assert l3.add_interface(member, r["id"], subnet_id=ours["id"])["subnet_id"] == ours["id"]

@@ -94,15 +94,20 @@ class Fabric(InterfaceDriver):
 
     # -- the rest of the world -------------------------------------------------------
 
-    def host(self, name: str, network_id: str, cidr: str, gateway: str | None,
+    def host(self, name: str, network_id: str, cidr: str | None, gateway: str | None,
              mac: str) -> str:
-        """An instance or external host: a namespace with eth0 on the network."""
+        """An instance or external host: a namespace with eth0 on the network
+        (without ``cidr``: IPv6 addresses and routes from router advertisements)."""
         ns = f"{self.prefix}-{name}"
         sh("ip", "netns", "add", ns)
         self.extra_ns.append(ns)
         sh("ip", "-n", ns, "link", "set", "lo", "up")
+        if cidr is None:
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_ra=2",
+               "net.ipv6.conf.default.autoconf=1")
         self._connect(network_id, "eth0", ns, mac, None)
-        sh("ip", "-n", ns, "addr", "add", cidr, "dev", "eth0")
+        if cidr is not None:
+            sh("ip", "-n", ns, "addr", "add", cidr, "dev", "eth0")
         if gateway:
             sh("ip", "-n", ns, "route", "add", "default", "via", gateway)
         return ns

@@ -87,9 +87,15 @@ def _race(url: str) -> list[dict[str, Any]]:
     return results
 
 
+# The pool's ranges from the configuration, or from the database as default
+# ranges (``network_segment_range``: each allocation reads them).
+RANGES = {"configured": "", "segment-ranges": "service_plugins = network_segment_range\n"}
+
+
+@pytest.mark.parametrize("ranges", sorted(RANGES))
 def test_concurrent_project_networks_never_share_a_vlan_and_none_is_refused_early(
-        db_url: str, tmp_path: Path) -> None:
-    srv = Server(tmp_path, db_url=db_url, extra=CONF, workers=2).start()
+        db_url: str, tmp_path: Path, ranges: str) -> None:
+    srv = Server(tmp_path, db_url=db_url, extra=RANGES[ranges] + CONF, workers=2).start()
     try:
         results = _race(srv.url)
     finally:

@@ -38,6 +38,14 @@ def test_merge_joins_overlapping_and_adjacent_ranges():
                                                                              (40, 41)]
 
 
+def test_subtract_cuts_the_holes_out_of_the_ranges():
+    assert ranges.subtract([(1, 20), (30, 40)], [(5, 7), (18, 32), (39, 50)]) == [
+        (1, 4), (8, 17), (33, 38)]
+    assert ranges.subtract([(1, 5)], []) == [(1, 5)]
+    assert ranges.subtract([(1, 5)], [(1, 5)]) == []
+    assert ranges.subtract([(5, 9)], [(1, 2), (6, 6), (20, 30)]) == [(5, 5), (7, 9)]
+
+
 def test_physnet_mtus_parse_and_refuse_garbage():
     assert ranges.physnet_mtus(["physnet1:9000", "physnet2:1400"]) == {"physnet1": 9000,
                                                                        "physnet2": 1400}

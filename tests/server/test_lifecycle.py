@@ -192,7 +192,7 @@ def test_building_the_api_loads_no_message_bus_library(tmp_path: Path) -> None:
     conf = tmp_path / "n.conf"
     conf.write_text(f"[DEFAULT]\nauth_strategy = noauth\ntransport_url = rabbit://guest:guest@127.0.0.1:5672/\n"
                     "service_plugins = router,port_forwarding,auto_allocate,qos,metering,segments,"
-                    "trunk\n"
+                    "trunk,network_segment_range\n"
                     f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n"
                     "[ml2]\nextension_drivers = port_security,qos,dns\n"
                     "mechanism_drivers = openvswitch,l2population\n")

@@ -26,7 +26,8 @@ from neutrino.service import build_api, make_conf
 
 SERVICE_PLUGINS = ("router", "port_forwarding", "auto_allocate", "qos", "segments", "trunk",
                    "metering", "service_type", "network_ip_availability",
-                   "dhcp_agent_scheduler", "flavors")
+                   "dhcp_agent_scheduler", "flavors",
+                   "network_segment_range")
 EXTENSION_DRIVERS = ("port_security", "dns", "qos")
 # Endpoints of the API itself rather than of a resource: discovery and quotas.
 OWN_ENDPOINTS = ("", "extensions", "quotas", "openapi.json")

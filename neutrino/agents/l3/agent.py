@@ -13,12 +13,13 @@ import logging
 import threading
 from typing import Any
 
+import netaddr
 import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, metadata
+from neutrino.agents.l3 import keepalived, metadata, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
@@ -26,7 +27,21 @@ from neutrino.conf.agents import l3 as l3_conf
 
 LOG = logging.getLogger(__name__)
 
-HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files
+HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files (and radvd)
+
+
+def _check_ipv6_gateway(address: str) -> None:
+    """As upstream's agent, refuse to start with an ``ipv6_gateway`` that is not
+    a link-local address (a global next hop belongs in an external subnet)."""
+    if not address:
+        return
+    try:
+        ok = netaddr.IPAddress(address).version == 6 and netaddr.IPAddress(address).is_link_local()
+    except (netaddr.AddrFormatError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{address} used in config as ipv6_gateway is not a valid IPv6 "
+                         "link-local address.")
 
 
 class L3AgentEndpoint:
@@ -76,13 +91,18 @@ class L3Agent(Agent):
         machine's namespaces by default)."""
         super().__init__(conf, host)
         l3_conf.register(conf)
+        _check_ipv6_gateway(conf.ipv6_gateway)
         self.driver = driver
         self.plugin_rpc = plugin_rpc
         self.routers = routers or RouterManager(
             driver, host=namespaces, metadata=metadata.from_conf(conf),
             ha_confs_path=conf.ha_confs_path,
             ha_settings=keepalived.Settings(conf.ha_vrrp_advert_int, conf.ha_vrrp_auth_type,
-                                            conf.ha_vrrp_auth_password))
+                                            conf.ha_vrrp_auth_password),
+            ra_confs_path=conf.ra_confs,
+            ra_settings=ra.Settings(conf.min_rtr_adv_interval, conf.max_rtr_adv_interval,
+                                    conf.radvd_user),
+            ipv6_gateway=conf.ipv6_gateway)
         self._ha_reported: dict[str, str] = {}  # router -> state the server has
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()
@@ -233,12 +253,21 @@ class L3Agent(Agent):
             return
         self._ha_reported.update(changed)
 
+    def check_radvd(self) -> None:
+        """A radvd that died is started again by redoing its router (upstream's
+        process monitor respawns it)."""
+        dead = self.routers.radvd_stopped()
+        if dead:
+            LOG.warning("radvd of routers %s is not running: restarting it", dead)
+            self.mark_dirty(dead)
+
     def _watch_ha(self) -> None:
         while not self._stop.wait(HA_WATCH_INTERVAL):
             try:
                 self.check_ha_states()
+                self.check_radvd()
             except Exception:  # noqa: BLE001 - keep watching
-                LOG.exception("watching HA router states failed")
+                LOG.exception("watching HA router states and radvd failed")
 
     # -- the process ---------------------------------------------------------------
 

@@ -59,6 +59,11 @@ class LinuxHost:
         run(["ip", "netns", "exec", ns, "sysctl", "-qw",
              *(f"net.ipv6.conf.{d}.disable_ipv6=1" for d in devices)])
 
+    def set_accept_ra(self, ns: str, device: str, value: int) -> None:
+        if not Path("/proc/sys/net/ipv6").exists():
+            return  # a kernel without IPv6: nothing to accept
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{device}.accept_ra={value}"])
+
     def links(self, ns: str) -> list[str]:
         return list(self.mtus(ns))
 
@@ -89,9 +94,11 @@ class LinuxHost:
 
     def gateway_routes(self, ns: str, version: int) -> list[dict[str, Any]]:
         """Routes through a next hop in the main table (the kernel's on-link
-        routes for the devices' own subnets are not ours to manage)."""
+        routes for the devices' own subnets, and the IPv6 default routes it
+        learns from router advertisements, are not ours to manage)."""
         out = run(["ip", "-j", f"-{version}", "-n", ns, "route", "show", "table", "main"])
-        return [r for r in json.loads(out or "[]") if r.get("gateway")]
+        return [r for r in json.loads(out or "[]")
+                if r.get("gateway") and r.get("protocol") != "ra"]
 
     def replace_route(self, ns: str, destination: str, nexthop: str,
                       device: str | None = None, onlink: bool = False) -> None:

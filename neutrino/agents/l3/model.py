@@ -88,6 +88,24 @@ class Ha:
 
 
 @dataclasses.dataclass(frozen=True)
+class RaSubnet:
+    """One IPv6 subnet of an internal port, as router advertisements need it."""
+
+    cidr: str
+    ra_mode: str | None  # slaac / dhcpv6-stateful / dhcpv6-stateless / None
+    dns_nameservers: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class RaInterface:
+    """An internal device with IPv6 subnets: the router advertises itself on it."""
+
+    device: str
+    mtu: int
+    subnets: tuple[RaSubnet, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class DesiredRouter:
     router_id: str
     namespace: str
@@ -100,6 +118,12 @@ class DesiredRouter:
     floating_ips: tuple[FloatingIp, ...]
     port_forwardings: tuple[PortForwarding, ...]
     ha: Ha | None = None
+    ra_interfaces: tuple[RaInterface, ...] = ()
+    # accept_ra of the gateway device: 2 (learn the IPv6 default route from
+    # the external network's routers, forwarding notwithstanding) when
+    # neither an external subnet of the port nor the agent's ipv6_gateway
+    # gives an IPv6 gateway, else 0
+    gateway_accept_ra: int = 0
 
     @property
     def device_names(self) -> set[str]:
@@ -164,6 +188,38 @@ def _gateway_routes(gw: dict[str, Any], device: Device) -> list[Route]:
     return routes
 
 
+def _ra_interfaces(ports: Iterable[dict[str, Any]]) -> tuple[RaInterface, ...]:
+    """Each internal port with an IPv6 subnet, whatever its ``ipv6_ra_mode``
+    (as upstream: a subnet without one adds no prefix, but the router still
+    advertises itself on the link)."""
+    out = []
+    for port in ports:
+        subnets = tuple(RaSubnet(s["cidr"], s.get("ipv6_ra_mode"),
+                                 tuple(s.get("dns_nameservers") or ()))
+                        for s in port.get("subnets", ())
+                        if netaddr.IPNetwork(s["cidr"]).version == 6)
+        if subnets:
+            out.append(RaInterface(device_name(INTERNAL_PREFIX, port["id"]),
+                                   int(port.get("mtu") or 0), subnets))
+    return tuple(sorted(out, key=lambda i: i.device))
+
+
+def _ipv6_gateway_route(routes: list[Route], device: Device, ipv6_gateway: str
+                        ) -> list[Route]:
+    """The agent's ``ipv6_gateway`` (a link-local address) as the IPv6 default
+    route, when no external subnet gives one."""
+    if not ipv6_gateway or any(r.version == 6 and r.destination == "default" for r in routes):
+        return []
+    return [Route("default", ipv6_gateway, device.name)]
+
+
+def _gateway_accept_ra(gw: dict[str, Any] | None, routes: list[Route]) -> int:
+    if gw is None:
+        return 0
+    v6_default = any(r.version == 6 and r.destination == "default" for r in routes)
+    return 0 if v6_default else 2
+
+
 def _extra_routes(routes: Iterable[dict[str, Any]]) -> list[Route]:
     return [Route(str(netaddr.IPNetwork(r["destination"]).cidr), r["nexthop"])
             for r in routes]
@@ -205,14 +261,18 @@ def _snat_enabled(router: dict[str, Any]) -> bool:
     return bool(info.get("enable_snat", True))
 
 
-def desired_router(router: dict[str, Any]) -> DesiredRouter:
-    """The host state for ``router`` (an upstream ``sync_routers`` dict)."""
+def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRouter:
+    """The host state for ``router`` (an upstream ``sync_routers`` dict);
+    ``ipv6_gateway``: the agent's option of that name."""
     interfaces = sorted((_device(INTERNAL_PREFIX, p) for p in router.get("_interfaces", ())),
                         key=lambda d: d.name)
     gw = router.get("gw_port")
     gw_device = _device(GATEWAY_PREFIX, gw) if gw else None
     devices = [*interfaces] + ([gw_device] if gw_device else [])
     routes = _gateway_routes(gw, gw_device) if gw and gw_device else []
+    if gw_device is not None:
+        routes += _ipv6_gateway_route(routes, gw_device, ipv6_gateway)
+    accept_ra = _gateway_accept_ra(gw, routes)
     routes += _extra_routes(router.get("routes") or ())
     gateway_ips = tuple(c.split("/")[0] for c in (gw_device.cidrs if gw_device else ())
                         if netaddr.IPNetwork(c).version == 4)
@@ -230,7 +290,9 @@ def desired_router(router: dict[str, Any]) -> DesiredRouter:
         gateway_ips=gateway_ips, snat_sources=tuple(sources),
         enable_snat=_snat_enabled(router) and has_gw,
         floating_ips=_floating_ips(router) if has_gw else (),
-        port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha)
+        port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha,
+        ra_interfaces=_ra_interfaces(router.get("_interfaces", ())),
+        gateway_accept_ra=accept_ra)
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:

@@ -5,7 +5,10 @@ earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
 then the NAT table replaced at once, then the router's metadata proxy
-(when metadata is on). New IPv4 addresses are announced with a gratuitous
+(when metadata is on) and its radvd (when an internal port is on an IPv6
+subnet, see ``ra``; the gateway device learns an IPv6 default route from
+the external network's advertisements when no external subnet gives an
+IPv6 gateway, as upstream's). New IPv4 addresses are announced with a gratuitous
 ARP, as upstream does. ``remove`` takes everything away.
 
 Floating IP statuses, as upstream's agent reports them: ACTIVE once the
@@ -22,9 +25,10 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, model, nat
+from neutrino.agents.l3 import keepalived, model, nat, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
+from neutrino.agents.l3.radvd import Radvd
 
 LOG = logging.getLogger(__name__)
 
@@ -41,29 +45,36 @@ class RouterManager:
     def __init__(self, driver: InterfaceDriver, host: LinuxHost | None = None,
                  metadata: RouterMetadata | None = None,
                  ha_confs_path: str = "./ha_confs",
-                 ha_settings: keepalived.Settings | None = None) -> None:
+                 ha_settings: keepalived.Settings | None = None,
+                 ra_confs_path: str = "./ra", ra_settings: ra.Settings | None = None,
+                 ipv6_gateway: str = "") -> None:
         self.driver = driver
         self.host = host or LinuxHost()
         self.metadata = metadata
         self.ha_confs_path = ha_confs_path
         self.ha_settings = ha_settings or keepalived.Settings()
+        self.ra_confs_path = ra_confs_path
+        self.ra_settings = ra_settings or ra.Settings()
+        self.ipv6_gateway = ipv6_gateway
         self.applied: dict[str, model.DesiredRouter] = {}
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
     # -- apply ---------------------------------------------------------------------
 
     def apply(self, router: dict[str, Any]) -> Result:
-        desired = model.desired_router(router)
+        desired = model.desired_router(router, self.ipv6_gateway)
         error: Exception | None = None
         try:
             self._namespace(desired)
             self._devices(desired)
             self._addresses(desired)
+            self._gateway_ipv6(desired)
             self._routes(desired)
             self._nat(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
             self._vrrp(desired)
+            self._advertise(desired)
         except Exception as exc:  # noqa: BLE001 - the router is retried; FIPs say ERROR
             LOG.exception("router %s: applying failed", desired.router_id)
             error = exc
@@ -102,6 +113,28 @@ class RouterManager:
             self.keepalived(desired.router_id).ensure(desired, self.ha_settings)
         elif self.keepalived(desired.router_id).dir.exists():
             self.keepalived(desired.router_id).stop()  # no longer HA here
+
+    def radvd(self, router_id: str) -> Radvd:
+        return Radvd(self.ra_confs_path, router_id)
+
+    def _advertise(self, desired: model.DesiredRouter) -> None:
+        """radvd runs with the router's current IPv6 internal ports, or not at all."""
+        if ra.needed(desired):
+            self.radvd(desired.router_id).ensure(desired.namespace,
+                                                 ra.config(desired, self.ra_settings),
+                                                 self.ra_settings)
+        elif self.radvd(desired.router_id).dir.exists():
+            self.radvd(desired.router_id).stop()
+
+    def radvd_stopped(self) -> list[str]:
+        """Routers that should advertise but whose radvd is not running (it died)."""
+        return sorted(rid for rid, desired in self.applied.items()
+                      if ra.needed(desired) and self.radvd(rid).pid() is None)
+
+    def _gateway_ipv6(self, desired: model.DesiredRouter) -> None:
+        if desired.gateway_device and desired.ha is None:
+            self.host.set_accept_ra(desired.namespace, desired.gateway_device,
+                                    desired.gateway_accept_ra)
 
     def announce_vips(self, router_id: str) -> None:
         """A new master's gratuitous ARPs for its IPv4 addresses, once more
@@ -193,6 +226,7 @@ class RouterManager:
         if self.metadata is not None:
             self.metadata.stop(router_id)
         self.keepalived(router_id).stop()
+        self.radvd(router_id).stop()
         if ns not in self.host.namespaces():
             return
         for name in self.host.links(ns):

@@ -47,10 +47,12 @@ from oslo_config import cfg
 
 from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
-from neutrino.agents.ovs import firewall, flows, l2pop, plan, qos
+from neutrino.agents.ovs import firewall, flows, l2pop, log_extension, packet_log, plan, qos
 from neutrino.agents.ovs.ovsctl import OvsCtl
 from neutrino.agents.ovs.switch import Switch
-from neutrino.agents.rpc import PluginApi
+from neutrino.agents.rpc import LoggingApi, PluginApi
+from neutrino.conf import placement
+from neutrino.conf.agents import network_log as log_config
 from neutrino.conf.agents import ovs as config
 from neutrino.rpc import topics
 
@@ -62,6 +64,7 @@ PORT_DELETE_TOPIC = topics.PORT_DELETE
 SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 L2POP_TOPIC = topics.L2POPULATION_UPDATE
 QOS_TOPIC = topics.QOS_POLICY_PUSH
+LOG_TOPIC = topics.LOG_PUSH
 TUNNEL_SYNC_EVERY = l2_devices.SYNC_EVERY
 DETAILS_CHUNK = l2_devices.DETAILS_CHUNK
 
@@ -136,6 +139,20 @@ class QosPushEndpoint:
         self.agent.policies_pushed(resource_list or [], event_type == "deleted")
 
 
+class LogPushEndpoint:
+    """The server's fanout of logs to start or stop (``log`` extension)."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def push(self, context: Any, resource_list: list[dict[str, Any]] | None = None,
+             event_type: str = "updated", **kwargs: Any) -> None:
+        if self.agent.logs is not None:
+            self.agent.logs.pushed(resource_list or [], event_type)
+            self.agent._wake.set()
+
+
 class OvsAgent(Agent):
     agent_type = "Open vSwitch agent"
     binary = "neutron-openvswitch-agent"
@@ -160,9 +177,15 @@ class OvsAgent(Agent):
         self.plugin_rpc = plugin_rpc
         self.cookie = random.getrandbits(63) | 1
         self.firewall = firewall.driver_name(conf.SECURITYGROUP.firewall_driver)
+        # upstream's ``log`` extension; it logs what the openvswitch firewall decides
+        self.netlog = ("log" in [e.strip() for e in conf.AGENT.extensions]
+                       and self.firewall == "openvswitch")
+        self.logs: log_extension.LogExtension | None = None
         self.settings = plan.Settings(self.bridges, self.mappings, tuple(self.tunnel_types),
                                       conf.OVS.local_ip, self.l2pop, self.arp_responder,
-                                      self.firewall == "openvswitch", self.qos, self.cookie)
+                                      self.firewall == "openvswitch", self.qos, self.netlog,
+                                      self.cookie)
+        self.placement = placement.agent_report(conf, self.host, self.mappings)
         self.known = plan.Known()
         self.marks = l2_devices.Marks()
         self._lock = self.marks.lock
@@ -182,7 +205,8 @@ class OvsAgent(Agent):
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
-                "enable_distributed_routing": False, "devices": len(self.known.wired)}
+                "enable_distributed_routing": False, "devices": len(self.known.wired),
+                **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------
 
@@ -248,13 +272,18 @@ class OvsAgent(Agent):
             self.settings, observed, asking) else None
         devices, failed = l2_devices.read_details(self.plugin_rpc, asking)
         wiring = plan.wire(known, observed, devices, asking)
-        security = self.read_security(plan.security_to_read(self.settings, observed, wiring))
+        reading = plan.security_to_read(self.settings, observed, wiring)
+        security = self.read_security(reading)
         observed = self.pull_policies(observed, wiring)
+        logs = (self.logs.read(known.logs, (wiring.asked | reading) & set(wiring.known.wired))
+                if self.logs is not None else None)
         decided = plan.plan_wired(self.settings, observed, wiring,
-                                  plan.Answers(devices, failed, peers, security))
+                                  plan.Answers(devices, failed, peers, security, logs))
         self.marks.mark(decided.dirty)
         self.apply(decided)
         self.known = decided.known
+        if self.logs is not None:
+            self.logs.applied(self.known.logs)
         self.marks.mark(decided.sg_dirty, security=True)
         self.marks.mark(l2_devices.report(self.plugin_rpc, decided.up, decided.down,
                                           decided.refresh_tunnels))
@@ -351,6 +380,8 @@ class OvsAgent(Agent):
             endpoints[L2POP_TOPIC] = L2populationEndpoint(self)
         if self.qos:
             endpoints[QOS_TOPIC] = QosPushEndpoint(self)
+        if self.logs is not None:
+            endpoints[LOG_TOPIC] = LogPushEndpoint(self)
         for topic, endpoint in endpoints.items():
             self.listen(topic, [endpoint])
 
@@ -361,6 +392,10 @@ class OvsAgent(Agent):
         self.plugin_rpc = self.plugin_rpc or PluginApi(self.conf, f"ovs-agent-{self.host}",
                                                        self.host)
         self.setup_bridges()
+        if self.netlog and self.logs is None:
+            self.logs = self.log_extension()
+        if self.logs is not None:
+            self.logs.start()
         self.start_reporting()
         self.start_notifications()
         interval = self.conf.AGENT.polling_interval
@@ -371,7 +406,19 @@ class OvsAgent(Agent):
             poll(stop, interval, self.run_once, self.resync, self._wake)
         finally:
             unwatch()
+            if self.logs is not None:
+                self.logs.stop()
         self.stop()
+
+    def log_extension(self) -> log_extension.LogExtension:
+        """The ``log`` extension on this host's br-int: its RPC and packet-in reader."""
+        log_config.register(self.conf)
+        opts = self.conf.network_log
+        monitor = packet_log.OfctlMonitor(self.bridges.integration)
+        log = packet_log.PacketLog(opts.rate_limit, opts.burst_limit,
+                                   packet_log.packet_logger(opts.local_output_log_base))
+        return log_extension.LogExtension(LoggingApi(self.conf),
+                                          packet_log.PacketLogReader(log, monitor, monitor.stop))
 
 
 def main(agent: OvsAgent) -> None:

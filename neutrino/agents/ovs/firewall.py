@@ -84,6 +84,7 @@ class PortSecurity:
     addresses: tuple[tuple[str, str], ...]  # (mac, ip or cidr) allowed as source
     rules: tuple[dict[str, Any], ...] = field(default=())  # remote groups expanded
     stateful: bool = True
+    rule_groups: tuple[frozenset[str], ...] = field(default=())  # each rule's groups
 
     @property
     def zone(self) -> int:
@@ -98,7 +99,7 @@ def from_info(info: dict[str, Any], port_id: str, name: str, ofport: int,
     if facts is None:
         return None
     return PortSecurity(name, ofport, vlan, facts.mac, facts.addresses, facts.rules,
-                        facts.stateful)
+                        facts.stateful, facts.rule_groups)
 
 
 def port_masks(low: int, high: int) -> list[str]:
@@ -190,9 +191,31 @@ def _ingress_base(p: PortSecurity) -> list[Flow]:
     return out
 
 
-def _rule_flows(p: PortSecurity) -> list[Flow]:
+@dataclass(frozen=True)
+class Logged:
+    """A port's log flows (``netlog``): the cookie of its accepted packets'
+    (0: not logged) and of the rest's, and the groups whose rules' accepted
+    packets are logged (None: every group's)."""
+    accept_cookie: int = 0
+    drop_cookie: int = 0
+    accept_groups: frozenset[str] | None = None
+
+    def logs_rule(self, groups: frozenset[str] | None) -> bool:
+        return bool(self.accept_cookie) and (
+            self.accept_groups is None or groups is None or bool(groups & self.accept_groups))
+
+
+NOT_LOGGED = Logged()
+
+
+def _rule_flows(p: PortSecurity, logged: Logged = NOT_LOGGED) -> list[Flow]:
+    """The port's rules; a rule whose accepted packets are logged also copies
+    them to the controller, under the port's accept cookie."""
     out = []
-    for rule in p.rules:
+    for i, rule in enumerate(p.rules):
+        groups = p.rule_groups[i] if i < len(p.rule_groups) else None
+        accept_cookie = logged.accept_cookie if logged.logs_rule(groups) else 0
+        log = "controller," if accept_cookie else ""
         egress = rule["direction"] == "egress"
         table = RULES_EGRESS if egress else RULES_INGRESS
         who = f"in_port={p.name}" if egress else f"reg5={p.ofport}"
@@ -200,14 +223,22 @@ def _rule_flows(p: PortSecurity) -> list[Flow]:
         for match in rule_matches(rule):
             if p.stateful:
                 out.append(Flow(table, 70, f"ct_state=+new-est-inv+trk,{who},{match}",
-                                f"ct(commit,zone={p.zone}),{then}"))
+                                f"ct(commit,zone={p.zone}),{log}{then}", accept_cookie))
             else:
-                out.append(Flow(table, 70, f"{who},{match}", then))
+                out.append(Flow(table, 70, f"{who},{match}", f"{log}{then}", accept_cookie))
     return out
 
 
-def port_flows(p: PortSecurity) -> list[Flow]:
-    """Every flow one filtered port needs."""
+def drop_log_flows(p: PortSecurity, drop_cookie: int) -> list[Flow]:
+    """A packet of the port no rule accepts goes to the controller (and no
+    further) under ``drop_cookie``, instead of the tables' silent drop."""
+    return [Flow(RULES_EGRESS, 1, f"in_port={p.name}", "controller", drop_cookie),
+            Flow(RULES_INGRESS, 1, f"reg5={p.ofport}", "controller", drop_cookie)]
+
+
+def port_flows(p: PortSecurity, logged: Logged = NOT_LOGGED) -> list[Flow]:
+    """Every flow one filtered port needs, with its log flows."""
+    extra = drop_log_flows(p, logged.drop_cookie) if logged.drop_cookie else []
     flows = [Flow(INT_SWITCH, 100, f"in_port={p.name}",
                   f"load:{p.vlan}->{REG_NET},resubmit(,{BASE_EGRESS})"),
              Flow(INT_SWITCH, 90, f"dl_vlan={p.vlan},dl_dst={p.mac}",
@@ -215,7 +246,7 @@ def port_flows(p: PortSecurity) -> list[Flow]:
              Flow(ACCEPT_OR_INGRESS, 90, f"reg6={p.vlan},dl_dst={p.mac}",
                   f"load:{p.ofport}->{REG_PORT},resubmit(,{BASE_INGRESS})")]
     if not p.stateful:
-        return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p)
+        return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p, logged) + extra
     flows += [Flow(RULES_EGRESS, 100, f"ct_state=+est-rel-inv+trk,in_port={p.name}",
                   f"resubmit(,{ACCEPT_OR_INGRESS})"),
              Flow(RULES_EGRESS, 100, f"ct_state=+rel-inv+trk,in_port={p.name}",
@@ -224,7 +255,7 @@ def port_flows(p: PortSecurity) -> list[Flow]:
                   f"output:{p.name}"),
              Flow(RULES_INGRESS, 100, f"ct_state=+rel-inv+trk,reg5={p.ofport}",
                   f"output:{p.name}")]
-    return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p)
+    return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p, logged) + extra
 
 
 def unfiltered_flow(name: str, vlan: int) -> Flow:
@@ -234,17 +265,18 @@ def unfiltered_flow(name: str, vlan: int) -> Flow:
                 f"load:{vlan}->{REG_NET},resubmit(,{ACCEPT_OR_INGRESS})")
 
 
-def firewall_flows(filtered: list[PortSecurity],
-                   unfiltered: list[tuple[str, int]]) -> list[Flow]:
+def firewall_flows(filtered: list[PortSecurity], unfiltered: list[tuple[str, int]],
+                   logged: dict[str, Logged] | None = None) -> list[Flow]:
     """br-int's firewall flows for this host: the filtered ports' own, the
     entry of every other wired port (name, local VLAN), and the tables'
-    defaults (invalid connections and unmatched packets dropped)."""
+    defaults (invalid connections and unmatched packets dropped).
+    ``logged``: the log flows of ports (by name) whose packets are logged."""
     flows = [Flow(ACCEPT_OR_INGRESS, 0, "", "NORMAL"),
              Flow(RULES_EGRESS, 0, "", "drop"), Flow(RULES_INGRESS, 0, "", "drop"),
              Flow(RULES_EGRESS, 110, "ct_state=+inv+trk", "drop"),
              Flow(RULES_INGRESS, 110, "ct_state=+inv+trk", "drop"),
              Flow(BASE_EGRESS, 0, "", "drop"), Flow(BASE_INGRESS, 0, "", "drop")]
     for port in filtered:
-        flows += port_flows(port)
+        flows += port_flows(port, (logged or {}).get(port.name, NOT_LOGGED))
     flows += [unfiltered_flow(name, vlan) for name, vlan in unfiltered]
     return sorted(set(flows))

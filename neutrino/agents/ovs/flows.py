@@ -37,6 +37,7 @@ class Flow:
     priority: int
     match: str
     actions: str
+    cookie: int = 0  # 0: the run's cookie; else a cookie of its own (logging's)
 
     def key(self) -> str:
         """What identifies the flow in OpenFlow (for a strict delete)."""
@@ -44,7 +45,7 @@ class Flow:
                                     self.match) if p)
 
     def spec(self, cookie: int) -> str:
-        return f"cookie={cookie:#x},{self.key()},actions={self.actions}"
+        return f"cookie={self.cookie or cookie:#x},{self.key()},actions={self.actions}"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from neutrino.agents import l2_devices, secgroup_facts
-from neutrino.agents.ovs import firewall, flows, l2pop, qos
+from neutrino.agents.ovs import firewall, flows, l2pop, netlog, qos
 from neutrino.agents.ovs.flows import Flow, LocalNet
 from neutrino.agents.ovs.switch import PortTag, VifPort
 
@@ -45,6 +45,7 @@ class Settings:
     arp_responder: bool = False
     firewall: bool = False  # the openvswitch firewall driver
     qos: bool = False
+    netlog: bool = False  # the ``log`` extension (with the openvswitch firewall)
     cookie: int = 1
 
     def flow_bridges(self) -> list[str]:
@@ -76,6 +77,7 @@ class Known:
     # port id -> its filtering (None: not filtered), and the groups it uses
     port_security: dict[str, firewall.PortSecurity | None] = field(default_factory=dict)
     port_groups: dict[str, l2_devices.PortGroups] = field(default_factory=dict)
+    logs: dict[str, netlog.LogInfo] = field(default_factory=dict)  # log id -> its ports here
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class Answers:
     failed: set[str] = field(default_factory=set)  # devices it failed to answer about
     peers: list[Peer] | None = None  # tunnel_sync's, when asked and answered
     security: dict[str, Any] | None = None  # security_group_info_for_devices, if answered
+    logs: dict[str, netlog.LogInfo] | None = None  # the logs once answers are in, if changed
 
 
 @dataclass(frozen=True)
@@ -265,6 +268,8 @@ def plan_wired(settings: Settings, observed: Observed, wiring: Wiring,
     known = wiring.known
     tunnels, new_tunnels, retire = _tunnels(settings, observed, known, answers.peers)
     known = replace(known, tunnels=tunnels)
+    if settings.netlog and answers.logs is not None:
+        known = replace(known, logs=answers.logs)
     sg_dirty: set[str] = set()
     if settings.firewall:
         known, sg_dirty = _security(known, security_to_read(settings, observed, wiring),
@@ -376,7 +381,7 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
     integration = set(flows.integration_flows(nets, settings.mappings))
     replugged: set[str] = set()
     if settings.firewall:
-        filtering, replugged = firewall_flows(known)
+        filtering, replugged = firewall_flows(known, settings.netlog)
         integration |= set(filtering)
     if settings.qos:
         integration |= set(qos_flows(known, observed.policies))
@@ -393,8 +398,10 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
     return {bridge: frozenset(wanted) for bridge, wanted in out.items()}, replugged
 
 
-def firewall_flows(known: Known) -> tuple[list[Flow], set[str]]:
+def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set[str]]:
     filtered, unfiltered, stale = [], [], set()
+    logged: dict[str, firewall.Logged] = {}
+    port_logs = netlog.port_logs(known.logs) if logging else {}
     for pid, wired in sorted(known.wired.items()):
         if not wired.admin_up or wired.network_id not in known.vlans:
             continue
@@ -408,7 +415,9 @@ def firewall_flows(known: Known) -> tuple[list[Flow], set[str]]:
             unfiltered.append((wired.port.name, vlan))
         else:
             filtered.append(security)
-    return firewall.firewall_flows(filtered, unfiltered), stale
+            if pid in port_logs:
+                logged[security.name] = netlog.log_flows(port_logs[pid])
+    return firewall.firewall_flows(filtered, unfiltered, logged), stale
 
 
 def qos_flows(known: Known, policies: dict[str, dict[str, Any]]) -> list[Flow]:
@@ -430,7 +439,9 @@ def _flow_change(settings: Settings, observed: Observed, known: Known, bridge: s
         # a resync after a failed pass: what this run installed and no longer
         # wants carries our own cookie, so goes by key
         _, gone = flows.diff(set(programmed or ()), set(wanted))
-        stale = sorted(observed.cookies.get(bridge, set()) - {settings.cookie, 0})
+        # log flows carry cookies of their own, the same in every run
+        own = {f.cookie for f in wanted if f.cookie}
+        stale = sorted(observed.cookies.get(bridge, set()) - {settings.cookie, 0} - own)
         return FlowChange(bridge, sorted(wanted), gone, stale)
     add, delete = flows.diff(set(programmed), set(wanted))
     return FlowChange(bridge, add, delete)

@@ -1,6 +1,9 @@
 """The L3 agent's options (``l3_agent.ini``), with upstream's names and
-defaults, with the interface driver it plugs router ports with and the
-options of its routers' metadata proxies."""
+defaults, with the interface driver it plugs router ports with, the
+options of its routers' metadata proxies and of their IPv6 router
+advertisements (radvd). Upstream's prefix delegation options
+(``prefix_delegation_driver``, the server's ``ipv6_pd_enabled``) are not
+declared: prefix delegation is not implemented."""
 from __future__ import annotations
 
 from oslo_config import cfg
@@ -22,9 +25,28 @@ L3_OPTS = [
                help="VRRP authentication password (none: no authentication)."),
     cfg.IntOpt("ha_vrrp_advert_int", default=2, min=1,
                help="Seconds between VRRP advertisements."),
+    cfg.StrOpt("ipv6_gateway", default="",
+               help="The link-local address of the upstream router on the external "
+                    "network: the routers' IPv6 default route when no external subnet "
+                    "gives an IPv6 gateway. Unset, routers learn that route from the "
+                    "upstream router's advertisements instead."),
+    cfg.StrOpt("radvd_user", default="",
+               help="The user radvd drops its privileges to (its -u): empty means "
+                    "the user the L3 agent runs as; root means radvd keeps running "
+                    "as root (no -u)."),
     cfg.IntOpt("ha_keepalived_state_change_server_threads", default=1, min=1,
                help="Accepted for upstream compatibility; states are read from the "
                     "files keepalived's notify script writes."),
+]
+
+# upstream declares these with the agents' common options ([DEFAULT])
+RA_OPTS = [
+    cfg.StrOpt("ra_confs", default="$state_path/ra",
+               help="Where the routers' radvd configurations and pid files are kept."),
+    cfg.IntOpt("min_rtr_adv_interval", default=30, min=3,
+               help="MinRtrAdvInterval of radvd.conf (seconds)."),
+    cfg.IntOpt("max_rtr_adv_interval", default=100, min=4,
+               help="MaxRtrAdvInterval of radvd.conf (seconds)."),
 ]
 
 METADATA_PROXY_OPTS = [
@@ -42,6 +64,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     common.register_interface(conf)
     register_metadata_proxy(conf)
     register_missing(conf, L3_OPTS)
+    register_missing(conf, RA_OPTS)
 
 
 def register_metadata_proxy(conf: cfg.ConfigOpts) -> None:

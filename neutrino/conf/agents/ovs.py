@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
-from neutrino.conf.agents import common
+from neutrino.conf import placement
+from neutrino.conf.agents import common, network_log
 from neutrino.conf.registry import register_missing
 
 OVS_OPTS = [
@@ -39,7 +40,8 @@ AGENT_OPTS = [
                 help="With l2_population: br-tun answers ARP requests for remote "
                      "addresses itself instead of flooding them."),
     cfg.ListOpt("extensions", default=[],
-                help="Agent extensions to load; 'qos' enforces QoS policies' rules."),
+                help="Agent extensions to load; 'qos' enforces QoS policies' rules, 'log' "
+                     "logs the packets security groups accept and drop ([network_log])."),
 ]
 SG_OPTS = [
     cfg.StrOpt("firewall_driver", default="noop",
@@ -53,6 +55,8 @@ def register(conf: cfg.ConfigOpts) -> None:
     for group, opts in (("OVS", OVS_OPTS), ("AGENT", AGENT_OPTS), ("SECURITYGROUP", SG_OPTS)):
         register_missing(conf, opts, group)
     common.register_l2(conf)
+    placement.register_agent(conf)
+    network_log.register(conf)
 
 
 def bridge_mappings(conf: cfg.ConfigOpts) -> dict[str, str]:

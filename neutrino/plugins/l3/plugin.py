@@ -24,6 +24,7 @@ from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.gateway import Gateway
 from neutrino.plugins.l3.ha import HighAvailability
 from neutrino.plugins.l3.interfaces import Interfaces
+from neutrino.plugins.l3.network_ha import NetworkHaDriver
 from neutrino.plugins.l3.notifier import L3AgentNotifier
 from neutrino.plugins.l3.pools import FloatingIpPools
 from neutrino.plugins.l3.routers import Routers
@@ -92,7 +93,7 @@ class L3Plugin(ServicePlugin):
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
-                                   "l3-ha")
+                                   "l3-ha", "network_ha")
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -120,6 +121,7 @@ class L3Plugin(ServicePlugin):
             self.l3_notifier)
         agent_scheduling.subscribe(core, db, self.l3_notifier)
         guards.subscribe(core)
+        core.add_extension_driver(NetworkHaDriver(conf))
 
     def bind(self, plugins: Directory) -> None:
         self.directory = plugins
@@ -167,4 +169,5 @@ class L3Plugin(ServicePlugin):
         return [router, ApiExtension(EXT_GW_MODE), ApiExtension(EXTRAROUTE),
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
-                agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha"))]
+                agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
+                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA)]

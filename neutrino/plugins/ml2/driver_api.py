@@ -58,6 +58,14 @@ class TypeDriver(abc.ABC):
     def sync_allocations(self, conn: Connection) -> None:
         """Make the pool's rows match the configured ranges (start-up only)."""
 
+    def use_segment_ranges(self, ranges: Any) -> None:
+        """From now on take the pool's ranges from the database
+        (``segment_ranges.SegmentRanges``), the configured ones being its
+        defaults; a type without a pool of ranges ignores it."""
+
+    def sync_to_segment_ranges(self, conn: Connection) -> None:
+        """Make the pool match the database's ranges, one of which changed."""
+
     @abc.abstractmethod
     def is_partial_segment(self, segment: Segment) -> bool:
         """Whether ``segment`` leaves something for the pool to choose."""
@@ -67,8 +75,10 @@ class TypeDriver(abc.ABC):
         """Raise ``InvalidInput`` with upstream's message for a bad segment."""
 
     @abc.abstractmethod
-    def reserve_provider_segment(self, conn: Connection, segment: Segment) -> Segment:
-        """Take the (validated) segment an admin asked for, or one matching it."""
+    def reserve_provider_segment(self, conn: Connection, segment: Segment,
+                                 project_id: str | None = None) -> Segment:
+        """Take the (validated) segment an admin asked for, or one matching it
+        (for a network of ``project_id``, whose ranges come first)."""
 
     def ahead_tenant_segment(self, conn: Connection) -> None:
         """Send ``allocate_tenant_segment``'s first try with the transaction's
@@ -76,8 +86,10 @@ class TypeDriver(abc.ABC):
         same transaction. Nothing to send for a type without a pool."""
 
     @abc.abstractmethod
-    def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
-        """A free segment for a project network, or None when the pool is empty."""
+    def allocate_tenant_segment(self, conn: Connection,
+                                project_id: str | None = None) -> Segment | None:
+        """A free segment for a network of ``project_id``, or None when the
+        pool has none for it."""
 
     @abc.abstractmethod
     def release_segment(self, conn: Connection, segment: Segment) -> None:

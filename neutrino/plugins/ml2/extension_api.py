@@ -34,6 +34,8 @@ class ExtensionDriver(abc.ABC):
     """Base of ``neutrino.ml2.extension_drivers`` entry points."""
 
     extension_alias: str = ""
+    # Further aliases the driver fully serves (a later alias that widens it).
+    extension_aliases: tuple[str, ...] = ()
 
     def __init__(self, conf: Any) -> None:
         self.conf = conf

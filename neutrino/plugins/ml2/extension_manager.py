@@ -25,7 +25,8 @@ class ExtensionManager:
 
     @property
     def aliases(self) -> list[str]:
-        return [d.extension_alias for d in self.drivers if d.extension_alias]
+        return [a for d in self.drivers
+                for a in ((d.extension_alias,) if d.extension_alias else ()) + d.extension_aliases]
 
     def attributes(self) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {}

@@ -17,6 +17,7 @@ from neutrino.plugins import loader, store
 from neutrino.plugins.ml2 import provider, segments_db
 from neutrino.plugins.ml2.driver_api import PROVIDER_ATTRS, Segment, TypeDriver
 from neutrino.plugins.ml2.exceptions import Ml2ConfigError
+from neutrino.plugins.ml2.segment_ranges import RANGE_TYPES, SegmentRanges
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = "neutrino.ml2.type_drivers"
@@ -39,6 +40,7 @@ class TypeManager:
         self.tenant_network_types = self._checked_tenant_types(conf.ml2.tenant_network_types)
         self.external_network_type = self._checked_external_type(
             conf.ml2.external_network_type)
+        self.segment_ranges: SegmentRanges | None = None
 
     # -- start-up -------------------------------------------------------------
 
@@ -74,6 +76,28 @@ class TypeManager:
                                  f"external network_type '{ntype}' (loaded: "
                                  f"{', '.join(sorted(self.drivers)) or 'none'})")
         return ntype or None
+
+    def use_segment_ranges(self, ranges: SegmentRanges) -> None:
+        """Pools of the types ranges exist for follow the database's ranges
+        (the ``network_segment_range`` service plugin), from the start-up's
+        ``sync_allocations`` on."""
+        self.segment_ranges = ranges
+        for ntype, driver in self.drivers.items():
+            if ntype in RANGE_TYPES:
+                driver.use_segment_ranges(ranges)
+
+    def supports_segment_ranges(self, network_type: str | None) -> bool:
+        """Whether ranges of this type can be managed: a loaded type that has them."""
+        return network_type in RANGE_TYPES and network_type in self.drivers
+
+    def lock_segment_ranges(self, conn: Connection, network_type: str) -> None:
+        """Before changing ranges of the type (``SegmentRanges.lock``)."""
+        assert self.segment_ranges is not None
+        self.segment_ranges.lock(conn, network_type)
+
+    def segment_ranges_changed(self, conn: Connection, network_type: str) -> None:
+        """A range of the type was added, changed or removed: its pool follows."""
+        self.drivers[network_type].sync_to_segment_ranges(conn)
 
     def sync_allocations(self, db: Database) -> None:
         """Align every driver's pool with its ranges, each in one transaction."""
@@ -112,15 +136,18 @@ class TypeManager:
         """Segments for a new network: the provider ones asked for, an external
         network's, or the first project type's that has a free one."""
         wanted = provider.process(data, self._validate, self._is_partial)
+        project_id = data.get("project_id")
         if wanted:
-            return [self._driver(s).reserve_provider_segment(conn, s) for s in wanted]
+            return [self._driver(s).reserve_provider_segment(conn, s, project_id)
+                    for s in wanted]
         if self.external_network_type and data.get("router:external") is True:
-            found = self.drivers[self.external_network_type].allocate_tenant_segment(conn)
+            found = self.drivers[self.external_network_type].allocate_tenant_segment(
+                conn, project_id)
             if found is None:
                 raise errors.NoNetworkAvailable()
             return [found]
         for ntype in self.tenant_network_types:
-            found = self.drivers[ntype].allocate_tenant_segment(conn)
+            found = self.drivers[ntype].allocate_tenant_segment(conn, project_id)
             if found is not None:
                 return [found]
         raise errors.NoNetworkAvailable()

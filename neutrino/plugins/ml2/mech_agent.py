@@ -11,6 +11,7 @@ leaves the port to the next driver, and with none left the port is
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from neutrino.plugins.ml2.mech_api import VNIC_NORMAL, MechanismDriver, PortContext, SegmentDict
@@ -25,6 +26,9 @@ class AgentMechanismDriver(MechanismDriver):
     supported_vnic_types: tuple[str, ...] = (VNIC_NORMAL,)
     base_network_types: tuple[str, ...] = ("local", "flat", "vlan")
     mapping_keys: tuple[str, ...] = ("bridge_mappings",)
+    # Set by drivers whose agents' devices go to Placement (the placement
+    # report plugin): the namespace of their resource providers' UUIDs.
+    resource_provider_uuid5_namespace: uuid.UUID | None = None
 
     def initialize(self) -> None:
         """Nothing to prepare: everything comes from the agents' reports."""

@@ -18,7 +18,7 @@ from neutrino.plugins.ml2.mech_api import (
     PortContext,
     SegmentDict,
 )
-from neutrino.resources import qos
+from neutrino.resources import placement, qos
 
 
 class OpenvswitchMechanismDriver(AgentMechanismDriver):
@@ -26,6 +26,7 @@ class OpenvswitchMechanismDriver(AgentMechanismDriver):
     vif_type = VIF_TYPE_OVS
     supported_vnic_types = (VNIC_NORMAL, VNIC_DIRECT)
     mapping_keys = ("bridge_mappings",)
+    resource_provider_uuid5_namespace = placement.OVS_UUID_NAMESPACE
     # What the agent's qos extension enforces (neutrino.agents.ovs.qos): bandwidth
     # limits both ways and DSCP marking; the minimums are scheduling guarantees
     # (upstream reports them to placement), not limits the switch applies. Packet

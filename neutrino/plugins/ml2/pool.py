@@ -213,6 +213,30 @@ class IdPool:
         self._hints[scope] = keys
         return key
 
+    def allocate_in(self, conn: Connection, wanted: dict[Any, list[r.Range]]) -> Key | None:
+        """Take a free id of ``wanted`` (ranges by scope, all of whose ids
+        have rows); None when none is free. One key drawn at random from
+        them is tried first (while most are free, that conditional UPDATE is
+        the whole allocation); else one of the free ones read is taken, and
+        missing it reruns the operation, as ``allocate`` does."""
+        guess = _random_in(wanted)
+        if guess is None:
+            return None
+        if self._try(conn, guess):
+            return guess
+        inside = [self._in_range(scope, lo, hi) for scope, rs in wanted.items()
+                  for lo, hi in rs]
+        cols = [self.scope, self.id] if self.scope is not None else [self.id]
+        rows = conn.execute(sa.select(*cols).where(self.allocated.is_(False), sa.or_(*inside))
+                            .limit(SELECT_SIZE)).all()
+        if not rows:
+            return None
+        row = random.choice(rows)
+        key: Key = (row[0], row[1]) if self.scope is not None else (None, row[0])
+        if not self._try(conn, key):
+            raise RetryRequest(f"{self.table.name}: {key} taken concurrently")
+        return key
+
     def _hint(self, scope: Any) -> Key | None:
         try:
             return self._hints[scope].pop()  # (atomic: threads share the pool)

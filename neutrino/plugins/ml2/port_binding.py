@@ -23,8 +23,10 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
+from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.ipam import request as ipam
 from neutrino.plugins import joined, store
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2 import agents_db, provisioning, segments_db
@@ -40,8 +42,17 @@ from neutrino.plugins.ml2.mech_api import (
     SegmentDict,
 )
 from neutrino.plugins.ml2.mech_manager import MechanismManager
+from neutrino.resources import validators
 from neutrino.resources.attributes import Attribute
-from neutrino.resources.port_binding import BINDING, HOST, PROFILE, VIF_DETAILS, VIF_TYPE, VNIC
+from neutrino.resources.port_binding import (
+    BINDING,
+    HOST,
+    PROFILE,
+    VIF_DETAILS,
+    VIF_TYPE,
+    VNIC,
+    VNIC_DIRECT_PHYSICAL,
+)
 
 LOG = logging.getLogger(__name__)
 B = t.ml2_port_bindings
@@ -163,6 +174,10 @@ class PortBinding(ExtensionDriver):
                 changed["profile"] = json.dumps(changed["profile"])
             self._write_request(conn, resource_id, changed)
         host = changed.get("host", original[HOST])
+        if (original[VNIC] == VNIC_DIRECT_PHYSICAL and original["device_id"]
+                and data.get("device_id") == "" and data.get("device_owner") == ""):
+            # Detached from its instance: the device's MAC is given back.
+            self.set_mac(conn, dict(original), ipam.generate_mac(self.conf.base_mac))
         if host and vif_type in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED):
             self.bind(conn, resource_id)
 
@@ -228,6 +243,8 @@ class PortBinding(ExtensionDriver):
             LOG.warning("Failed to bind port %s on host %s for vnic_type %s",
                         current["id"], context.host, context.vnic_type)
             vif_type, details = VIF_TYPE_BINDING_FAILED, {}
+        if context.vnic_type == VNIC_DIRECT_PHYSICAL:
+            self._take_device_mac(conn, context.current, context.profile)
         # Levels tried and abandoned may have taken dynamic segments: give
         # back every dynamic segment of the network that no binding uses.
         if backend.allocated:
@@ -258,6 +275,33 @@ class PortBinding(ExtensionDriver):
         """Forget the levels of the port's binding on ``host``, giving back the
         dynamic segments no other binding uses."""
         self._drop_levels(conn, port_id, L.c.host == host)
+
+    def _take_device_mac(self, conn: Connection, port: dict[str, Any],
+                         profile: dict[str, Any]) -> None:
+        """``port-mac-override``: a direct-physical port's MAC is its physical
+        function's, which the compute service puts in the profile as
+        ``device_mac_address``; without one it gets a new MAC of its own, so
+        that the device's stays free for the next port bound to it."""
+        mac = profile.get("device_mac_address")
+        if isinstance(mac, str):
+            try:
+                mac = validators.mac_address(mac)
+            except validators.Invalid:
+                mac = None
+        mac = mac or ipam.generate_mac(self.conf.base_mac)
+        if mac != port["mac_address"]:
+            self.set_mac(conn, port, mac)
+
+    def set_mac(self, conn: Connection, port: dict[str, Any], mac: str) -> None:
+        taken = conn.execute(sa.select(t.ports.c.id).where(
+            t.ports.c.network_id == port["network_id"], t.ports.c.mac_address == mac,
+            t.ports.c.id != port["id"]).limit(1)).first()
+        if taken is not None:
+            raise errors.MacAddressInUse(net_id=port["network_id"], mac=mac)
+        conn.execute(sa.update(t.ports).where(t.ports.c.id == port["id"])
+                     .values(mac_address=mac))
+        ipam.readdress(conn, port["id"], port["network_id"], mac)
+        port["mac_address"] = mac
 
     def unbind(self, conn: Connection, port_id: str, keep_vif: bool = False) -> None:
         """Forget the active binding's levels and give back dynamic segments

@@ -107,5 +107,23 @@ def merge(ranges: Iterable[Range]) -> list[Range]:
     return [(lo, hi) for lo, hi in out]
 
 
+def subtract(ranges: Iterable[Range], holes: Iterable[Range]) -> list[Range]:
+    """The ids of ``ranges`` that no hole holds, as merged ranges."""
+    out: list[Range] = []
+    cut = merge(holes)
+    for lo, hi in merge(ranges):
+        for h_lo, h_hi in cut:
+            if h_hi < lo or h_lo > hi:
+                continue
+            if h_lo > lo:
+                out.append((lo, h_lo - 1))
+            lo = h_hi + 1
+            if lo > hi:
+                break
+        if lo <= hi:
+            out.append((lo, hi))
+    return out
+
+
 def contains(ranges: Iterable[Range], value: int) -> bool:
     return any(lo <= value <= hi for lo, hi in ranges)

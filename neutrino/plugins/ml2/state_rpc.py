@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import oslo_messaging
 import sqlalchemy as sa
@@ -29,9 +29,12 @@ a = t.agents.c
 class StateReportEndpoint:
     target = oslo_messaging.Target(version=topics.STATE_VERSION)
 
-    def __init__(self, db: Database, agent_down_time: int) -> None:
+    def __init__(self, db: Database, agent_down_time: int,
+                 listeners: Sequence[Callable[[dict[str, Any], str], None]] = ()) -> None:
         self.db = db
         self.agent_down_time = agent_down_time
+        # told of every recorded report and its outcome (the placement report)
+        self.listeners = listeners
 
     def report_state(self, context: Any, **kwargs: Any) -> str:
         state = (kwargs.get("agent_state") or {}).get("agent_state") or {}
@@ -39,7 +42,13 @@ class StateReportEndpoint:
         if missing:
             LOG.warning("ignoring a state report without %s", ", ".join(missing))
             return ""
-        return self._record(state)
+        status = self._record(state)
+        for listener in self.listeners:
+            try:
+                listener(state, status)
+            except Exception:  # noqa: BLE001 - a listener never fails the report
+                LOG.exception("agent state listener %s failed", listener)
+        return status
 
     @retrying
     def _record(self, state: dict[str, Any]) -> str:

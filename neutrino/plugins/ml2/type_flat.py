@@ -46,7 +46,8 @@ class FlatTypeDriver(TypeDriver):
             if value is not None and key not in (NETWORK_TYPE, PHYSICAL_NETWORK):
                 raise _invalid(f"{key} prohibited for flat provider network")
 
-    def reserve_provider_segment(self, conn: Connection, segment: Segment) -> Segment:
+    def reserve_provider_segment(self, conn: Connection, segment: Segment,
+                                 project_id: str | None = None) -> Segment:
         physnet = segment.physical_network
         table = t.ml2_flat_allocations
         taken = conn.execute(sa.select(table.c.physical_network)
@@ -58,7 +59,8 @@ class FlatTypeDriver(TypeDriver):
         conn.execute(sa.insert(table).values(physical_network=physnet))
         return Segment(self.network_type, physnet)
 
-    def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
+    def allocate_tenant_segment(self, conn: Connection,
+                                project_id: str | None = None) -> Segment | None:
         return None
 
     def release_segment(self, conn: Connection, segment: Segment) -> None:

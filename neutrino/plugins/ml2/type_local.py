@@ -19,10 +19,12 @@ class LocalTypeDriver(TypeDriver):
                 raise errors.InvalidInput(
                     error_message=f"{key} prohibited for local provider network")
 
-    def reserve_provider_segment(self, conn: Connection, segment: Segment) -> Segment:
+    def reserve_provider_segment(self, conn: Connection, segment: Segment,
+                                 project_id: str | None = None) -> Segment:
         return Segment(self.network_type)
 
-    def allocate_tenant_segment(self, conn: Connection) -> Segment | None:
+    def allocate_tenant_segment(self, conn: Connection,
+                                project_id: str | None = None) -> Segment | None:
         return Segment(self.network_type)
 
     def release_segment(self, conn: Connection, segment: Segment) -> None:

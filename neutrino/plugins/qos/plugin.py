@@ -20,6 +20,7 @@ from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.plugins.qos import policies as pol
 from neutrino.plugins.qos.agent_rpc import PolicyPusher
+from neutrino.plugins.qos.resource_request import ResourceRequests
 from neutrino.plugins.qos.rules import Rules
 from neutrino.plugins.qos.support import QosSupport
 from neutrino.resources import qos
@@ -64,7 +65,8 @@ class QosPlugin(ServicePlugin):
     """Quality of Service: policies of bandwidth, DSCP and packet rate rules."""
 
     service_type = "QOS"
-    supported_extension_aliases = tuple(d.alias for d in qos.DESCRIPTORS)
+    supported_extension_aliases = tuple(
+        d.alias for d in (*qos.DESCRIPTORS, *qos.RESOURCE_REQUEST_DESCRIPTORS))
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -89,6 +91,14 @@ class QosPlugin(ServicePlugin):
                             resources=list(qos.RESOURCES), policies=_policies(),
                             attributes=qos.RBAC_QOS_POLICY)]
         out += [ApiExtension(descriptor=d) for d in qos.DESCRIPTORS[1:]]
+        # Only admins see a port's resource request (upstream's policy).
+        shown_to_admins = policy.RuleDefault("get_port:resource_request", "rule:admin_only",
+                                             scope_types=["project"])
+        out.append(ApiExtension(descriptor=qos.RESOURCE_REQUEST_DESCRIPTORS[0],
+                                attributes=qos.RESOURCE_REQUEST,
+                                attribute_handler=ResourceRequests(self.db),
+                                policies=[shown_to_admins]))
+        out += [ApiExtension(descriptor=d) for d in qos.RESOURCE_REQUEST_DESCRIPTORS[1:]]
         return out
 
     def collections(self) -> dict[str, Any]:

@@ -3,14 +3,14 @@
 Until now a network was external while it had ``access_as_external``
 entries; those are the networks external on upgrade.
 
-Revision ID: 0027_external_networks
-Revises: 0026_inactive_port_bindings
+Revision ID: 0030_external_networks
+Revises: 0029_port_subnet_extensions
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0027_external_networks'
-down_revision = '0026_inactive_port_bindings'
+revision = '0030_external_networks'
+down_revision = '0029_port_subnet_extensions'
 branch_labels = None
 depends_on = None
 

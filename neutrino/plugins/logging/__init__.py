@@ -1,0 +1,1 @@
+"""The ``log`` service plugin (upstream's ``logging`` extension)."""
