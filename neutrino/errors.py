@@ -205,6 +205,16 @@ class SubnetInUse(InUse):
                "%(reason)s.")
 
 
+class NetworkMTUSubnetConflict(Conflict):
+    message = ("MTU of %(net_id)s is not valid, subnet requires a "
+               "minimum of %(mtu)s")
+
+
+class GatewayIpInUse(InUse):
+    message = ("Current gateway ip %(ip_address)s already in use "
+               "by port %(port_id)s. Unable to update.")
+
+
 class SubnetPoolDeleteError(BadRequest):
     message = "Unable to delete subnet pool: %(reason)s."
 
@@ -841,8 +851,62 @@ class FloatingIPPortAlreadyAssociated(InUse):
 
 # -- floating IP port forwardings (``floating-ip-port-forwarding``) --------------------
 
+class RouterGatewayInUseByNDPProxy(Conflict):
+    message = ("Unable to unset external gateway of router %(router_id)s, There are one or "
+               "more ndp proxies still in use on the router.")
+
+
+class RouterInterfaceInUseByNDPProxy(Conflict):
+    message = ("Unable to remove subnet %(subnet_id)s from router %(router_id)s, There are "
+               "one or more ndp proxies still in use on the subnet.")
+
+
+class AddressScopeConflict(Conflict):
+    message = ("The IPv6 address scope %(ext_address_scope)s of external network conflict "
+               "with internal network's IPv6 address scope %(internal_address_scope)s.")
+
+
+class RouterGatewayNotValid(Conflict):
+    message = "Can not enable ndp proxy on router %(router_id)s, %(reason)s."
+
+
+class RouterNDPProxyNotEnable(Conflict):
+    message = ("The enable_ndp_proxy parameter of router %(router_id)s must be set as True "
+               "while create ndp proxy entry on it.")
+
+
+class PortUnreachableRouter(Conflict):
+    message = "The port %(port_id)s cannot reach the router %(router_id)s by IPv6 subnet."
+
+
+class InvalidAddress(BadRequest):
+    message = "The address %(address)s is invalid, reason: %(reason)s."
+
+
+class RouterIPv6GatewayInUse(Conflict):
+    message = ("Can't remove the IPv6 subnet from external gateway of router %(router_id)s, "
+               "the IPv6 subnet in use by the router's ndp proxy.")
+
+
+class NDPProxyNotFound(NotFound):
+    message = "Ndp proxy %(id)s could not be found."
+
+
 class PortForwardingNotFound(NotFound):
     message = "Port Forwarding %(id)s could not be found."
+
+
+class ConntrackHelperNotFound(NotFound):
+    message = "Conntrack Helper %(id)s could not be found."
+
+
+class ConntrackHelperNotAllowed(BadRequest):
+    message = "Conntrack Helper %(helper)s is not allowed."
+
+
+class InvalidProtocolForHelper(BadRequest):
+    message = ("Conntrack Helper %(helper)s does not support: %(protocol)s. Supported "
+               "protocols are: %(supported_protocols)s")
 
 
 class FipInUseByPortForwarding(InUse):
@@ -898,6 +962,25 @@ class QosRuleNotSupported(Conflict):
 
 class QosRuleNotSupportedByNetwork(Conflict):
     message = "Rule %(rule_type)s is not supported by network %(network_id)s"
+
+
+class QosPlacementAllocationUpdateConflict(Conflict):
+    message = ("Updating placement allocation with %(alloc_diff)s for consumer "
+               "%(consumer)s failed. The requested resources would exceed the capacity "
+               "available.")
+
+
+class PlacementAllocationGenerationConflict(Conflict):
+    message = ("Resource allocation has been changed for consumer %(consumer)s in "
+               "Placement while Neutron tried to update it.")
+
+
+class PlacementAllocationRemoved(BadRequest):
+    message = "Resource allocation is deleted for consumer %(consumer)s"
+
+
+class PlacementAllocationRpNotExists(BadRequest):
+    message = "Resource provider %(resource_provider)s for %(consumer)s does not exist"
 
 
 class QoSRuleParameterConflict(Conflict):
@@ -976,6 +1059,7 @@ _NOT_FOUND: dict[str, Callable[[str], NeutronException]] = {
     "router": lambda rid: RouterNotFound(router_id=rid),
     "floatingip": lambda rid: FloatingIPNotFound(floatingip_id=rid),
     "port_forwarding": lambda rid: PortForwardingNotFound(id=rid),
+    "conntrack_helper": lambda rid: ConntrackHelperNotFound(id=rid),
     "flavor": lambda rid: FlavorNotFound(flavor_id=rid),
     # Admin-only and ownerless: hidden from others as the web layer's 404.
     "service_profile": lambda rid: HTTPNotFound(),

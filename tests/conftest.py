@@ -92,8 +92,8 @@ class Server:
 
 
 # What the session server loads besides the core: as etc/neutrino-aio.conf.
-SESSION_EXTRA = ("service_plugins = router,port_forwarding,auto_allocate,qos,metering,segments,trunk,"
-                 "flavors,network_segment_range\n"
+SESSION_EXTRA = ("service_plugins = router,port_forwarding,conntrack_helper,ndp_proxy,auto_allocate,qos,"
+                 "metering,segments,trunk,flavors,network_segment_range\n"
                  "[ml2]\nextension_drivers = port_security,qos\nmechanism_drivers = openvswitch\n")
 
 

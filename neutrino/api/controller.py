@@ -78,11 +78,23 @@ def within_parent(api: Api, rdef: ResourceDef, ctx: Context, targets: Targets,
     if rdef.parent is None or pid is None:
         return False
     prdef = api.resources[rdef.parent]
+    if rdef.quiet_parent:
+        targets.parent = _parent_as_admin(api, prdef, pid) or {"project_id": None}
+        return True
     parent = api.plugin_for(prdef.plural).get(ctx, prdef.plural, pid)
     if not api.policy.check(ctx, f"get_{prdef.policy_singular}", targets.of(parent)):
         raise not_found_for(prdef, pid)
     targets.parent = parent
     return True
+
+
+def _parent_as_admin(api: Api, prdef: ResourceDef, pid: str) -> dict[str, Any] | None:
+    try:
+        parent: dict[str, Any] = api.plugin_for(prdef.plural).get(Context.admin(),
+                                                                  prdef.plural, pid)
+    except errors.NotFound:
+        return None
+    return parent
 
 
 def creating_within(api: Api, rdef: ResourceDef, ctx: Context, targets: Targets,
@@ -94,12 +106,9 @@ def creating_within(api: Api, rdef: ResourceDef, ctx: Context, targets: Targets,
     (``refuse_missing_parent`` then answers)."""
     if rdef.parent is None or pid is None:
         return None
-    prdef = api.resources[rdef.parent]
-    try:
-        parent = api.plugin_for(prdef.plural).get(Context.admin(), prdef.plural, pid)
-    except errors.NotFound:
-        return None
-    targets.parent = parent
+    parent = _parent_as_admin(api, api.resources[rdef.parent], pid)
+    if parent is not None:
+        targets.parent = parent
     return parent
 
 
@@ -291,6 +300,8 @@ class Member:
         # (built after ``within_parent``: a parent's owner is part of the target)
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         if not shaper.visible(item):
+            if self.rdef.quiet_parent:
+                raise errors.HTTPNotFound()
             raise not_found_for(self.rdef, rid, pid)
         self.api.extend(ctx, self.rdef.plural, [item])
         return item, shaper

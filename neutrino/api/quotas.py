@@ -15,6 +15,29 @@ from neutrino.resources import validators as v
 _limit = v.integer(-1)
 
 
+def _limits(item: dict[str, Any], resources: list[str]) -> dict[str, int]:
+    """The body's limits, judged as upstream's request body: unknown keys
+    first (an owner in the body counts as both of its names), then each
+    resource in the registry's order, converted then range-checked."""
+    unknown = set(item) - set(resources)
+    if unknown & {"project_id", "tenant_id"}:
+        unknown |= {"project_id", "tenant_id"}
+    if unknown:
+        raise errors.HTTPBadRequest(msg=f"Unrecognized attribute(s) '{', '.join(sorted(unknown))}'")
+    limits = {}
+    for name in resources:
+        if name not in item:
+            continue
+        try:
+            limits[name] = _limit(v.to_int(item[name]))
+        except v.NotConvertible as exc:
+            raise errors.InvalidInput(error_message=str(exc)) from None
+        except v.Invalid as exc:
+            raise errors.HTTPBadRequest(msg=f"Invalid input for {name}. Reason: {exc}.") from None
+    # Checked against the usage in the body's order, as upstream.
+    return {name: limits[name] for name in item}
+
+
 def _target(project_id: str) -> dict[str, Any]:
     return {"project_id": project_id, "tenant_id": project_id}
 
@@ -47,23 +70,19 @@ class Quota(_Base):
         send(resp, 200, {"quota": self.quotas.limits(project_id)})
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
-        ctx: Context = req.context.neutron
+        # Policy before the body, as upstream: a caller who may not set
+        # quotas learns nothing from how its body would have been judged.
+        self.authorize(req.context.neutron, "update_quota", project_id)
         raw = body_mod.parse_json(req.bounded_stream.read())
         if not isinstance(raw, dict) or not isinstance(raw.get("quota"), dict):
             raise errors.BadRequest(resource="quota", msg="Unable to find 'quota' in request body")
         item = dict(raw["quota"])
-        check_limit = v.boolean(item.pop("check_limit", True))
-        if v.boolean(item.pop("force", False)):
-            check_limit = False
-        limits = {}
-        for name, value in item.items():
-            try:
-                limits[name] = _limit(value)
-            except v.Invalid as exc:
-                raise errors.InvalidInput(
-                    error_message=f"Invalid input for {name}. Reason: {exc}") from None
-        self.authorize(ctx, "update_quota", project_id)
-        send(resp, 200, {"quota": self.quotas.set_limits(project_id, limits, check_limit)})
+        # Only a JSON true forces; ``check_limit`` is accepted and ignored
+        # (upstream checks the usage by default since 2025.1).
+        force = item.pop("force", None) is True
+        item.pop("check_limit", None)
+        limits = _limits(item, self.quotas.names())
+        send(resp, 200, {"quota": self.quotas.set_limits(project_id, limits, not force)})
 
     def on_delete(self, req: falcon.Request, resp: falcon.Response, project_id: str) -> None:
         self.authorize(req.context.neutron, "delete_quota", project_id)

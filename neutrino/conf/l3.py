@@ -12,6 +12,9 @@ L3_OPTS = [
     cfg.BoolOpt("enable_snat_by_default", default=True,
                 help="Define the default value of enable_snat if not provided in "
                      "external_gateway_info."),
+    cfg.BoolOpt("enable_ndp_proxy_by_default", default=False,
+                help="Define the default value of enable_ndp_proxy if not provided in "
+                     "a router's request (used by the ndp_proxy service plugin)."),
     cfg.BoolOpt("router_distributed", default=False,
                 help="System-wide flag to determine the type of router that projects "
                      "can create. Only admin can override."),
@@ -70,9 +73,26 @@ L3_QUOTA_OPTS = [
                     "unlimited."),
 ]
 
+# ``l3-conntrack-helper``: which helper a router may attach to which protocol
+# (upstream's conf/extensions/conntrack_helper.py): ``helper:protocol`` items,
+# a helper repeated once per protocol it supports.
+CONNTRACK_HELPER_OPTS = [
+    cfg.ListOpt("allowed_conntrack_helpers",
+                default=[{"amanda": "tcp"}, {"ftp": "tcp"}, {"h323": "udp"}, {"h323": "tcp"},
+                         {"irc": "tcp"}, {"netbios-ns": "udp"}, {"pptp": "tcp"},
+                         {"sane": "tcp"}, {"sip": "udp"}, {"sip": "tcp"}, {"snmp": "udp"},
+                         {"tftp": "udp"}],
+                item_type=cfg.types.Dict(),
+                sample_default=[{"tftp": "udp"}, {"ftp": "tcp"}, {"sip": "tcp"},
+                                {"sip": "udp"}],
+                help="Defines the allowed conntrack helpers, and conntrack helper module "
+                     "protocol constraints."),
+]
+
 
 def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(L3_OPTS)
+    conf.register_opts(CONNTRACK_HELPER_OPTS)
     conf.register_opts(L3_SCHEDULER_OPTS)
     conf.register_opts(L3_HA_OPTS)
     conf.register_opts(L3_QUOTA_OPTS, "quotas")

@@ -510,6 +510,21 @@ qos_port_policy_bindings = Table(
     Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
 )
 
+# ``qos-fip`` and ``qos-gateway-ip``: a floating IP's policy, a router
+# gateway's; they go with their floating IP or router, and a policy in use
+# by one cannot be deleted.
+qos_fip_policy_bindings = Table(
+    "qos_fip_policy_bindings", metadata,
+    Column("fip_id", String(36), _fk("floatingips"), primary_key=True),
+    Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
+)
+
+qos_router_gw_policy_bindings = Table(
+    "qos_router_gw_policy_bindings", metadata,
+    Column("router_id", String(36), _fk("routers"), primary_key=True),
+    Column("policy_id", String(36), _fk("qos_policies", None), nullable=False, index=True),
+)
+
 # RBAC entries on QoS policies (object type ``qos_policy``), as for networks.
 qospolicyrbacs = _rbacs("qospolicyrbacs", "qos_policies")
 
@@ -792,6 +807,40 @@ portforwardings = Table(
                      name="uq_portforwardings_internal"),
 )
 
+
+# ``l3-conntrack-helper``: helpers a router attaches to a protocol and port;
+# the same quadruple twice is a duplicate (upstream's unique constraint).
+conntrack_helpers = Table(
+    "conntrack_helpers", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("router_id", String(36), _fk("routers"), nullable=False, index=True),
+    Column("protocol", String(40), nullable=False),
+    Column("port", Integer, nullable=False),
+    Column("helper", String(64), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    UniqueConstraint("router_id", "protocol", "port", "helper",
+                     name="uq_conntrack_helpers0router_id0protocol0port0helper"),
+)
+
+# ``l3-ndp-proxy``: a router answers neighbour solicitations on its gateway
+# for one IPv6 address of a port behind it; one proxy per address and
+# router (the unique key decides a race between two creates).
+ndp_proxies = Table(
+    "ndp_proxies", metadata,
+    *_standard(),
+    Column("router_id", String(36), _fk("routers"), nullable=False, index=True),
+    Column("port_id", String(36), _fk("ports"), nullable=False, index=True),
+    Column("ip_address", String(64), nullable=False),
+    UniqueConstraint("router_id", "ip_address", name="uq_ndp_proxies_router_id_ip_address"),
+)
+
+# ``l3-ext-ndp-proxy``: a router's ``enable_ndp_proxy`` once decided (no row:
+# not decided yet, shown false); it goes with the router and with its gateway.
+router_ndp_proxy_state = Table(
+    "router_ndp_proxy_state", metadata,
+    Column("router_id", String(36), _fk("routers"), primary_key=True),
+    Column("enable_ndp_proxy", Boolean, nullable=False),
+)
 
 # ``auto-allocated-topology``: the one default external network (``is_default``;
 # the constant key makes a second one a conflict, even in a race) and each

@@ -106,8 +106,14 @@ def allocate(conn: Connection, request: AddressRequest) -> list[Allocation]:
                 out.append(_from_any(conn, request.network_id, group))
     else:
         by_id = {s["id"]: s for s in request.subnets}
+        # An address asked for by value is that request's, whatever its
+        # place in the list; a request by subnet alone reuses one of the
+        # port's other addresses there, each at most once, so asking twice
+        # for the same subnet adds an address rather than repeating one.
+        claimed = {item["ip_address"] for item in request.fixed_ips
+                   if item.get("ip_address") is not None}
         for item in request.fixed_ips:
-            out.append(_one_requested(conn, request, item, by_id))
+            out.append(_one_requested(conn, request, item, by_id, claimed))
     if not request.is_router:
         have = {sid for sid, _ in out}
         for s in request.automatic:
@@ -130,7 +136,7 @@ def _from_any(conn: Connection, network_id: str, group: list[dict[str, Any]]) ->
 
 
 def _one_requested(conn: Connection, request: AddressRequest, item: dict[str, Any],
-                   by_id: dict[str, dict[str, Any]]) -> Allocation:
+                   by_id: dict[str, dict[str, Any]], claimed: set[str]) -> Allocation:
     network_id, keep = request.network_id, request.keep
     subnet_id, ip = item.get("subnet_id"), item.get("ip_address")
     if subnet_id is not None and subnet_id not in by_id:
@@ -150,8 +156,9 @@ def _one_requested(conn: Connection, request: AddressRequest, item: dict[str, An
     subnet = by_id[subnet_id]
     auto = rules.is_auto_address_subnet(subnet) and not request.is_router
     if ip is None:
-        existing = [k for k in keep if k[0] == subnet_id]
+        existing = [k for k in keep if k[0] == subnet_id and k[1] not in claimed]
         if existing:
+            claimed.add(existing[0][1])
             return existing[0]
         if auto:
             return subnet_id, rules.eui64_address(subnet["cidr"], request.mac)

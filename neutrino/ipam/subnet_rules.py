@@ -16,6 +16,25 @@ MAX_HOST_ROUTES = 20
 AUTO_MODES = ("slaac", "dhcpv6-stateless")
 
 
+IPV4_MIN_MTU = 68
+IPV6_MIN_MTU = 1280
+
+
+def check_mtu_fits(network_id: str, mtu: int | None, ip_versions: set[int]) -> None:
+    """A network's MTU must carry every IP version of its subnets: IPv4
+    needs 68 octets, IPv6 1280 (None: not known, nothing to check). Below
+    68 upstream names the IPv4 minimum whatever the versions. Checked when
+    a subnet comes and when the MTU changes (where 0, which would mean the
+    largest, is refused too, as upstream), never when a network without
+    subnets is made."""
+    if mtu is None or mtu >= IPV6_MIN_MTU or not ip_versions:
+        return
+    if mtu < IPV4_MIN_MTU:
+        raise errors.NetworkMTUSubnetConflict(net_id=network_id, mtu=IPV4_MIN_MTU)
+    if 6 in ip_versions:
+        raise errors.NetworkMTUSubnetConflict(net_id=network_id, mtu=IPV6_MIN_MTU)
+
+
 def invalid(msg: str) -> errors.InvalidInput:
     return errors.InvalidInput(error_message=msg)
 

@@ -27,6 +27,15 @@ AGENT_TYPE_L3 = "L3 agent"
 ZONE_RESOURCES = {AGENT_TYPE_DHCP: "network", AGENT_TYPE_L3: "router"}
 
 a = t.agents.c
+# Text attributes an agent is filtered by, matched without regard to case,
+# as upstream's MySQL collation matches them (tempest asks for "DHCP Agent").
+_TEXT_FILTERS = ("agent_type", "binary", "topic", "host", "availability_zone", "description")
+
+
+def _any_case(column: Any) -> store.FilterBuilder:
+    def build(values: list[Any]) -> Any:
+        return sa.func.lower(column).in_(sorted({str(v).lower() for v in values}))
+    return build
 
 
 def not_found(agent_id: str) -> errors.AgentNotFound:
@@ -68,7 +77,8 @@ class Agents(TableHandler):
         return out
 
     def filters(self) -> dict[str, store.FilterBuilder]:
-        """``alive``: the heartbeat's age against ``agent_down_time``, now."""
+        """``alive``: the heartbeat's age against ``agent_down_time``, now;
+        the text attributes in any case."""
         deadline = self._deadline()
 
         def alive(values: list[Any]) -> Any:
@@ -78,7 +88,7 @@ class Agents(TableHandler):
             if wanted == {False}:
                 return a.heartbeat_timestamp < deadline
             return None
-        return {"alive": alive}
+        return {"alive": alive, **{name: _any_case(a[name]) for name in _TEXT_FILTERS}}
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         raise errors.BadRequest(resource="agents",
@@ -110,8 +120,12 @@ class AvailabilityZones(Handler):
 
     def list(self, conn: Connection, ctx: Context,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
+        def wanted(zone: dict[str, Any], key: str, values: list[Any]) -> bool:
+            if key == "name":  # an agent's zone, which matches in any case
+                return str(zone["name"]).lower() in {str(v).lower() for v in values}
+            return zone.get(key) in values
         items = [z for z in self.zones(conn)
-                 if all(z.get(k) in vals for k, vals in query.filters.items())]
+                 if all(wanted(z, k, vals) for k, vals in query.filters.items())]
         for key, ascending in reversed(query.sorts):
             items.sort(key=lambda z: z[key], reverse=not ascending)
         return items, False

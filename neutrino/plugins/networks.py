@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.ipam import subnet_rules
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import rbac, store
 from neutrino.plugins.handler import Handler
@@ -205,8 +206,12 @@ class Networks(Handler):
             rbac.set_external(conn, net_id, row.project_id)
         elif data.get(EXTERNAL) is False:
             rbac.unset_external(conn, net_id)
-        if data.get("mtu"):
-            self.types.check_mtu(conn, net_id, data["mtu"])
+        if "mtu" in data:
+            versions = set(conn.execute(sa.select(t.subnets.c.ip_version).distinct()
+                                        .where(t.subnets.c.network_id == net_id)).scalars())
+            subnet_rules.check_mtu_fits(net_id, data["mtu"], versions)
+            # 0 asks for the largest the segments carry, as on create.
+            values["mtu"] = self.types.check_mtu(conn, net_id, data["mtu"])
         self.types.update_provider(conn, net_id, data)
         store.bump(conn, t.networks, net_id, values, revision)
 

@@ -17,6 +17,9 @@ class Quotas:
     def engine(self) -> Any:
         return self.core.quota
 
+    def names(self) -> list[str]:
+        return list(self.engine.names())
+
     def defaults(self) -> dict[str, int]:
         return self.engine.defaults()
 

@@ -442,7 +442,8 @@ def dependent_pool(conn: Connection, scope_id: str, owner: str, target: str,
 
 def dependent_qos_binding(conn: Connection, policy_id: str, owner: str, target: str,
                           removing: Sequence[str]) -> str | None:
-    """A network or port using the QoS policy through ``removing``.
+    """A network, port, floating IP or router gateway using the QoS policy
+    through ``removing``.
 
     As upstream counts them, the owner's own networks and ports count too:
     they keep a ``*`` entry unless another entry names the owner; only an
@@ -454,7 +455,9 @@ def dependent_qos_binding(conn: Connection, policy_id: str, owner: str, target: 
     if remaining is None:
         return None
     for objects, bindings, key in ((t.networks, t.qos_network_policy_bindings, "network_id"),
-                                   (t.ports, t.qos_port_policy_bindings, "port_id")):
+                                   (t.ports, t.qos_port_policy_bindings, "port_id"),
+                                   (t.floatingips, t.qos_fip_policy_bindings, "fip_id"),
+                                   (t.routers, t.qos_router_gw_policy_bindings, "router_id")):
         bound = sa.select(bindings.c[key]).where(bindings.c.policy_id == policy_id)
         found = _dependent(conn, objects, [objects.c.id.in_(bound)], target, remaining)
         if found is not None:

@@ -154,8 +154,8 @@ class Subnets(Handler):
 
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         network_id = data["network_id"]
-        store.get_row(conn, t.networks, network_id, lambda: networks.not_found(network_id),
-                      for_update=True)
+        network = store.get_row(conn, t.networks, network_id,
+                                lambda: networks.not_found(network_id), for_update=True)
         segment_id = data.get("segment_id")
         if segment_id:
             routed.segment_row(conn, segment_id)
@@ -181,6 +181,7 @@ class Subnets(Handler):
         routes = data.get("host_routes") or []
         rules.check_nameservers("new subnet", dns, version)
         rules.check_routes("new subnet", routes, version)
+        rules.check_mtu_fits(network_id, network.mtu or None, {version})
         # The network's subnets once, for the overlap, pool and segment rules
         # (the network's row is locked: none is added meanwhile).
         siblings = conn.execute(_SIBLINGS, {"network": network_id}).all()
@@ -268,6 +269,8 @@ class Subnets(Handler):
         net = netaddr.IPNetwork(current["cidr"])
         gateway = data.get("gateway_ip", current["gateway_ip"])
         rules.check_gateway(net, gateway)
+        if "gateway_ip" in data:
+            _check_gateway_not_routed(conn, subnet_id, current["gateway_ip"], gateway)
         if "enable_dhcp" in data:
             rules.check_usable(net, data["enable_dhcp"], current["ipv6_ra_mode"],
                                current["ipv6_address_mode"])
@@ -353,6 +356,21 @@ def _write_service_types(conn: Connection, subnet_id: str, kinds: list[str],
     if kinds:
         store.insert(conn, t.subnet_service_types,
                      [{"subnet_id": subnet_id, "service_type": k} for k in kinds])
+
+
+def _check_gateway_not_routed(conn: Connection, subnet_id: str, old: str | None,
+                              new: str | None) -> None:
+    """A router's port holding the subnet's gateway address is what makes
+    it the gateway: moving or removing the gateway under it would leave
+    the subnet's hosts routing to an address nobody answers."""
+    if old is None or (new is not None and netaddr.IPAddress(new) == netaddr.IPAddress(old)):
+        return
+    a, rp = t.ipallocations.c, t.routerports.c
+    holder = conn.execute(sa.select(a.port_id).join_from(
+        t.ipallocations, t.routerports, rp.port_id == a.port_id)
+        .where(a.subnet_id == subnet_id, a.ip_address == old).limit(1)).first()
+    if holder is not None:
+        raise errors.GatewayIpInUse(ip_address=old, port_id=holder.port_id)
 
 
 def _bump_ports_with(conn: Connection, subnet_id: str, *which: Any) -> None:

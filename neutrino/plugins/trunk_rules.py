@@ -19,8 +19,9 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.resources import trunk as defs
 
-# Segmentation types and their id check; ``inherit`` is not offered (the
-# Open vSwitch trunk driver, upstream's default, does not support it).
+# Segmentation types and their id check (the Open vSwitch trunk driver's,
+# upstream's default). ``inherit`` is no type of its own: it stands for the
+# subport's network's type and id, which must then be one of these.
 SEGMENTATION_TYPES = {"vlan": lambda seg_id: 1 <= seg_id <= 4094}
 
 
@@ -95,8 +96,14 @@ def check_subports(conn: Connection, ctx: Context, trunk_id: str | None, parent_
                    subports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Subports ready to store: ``{port_id, segmentation_type, segmentation_id}``."""
     mtus = _mtus(conn, [parent_id, *[s["port_id"] for s in subports]])
+    inherited = _network_segmentation(
+        conn, ctx, [s["port_id"] for s in subports if s.get("segmentation_type") == defs.INHERIT])
     out = []
     for sub in subports:
+        if sub["port_id"] in inherited:
+            kind, seg_id = inherited[sub["port_id"]]
+            sub = {"port_id": sub["port_id"], "segmentation_type": kind,
+                   "segmentation_id": seg_id}
         port_id = sub["port_id"]
         if port_id == parent_id:
             raise errors.ParentPortInUse(port_id=port_id)
@@ -114,6 +121,29 @@ def check_subports(conn: Connection, ctx: Context, trunk_id: str | None, parent_
     if trunk_id is not None:
         _check_unused(conn, trunk_id, out)
     return out
+
+
+def _network_segmentation(conn: Connection, ctx: Context,
+                          port_ids: list[str]) -> dict[str, tuple[Any, Any]]:
+    """Each port's network's ``provider:network_type`` and
+    ``provider:segmentation_id``, for the subports that inherit them: what
+    the network shows (None and None without a segment). A network of
+    several segments shows none, and a port the caller cannot see has no
+    network to inherit from: such a subport keeps no segmentation details,
+    which is what upstream then refuses it for."""
+    if not port_ids:
+        return {}
+    seg, p = t.network_segments.c, t.ports.c
+    rows = conn.execute(sa.select(p.id, p.project_id, p.network_id, seg.network_type,
+                                  seg.segmentation_id)
+                        .select_from(t.ports.outerjoin(t.network_segments, sa.and_(
+                            seg.network_id == p.network_id, seg.is_dynamic.is_(False))))
+                        .where(p.id.in_(sorted(set(port_ids)))))
+    found: dict[str, list[tuple[Any, Any]]] = {}
+    for row in rows:
+        if _visible(conn, ctx, row):
+            found.setdefault(row.id, []).append((row.network_type, row.segmentation_id))
+    return {port_id: segs[0] for port_id, segs in found.items() if len(segs) == 1}
 
 
 def _segmentation(sub: dict[str, Any]) -> tuple[str, int]:

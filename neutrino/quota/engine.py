@@ -58,6 +58,11 @@ class QuotaEngine:
         limit: int = quotas.default_quota if value is None else value
         return limit
 
+    def names(self) -> list[str]:
+        """The resources with a quota, in the order they were registered
+        (the core's first), which is the order upstream judges a body in."""
+        return list(self.countables)
+
     def defaults(self) -> dict[str, int]:
         return {name: self.default(name) for name in sorted(self.countables)}
 
@@ -89,8 +94,9 @@ class QuotaEngine:
             if check_limit and limit >= 0:
                 used = self.usage(conn, project_id, name)
                 if used > limit:
-                    raise errors.InvalidQuotaValue(
-                        unders=f"{name}: limit {limit} is lower than the {used} in use")
+                    raise errors.HTTPBadRequest(
+                        msg=f"Quota limit {limit} for {name} must be greater than or equal "
+                            f"to already used {used}")
             conn.execute(sa.delete(t.quotas).where(t.quotas.c.project_id == project_id,
                                                    t.quotas.c.resource == name))
             conn.execute(sa.insert(t.quotas).values(project_id=project_id, resource=name,

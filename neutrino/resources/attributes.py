@@ -99,6 +99,10 @@ class ResourceDef:
     # ``project_id: null`` in a create body means "no project" (a system-wide
     # setting), not "the caller's project"; only admins may say it.
     null_project: bool = False
+    # Reads do not look the parent up for the caller (upstream's conntrack
+    # helpers): a parent missing or hidden lists nothing, and a child the
+    # caller may not see is the web layer's 404, not its parent's.
+    quiet_parent: bool = False
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:

@@ -38,8 +38,9 @@ NETWORK = resource(
     attr("shared", v.boolean, default=False, allow_post=True, allow_put=True,
          is_filter=True, enforce_policy=True, required_by_policy=True,
          convert_filter=_B),
-    # Optional on POST: the plugin computes it when absent.
-    attr("mtu", v.integer(68), default=None, allow_post=True, allow_put=True,
+    # Optional on POST: the plugin computes it when absent or 0. Low values
+    # are refused only where they cannot carry a subnet (plugins/subnets.py).
+    attr("mtu", v.non_negative(), default=None, allow_post=True, allow_put=True,
          is_filter=True, is_sort_key=True, convert_filter=_I),
     attr("ipv4_address_scope", is_filter=False),
     attr("ipv6_address_scope", is_filter=False),

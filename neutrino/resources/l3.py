@@ -13,7 +13,7 @@ from typing import Any
 import netaddr
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import attr, resource, standard_attributes
+from neutrino.resources.attributes import AttributeMap, attr, resource, standard_attributes
 
 _B = v.filter_bool
 
@@ -70,16 +70,18 @@ def _external_fixed_ip(value: Any) -> dict[str, Any]:
     return out
 
 
-def gateway_info(value: Any) -> dict[str, Any] | None:
-    """``external_gateway_info``: None or {} clear the gateway."""
+_GATEWAY_KEYS = {"network_id", "enable_snat", "external_fixed_ips"}
+
+
+def _gateway_info(value: Any, keys: set[str]) -> dict[str, Any] | None:
     if value is None or value == {}:
         return None
     if not isinstance(value, dict):
         raise v.Invalid(f"'{value}' is not a dictionary")
-    unexpected = sorted(set(value) - {"network_id", "enable_snat", "external_fixed_ips"})
+    unexpected = sorted(set(value) - keys)
     if unexpected:
         raise v.Invalid(f"Unexpected keys supplied: {', '.join(unexpected)}")
-    _keys(value, {"network_id", "enable_snat", "external_fixed_ips"}, {"network_id"})
+    _keys(value, keys, {"network_id"})
     out: dict[str, Any] = {"network_id": v.uuid(value["network_id"])}
     if "enable_snat" in value:
         out["enable_snat"] = v.boolean(value["enable_snat"])
@@ -90,11 +92,29 @@ def gateway_info(value: Any) -> dict[str, Any] | None:
         if not isinstance(ips, list):
             raise v.Invalid(f"Invalid data format for fixed IP: '{ips}'")
         out["external_fixed_ips"] = [_external_fixed_ip(i) for i in ips]
+    if "qos_policy_id" in value:
+        out["qos_policy_id"] = v.or_none(v.uuid)(value["qos_policy_id"])
     return out
+
+
+def gateway_info(value: Any) -> dict[str, Any] | None:
+    """``external_gateway_info``: None or {} clear the gateway."""
+    return _gateway_info(value, _GATEWAY_KEYS)
+
+
+def gateway_info_with_qos(value: Any) -> dict[str, Any] | None:
+    """``qos-gateway-ip``: the gateway may also name its QoS policy (absent:
+    unchanged, null: none)."""
+    return _gateway_info(value, _GATEWAY_KEYS | {"qos_policy_id"})
 
 
 # ``tag-creation``: tags may be given on POST.
 _TAGS_ON_CREATE = attr("tags", v.list_of(v.string(255)), default=[], allow_post=True)
+
+def _gateway_attr(validate: Any) -> Any:
+    return attr("external_gateway_info", validate, default=None, allow_post=True,
+                allow_put=True, enforce_policy=True)
+
 
 ROUTER = resource(
     "router", "routers",
@@ -102,8 +122,7 @@ ROUTER = resource(
     attr("admin_state_up", v.boolean, default=True, allow_post=True, allow_put=True,
          is_filter=True, is_sort_key=True, convert_filter=_B),
     attr("status", is_filter=True, is_sort_key=True),
-    attr("external_gateway_info", gateway_info, default=None, allow_post=True,
-         allow_put=True, enforce_policy=True),
+    _gateway_attr(gateway_info),
     # ``extraroute``: set by update only, as upstream.
     attr("routes", routes, allow_put=True),
     # ``dvr``: None means ``[DEFAULT] router_distributed``.
@@ -136,6 +155,12 @@ FLOATINGIP = resource(
     attr("port_details"),  # ``fip-port-details``
 )
 
+# ``floating-ip-router-writable``: the hosting router may be asked for, on
+# create and update (it then hosts an associated floating IP).
+FIP_ROUTER_WRITABLE: AttributeMap = {"floatingips": [
+    attr("router_id", v.or_none(v.uuid), default=None, allow_post=True, allow_put=True,
+         is_filter=True, is_sort_key=True)]}
+
 # ``GET /v2.0/floatingip_pools``: subnets of external networks (read only).
 FLOATINGIP_POOL = resource(
     "floatingip_pool", "floatingip_pools",
@@ -149,3 +174,10 @@ FLOATINGIP_POOL = resource(
 # plugin's own, for HA routers); accepted on create, never shown.
 NETWORK_HA = {"networks": [attr("ha", v.boolean, default=False, allow_post=True,
                                 is_visible=False)]}
+
+# ``qos-fip``: a floating IP's QoS policy (the QoS plugin loaded).
+FLOATINGIP_QOS = {"floatingips": [
+    attr("qos_policy_id", v.or_none(v.uuid), default=None, allow_post=True, allow_put=True,
+         enforce_policy=True)]}
+# ``qos-gateway-ip``: the gateway info takes ``qos_policy_id`` too.
+ROUTER_GATEWAY_QOS = {"routers": [_gateway_attr(gateway_info_with_qos)]}

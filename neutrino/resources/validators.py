@@ -109,6 +109,32 @@ def integer(lo: int | None = None, hi: int | None = None, bits: int = 32) -> Val
     return check
 
 
+def to_int(value: Any) -> int:
+    """Upstream's ``convert_to_int``: whatever ``int()`` takes (a float is
+    truncated, a boolean is 0 or 1), for the attributes upstream converts
+    so rather than validates."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise NotConvertible(f"'{value}' is not an integer") from None
+
+
+def non_negative(bits: int = 32) -> Validator:
+    """``to_int`` then upstream's ``type:non_negative``, with upstream's
+    words, and never beyond its column's range."""
+    _, high = _column_range(bits)
+
+    def check(value: Any) -> int:
+        num = to_int(value)
+        if num < 0:
+            raise Invalid(f"'{num}' should be non-negative")
+        if num > high:
+            raise Invalid(f"'{num}' is too large - must be no larger than '{high}'")
+        return num
+    check.int_bits = bits  # type: ignore[attr-defined]
+    return check
+
+
 def int_bits(validator: Validator | None) -> int | None:
     """The column width an integer validator declares, if it is one."""
     return getattr(validator, "int_bits", None)

@@ -131,3 +131,22 @@ def test_extensions_list_agents_and_zones(admin: Client) -> None:
     aliases = {e["alias"] for e in admin.get("/v2.0/extensions")[1]["extensions"]}
     assert {"agent", "availability_zone", "availability_zone_filter",
             "agent_sort_key", "agent-resources-synced"} <= aliases
+
+
+def test_text_filters_match_in_any_case_as_upstreams_collation(
+        srv: Server, admin: Client, member: Client) -> None:
+    """tempest's test_port_shut_down lists agents with agent_type="DHCP Agent"."""
+    clear(admin)
+    dhcp = report(srv, "DHCP agent", "Case-Host", zone="Zone-A")
+    report(srv, "L3 agent", "other-host", zone="zone-b")
+    for query in ("agent_type=DHCP%20Agent", "agent_type=dhcp%20AGENT", "host=case-host",
+                  "host=CASE-HOST&agent_type=DHCP%20agent", "availability_zone=zone-a",
+                  "binary=NEUTRINO-CASE-HOST", "agent_type=nope&agent_type=Dhcp%20Agent"):
+        status, body = admin.get(f"/v2.0/agents?{query}")
+        assert status == 200 and [a["id"] for a in body["agents"]] == [dhcp], query
+    assert admin.get("/v2.0/agents?agent_type=DHCP")[1]["agents"] == []
+    # the zones' names are the agents', matched the same way
+    zones = member.get("/v2.0/availability_zones?name=ZONE-A")[1]["availability_zones"]
+    assert zones == [{"name": "Zone-A", "resource": "network", "state": "available"}]
+    # projects still see no agents, in any case
+    assert member.get("/v2.0/agents?agent_type=dhcp%20agent") == (200, {"agents": []})

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.api import _helpers as h
 
 STANDARD = {"id", "project_id", "tenant_id", "name", "description", "created_at",
@@ -167,3 +169,65 @@ def test_update_bumps_updated_at_not_created_at(member):
     body = member.put(f"/v2.0/networks/{net['id']}", {"network": {"name": "z"}})[1]["network"]
     assert body["created_at"] == net["created_at"]
     assert body["updated_at"] >= net["updated_at"]
+
+
+# -- MTU minimums: where a subnet needs them, not on a bare network -------------
+
+def _conflict(result, net_id, minimum):
+    msg = h.error(result, 409, "NetworkMTUSubnetConflict")
+    assert msg == f"MTU of {net_id} is not valid, subnet requires a minimum of {minimum}"
+
+
+@pytest.mark.parametrize("mtu", [67, 1279])
+def test_a_network_without_subnets_takes_an_mtu_below_the_ip_minimums(member, mtu):
+    """Upstream refuses nothing at network create (test_networks_negative's
+    test_create_subnet_mtu_below_minimum_* create such networks first)."""
+    assert h.network(member, mtu=mtu)["mtu"] == mtu
+
+
+def test_mtu_0_means_the_largest_and_negative_is_400(member):
+    assert h.network(member, mtu=0)["mtu"] == 1500
+    msg = h.error(member.post("/v2.0/networks", {"network": {"mtu": -1}}), 400, "HTTPBadRequest")
+    assert msg == "Invalid input for mtu. Reason: '-1' should be non-negative."
+
+
+def test_subnet_on_a_network_below_68_is_409(member, admin):
+    """Upstream's test_create_subnet_mtu_below_minimum_ipv4: whatever the
+    subnet's version, the IPv4 minimum is named."""
+    net = h.network(member, mtu=67)
+    for cidr, version in (("10.0.0.0/24", 4), ("2001:db8:0:1::/64", 6)):
+        body = {"subnet": {"network_id": net["id"], "ip_version": version, "cidr": cidr}}
+        _conflict(member.post("/v2.0/subnets", body), net["id"], 68)
+        _conflict(admin.post("/v2.0/subnets", body), net["id"], 68)
+    assert member.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"] == []
+
+
+def test_ipv6_subnet_on_a_network_below_1280_is_409_ipv4_is_fine(member):
+    """Upstream's test_create_subnet_mtu_below_minimum_ipv6."""
+    net = h.network(member, mtu=1279)
+    h.subnet(member, net["id"], "10.0.0.0/24")
+    _conflict(member.post("/v2.0/subnets", {"subnet": {
+        "network_id": net["id"], "ip_version": 6, "cidr": "2001:db8:0:1::/64"}}), net["id"], 1280)
+
+
+def test_mtu_update_below_what_the_subnets_need_is_409(member, admin):
+    """Upstream's test_update_network_mtu_below_minimum_ipv4 and _ipv6."""
+    v4 = h.network(member, mtu=1280)
+    h.subnet(member, v4["id"], "10.0.0.0/24")
+    for client in (member, admin):
+        for mtu in (67, 0):
+            _conflict(client.put(f"/v2.0/networks/{v4['id']}", {"network": {"mtu": mtu}}),
+                      v4["id"], 68)
+    assert member.put(f"/v2.0/networks/{v4['id']}", {"network": {"mtu": 1279}})[0] == 200
+    v6 = h.network(member, mtu=1280)
+    h.subnet(member, v6["id"], "2001:db8:0:1::/64")
+    _conflict(member.put(f"/v2.0/networks/{v6['id']}", {"network": {"mtu": 1279}}),
+              v6["id"], 1280)
+    _conflict(member.put(f"/v2.0/networks/{v6['id']}", {"network": {"mtu": 67}}), v6["id"], 68)
+    assert member.get(f"/v2.0/networks/{v6['id']}")[1]["network"]["mtu"] == 1280
+
+
+def test_mtu_update_to_0_without_subnets_takes_the_largest(member):
+    net = h.network(member, mtu=1000)
+    status, body = member.put(f"/v2.0/networks/{net['id']}", {"network": {"mtu": 0}})
+    assert status == 200 and body["network"]["mtu"] == 1500, body

@@ -190,6 +190,33 @@ def test_update_fixed_ips_replaces_address(member, net4):
     h.port(member, net["id"], fixed_ips=[{"ip_address": ips(p)[0]}])
 
 
+@pytest.mark.parametrize("cidr", ["10.0.0.0/24", "2001:db8:9::/64"])
+def test_asking_again_for_a_subnet_adds_a_second_address_there(member, cidr):
+    """Upstream's test_add_ips_to_port / test_add_ipv6_ips_to_port: the
+    port's fixed_ips with one more entry naming only the subnet keeps the
+    address it had and allocates another on the same subnet."""
+    net = h.network(member)
+    sub = h.subnet(member, net["id"], cidr)
+    p = h.port(member, net["id"])
+    asked = p["fixed_ips"] + [{"subnet_id": sub["id"]}]
+    status, body = member.put(f"/v2.0/ports/{p['id']}", {"port": {"fixed_ips": asked}})
+    assert status == 200, body
+    got = body["port"]["fixed_ips"]
+    assert [f["subnet_id"] for f in got] == [sub["id"], sub["id"]]
+    assert ips(p)[0] in ips(body["port"]) and len(set(ips(body["port"]))) == 2
+
+
+def test_subnet_only_requests_reuse_each_held_address_once(member, net4):
+    """Two entries by subnet alone on a port holding one address there: the
+    held address is kept once and one new address is added."""
+    net, sub = net4
+    p = h.port(member, net["id"])
+    asked = [{"subnet_id": sub["id"]}, {"subnet_id": sub["id"]}]
+    status, body = member.put(f"/v2.0/ports/{p['id']}", {"port": {"fixed_ips": asked}})
+    assert status == 200, body
+    assert ips(p)[0] in ips(body["port"]) and len(set(ips(body["port"]))) == 2
+
+
 # -- automatic allocation with several subnets -----------------------------------
 
 @pytest.fixture

@@ -46,10 +46,6 @@ def test_exceeding_a_subnet_pool_quota_is_a_conflict(conn, name, cleanup):
     assert "Per-project subnet pool prefix quota exceeded" in str(exc.value)
 
 
-@pytest.mark.xfail(strict=True, raises=MISMATCH, reason=(
-    "network mtu: neutrino rejects mtu < 68 on a network without subnets (400 InvalidInput); "
-    "upstream accepts it (201, mtu 10) and only refuses it with 409 NetworkMTUSubnetConflict "
-    "once an IPv4 subnet needs 68"))
 def test_network_without_subnets_accepts_a_small_mtu(cli, conn, name, cleanup):
     proc = cli.run("network", "create", name, "--mtu", "10", "-f", "json", check=False)
     found = conn.network.find_network(name)

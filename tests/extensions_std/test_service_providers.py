@@ -25,8 +25,15 @@ def providers_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
     srv.stop()
 
 
-def test_without_configured_providers_the_list_is_empty(admin):
-    assert admin.get(URL) == (200, {"service_providers": []})
+L3_PROVIDERS = [{"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
+                for name in ("dvrha", "dvr", "ha", "single_node")]
+
+
+def test_the_router_plugin_brings_upstreams_l3_providers(admin):
+    """The session server loads ``router``: upstream's router plugin lists
+    its four drivers' providers with nothing configured."""
+    assert admin.get(URL) == (200, {"service_providers": L3_PROVIDERS})
+    assert admin.get(f"{URL}?name=dvr")[1]["service_providers"] == [L3_PROVIDERS[1]]
     aliases = {e["alias"]: e for e in admin.get("/v2.0/extensions")[1]["extensions"]}
     assert aliases["service-type"]["name"] == "Neutron Service Type Management"
 
@@ -63,3 +70,16 @@ def test_a_malformed_provider_line_stops_startup(tmp_path: Path):
     assert result.returncode != 0
     assert "service_provider: 'L3_ROUTER_NAT:ha' is not" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_configured_provider_wins_over_the_router_plugins_own(tmp_path: Path):
+    srv = Server(tmp_path, extra="service_plugins = router\n" + PROVIDERS).start()
+    try:
+        providers = Client(srv.url).get(URL)[1]["service_providers"]
+    finally:
+        srv.stop()
+    assert providers == [
+        {"service_type": "L3_ROUTER_NAT", "name": "ha", "default": False},
+        {"service_type": "L3_ROUTER_NAT", "name": "single_node", "default": True},
+        {"service_type": "VPN", "name": "strongswan", "default": False},
+        L3_PROVIDERS[0], L3_PROVIDERS[1]]

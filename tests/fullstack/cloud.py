@@ -43,16 +43,17 @@ def agent_conf(host: Host, vhost: str, local_ip: str, firewall_driver: str = "no
     return path
 
 
-def service_agent_conf(host: Host, vhost: str, kind: str, defaults: str = "") -> Path:
+def service_agent_conf(host: Host, vhost: str, kind: str, defaults: str = "",
+                       agent: str = "") -> Path:
     """A DHCP or L3 agent of ``host``: devices through the OVS interface driver;
-    ``defaults``: more ``[DEFAULT]`` lines."""
+    ``defaults``: more ``[DEFAULT]`` lines, ``agent``: more ``[AGENT]`` ones."""
     state = host.fabric.public_dir(f"{host.name}-{kind}")
     path = host.dir / f"{kind}-agent.conf"
     path.write_text(
         f"[DEFAULT]\nhost = {host.hostname}\ntransport_url = {bus(vhost)}\ndebug = true\n"
         f"log_file = {host.dir / (kind + '-agent.log')}\nstate_path = {state}\n"
         f"interface_driver = openvswitch\nresync_interval = 1\n{defaults}"
-        "[AGENT]\nreport_interval = 2\n")
+        f"[AGENT]\nreport_interval = 2\n{agent}")
     return path
 
 

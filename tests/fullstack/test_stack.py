@@ -9,8 +9,9 @@ they get their addresses by DHCP (busybox udhcpc) from the network node.
 
 The scenarios build on each other, in file order: one tenant network
 (DHCP, east-west), a second network behind a router, SNAT to the
-external host, a floating IP, and finally deleting everything through the
-API leaves nothing behind on any host. An IPv6 network (stateful DHCPv6,
+external host, TFTP through that SNAT with the router's conntrack helper, a
+floating IP, QoS limits on a floating IP and on the gateway IP, and finally
+deleting everything through the API leaves nothing behind on any host. An IPv6 network (stateful DHCPv6,
 ISC dhclient) stands alone: it removes what it made.
 """
 from __future__ import annotations
@@ -28,11 +29,14 @@ from tests.conftest import Client, Server
 from tests.dhcpagent._host import dhcp6, needs_dhclient
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh
+from tests.l3host import tftp
+from tests.l3host.throughput import throughput
 from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
 LOCAL_IPS = {"n": "10.99.0.3", "1": "10.99.0.1", "2": "10.99.0.2"}
 EXT_HOST_IP = "172.24.4.1"
+AGENT_EXTENSIONS = {"dhcp": "", "l3": "extensions = fip_qos, gateway_ip_qos\n"}
 
 
 @dataclass
@@ -63,7 +67,8 @@ def _external_host(fabric: Fabric, node: Host) -> str:
 @pytest.fixture(scope="module")
 def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Stack]:
-    server = cloud.start_server(tmp_path_factory.mktemp("stack-server"), vhost, "router")
+    server = cloud.start_server(tmp_path_factory.mktemp("stack-server"), vhost,
+                                "router,qos,conntrack_helper")
     try:
         admin = Client(server.url, roles="admin")
         hosts = {n: fabric.host(n) for n in LOCAL_IPS}
@@ -76,7 +81,8 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
         node = hosts["n"]
         for kind in ("dhcp", "l3"):
-            cloud.start_agent(fabric, node, cloud.service_agent_conf(node, vhost, kind), kind)
+            conf = cloud.service_agent_conf(node, vhost, kind, agent=AGENT_EXTENSIONS[kind])
+            cloud.start_agent(fabric, node, conf, kind)
         for host in hosts.values():
             assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
                                                       "Open vSwitch agent"), 60), (
@@ -267,6 +273,29 @@ def test_snat_instance_reaches_the_external_host_as_the_router_gateway_ip(stack:
     assert _peer(server) == gw_ip
 
 
+def test_tftp_through_snat_needs_the_routers_conntrack_helper(stack: Stack) -> None:
+    """The TFTP server answers from a new port: only the router's tftp helper
+    (created through the API, applied by the L3 agent) lets that answer
+    back through the SNAT; deleting the helper takes it away again."""
+    if "ext" not in stack.made:
+        pytest.skip("needs the SNAT scenario")
+    admin, vm2, router = stack.admin, stack.made["vm2"], stack.made["router"]
+    server = tftp.serve(stack.ext_ns)
+    try:
+        assert tftp.answered(vm2, EXT_HOST_IP, same_port=True, tries=10), _log_tail(stack)
+        assert not tftp.answered(vm2, EXT_HOST_IP, tries=2)
+        url = f"/v2.0/routers/{router['id']}/conntrack_helpers"
+        status, cth = admin.post(url, {"conntrack_helper": {
+            "helper": "tftp", "protocol": "udp", "port": 69}})
+        assert status == 201, cth
+        assert wait_for(lambda: tftp.answered(vm2, EXT_HOST_IP, tries=1), 60), _log_tail(stack)
+        assert admin.delete(f"{url}/{cth['conntrack_helper']['id']}")[0] == 204
+        assert wait_for(lambda: not tftp.answered(vm2, EXT_HOST_IP, tries=1), 60)
+    finally:
+        server.kill()
+        server.wait()
+
+
 def test_floating_ip_reaches_the_instance_until_disassociated(stack: Stack) -> None:
     if "ext" not in stack.made:
         pytest.skip("needs the SNAT scenario")
@@ -291,6 +320,90 @@ def test_floating_ip_reaches_the_instance_until_disassociated(stack: Stack) -> N
     assert not _connect(stack.ext_ns, address, 2223, tries=3)
     server.kill()
     server.wait()
+
+
+KBPS = 4000
+LIMIT = KBPS * 1000 * 1.5  # bit/s a limited transfer stays below
+
+
+def _shaped(stack: Stack, rate: str) -> int:
+    """How many HTB classes of ``rate`` the router's gateway device and its IFB have
+    (one per address and direction)."""
+    ns = f"qrouter-{stack.made['router']['id']}"
+    devices = [line.split(":")[1].strip().split("@")[0]
+               for line in sh("ip", "-o", "-n", ns, "link", "show").stdout.splitlines()]
+    return sum(sh("ip", "netns", "exec", ns, "tc", "class", "show", "dev", d,
+                  check=False).stdout.count(f"rate {rate}")
+               for d in devices if d.startswith(("qg-", "qi-")))
+
+
+def test_qos_limits_a_floating_ip_and_the_gateway_ip_both_ways_until_removed(
+        stack: Stack) -> None:
+    if "ext" not in stack.made:
+        pytest.skip("needs the SNAT scenario")
+    admin, vm1, vm2 = stack.admin, stack.made["vm1"], stack.made["vm2"]
+    router, ext_ns = stack.made["router"], stack.ext_ns
+    status, body = admin.post("/v2.0/qos/policies", {"policy": {"name": "stack-qos"}})
+    assert status == 201, body
+    pid = body["policy"]["id"]
+    for direction in ("ingress", "egress"):  # a burst of a tenth of the rate
+        status, body = admin.post(f"/v2.0/qos/policies/{pid}/bandwidth_limit_rules", {
+            "bandwidth_limit_rule": {"max_kbps": KBPS, "max_burst_kbps": KBPS // 10,
+                                     "direction": direction}})
+        assert status == 201, body
+    status, fip = admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": stack.made["ext"]["id"], "port_id": stack.made["p1"]["id"],
+        "qos_policy_id": pid}})
+    assert status == 201, fip
+    fip = fip["floatingip"]
+    address = fip["floating_ip_address"]
+    try:
+        assert wait_for(lambda: admin.get(f"/v2.0/floatingips/{fip['id']}")[1]
+                        ["floatingip"]["status"] == "ACTIVE", 60), _log_tail(stack)
+        assert wait_for(lambda: _shaped(stack, "4Mbit") == 2, 30), _log_tail(stack)
+        into = throughput(ext_ns, vm1, address)  # towards the instance
+        out = throughput(vm1, ext_ns, EXT_HOST_IP)  # from it, as its floating IP
+        snat_free = throughput(vm2, ext_ns, EXT_HOST_IP)  # the gateway IP: no limit yet
+        print(f"\nTCP bit/s: FIP ingress {into:.0f}, egress {out:.0f}, "
+              f"SNAT unlimited {snat_free:.0f} (limit {KBPS * 1000})")
+        assert into < LIMIT and out < LIMIT, (into, out)
+        assert snat_free > 3 * out, (snat_free, out)
+        # the router gateway's policy limits vm2's SNAT traffic both ways
+        status, body = admin.put(f"/v2.0/routers/{router['id']}", {"router": {
+            "external_gateway_info": {"network_id": stack.made["ext"]["id"],
+                                      "qos_policy_id": pid}}})
+        assert status == 200, body
+        assert wait_for(lambda: _shaped(stack, "4Mbit") == 4, 30), _log_tail(stack)
+        snat_out = throughput(vm2, ext_ns, EXT_HOST_IP)
+        snat_in = throughput(vm2, ext_ns, EXT_HOST_IP, mode="download")
+        print(f"SNAT limited: egress {snat_out:.0f}, ingress {snat_in:.0f}")
+        assert snat_out < LIMIT and snat_in < LIMIT, (snat_out, snat_in)
+        # a rule update applies live (the server pushes the policy)
+        rules = admin.get(f"/v2.0/qos/policies/{pid}")[1]["policy"]["rules"]
+        egress = next(r for r in rules if r["direction"] == "egress")
+        status, body = admin.put(f"/v2.0/qos/policies/{pid}/bandwidth_limit_rules/"
+                                 f"{egress['id']}", {"bandwidth_limit_rule": {"max_kbps": 8000}})
+        assert status == 200, body
+        assert wait_for(lambda: _shaped(stack, "8Mbit") == 2, 30), _log_tail(stack)
+        # the policies removed: the limits are lifted
+        status, body = admin.put(f"/v2.0/floatingips/{fip['id']}",
+                                 {"floatingip": {"qos_policy_id": None}})
+        assert status == 200, body
+        status, body = admin.put(f"/v2.0/routers/{router['id']}", {"router": {
+            "external_gateway_info": {"network_id": stack.made["ext"]["id"],
+                                      "qos_policy_id": None}}})
+        assert status == 200, body
+        assert wait_for(lambda: not _shaped(stack, "4Mbit") and not _shaped(stack, "8Mbit"),
+                        30), _log_tail(stack)
+        lifted = throughput(ext_ns, vm1, address)
+        snat_lifted = throughput(vm2, ext_ns, EXT_HOST_IP, mode="download")
+        print(f"lifted: FIP ingress {lifted:.0f}, SNAT ingress {snat_lifted:.0f}")
+        assert lifted > 3 * into and snat_lifted > 3 * snat_in, (lifted, snat_lifted)
+    finally:
+        admin.delete(f"/v2.0/floatingips/{fip['id']}")
+        admin.put(f"/v2.0/routers/{router['id']}", {"router": {"external_gateway_info": {
+            "network_id": stack.made["ext"]["id"], "qos_policy_id": None}}})
+    assert admin.delete(f"/v2.0/qos/policies/{pid}")[0] == 204
 
 
 def _leftovers(stack: Stack, ids: list[str]) -> list[str]:

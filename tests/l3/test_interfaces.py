@@ -201,3 +201,31 @@ def test_ipv6_subnet_waiting_for_an_external_routers_advertisements_is_refused(m
     ours = h.subnet(member, net2["id"], "2001:db8:b2::/64", ipv6_address_mode="slaac",
                     ipv6_ra_mode="slaac")
     assert l3.add_interface(member, r["id"], subnet_id=ours["id"])["subnet_id"] == ours["id"]
+
+
+def test_gateway_held_by_a_router_interface_cannot_move_or_go_409_gateway_ip_in_use(member,
+                                                                                   admin):
+    """Upstream's test_router_interface_update_and_remove_gateway_ip."""
+    sub = l3.private_subnet(member, "10.202.0.0/24",
+                            allocation_pools=[{"start": "10.202.0.100", "end": "10.202.0.104"}])
+    url = f"/v2.0/subnets/{sub['id']}"
+    # no router port yet: the gateway may move
+    status, body = member.put(url, {"subnet": {"gateway_ip": "10.202.0.2"}})
+    assert status == 200 and body["subnet"]["gateway_ip"] == "10.202.0.2", body
+    r = l3.router(member)
+    info = l3.add_interface(member, r["id"], subnet_id=sub["id"])
+    expected = (f"Current gateway ip 10.202.0.2 already in use by port {info['port_id']}. "
+                "Unable to update.")
+    for client in (member, admin):
+        for gateway in ("10.202.0.3", None):
+            msg = h.error(client.put(url, {"subnet": {"gateway_ip": gateway}}), 409,
+                          "GatewayIpInUse")
+            assert msg == expected
+    assert member.get(url)[1]["subnet"]["gateway_ip"] == "10.202.0.2"
+    # naming the same gateway again changes nothing and is not refused
+    status, body = member.put(url, {"subnet": {"gateway_ip": "10.202.0.2", "name": "same"}})
+    assert status == 200, body
+    # once the interface is gone the gateway is free to move again
+    assert l3.remove_interface(member, r["id"], subnet_id=sub["id"])[0] == 200
+    status, body = member.put(url, {"subnet": {"gateway_ip": None}})
+    assert status == 200 and body["subnet"]["gateway_ip"] is None, body

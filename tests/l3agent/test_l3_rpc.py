@@ -85,6 +85,7 @@ def test_sync_routers_returns_the_hosts_routers_as_upstream(admin, member, l3_ag
     assert fip["id"] == topo["fip"]["id"] and fip["port_id"] == topo["vm"]["id"]
     assert fip["fixed_ip_address"] == topo["vm"]["fixed_ips"][0]["ip_address"]
     assert router["routes"] == []
+    assert "_conntrack_helpers" not in router  # without the conntrack helper plugin
 
     # The router's ports are now bound to the agent's host.
     for port_id in (gw["id"], iface["id"]):

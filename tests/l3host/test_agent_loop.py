@@ -49,7 +49,7 @@ class FakeManager:
         self.statuses: dict[str, dict[str, str]] = {}
         self.forgotten: list[tuple[str, dict[str, str]]] = []
 
-    def apply(self, r: dict[str, Any]) -> Result:
+    def apply(self, r: dict[str, Any], policies: dict[str, Any] | None = None) -> Result:
         self.calls.append(("apply", r["id"]))
         if r["id"] in self.fail:
             return Result({}, RuntimeError("boom"))

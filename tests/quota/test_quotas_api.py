@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -70,22 +70,62 @@ def test_unlimited_and_reset_to_default(quota_server: Server) -> None:
     assert admin.get(f"/v2.0/quotas/{project}")[1]["quota"]["network"] == 3
 
 
-def test_limit_below_usage_is_refused_unless_forced(quota_server: Server) -> None:
+def _bad_request(result: tuple[int, Any], kind: str, message: str) -> None:
+    status, body = result
+    assert status == 400, body
+    assert body["NeutronError"] == {"type": kind, "message": message, "detail": ""}
+
+
+def test_limit_below_usage_is_400_unless_forced(quota_server: Server) -> None:
+    """Upstream's test_quotas_force_false and
+    test_set_network_quota_lower_than_networks_amount: the usage is checked
+    unless ``force`` is true, whatever ``check_limit`` says."""
     admin, member, project = _clients(quota_server)
     member.post("/v2.0/networks", {"network": {"name": "x"}})
     member.post("/v2.0/networks", {"network": {"name": "y"}})
-    status, body = admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 1}})
-    assert status == 409 and body["NeutronError"]["type"] == "InvalidQuotaValue"
+    message = "Quota limit 1 for network must be greater than or equal to already used 2"
+    for extra in ({}, {"check_limit": True}, {"check_limit": False}, {"force": False},
+                  {"force": "true"}):
+        _bad_request(admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 1, **extra}}),
+                     "HTTPBadRequest", message)
     assert admin.get(f"/v2.0/quotas/{project}")[1]["quota"]["network"] == 3
     assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 1, "force": True}})[0] == 200
+    # unlimited needs no check; a limit at the usage passes it
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": -1}})[0] == 200
+    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": 2}})[0] == 200
 
 
-def test_bad_quota_values_are_400_and_change_nothing(quota_server: Server) -> None:
-    admin, _, project = _clients(quota_server)
-    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": -2}})[0] == 400
-    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"bogus": 1}})[0] == 400
-    assert admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": "many"}})[0] == 400
+@pytest.mark.parametrize("quota, kind, message", [
+    ({"network": -2}, "HTTPBadRequest",
+     "Invalid input for network. Reason: '-2' is too small - must be at least '-1'."),
+    ({"network": 2 ** 31}, "HTTPBadRequest",
+     "Invalid input for network. Reason: '2147483648' is too large - must be no larger than "
+     "'2147483647'."),
+    ({"network": "many"}, "InvalidInput", "Invalid input for operation: 'many' is not an integer."),
+    ({"network": None}, "InvalidInput", "Invalid input for operation: 'None' is not an integer."),
+    ({"bogus": 1, "abc": 2}, "HTTPBadRequest", "Unrecognized attribute(s) 'abc, bogus'"),
+    ({"network": -2, "bogus": 1}, "HTTPBadRequest", "Unrecognized attribute(s) 'bogus'"),
+    ({"network": 5, "tenant_id": "x"}, "HTTPBadRequest",
+     "Unrecognized attribute(s) 'project_id, tenant_id'"),
+    # the resources are judged in the registry's order, not the body's
+    ({"subnet": "abc", "network": -2}, "HTTPBadRequest",
+     "Invalid input for network. Reason: '-2' is too small - must be at least '-1'."),
+])
+def test_bad_quota_values_are_400_as_upstream_and_change_nothing(
+        quota_server: Server, quota: dict[str, Any], kind: str, message: str) -> None:
+    admin, member, project = _clients(quota_server)
+    _bad_request(admin.put(f"/v2.0/quotas/{project}", {"quota": quota}), kind, message)
     assert admin.get(f"/v2.0/quotas/{project}")[1]["quota"]["network"] == 3
+    # a member is refused by policy before its body is looked at
+    status, body = member.put(f"/v2.0/quotas/{project}", {"quota": quota})
+    assert status == 403 and body["NeutronError"]["type"] == "PolicyNotAuthorized"
+
+
+def test_quota_values_are_converted_as_upstream(quota_server: Server) -> None:
+    admin, _, project = _clients(quota_server)
+    for given, stored in (("7", 7), (1.5, 1), (True, 1), (2 ** 31 - 1, 2 ** 31 - 1)):
+        status, body = admin.put(f"/v2.0/quotas/{project}", {"quota": {"network": given}})
+        assert status == 200 and body["quota"]["network"] == stored, body
 
 
 def test_members_read_their_own_quota_only_and_cannot_change_it(quota_server: Server) -> None:

@@ -214,3 +214,41 @@ def test_if_match_revision_guards_updates(member: Client) -> None:
                     {"security_group": {"description": "x"}},
                     headers={"If-Match": f"revision_number={rev}"})
     assert ok[0] == 200
+
+
+@pytest.mark.parametrize("stateful", [True, False])
+def test_bulk_create_takes_items_wrapped_in_the_singular_key(member: Client, other: Client,
+                                                             admin: Client,
+                                                             stateful: bool) -> None:
+    """Upstream's test_create_bulk_sec_groups (stateful and stateless): the
+    client wraps each item as {"security_group": {...}}; bare items mix in."""
+    names = [f"bulk-{uuid.uuid4().hex[:8]}" for _ in range(3)]
+    items = [{"security_group": {"name": names[0], "stateful": stateful}},
+             {"security_group": {"name": names[1], "stateful": stateful}},
+             {"name": names[2], "stateful": stateful}]
+    status, body = member.post("/v2.0/security-groups", {"security_groups": items})
+    assert status == 201, body
+    made = body["security_groups"]
+    assert [g["name"] for g in made] == names
+    assert {g["stateful"] for g in made} == {stateful}
+    assert all(len(g["security_group_rules"]) == 2 for g in made)
+    for g in made:
+        assert member.get(f"/v2.0/security-groups/{g['id']}")[0] == 200
+        assert other.get(f"/v2.0/security-groups/{g['id']}")[0] == 404
+    # an admin creates in bulk for another project the same way
+    project = uuid.uuid4().hex
+    status, body = admin.post("/v2.0/security-groups", {"security_groups": [
+        {"security_group": {"name": names[0], "project_id": project}}]})
+    assert status == 201 and body["security_groups"][0]["project_id"] == project, body
+
+
+def test_bulk_item_wrapped_around_no_object_is_400_and_creates_nothing(member: Client) -> None:
+    name = f"bulk-{uuid.uuid4().hex[:8]}"
+    for inner, message in ((None, "Unable to find 'security_group' in request body"),
+                           ("x", "Object 'security_group' contains invalid data")):
+        items = [{"name": name}, {"security_group": inner}]
+        assert error(member.post("/v2.0/security-groups", {"security_groups": items}),
+                     400, "HTTPBadRequest") == message
+    assert member.get(f"/v2.0/security-groups?name={name}")[1]["security_groups"] == []
+    assert error(member.post("/v2.0/security-groups", {"security_group": "x"}), 400,
+                 "HTTPBadRequest") == "Object 'security_group' contains invalid data"

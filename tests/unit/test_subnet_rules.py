@@ -95,3 +95,16 @@ def test_generate_mac_follows_base_mac():
     assert generate_mac("fa:16:3e:4f:00:00").startswith("fa:16:3e:4f:")
     macs = {generate_mac("fa:16:3e:00:00:05") for _ in range(20)}
     assert len({m[-2:] for m in macs}) > 1  # only octet four survives
+
+
+@pytest.mark.parametrize("mtu, versions, minimum", [
+    (67, {4}, 68), (67, {6}, 68), (0, {4, 6}, 68), (1279, {6}, 1280), (1279, {4, 6}, 1280),
+    (1279, {4}, None), (67, set(), None), (None, {4, 6}, None), (1280, {6}, None),
+])
+def test_mtu_must_carry_the_ip_versions_of_the_subnets(mtu, versions, minimum):
+    if minimum is None:
+        rules.check_mtu_fits("n", mtu, versions)
+        return
+    with pytest.raises(errors.NetworkMTUSubnetConflict) as exc:
+        rules.check_mtu_fits("n", mtu, versions)
+    assert exc.value.msg == f"MTU of n is not valid, subnet requires a minimum of {minimum}"

@@ -102,6 +102,9 @@ class DhcpAgent(Agent):
 
     # -- state reports --------------------------------------------------------------------------
 
+    def availability_zone(self) -> str | None:
+        return str(self.conf.AGENT.availability_zone)
+
     def configurations(self) -> dict[str, Any]:
         nets = list(self.networks.values())
         return {"dhcp_driver": self.conf.dhcp_driver,

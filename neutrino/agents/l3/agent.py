@@ -6,6 +6,12 @@ routers it no longer serves removed. Notifications from the server (topic
 ``l3_agent``, this host) only mark routers dirty or deleted; the loop then
 fetches just those routers, applies them and reports their floating IPs'
 statuses. A router that failed to apply stays dirty and is retried.
+
+With ``[agent] extensions = fip_qos, gateway_ip_qos`` (upstream's names)
+the QoS policies the routers' floating IPs and gateways name are pulled
+from the server (resources RPC, as the OVS agent's) and their bandwidth
+limits applied on the gateway devices (``qos``); the server's fanout
+``push`` of a changed or deleted policy redoes the routers using it.
 """
 from __future__ import annotations
 
@@ -19,11 +25,12 @@ from oslo_config import cfg
 
 from neutrino.agents.base import Agent
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, metadata, ra
+from neutrino.agents.l3 import keepalived, metadata, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.conf.agents import l3 as l3_conf
+from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
 
@@ -77,6 +84,18 @@ class L3AgentEndpoint:
             self.agent.mark_dirty(self.agent.routers_on_network(network["id"]))
 
 
+class QosPushEndpoint:
+    """The server's fanout of changed QoS policies."""
+
+    def __init__(self, agent: "L3Agent") -> None:
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def push(self, context: Any, resource_list: list[dict[str, Any]] | None = None,
+             event_type: str = "updated", **kwargs: Any) -> None:
+        self.agent.policies_pushed(resource_list or [], event_type == "deleted")
+
+
 class L3Agent(Agent):
     agent_type = "L3 agent"
     binary = "neutron-l3-agent"
@@ -92,6 +111,8 @@ class L3Agent(Agent):
         super().__init__(conf, host)
         l3_conf.register(conf)
         _check_ipv6_gateway(conf.ipv6_gateway)
+        self.qos_extensions = qos.enabled(conf.AGENT.extensions)
+        self.policies: dict[str, dict[str, Any]] = {}  # QoS policies by id
         self.driver = driver
         self.plugin_rpc = plugin_rpc
         self.routers = routers or RouterManager(
@@ -102,7 +123,7 @@ class L3Agent(Agent):
             ra_confs_path=conf.ra_confs,
             ra_settings=ra.Settings(conf.min_rtr_adv_interval, conf.max_rtr_adv_interval,
                                     conf.radvd_user),
-            ipv6_gateway=conf.ipv6_gateway)
+            ipv6_gateway=conf.ipv6_gateway, qos_extensions=self.qos_extensions)
         self._ha_reported: dict[str, str] = {}  # router -> state the server has
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()
@@ -112,6 +133,9 @@ class L3Agent(Agent):
         self._loop_thread: threading.Thread | None = None
 
     # -- identity ------------------------------------------------------------------
+
+    def availability_zone(self) -> str | None:
+        return str(self.conf.AGENT.availability_zone)
 
     def configurations(self) -> dict[str, Any]:
         applied = list(self.routers.applied.values())
@@ -143,6 +167,20 @@ class L3Agent(Agent):
         with self._cond:
             self._full_sync = True
             self._cond.notify_all()
+
+    def policies_pushed(self, policies: list[dict[str, Any]], deleted: bool) -> None:
+        """Keep the pushed policies the routers use; redo those routers."""
+        ids = {p["id"] for p in policies if p.get("id")}
+        using = sorted(rid for rid, desired in list(self.routers.applied.items())
+                       if qos.used_policies(desired, self.qos_extensions) & ids)
+        with self._cond:
+            for policy in policies:
+                if deleted:
+                    self.policies.pop(policy["id"], None)
+                elif policy["id"] in self.policies or using:
+                    self.policies[policy["id"]] = policy
+        if using:
+            self.mark_dirty(using)
 
     def routers_on_network(self, network_id: str) -> list[str]:
         return sorted(rid for rid, desired in self.routers.applied.items()
@@ -182,6 +220,14 @@ class L3Agent(Agent):
             return False
         if not self.conf.handle_internal_only_routers:
             routers = [r for r in routers if r.get("gw_port")]
+        try:
+            policies = self._policies(routers, full)
+        except Exception:  # noqa: BLE001 - server or bus away: try again later
+            LOG.exception("L3 agent on %s: pulling QoS policies failed", self.host)
+            with self._cond:
+                self._full_sync |= full
+                self._dirty |= dirty
+            return False
         served = {r["id"] for r in routers}
         if full:
             gone = set(self.routers.applied) | set(self.routers.stale_router_ids(served))
@@ -190,8 +236,25 @@ class L3Agent(Agent):
         for router_id in sorted(gone - served):
             ok &= self._remove(router_id)
         for router in routers:
-            ok &= self._apply(router)
+            ok &= self._apply(router, policies)
         return ok
+
+    def _policies(self, routers: list[dict[str, Any]], full: bool) -> dict[str, dict[str, Any]]:
+        """The QoS policies ``routers`` name, pulled when not known (all of
+        them again on a full sync, since pushes may have been missed)."""
+        if not self.qos_extensions:
+            return {}
+        wanted = set().union(*(qos.policy_ids(r, self.qos_extensions) for r in routers))
+        with self._cond:
+            if full:
+                self.policies.clear()
+            missing = sorted(wanted - set(self.policies))
+        if missing:
+            pulled = {p["id"]: p for p in self.plugin_rpc.qos_policies(missing)}
+            with self._cond:
+                self.policies.update(pulled)
+        with self._cond:
+            return {pid: self.policies[pid] for pid in wanted if pid in self.policies}
 
     def _remove(self, router_id: str) -> bool:
         try:
@@ -203,8 +266,9 @@ class L3Agent(Agent):
                 self._deleted.add(router_id)
             return False
 
-    def _apply(self, router: dict[str, Any]) -> bool:
-        result = self.routers.apply(router)
+    def _apply(self, router: dict[str, Any],
+               policies: dict[str, dict[str, Any]] | None = None) -> bool:
+        result = self.routers.apply(router, policies)
         ok = result.error is None
         if result.statuses:
             try:
@@ -286,6 +350,8 @@ class L3Agent(Agent):
         if self.plugin_rpc is None:
             self.plugin_rpc = L3PluginApi(self.conf, self.host)
         self.listen(L3_AGENT_TOPIC, [L3AgentEndpoint(self)])
+        if self.qos_extensions:
+            self.listen(topics.QOS_POLICY_PUSH, [QosPushEndpoint(self)])
         self.start_reporting()
         self._loop_thread = threading.Thread(target=self._loop, name="l3-agent", daemon=True)
         self._loop_thread.start()

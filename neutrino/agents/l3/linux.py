@@ -112,8 +112,50 @@ class LinuxHost:
     def delete_route(self, ns: str, destination: str, nexthop: str) -> None:
         run(["ip", "-n", ns, "route", "del", destination, "via", nexthop], check=False)
 
+    def set_proxy_ndp(self, ns: str, device: str, on: bool) -> None:
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+             f"net.ipv6.conf.{device}.proxy_ndp={int(on)}"])
+
+    def proxy_neighbours(self, ns: str, device: str) -> set[str]:
+        """The addresses ``device`` answers neighbour solicitations for."""
+        out = run(["ip", "-6", "-n", ns, "neigh", "show", "proxy", "dev", device])
+        return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+    def add_proxy_neighbour(self, ns: str, device: str, address: str) -> None:
+        run(["ip", "-6", "-n", ns, "neigh", "replace", "proxy", address, "dev", device])
+
+    def delete_proxy_neighbour(self, ns: str, device: str, address: str) -> None:
+        run(["ip", "-6", "-n", ns, "neigh", "del", "proxy", address, "dev", device],
+            check=False)
+
     def nft(self, ns: str, script: str) -> None:
         run(["ip", "netns", "exec", ns, "nft", "-f", "-"], stdin=script)
+
+    def reset_tc(self, ns: str, device: str) -> None:
+        """No root or ingress qdisc of ours on the device (absent is fine)."""
+        for parent in ("root", "ingress"):
+            run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", device, parent],
+                check=False)
+
+    def qdiscs(self, ns: str, device: str) -> set[str]:
+        """The kinds of the device's qdiscs (``htb``, ``ingress``, the kernel's default)."""
+        out = run(["ip", "netns", "exec", ns, "tc", "-j", "qdisc", "show", "dev", device],
+                  check=False)
+        try:
+            return {q.get("kind", "") for q in json.loads(out or "[]")}
+        except ValueError:
+            return set()
+
+    def tc(self, ns: str, batch: str) -> None:
+        run(["ip", "netns", "exec", ns, "tc", "-batch", "-"], stdin=batch)
+
+    def ensure_ifb(self, ns: str, device: str) -> None:
+        if device not in self.links(ns):
+            run(["ip", "-n", ns, "link", "add", device, "type", "ifb"])
+        run(["ip", "-n", ns, "link", "set", device, "up"])
+
+    def delete_link(self, ns: str, device: str) -> None:
+        run(["ip", "-n", ns, "link", "del", device], check=False)
 
     def announce(self, ns: str, device: str, addresses: list[str]) -> None:
         """Gratuitous ARP for addresses just added (a failure only delays neighbours)."""

@@ -2,8 +2,10 @@
 
 Pure: the input is one router as the server's ``sync_routers`` returns it
 (upstream's shape: ``gw_port``, ``_interfaces``, ``_floatingips``, ``routes``,
-``enable_snat``; optionally ``_port_forwardings``), the output is the desired
-namespace, devices with their addresses, routes and NAT rules. Nothing here
+``enable_snat``; optionally ``_port_forwardings``, ``_conntrack_helpers``,
+``enable_ndp_proxy`` and ``_ndp_proxies``), the output is the desired
+namespace, devices with their addresses, routes, NAT rules and conntrack
+helpers. Nothing here
 touches the host, so every decision is unit-tested by what it returns;
 ``router.py`` makes the host match it through the adapter in ``linux.py``
 (the NAT rules as the nftables table ``nat.py`` renders).
@@ -61,6 +63,7 @@ class FloatingIp:
     floating_ip_address: str
     fixed_ip_address: str
     status: str | None
+    qos_policy_id: str | None = None  # ``qos-fip``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +73,15 @@ class PortForwarding:
     protocol: str  # tcp / udp
     external_port: str  # "80" or "8000:8010"
     internal_port: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ConntrackHelper:
+    """Traffic to ``protocol``/``port`` goes through the kernel's ``helper``."""
+
+    helper: str  # upstream's name: ftp, tftp, sip, ...
+    protocol: str  # tcp / udp
+    port: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +118,12 @@ class RaInterface:
 
 
 @dataclasses.dataclass(frozen=True)
+class NdpProxy:
+    addresses: tuple[str, ...]
+    subnets: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class DesiredRouter:
     router_id: str
     namespace: str
@@ -124,6 +142,13 @@ class DesiredRouter:
     # neither an external subnet of the port nor the agent's ipv6_gateway
     # gives an IPv6 gateway, else 0
     gateway_accept_ra: int = 0
+    gateway_qos_policy_id: str | None = None  # ``qos-gateway-ip``
+    conntrack_helpers: tuple[ConntrackHelper, ...] = ()
+    # ``l3-ndp-proxy``: the global IPv6 addresses behind the router the gateway
+    # device answers neighbour solicitations for, and the internal IPv6
+    # subnets inbound traffic reaches only at those addresses; None: the
+    # router does not proxy (``enable_ndp_proxy`` off, or no gateway)
+    ndp_proxy: NdpProxy | None = None
 
     @property
     def device_names(self) -> set[str]:
@@ -233,7 +258,7 @@ def _floating_ips(router: dict[str, Any]) -> tuple[FloatingIp, ...]:
         if netaddr.IPAddress(fip["floating_ip_address"]).version != 4:
             continue
         out.append(FloatingIp(fip["id"], fip["floating_ip_address"], fip["fixed_ip_address"],
-                              fip.get("status")))
+                              fip.get("status"), fip.get("qos_policy_id")))
     return tuple(sorted(out, key=lambda f: (f.floating_ip_address, f.id)))
 
 
@@ -251,6 +276,14 @@ def _port_forwardings(router: dict[str, Any]) -> tuple[PortForwarding, ...]:
            for pf in router.get("_port_forwardings", ())]
     return tuple(sorted(out, key=lambda p: (p.floating_ip_address, p.protocol,
                                             p.external_port)))
+
+
+def _conntrack_helpers(router: dict[str, Any]) -> tuple[ConntrackHelper, ...]:
+    """``_conntrack_helpers`` of the sync data (with the conntrack helper plugin),
+    ordered so that an unchanged set renders the same table."""
+    out = {ConntrackHelper(str(c["helper"]), str(c["protocol"]).lower(), int(c["port"]))
+           for c in router.get("_conntrack_helpers", ())}
+    return tuple(sorted(out, key=lambda c: (c.protocol, c.port, c.helper)))
 
 
 def _snat_enabled(router: dict[str, Any]) -> bool:
@@ -292,7 +325,25 @@ def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRou
         floating_ips=_floating_ips(router) if has_gw else (),
         port_forwardings=_port_forwardings(router) if has_gw else (), ha=ha,
         ra_interfaces=_ra_interfaces(router.get("_interfaces", ())),
-        gateway_accept_ra=accept_ra)
+        gateway_accept_ra=accept_ra,
+        gateway_qos_policy_id=(router.get("external_gateway_info") or {}).get("qos_policy_id")
+        if has_gw else None,
+        conntrack_helpers=_conntrack_helpers(router),
+        ndp_proxy=_ndp_proxy(router) if has_gw else None)
+
+
+def _ndp_proxy(router: dict[str, Any]) -> NdpProxy | None:
+    """As upstream's agent extension: proxied addresses only while the
+    router's ``enable_ndp_proxy`` holds; every internal IPv6 subnet is
+    guarded (the server refuses proxies across address scopes)."""
+    if not router.get("enable_ndp_proxy"):
+        return None
+    addresses = sorted({str(netaddr.IPAddress(p["ip_address"]))
+                        for p in router.get("_ndp_proxies", ())}, key=netaddr.IPAddress)
+    subnets = sorted({str(netaddr.IPNetwork(s["cidr"]).cidr)
+                      for port in router.get("_interfaces", ()) for s in port.get("subnets", ())
+                      if netaddr.IPNetwork(s["cidr"]).version == 6}, key=netaddr.IPNetwork)
+    return NdpProxy(tuple(addresses), tuple(subnets))
 
 
 def _ha(router: dict[str, Any]) -> Ha | None:

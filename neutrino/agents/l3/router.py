@@ -4,7 +4,11 @@
 earlier run, a crash halfway): the namespace and forwarding, the devices
 (plugged through the InterfaceDriver; qr-/qg- devices no longer wanted are
 unplugged), addresses and next-hop routes (missing added, stale removed),
-then the NAT table replaced at once, then the router's metadata proxy
+then the NAT table replaced at once, the conntrack helpers' table
+(``cthelpers``), the NDP proxy (the gateway's proxied neighbours and their
+filter, ``ndp``), with the QoS extensions the bandwidth limits of floating
+IPs and gateway IPs on the gateway device (``qos``; rebuilt only when they
+change), then the router's metadata proxy
 (when metadata is on) and its radvd (when an internal port is on an IPv6
 subnet, see ``ra``; the gateway device learns an IPv6 default route from
 the external network's advertisements when no external subnet gives an
@@ -25,7 +29,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, model, nat, ra
+from neutrino.agents.l3 import cthelpers, keepalived, model, nat, ndp, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.radvd import Radvd
@@ -47,7 +51,8 @@ class RouterManager:
                  ha_confs_path: str = "./ha_confs",
                  ha_settings: keepalived.Settings | None = None,
                  ra_confs_path: str = "./ra", ra_settings: ra.Settings | None = None,
-                 ipv6_gateway: str = "") -> None:
+                 ipv6_gateway: str = "", qos_extensions: frozenset[str] = frozenset()
+                 ) -> None:
         self.driver = driver
         self.host = host or LinuxHost()
         self.metadata = metadata
@@ -57,11 +62,15 @@ class RouterManager:
         self.ra_settings = ra_settings or ra.Settings()
         self.ipv6_gateway = ipv6_gateway
         self.applied: dict[str, model.DesiredRouter] = {}
+        self.qos_extensions = qos_extensions
+        self._shaped: dict[str, qos.Shaping | None] = {}  # router -> limits in place
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
     # -- apply ---------------------------------------------------------------------
 
-    def apply(self, router: dict[str, Any]) -> Result:
+    def apply(self, router: dict[str, Any],
+              policies: dict[str, dict[str, Any]] | None = None) -> Result:
+        """``policies``: the QoS policies the router names, by id."""
         desired = model.desired_router(router, self.ipv6_gateway)
         error: Exception | None = None
         try:
@@ -71,6 +80,9 @@ class RouterManager:
             self._gateway_ipv6(desired)
             self._routes(desired)
             self._nat(desired)
+            self._rate_limits(desired, policies or {})
+            self._conntrack_helpers(desired)
+            self._ndp_proxy(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
             self._vrrp(desired)
@@ -193,6 +205,58 @@ class RouterManager:
     def _nat(self, desired: model.DesiredRouter) -> None:
         self.host.nft(desired.namespace, nat.replace_script(desired, self.metadata))
 
+    def _in_place(self, ns: str, shaping: qos.Shaping | None) -> bool:
+        """Whether the gateway device still has the qdiscs of its limits (a
+        re-plugged device comes back without them)."""
+        if shaping is None or not shaping.limits:
+            return True
+        kinds = self.host.qdiscs(ns, shaping.device)
+        return ((not shaping.of(qos.EGRESS) or "htb" in kinds)
+                and (not shaping.of(qos.INGRESS) or "ingress" in kinds))
+
+    def _rate_limits(self, desired: model.DesiredRouter,
+                     policies: dict[str, dict[str, Any]]) -> None:
+        """The gateway device's limits, rebuilt whole when they changed (or
+        are unknown: a new agent adopts whatever it finds)."""
+        if not self.qos_extensions:
+            return
+        wanted = qos.shaping(desired, policies, self.qos_extensions)
+        rid, ns = desired.router_id, desired.namespace
+        if rid in self._shaped and self._shaped[rid] == wanted and self._in_place(ns, wanted):
+            return
+        self._shaped.pop(rid, None)  # unknown until done
+        keep_ifb = wanted.ifb if wanted is not None and wanted.of(qos.INGRESS) else None
+        for name in self.host.links(ns):
+            if name.startswith(qos.IFB_PREFIX) and name != keep_ifb:
+                self.host.delete_link(ns, name)
+        if wanted is not None:
+            self.host.reset_tc(ns, wanted.device)
+            if keep_ifb is not None:
+                self.host.ensure_ifb(ns, keep_ifb)
+                self.host.reset_tc(ns, keep_ifb)
+            if wanted.limits:
+                self.host.tc(ns, qos.tc_batch(wanted))
+        self._shaped[rid] = wanted
+
+    def _conntrack_helpers(self, desired: model.DesiredRouter) -> None:
+        """Their own table, after NAT: a helper the kernel lacks fails it alone."""
+        self.host.nft(desired.namespace, cthelpers.replace_script(desired))
+
+    def _ndp_proxy(self, desired: model.DesiredRouter) -> None:
+        """The gateway answers solicitations for exactly the proxied addresses
+        (``proxy_ndp`` on it while the router proxies), behind the filter."""
+        ns, gw, proxy = desired.namespace, desired.gateway_device, desired.ndp_proxy
+        self.host.nft(ns, ndp.replace_script(desired))
+        if gw is None:
+            return
+        wanted = set(proxy.addresses) if proxy is not None else set()
+        present = self.host.proxy_neighbours(ns, gw)
+        for address in sorted(present - wanted):
+            self.host.delete_proxy_neighbour(ns, gw, address)
+        for address in sorted(wanted - present):
+            self.host.add_proxy_neighbour(ns, gw, address)
+        self.host.set_proxy_ndp(ns, gw, proxy is not None)
+
     # -- statuses ------------------------------------------------------------------
 
     def _statuses(self, desired: model.DesiredRouter, ok: bool) -> dict[str, str]:
@@ -223,6 +287,7 @@ class RouterManager:
         ns = model.namespace_name(router_id)
         self.applied.pop(router_id, None)
         self._reported.pop(router_id, None)
+        self._shaped.pop(router_id, None)
         if self.metadata is not None:
             self.metadata.stop(router_id)
         self.keepalived(router_id).stop()

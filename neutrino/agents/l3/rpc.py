@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import oslo_messaging
+
 from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
 
@@ -33,3 +35,10 @@ class L3PluginApi(ServerClient):
     def update_ha_routers_states(self, states: dict[str, str]) -> None:
         """``l3-ha``: {router_id: active|standby} as keepalived on this host sees it."""
         self._call("update_ha_routers_states", "1.5", host=self.host, states=states)
+
+    def qos_policies(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The QoS policies ``ids`` (resources RPC ``bulk_pull``, as the L2 agents')."""
+        client = oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
+        return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
+                           filter_kwargs={"id": ids}) or []

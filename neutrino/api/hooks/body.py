@@ -66,11 +66,19 @@ def items_of(rdef: ResourceDef, body: Any) -> tuple[list[dict[str, Any]], bool]:
         items = body[rdef.plural]
         if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
             raise errors.HTTPBadRequest(msg="Resources required")
-        return items, True
+        # Upstream takes each item bare or wrapped in the singular key, as
+        # its own clients send them ({"security_groups": [{"security_group": ...}]}).
+        return [_one(rdef, i) if rdef.singular in i else i for i in items], True
+    return [_one(rdef, body)], False
+
+
+def _one(rdef: ResourceDef, body: dict[str, Any]) -> dict[str, Any]:
     item = body.get(rdef.singular)
-    if not isinstance(item, dict):
+    if item is None:
         raise errors.HTTPBadRequest(msg=f"Unable to find '{rdef.singular}' in request body")
-    return [item], False
+    if not isinstance(item, dict):
+        raise errors.HTTPBadRequest(msg=f"Object '{rdef.singular}' contains invalid data")
+    return item
 
 
 def _convert(attr: Attribute, value: Any) -> Any:
@@ -86,7 +94,10 @@ def _convert(attr: Attribute, value: Any) -> Any:
 
 
 def _unknown(rdef: ResourceDef, item: dict[str, Any]) -> None:
-    extra = [k for k in item if k not in rdef.attributes]
+    """Names the resource does not have; a sub-resource's parent key is the
+    URL's, not an attribute (upstream does not know it in a body)."""
+    extra = [k for k in item if k not in rdef.attributes
+             or (k == rdef.parent_key and not rdef.attributes[k].allow_post)]
     if extra:
         raise errors.HTTPBadRequest(msg=f"Unrecognized attribute(s) '{', '.join(extra)}'")
 

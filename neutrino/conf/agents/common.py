@@ -18,6 +18,12 @@ L2_AGENT_OPTS = [
                       "integration bridge, the Linux bridge agent's tap devices)."),
 ]
 
+AVAILABILITY_ZONE_OPTS = [
+    cfg.StrOpt("availability_zone", max_length=255, default="nova",
+               help="Availability zone of this node (the DHCP and L3 agents report it; "
+                    "/v2.0/availability_zones lists the zones so reported)."),
+]
+
 INTERFACE_OPTS = [
     cfg.StrOpt("interface_driver",
                help="The driver that plugs the agent's devices: an alias in "
@@ -32,6 +38,12 @@ def register(conf: cfg.ConfigOpts) -> None:
 
 def register_l2(conf: cfg.ConfigOpts) -> None:
     register_missing(conf, L2_AGENT_OPTS, "AGENT")
+
+
+def register_availability_zone(conf: cfg.ConfigOpts) -> None:
+    """``[AGENT] availability_zone``, for the agents that host networks or
+    routers (upstream's DHCP and L3 agents)."""
+    register_missing(conf, AVAILABILITY_ZONE_OPTS, "AGENT")
 
 
 def register_interface(conf: cfg.ConfigOpts) -> None:

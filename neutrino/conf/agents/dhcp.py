@@ -44,5 +44,6 @@ DHCP_AGENT_OPTS = [
 
 def register(conf: cfg.ConfigOpts) -> None:
     common.register_interface(conf)
+    common.register_availability_zone(conf)
     metadata.register_socket(conf)
     register_missing(conf, DHCP_AGENT_OPTS)

@@ -39,6 +39,14 @@ L3_OPTS = [
                     "files keepalived's notify script writes."),
 ]
 
+# ``[agent] extensions``, as upstream's l3_agent.ini
+L3_AGENT_OPTS = [
+    cfg.ListOpt("extensions", default=[],
+                help="L3 agent extensions to load: 'fip_qos' enforces the bandwidth "
+                     "limits of floating IPs' QoS policies, 'gateway_ip_qos' those of "
+                     "routers' gateway policies (tc on the gateway device)."),
+]
+
 # upstream declares these with the agents' common options ([DEFAULT])
 RA_OPTS = [
     cfg.StrOpt("ra_confs", default="$state_path/ra",
@@ -62,8 +70,10 @@ METADATA_PROXY_OPTS = [
 
 def register(conf: cfg.ConfigOpts) -> None:
     common.register_interface(conf)
+    common.register_availability_zone(conf)
     register_metadata_proxy(conf)
     register_missing(conf, L3_OPTS)
+    register_missing(conf, L3_AGENT_OPTS, "AGENT")
     register_missing(conf, RA_OPTS)
 
 

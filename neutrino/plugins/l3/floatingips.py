@@ -22,6 +22,7 @@ from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import qos
 
 if TYPE_CHECKING:
     from neutrino.db.engine import Database
@@ -51,8 +52,11 @@ def port_details(conn: Connection, port_ids: Sequence[str]) -> dict[str, dict[st
     return out
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any], with_qos: bool = False
+             ) -> list[dict[str, Any]]:
+    """``with_qos``: with ``qos_policy_id`` (``qos-fip``)."""
     tags = store.load_tags(conn, [r.id for r in rows])
+    policies = qos.fip_policies(conn, [r.id for r in rows]) if with_qos else {}
     details = port_details(conn, [r.fixed_port_id for r in rows if r.fixed_port_id])
     out = []
     for row in rows:
@@ -63,6 +67,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                  port_id=row.fixed_port_id, fixed_ip_address=row.fixed_ip_address,
                  status=row.status, tags=tags.get(row.id, []),
                  port_details=details.get(row.fixed_port_id) if row.fixed_port_id else None)
+        if with_qos:
+            d[qos.POLICY_ID] = policies.get(row.id)
         out.append(d)
     return out
 
@@ -88,13 +94,14 @@ class FloatingIps:
     core: CorePlugin
     db: Database
     notifier: L3AgentNotifier
+    with_qos: bool = False  # ``qos-fip``: the QoS plugin is loaded
 
     # -- reading -----------------------------------------------------------------
 
     def get(self, ctx: Context, plural: str, fip_id: str) -> dict[str, Any]:
         with self.db.reader() as conn:
             row = store.get_row(conn, t.floatingips, fip_id, lambda: not_found(fip_id))
-            return to_dicts(conn, [row])[0]
+            return to_dicts(conn, [row], self.with_qos)[0]
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -105,14 +112,17 @@ class FloatingIps:
             clauses.append(f.project_id == ctx.project_id)
         with self.db.reader() as conn:
             rows, more = store.paged_select(conn, t.floatingips, clauses, query)
-            return to_dicts(conn, rows), more
+            return to_dicts(conn, rows, self.with_qos), more
 
     # -- association ---------------------------------------------------------------
 
     def _association(self, conn: Connection, ctx: Context, fip_id: str, project_id: str,
                      network_id: str, port_id: str | None, fixed_ip: str | None,
-                     current_port: str | None = None) -> tuple[Any, Any, Any]:
-        """(port_id, fixed_ip_address, router_id) for the request, or Nones."""
+                     current_port: str | None = None,
+                     requested_router: str | None = None) -> tuple[Any, Any, Any]:
+        """(port_id, fixed_ip_address, router_id) for the request, or Nones;
+        ``requested_router`` (``floating-ip-router-writable``) is taken
+        instead of the router joining the port's subnet to the network."""
         if fixed_ip and not port_id:
             raise c.bad_fip("fixed_ip_address cannot be specified without a port_id")
         if not port_id:
@@ -141,8 +151,29 @@ class FloatingIps:
                                 f"provide a specific IPv4 address when assigning a "
                                 f"floating IP")
         alloc = chosen[0]
+        if requested_router:
+            self._check_requested_router(conn, ctx, requested_router, network_id)
+            return port_id, alloc.ip_address, requested_router
         router_id = self._router_for(conn, port, alloc.subnet_id, network_id)
         return port_id, alloc.ip_address, router_id
+
+    def _check_requested_router(self, conn: Connection, ctx: Context, router_id: str,
+                                network_id: str) -> None:
+        """A router the caller sees, with its gateway on the floating IP's
+        network; whether it reaches the port is the operator's business (an
+        indirect topology: the port behind another router)."""
+        r = t.routers.c
+        found = conn.execute(sa.select(r.project_id).where(r.id == router_id)).first()
+        if found is None or not ctx.is_admin and found.project_id != ctx.project_id:
+            raise errors.RouterNotFound(router_id=router_id)
+        p = t.ports.c
+        gateway = conn.execute(sa.select(p.id).where(
+            p.network_id == network_id, p.device_id == router_id,
+            p.device_owner == c.GATEWAY).limit(1)).first()
+        if gateway is None:
+            # Upstream raises a Conflict with keywords its message lacks:
+            # clients see the generic text.
+            raise errors.Conflict(errors.NeutronException.message)
 
     def _router_for(self, conn: Connection, port: Any, subnet_id: str,
                     network_id: str) -> str:
@@ -215,9 +246,12 @@ class FloatingIps:
                 .limit(1)).first()
             if v4 is None:
                 raise c.bad_fip(f"Network {network_id} does not contain any IPv4 subnet")
+            if self.with_qos:
+                qos.check_usable(conn, ctx, data.get(qos.POLICY_ID))
             # Refuse a bad association before an address is taken for it.
             self._association(conn, ctx, fip_id, project, network_id, data.get("port_id"),
-                              data.get("fixed_ip_address"))
+                              data.get("fixed_ip_address"),
+                              requested_router=data.get("router_id"))
         fixed: dict[str, Any] = {}
         if data.get("subnet_id"):
             fixed["subnet_id"] = data["subnet_id"]
@@ -247,9 +281,12 @@ class FloatingIps:
         fip = {"id": fip_id, "address": v4[0]["ip_address"], "network_id": network_id}
         port_id, fixed_ip, router_id = self._association(
             conn, ctx, fip_id, data["project_id"], network_id, data.get("port_id"),
-            data.get("fixed_ip_address"))
+            data.get("fixed_ip_address"), requested_router=data.get("router_id"))
         self._check_free(conn, fip, port_id, fixed_ip)
-        row = store.standard_row(ctx.project_id, {**data, "id": fip_id}, revision=0)
+        with_policy = bool(self.with_qos and data.get(qos.POLICY_ID))
+        # upstream's binding revises the floating IP it was made with
+        row = store.standard_row(ctx.project_id, {**data, "id": fip_id},
+                                 revision=1 if with_policy else 0)
         row.update(floating_ip_address=fip["address"], floating_network_id=network_id,
                    floating_port_id=port["id"], fixed_port_id=port_id,
                    fixed_ip_address=fixed_ip, router_id=router_id, status=DOWN)
@@ -262,6 +299,9 @@ class FloatingIps:
             raise
         if data.get("tags"):
             store.tag_new(conn, fip_id, data["tags"])
+        if with_policy:
+            qos.check_usable(conn, ctx, data[qos.POLICY_ID])
+            qos.set_fip_policy(conn, fip_id, data[qos.POLICY_ID])
         store.bump(conn, t.ports, port["id"], {"status": NOT_APPLICABLE})
 
     def update(self, ctx: Context, plural: str, fip_id: str, data: dict[str, Any],
@@ -277,9 +317,14 @@ class FloatingIps:
                                 for_update=True)
             store.check_revision(conn, t.floatingips, fip_id, revision)
             values = {k: data[k] for k in ("description",) if k in data}
+            if self.with_qos and qos.POLICY_ID in data:
+                qos.check_usable(conn, ctx, data[qos.POLICY_ID])
+                qos.set_fip_policy(conn, fip_id, data[qos.POLICY_ID])
             if data.get("port_id"):
                 _not_forwarded(conn, fip_id)
-            if "port_id" in data or "fixed_ip_address" in data:
+            # A router asked of an associated floating IP moves it there.
+            moving = bool(data.get("router_id")) and row.fixed_port_id is not None
+            if "port_id" in data or "fixed_ip_address" in data or moving:
                 port_id = data.get("port_id", row.fixed_port_id)
                 fixed = data.get("fixed_ip_address")
                 if "port_id" not in data and fixed is None:
@@ -287,7 +332,8 @@ class FloatingIps:
                 fip = {"id": fip_id, "address": row.floating_ip_address,
                        "network_id": row.floating_network_id}
                 port_id, fixed, router_id = self._association(
-                    conn, ctx, fip_id, row.project_id, row.floating_network_id, port_id, fixed)
+                    conn, ctx, fip_id, row.project_id, row.floating_network_id, port_id, fixed,
+                    requested_router=data.get("router_id"))
                 if port_id is None and row.fixed_port_id is None:
                     # Its port forwardings' router stays (upstream's rule).
                     router_id = row.router_id
@@ -318,6 +364,7 @@ class FloatingIps:
             store.check_revision(conn, t.floatingips, fip_id, revision)
             _not_forwarded(conn, fip_id)
             store.delete_tags(conn, fip_id)
+            qos.set_fip_policy(conn, fip_id, None)
             conn.execute(sa.delete(t.floatingips).where(t.floatingips.c.id == fip_id))
             return row.floating_port_id, row.router_id
         after = self.core.events.wants(plural, ev.AFTER_DELETE)

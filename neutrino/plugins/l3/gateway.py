@@ -17,6 +17,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
     from neutrino.db.engine import Database
     from neutrino.plugins.core import CorePlugin
     from neutrino.plugins.l3.dvr import Distributed
+
+# The events (``plugins.events``) other plugins hear of a router's gateway:
+# (conn, ctx, gateway) before it goes, (conn, ctx, gateway, info) before its
+# addresses change; the gateway is its port's id, network and fixed IPs.
+ROUTER_GATEWAYS = "router_gateways"
 
 
 def _not_external(network_id: str) -> errors.BadRequest:
@@ -71,6 +77,9 @@ class Gateway:
         if same_network:
             wanted = info.get("external_fixed_ips")
             if wanted and self._ips_differ(current, wanted):
+                with self.db.reader() as conn:
+                    self.core.events.notify(ROUTER_GATEWAYS, ev.PRECOMMIT_UPDATE, conn, ctx,
+                                            {"router_id": router_id, **current}, info)
                 self.core.update(c.internal(), "ports", current["id"], {"fixed_ips": wanted})
             self.core.write(lambda conn: self._set_snat(conn, router_id, snat))
             return
@@ -144,6 +153,9 @@ class Gateway:
             if fip is not None:
                 raise errors.RouterExternalGatewayInUseByFloatingIp(
                     router_id=router_id, net_id=current["network_id"])
+            # other service plugins' say (NDP proxies keep the gateway)
+            self.core.events.notify(ROUTER_GATEWAYS, ev.PRECOMMIT_DELETE, conn, c.internal(),
+                                    {"router_id": router_id, **current})
             conn.execute(sa.delete(t.routerports).where(
                 t.routerports.c.port_id == current["id"]))
             store.bump(conn, t.routers, router_id, {"gw_port_id": None})

@@ -19,6 +19,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
     from neutrino.plugins.core import CorePlugin
     from neutrino.plugins.l3.dvr import Distributed
     from neutrino.plugins.l3.notifier import L3AgentNotifier
+
+# The event (``plugins.events``) other plugins hear before a subnet leaves a
+# router: (conn, ctx, {"router_id", "subnet_id"}); raising keeps it.
+ROUTER_INTERFACES = "router_interfaces"
 
 
 def _interface_info(body: Any, removing: bool) -> tuple[str | None, str | None]:
@@ -275,6 +280,8 @@ class Interfaces:
                 raise errors.RouterInterfaceInUseByFloatingIP(router_id=router_id,
                                                               subnet_id=subnet.id)
         routes_mod.check_not_nexthop(conn, router_id, subnet)
+        self.core.events.notify(ROUTER_INTERFACES, ev.PRECOMMIT_DELETE, conn, c.internal(),
+                                {"router_id": router_id, "subnet_id": subnet.id})
 
     def _unlink(self, conn: Connection, router_id: str, port_id: str,
                 subnets: list[Any]) -> None:

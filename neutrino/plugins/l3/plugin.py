@@ -18,7 +18,7 @@ from neutrino.plugins.agents import Agents
 from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
 from neutrino.plugins.core import CorePlugin
 from neutrino.plugins.directory import Directory
-from neutrino.plugins.l3 import agent_scheduling, guards
+from neutrino.plugins.l3 import agent_scheduling, guards, qos
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.gateway import Gateway
@@ -41,6 +41,10 @@ EXTRAROUTE = described("extraroute")
 EXTRAROUTE_ATOMIC = described("extraroute-atomic")
 FIP_PORT_DETAILS = described("fip-port-details")
 FLOATINGIP_POOLS = described("floatingip-pools")
+QOS_FIP = described("qos-fip")
+QOS_GATEWAY_IP = described("qos-gateway-ip")
+PORT_IP_CHANGE_NOT_ALLOWED = described("l3-port-ip-change-not-allowed")
+FIP_ROUTER_WRITABLE = described("floating-ip-router-writable")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -93,11 +97,21 @@ class L3Plugin(ServicePlugin):
     supported_extension_aliases = ("router", "ext-gw-mode", "extraroute", "extraroute-atomic",
                                    "fip-port-details", "floatingip-pools", "dvr",
                                    "router-admin-state-down-before-update", "l3_agent_scheduler",
-                                   "l3-ha", "network_ha")
+                                   "l3-ha", "network_ha", PORT_IP_CHANGE_NOT_ALLOWED.alias,
+                                   FIP_ROUTER_WRITABLE.alias)
+    # Upstream's router plugin registers these drivers' providers whatever
+    # the configuration says (a configured provider of the same name wins).
+    service_providers = tuple({"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
+                              for name in ("dvrha", "dvr", "ha", "single_node"))
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
         self.directory: Directory | None = None
+        # ``qos-fip`` and ``qos-gateway-ip`` come with the QoS plugin, as upstream's
+        self.with_qos = qos.enabled(conf)
+        if self.with_qos:
+            self.supported_extension_aliases = (*self.supported_extension_aliases,
+                                                QOS_FIP.alias, QOS_GATEWAY_IP.alias)
 
     def connect(self, core: CorePlugin) -> None:
         """The collaborators are made here, each with what it uses: all of
@@ -111,8 +125,8 @@ class L3Plugin(ServicePlugin):
         self.agent_notifiers["L3 agent"] = self.l3_notifier
         gateway = Gateway(core, conf, db, self.distributed)
         self.routers = Routers(core, conf, db, gateway, self.ha, self.distributed,
-                               self.l3_notifier)
-        self.floatingips = FloatingIps(core, db, self.l3_notifier)
+                               self.l3_notifier, self.with_qos)
+        self.floatingips = FloatingIps(core, db, self.l3_notifier, self.with_qos)
         self.interfaces = Interfaces(core, db, self.distributed, self.l3_notifier)
         self.route_actions = RouteActions(core, self.routers)
         self.pools = FloatingIpPools(db)
@@ -134,7 +148,7 @@ class L3Plugin(ServicePlugin):
         # deferred: endpoints load oslo.messaging, which API workers never import
         from neutrino.plugins.l3.rpc import L3RpcEndpoint
         return {topics.L3PLUGIN: [L3RpcEndpoint(self.core, self.conf, self.db, self.scheduler,
-                                                self.ha, self._service_types)]}
+                                                self.ha, self._service_types, self.with_qos)]}
 
     def periodic_tasks(self) -> list[PeriodicTask]:
         """With ``allow_automatic_l3agent_failover``, the RPC process moves
@@ -170,4 +184,16 @@ class L3Plugin(ServicePlugin):
                 ApiExtension(EXTRAROUTE_ATOMIC), details, pools, ApiExtension(described("dvr")),
                 ApiExtension(described("router-admin-state-down-before-update")),
                 agent_scheduling.extension(self.scheduler_api), ApiExtension(described("l3-ha")),
-                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA)]
+                ApiExtension(described("network_ha"), attributes=defs.NETWORK_HA),
+                ApiExtension(PORT_IP_CHANGE_NOT_ALLOWED),
+                ApiExtension(FIP_ROUTER_WRITABLE, attributes=defs.FIP_ROUTER_WRITABLE,
+                             policies=[policy.RuleDefault(name, _MEMBER, scope_types=["project"])
+                                       for name in ("create_floatingip:router_id",
+                                                    "update_floatingip:router_id")]),
+                *self._qos_extensions()]
+
+    def _qos_extensions(self) -> list[ApiExtension]:
+        if not self.with_qos:
+            return []
+        return [ApiExtension(QOS_FIP, attributes=defs.FLOATINGIP_QOS),
+                ApiExtension(QOS_GATEWAY_IP, attributes=defs.ROUTER_GATEWAY_QOS)]

@@ -18,7 +18,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
-from neutrino.plugins.l3 import dvr
+from neutrino.plugins.l3 import dvr, qos
 from neutrino.plugins.l3 import gateway as gw
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routes as routes_mod
@@ -35,7 +35,10 @@ def visible_clause(ctx: Context) -> Any:
     return None if ctx.is_admin else t.routers.c.project_id == ctx.project_id
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any], with_qos: bool = False
+             ) -> list[dict[str, Any]]:
+    """``with_qos``: the gateway info shows its ``qos_policy_id`` (``qos-gateway-ip``)
+    when it has one or its network has a policy, as upstream."""
     ids = [r.id for r in rows]
     tags = store.load_tags(conn, ids)
     routes = store.children(conn, t.routerroutes, "router_id", ids,
@@ -46,6 +49,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
         nets.update(conn.execute(sa.select(t.ports.c.id, t.ports.c.network_id)
                                  .where(t.ports.c.id.in_(part))).tuples().all())
     ips = c.port_ips(conn, gw_ids) if gw_ids else {}
+    policies = qos.router_policies(conn, ids) if with_qos and gw_ids else {}
+    net_policies = qos.network_policies(conn, set(nets.values())) if with_qos and gw_ids else {}
     out = []
     for row in rows:
         d = store.standard_dict(row)
@@ -55,6 +60,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
                     "external_fixed_ips": [{"subnet_id": a.subnet_id,
                                             "ip_address": a.ip_address}
                                            for a in ips.get(row.gw_port_id, [])]}
+            if row.id in policies or info["network_id"] in net_policies:
+                info[qos.POLICY_ID] = policies.get(row.id)
         d.update(admin_state_up=row.admin_state_up, status=row.status,
                  distributed=row.distributed, ha=row.ha,
                  external_gateway_info=info,
@@ -78,13 +85,14 @@ class Routers:
     ha: ha_mod.HighAvailability
     distributed: dvr.Distributed
     notifier: L3AgentNotifier
+    with_qos: bool = False  # ``qos-gateway-ip``: the QoS plugin is loaded
 
     # -- reading -----------------------------------------------------------------
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
             row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
-            return to_dicts(conn, [row])[0]
+            return to_dicts(conn, [row], self.with_qos)[0]
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -94,7 +102,7 @@ class Routers:
             clauses.append(scope)
         with self.db.reader() as conn:
             rows, more = store.paged_select(conn, t.routers, clauses, query)
-            return to_dicts(conn, rows), more
+            return to_dicts(conn, rows, self.with_qos), more
 
     # -- writing -------------------------------------------------------------------
 
@@ -117,6 +125,7 @@ class Routers:
         if info is not None:
             with self.db.reader() as conn:
                 gw.validate(conn, ctx, info)
+                self._check_policy(conn, ctx, info)
 
         ha = data.get("ha")
         ha = self.conf.l3_ha if ha is None else ha
@@ -150,6 +159,7 @@ class Routers:
             try:
                 snat = info.get("enable_snat", self.conf.enable_snat_by_default)
                 self.gateway.attach(rid, info, snat)
+                self._gateway_policy(rid, info)
             except Exception:
                 self.delete(c.internal(), "routers", rid)
                 raise
@@ -162,6 +172,8 @@ class Routers:
             row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
             if revision is not None:
                 store.check_revision(conn, t.routers, rid, revision)
+            if data.get("external_gateway_info") is not None:
+                self._check_policy(conn, ctx, data["external_gateway_info"])
             migrating = dvr.check_migration(row, data.get("distributed"))
             ha_changing = ha_mod.check_migration(row, data)
         if ha_changing:
@@ -177,6 +189,7 @@ class Routers:
             self._ha_changed(rid, row.project_id, data["ha"])
         if "external_gateway_info" in data:
             self.gateway.set(ctx, rid, data["external_gateway_info"])
+            self._gateway_policy(rid, data["external_gateway_info"])
         values = {k: data[k] for k in ("name", "description", "admin_state_up") if k in data}
         if values or "routes" in data:
             def op(conn: Connection) -> None:
@@ -187,6 +200,24 @@ class Routers:
             self.core.write(op)
         self.notifier.routers_updated([rid])
         return self.get(ctx, plural, rid)
+
+    def _check_policy(self, conn: Connection, ctx: Context, info: dict[str, Any]) -> None:
+        if self.with_qos:
+            qos.check_usable(conn, ctx, info.get(qos.POLICY_ID))
+
+    def _gateway_policy(self, rid: str, info: dict[str, Any] | None) -> None:
+        """The gateway's policy as the request says: gone with the gateway,
+        unchanged when the request does not name it."""
+        if not self.with_qos or (info is not None and qos.POLICY_ID not in info):
+            return
+        policy_id = None if info is None else info[qos.POLICY_ID]
+
+        def op(conn: Connection) -> None:
+            row = c.lock_router(conn, rid)
+            policy = policy_id if row.gw_port_id is not None else None
+            if qos.set_router_policy(conn, rid, policy):
+                store.bump(conn, t.routers, rid)
+        self.core.write(op)
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         """Refused while interfaces are attached; the gateway port goes too."""
@@ -205,6 +236,7 @@ class Routers:
             conn.execute(sa.delete(t.routerl3agentbindings).where(
                 t.routerl3agentbindings.c.router_id == rid))
             store.delete_tags(conn, rid)
+            qos.set_router_policy(conn, rid, None)
             conn.execute(sa.delete(t.routers).where(t.routers.c.id == rid))
             return row, ha_ports
         row, ha_ports = self.core.write(op)

@@ -1,7 +1,8 @@
 """What L3 agents call on the server (topic ``q-l3-plugin``), as upstream's
 L3RpcCallback: the routers their host serves, in the shape upstream's
 agent reads (``gw_port``, ``_interfaces``, ``_floatingips`` with each
-port's subnets and MTU), and the floating IPs' status as they applied it.
+port's subnets and MTU; ``_conntrack_helpers`` with that plugin), and the
+floating IPs' status as they applied it.
 
 A host's routers are loaded in a fixed number of queries, however many
 routers, ports and floating IPs it has.
@@ -20,8 +21,10 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import conntrack_helpers as cths
 from neutrino.plugins.l3 import floatingips as fips_mod
 from neutrino.plugins.l3 import ha as ha_mod
+from neutrino.plugins.l3 import ndp_proxies as nps
 from neutrino.plugins.l3 import routers as routers_mod
 
 if TYPE_CHECKING:
@@ -35,6 +38,7 @@ LOG = logging.getLogger(__name__)
 
 FIP_STATUSES = ("ACTIVE", "DOWN", "ERROR")
 HOST_ID = "binding:host_id"
+CONNTRACK_HELPER = "CONNTRACKHELPER"  # the service type of the conntrack helper plugin
 
 
 def _subnet_info(subnet: dict[str, Any]) -> dict[str, Any]:
@@ -50,13 +54,16 @@ class L3RpcEndpoint:
 
     def __init__(self, core: CorePlugin, conf: cfg.ConfigOpts, db: Database,
                  scheduler: Scheduler, ha: ha_mod.HighAvailability,
-                 services: Callable[[], list[str]]) -> None:
+                 services: Callable[[], list[str]], with_qos: bool = False) -> None:
         self.core = core
         self.conf = conf
         self.db = db
         self.scheduler = scheduler
         self.ha = ha
         self.services = services  # the loaded service types
+        # ``qos-fip``, ``qos-gateway-ip``: floating IPs and gateway info carry
+        # their ``qos_policy_id``, and so does the gateway port (upstream's sync data)
+        self.with_qos = with_qos
 
     # -- routers -----------------------------------------------------------------
 
@@ -137,20 +144,26 @@ class L3RpcEndpoint:
             rows = [r for part in store.chunks(router_ids) for r in conn.execute(
                 sa.select(t.routers).where(t.routers.c.id.in_(part),
                                            t.routers.c.admin_state_up.is_(True)))]
-            routers = routers_mod.to_dicts(conn, rows)
+            routers = routers_mod.to_dicts(conn, rows, self.with_qos)
             rp = t.routerports.c
             links = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
                 sa.select(rp.router_id, rp.port_id, rp.port_type)
                 .where(rp.router_id.in_(part)))]
             fip_rows = [r for part in store.chunks([r.id for r in rows]) for r in conn.execute(
                 sa.select(t.floatingips).where(t.floatingips.c.router_id.in_(part)))]
-            fips = fips_mod.to_dicts(conn, fip_rows)
+            fips = fips_mod.to_dicts(conn, fip_rows, self.with_qos)
+            helpers = (cths.of_routers(conn, [r.id for r in rows])
+                       if CONNTRACK_HELPER in self.services() else None)
+            ids = [r.id for r in rows]
+            ndp_state, proxies = nps.state(conn, ids), nps.of_routers(conn, ids)
         ports = self._ports(admin, [link.port_id for link in links])
         by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
         vr_ids = self._vr_ids(rows)
         for router, row in zip(routers, rows):
             router.update(gw_port_id=row.gw_port_id, enable_snat=row.enable_snat,
-                          _interfaces=[], _floatingips=[])
+                          _interfaces=[], _floatingips=[],
+                          enable_ndp_proxy=bool(row.gw_port_id and ndp_state.get(row.id)),
+                          _ndp_proxies=proxies.get(row.id, []))
             if row.id in vr_ids:
                 router.update(ha=True, ha_vr_id=vr_ids[row.id])
         for link in links:
@@ -160,10 +173,17 @@ class L3RpcEndpoint:
             router = by_router[link.router_id]
             if link.port_type == c.GATEWAY:
                 router["gw_port"] = port
+                if self.with_qos:
+                    info = router.get("external_gateway_info") or {}
+                    port["qos_policy_id"] = info.get("qos_policy_id")
             else:
                 router["_interfaces"].append(port)
         for fip in fips:
             by_router[fip["router_id"]]["_floatingips"].append(fip)
+        if helpers is not None:  # upstream's agent extension pulls them per router
+            for router in routers:
+                router["_conntrack_helpers"] = [cths.to_dict(h)
+                                                for h in helpers.get(router["id"], [])]
         return routers
 
     def _vr_ids(self, rows: list[Any]) -> dict[str, int]:

@@ -259,9 +259,10 @@ class TypeManager:
                 error_message=f"Requested MTU is too big, maximum is {largest}")
         return requested or largest
 
-    def check_mtu(self, conn: Connection, network_id: str, requested: int | None) -> None:
+    def check_mtu(self, conn: Connection, network_id: str, requested: int | None) -> int:
+        """The MTU to store for an existing network (``network_mtu``'s rule)."""
         segments = segments_db.of_networks(conn, [network_id])[network_id]
-        self.network_mtu(segments, requested)
+        return self.network_mtu(segments, requested)
 
     # -- API dicts ------------------------------------------------------------
 

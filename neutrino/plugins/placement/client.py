@@ -1,6 +1,7 @@
-"""Placement's HTTP API, as much as the placement report needs: providers
-found by name, made or renamed under their parent, and the traits and
-inventories of a provider set whole.
+"""Placement's HTTP API, as much as neutrino needs: for the placement
+report, providers found by name, made or renamed under their parent, and
+the traits and inventories of a provider set whole; for QoS, a consumer's
+allocation changed by a difference.
 
 Requests go through a keystoneauth session built from ``[placement]``
 (an ``auth_type`` and its options; ``admin_token`` with an ``endpoint``
@@ -9,16 +10,23 @@ that never reports builds none.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import quote
 
 from oslo_config import cfg
 
+from neutrino import errors
 from neutrino.conf.placement import GROUP
 
+LOG = logging.getLogger(__name__)
 # Placement 1.37: providers with parents, and PUT may move one to another.
 VERSION = "placement 1.37"
 GENERATION_RETRIES = 3
+# Upstream's neutron-lib tries an allocation's update this many times
+# while other writers (the compute service) change the consumer.
+ALLOCATION_RETRIES = 10
+CONCURRENT_UPDATE = "placement.concurrent_update"
 
 
 class PlacementError(Exception):
@@ -90,3 +98,61 @@ class PlacementClient:
                 self._ok(response, "PUT", path)
                 return
         self._ok(response, "PUT", path)
+
+    def update_allocation(self, consumer: str, diff: dict[str, dict[str, int]]) -> None:
+        """Add ``diff`` (provider -> resource class -> signed amount) to the
+        consumer's allocation, as upstream's ``update_qos_allocation``: read
+        it, change it, write it back at the consumer's generation, again
+        when another writer got in between. A class brought to zero, then a
+        provider left empty, leaves the allocation. Refusals are Neutron's
+        errors; an unreachable Placement is ``ServiceUnavailable``."""
+        path = f"/allocations/{consumer}"
+        for _ in range(ALLOCATION_RETRIES):
+            try:
+                body = self._ok(self._request("GET", path), "GET", path)
+            except PlacementError as exc:
+                raise _unavailable(exc) from exc
+            allocations = body["allocations"]
+            if not allocations:
+                raise errors.PlacementAllocationRemoved(consumer=consumer)
+            for provider, amounts in diff.items():
+                if provider not in allocations:
+                    raise errors.PlacementAllocationRpNotExists(
+                        resource_provider=provider, consumer=consumer)
+                held = allocations[provider]["resources"]
+                for rc, delta in amounts.items():
+                    total = held.get(rc, 0) + delta
+                    if total > 0:
+                        held[rc] = total
+                    else:
+                        held.pop(rc, None)
+            body["allocations"] = {rp: {"resources": a["resources"]}
+                                   for rp, a in allocations.items() if a["resources"]}
+            try:
+                response = self._request("PUT", path, body)
+            except PlacementError as exc:
+                raise _unavailable(exc) from exc
+            if response.status_code != 409:
+                try:
+                    self._ok(response, "PUT", path)
+                except PlacementError as exc:
+                    raise _unavailable(exc) from exc
+                return
+            if _error_code(response) != CONCURRENT_UPDATE:
+                raise errors.QosPlacementAllocationUpdateConflict(alloc_diff=diff,
+                                                                  consumer=consumer)
+        raise errors.PlacementAllocationGenerationConflict(consumer=consumer)
+
+
+def _error_code(response: Any) -> str:
+    try:
+        return str(response.json()["errors"][0].get("code", ""))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return ""
+
+
+def _unavailable(exc: PlacementError) -> errors.ServiceUnavailable:
+    """What the client sees when Placement failed otherwise than by refusing
+    the change: no internals, which go to the log."""
+    LOG.warning("placement: %s", exc)
+    return errors.ServiceUnavailable("The placement service could not update the allocation.")

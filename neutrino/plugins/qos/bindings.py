@@ -18,12 +18,14 @@ from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.plugins.qos.policies import load_rules
 from neutrino.plugins.qos.support import QosSupport
+from neutrino.resources import qos
 
 NB = t.qos_network_policy_bindings
 PB = t.qos_port_policy_bindings
 # Built once: every port create asks for its network's policy.
 _NETWORK_POLICY = sa.select(NB.c.policy_id).where(NB.c.network_id == sa.bindparam("network"))
 _PORT_POLICY = sa.select(PB.c.policy_id).where(PB.c.port_id == sa.bindparam("port"))
+MINIMUM_TYPES = (qos.MINIMUM_BANDWIDTH, qos.MINIMUM_PACKET_RATE)
 GATEWAY_OWNERS = ("network:router_gateway", "network:floatingip_agent_gateway")
 
 
@@ -102,3 +104,24 @@ def port_binding(conn: Connection, port_id: str) -> tuple[str, str]:
     row = conn.execute(sa.select(b.c.vif_type, b.c.vnic_type)
                        .where(b.c.port_id == port_id)).first()
     return (row.vif_type, row.vnic_type) if row is not None else ("unbound", "normal")
+
+
+def instance_port_using(conn: Connection, policy_id: str) -> str | None:
+    """A port owned by an instance (``compute:*``) that the policy applies
+    to, directly or through its network (upstream counts every port of the
+    network without a policy of its own), if any."""
+    p = t.ports
+    own = sa.select(PB.c.port_id).where(PB.c.policy_id == policy_id)
+    nets = sa.select(NB.c.network_id).where(NB.c.policy_id == policy_id)
+    through_network = sa.and_(p.c.network_id.in_(nets), p.c.id.not_in(sa.select(PB.c.port_id)))
+    return conn.execute(sa.select(p.c.id).where(
+        sa.or_(p.c.id.in_(own), through_network),
+        p.c.device_owner.startswith("compute:")).limit(1)).scalar()
+
+
+def refuse_minimum_rule_change(conn: Connection, policy_id: str, rule_type: str) -> None:
+    """Instances' allocations in Placement were made from the policy's
+    minimum rules: upstream refuses to change those rules under them."""
+    if rule_type in MINIMUM_TYPES and instance_port_using(conn, policy_id) is not None:
+        raise errors.NotImplementedError(
+            "Cannot update QoS policies/rules backed by resources tracked in Placement")

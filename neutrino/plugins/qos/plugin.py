@@ -6,7 +6,10 @@ It serves ``/v2.0/qos/policies`` with the rules as sub-resources
 ``/v2.0/qos/rule-types``. Networks and ports get their ``qos_policy_id``
 from the ML2 extension driver ``qos`` (``neutrino.plugins.ml2.ext_qos``).
 Each operation is one transaction of the core plugin's kind (retried as a
-whole on a lost race).
+whole on a lost race). Instances' ports hold Placement allocations made
+from their policy's minimum rules: a change of the policy a port uses
+changes the allocation (``placement_updates.py``), a change of those rules
+under it is refused, as upstream.
 """
 from __future__ import annotations
 
@@ -18,8 +21,11 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, ServicePlugin
+from neutrino.plugins.placement.client import PlacementClient
+from neutrino.plugins.qos import bindings
 from neutrino.plugins.qos import policies as pol
 from neutrino.plugins.qos.agent_rpc import PolicyPusher
+from neutrino.plugins.qos.placement_updates import AllocationUpdates
 from neutrino.plugins.qos.resource_request import ResourceRequests
 from neutrino.plugins.qos.rules import Rules
 from neutrino.plugins.qos.support import QosSupport
@@ -83,6 +89,11 @@ class QosPlugin(ServicePlugin):
     def connect(self, core: Any) -> None:
         super().connect(core)
         self.pusher = PolicyPusher(self.db, getattr(core, "casts", None))
+        # Its session is made on first use: a server whose ports never
+        # need it never reaches Placement.
+        events = getattr(core, "events", None)
+        if events is not None:
+            AllocationUpdates(PlacementClient(self.conf)).subscribe(events)
         rbac_handler = core.handlers["rbac_policies"]
         rbac_handler.actions = {**rbac_handler.actions, pol.KIND: (rbac_res.ACCESS_AS_SHARED,)}
 
@@ -132,7 +143,10 @@ class QosPlugin(ServicePlugin):
 
         def make_rules(conn: Any) -> list[dict[str, Any]]:
             ids = [self.rules.create(conn, rtype, item) for item in items]
-            return [self.rules.get(conn, rtype, i) for i in ids]
+            made = [self.rules.get(conn, rtype, i) for i in ids]
+            for policy_id in dict.fromkeys(r[qos.POLICY_KEY] for r in made):
+                bindings.refuse_minimum_rule_change(conn, policy_id, rtype.name)
+            return made
         made = self._write(make_rules)
         for policy_id in dict.fromkeys(r[qos.POLICY_KEY] for r in made):
             self.pusher.updated(policy_id)
@@ -180,7 +194,9 @@ class QosPlugin(ServicePlugin):
 
         def change_rule(conn: Any) -> dict[str, Any]:
             self.rules.update(conn, rtype, rid, data)
-            return self.rules.get(conn, rtype, rid)
+            rule = self.rules.get(conn, rtype, rid)
+            bindings.refuse_minimum_rule_change(conn, rule[qos.POLICY_KEY], rtype.name)
+            return rule
         rule = self._write(change_rule)
         self.pusher.updated(rule[qos.POLICY_KEY])
         return rule
@@ -195,6 +211,7 @@ class QosPlugin(ServicePlugin):
         def remove(conn: Any) -> str:
             policy_id = self.rules.get(conn, rtype, rid)[qos.POLICY_KEY]
             self.rules.delete(conn, rtype, rid)
+            bindings.refuse_minimum_rule_change(conn, policy_id, rtype.name)
             return str(policy_id)
         self.pusher.updated(self._write(remove))
 

@@ -206,7 +206,9 @@ class Policies:
         self.get_row(conn, policy_id, for_update=True)
         store.check_revision(conn, P, policy_id, revision)
         for kind, table, key in (("network", t.qos_network_policy_bindings, "network_id"),
-                                 ("port", t.qos_port_policy_bindings, "port_id")):
+                                 ("port", t.qos_port_policy_bindings, "port_id"),
+                                 ("fip", t.qos_fip_policy_bindings, "fip_id"),
+                                 ("router", t.qos_router_gw_policy_bindings, "router_id")):
             used = conn.execute(sa.select(table.c[key]).where(table.c.policy_id == policy_id)
                                 .order_by(table.c[key]).limit(1)).scalar()
             if used is not None:

@@ -55,6 +55,21 @@ def request_groups(port_id: str, vnic_type: str, rules: Sequence[Mapping[str, An
     return {"request_groups": groups, "same_subtree": [g["id"] for g in groups]}
 
 
+def minimum_rules(conn: Any, policy_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each policy's minimum bandwidth and packet rate rules, by id: the
+    order their request groups' ids are made from."""
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for part in store.chunks(sorted(policy_ids)):
+        for row in conn.execute(
+                sa.select(R.id, R.qos_policy_id, R.rule_type, R.direction, R.min_kbps,
+                          R.min_kpps)
+                .where(R.qos_policy_id.in_(part),
+                       R.rule_type.in_((qos.MINIMUM_BANDWIDTH, qos.MINIMUM_PACKET_RATE)))
+                .order_by(R.id)):
+            out[row.qos_policy_id].append(dict(row._mapping))
+    return out
+
+
 class ResourceRequests(AttributeHandler):
     """Shows ``resource_request`` on ports; the port's QoS attributes and
     binding, already on the item, say which policy and vNIC type apply."""
@@ -77,7 +92,7 @@ class ResourceRequests(AttributeHandler):
         if not policy_of:
             return
         with self.db.reader() as conn:
-            rules = self._minimum_rules(conn, set(policy_of.values()))
+            rules = minimum_rules(conn, set(policy_of.values()))
             networks = {i["network_id"] for i in items
                         if any(r["rule_type"] == qos.MINIMUM_BANDWIDTH
                                for r in rules.get(policy_of.get(i["id"], ""), ()))}
@@ -87,19 +102,6 @@ class ResourceRequests(AttributeHandler):
             if found:
                 item[ATTR] = request_groups(item["id"], item.get(VNIC_TYPE) or "normal",
                                             found, segments.get(item["network_id"], []))
-
-    @staticmethod
-    def _minimum_rules(conn: Any, policy_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for part in store.chunks(sorted(policy_ids)):
-            for row in conn.execute(
-                    sa.select(R.id, R.qos_policy_id, R.rule_type, R.direction, R.min_kbps,
-                              R.min_kpps)
-                    .where(R.qos_policy_id.in_(part),
-                           R.rule_type.in_((qos.MINIMUM_BANDWIDTH, qos.MINIMUM_PACKET_RATE)))
-                    .order_by(R.id)):
-                out[row.qos_policy_id].append(dict(row._mapping))
-        return out
 
     @staticmethod
     def _segments(conn: Any, network_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
