@@ -100,7 +100,7 @@ def test_external_networks_table_filled_from_the_external_entries(empty_db_url: 
     """The externalnetworks migration: a network was external while it had
     ``access_as_external`` entries; on upgrade exactly those networks (once
     each) have the flag."""
-    migrate.upgrade(empty_db_url, "0029_port_subnet_extensions")
+    migrate.upgrade(empty_db_url, "0032_ndp_proxies")
     engine = make_engine(empty_db_url)
     net = ("INSERT INTO networks (id, project_id, name, description, created_at, updated_at, "
            "revision_number, admin_state_up, status, mtu) VALUES "

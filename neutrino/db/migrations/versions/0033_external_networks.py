@@ -3,14 +3,14 @@
 Until now a network was external while it had ``access_as_external``
 entries; those are the networks external on upgrade.
 
-Revision ID: 0030_external_networks
-Revises: 0029_port_subnet_extensions
+Revision ID: 0033_external_networks
+Revises: 0032_ndp_proxies
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0030_external_networks'
-down_revision = '0029_port_subnet_extensions'
+revision = '0033_external_networks'
+down_revision = '0032_ndp_proxies'
 branch_labels = None
 depends_on = None
 
