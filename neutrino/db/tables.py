@@ -421,6 +421,16 @@ provisioningblocks = Table(
 # or ``*``. One row per (object, action, target), as upstream.
 networkrbacs = _rbacs("networkrbacs", "networks")
 
+# ``external-net``: the networks that are external (``router:external``),
+# as upstream keeps them: a flag of its own, not read from the
+# ``access_as_external`` entries, which say who may use the network. The
+# two part ways once the last entry goes while a router's gateway is on the
+# network: it stays external, with no entries (plugins/rbac.py).
+externalnetworks = Table(
+    "externalnetworks", metadata,
+    Column("network_id", String(36), _fk("networks"), primary_key=True),
+)
+
 
 # ``dns`` extension driver: a network's dns_domain and a port's dns_name,
 # one row each, only when not empty.

@@ -41,7 +41,14 @@ from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.ports import Ports
-from neutrino.plugins.rbac import CALLER, RbacPolicies, external_clause, shared_clause, targets
+from neutrino.plugins.rbac import (
+    CALLER,
+    RbacPolicies,
+    is_external_clause,
+    network_access_clause,
+    shared_clause,
+    targets,
+)
 from neutrino.plugins.security_groups import SecurityGroups
 from neutrino.plugins.sg_default_rules import DefaultSecurityGroupRules
 from neutrino.plugins.sg_rules import SecurityGroupRules
@@ -62,7 +69,8 @@ LOG = logging.getLogger(__name__)
 # requests on ports and subnets.
 _NETWORKS_OF = (sa.select(t.networks.c.id, t.networks.c.project_id,
                           shared_clause(CALLER, t.networks.c.id).label("shared"),
-                          external_clause(CALLER, t.networks.c.id).label("external"))
+                          is_external_clause(t.networks.c.id).label("external"),
+                          network_access_clause(CALLER, t.networks.c.id).label("reached"))
                 .where(t.networks.c.id.in_(sa.bindparam("ids", expanding=True))))
 
 CORE_ALIASES = (
@@ -449,8 +457,14 @@ class CorePlugin:
                     ctx: Context | None = None) -> dict[str, dict[str, Any]]:
         """``network_of`` for many networks in one query (lists of subnets/ports).
 
-        ``shared`` and ``router:external`` are as the caller sees them (RBAC
-        entries for ``*`` or its project); without a caller only ``*`` counts.
+        ``shared`` is as the caller sees it (RBAC entries for ``*`` or its
+        project; without a caller only ``*`` counts). ``router:external`` is
+        the network's flag where the caller sees the network (its own, or an
+        entry shares it with it or makes it external to it; internal loads
+        and admins see all), else false: a subnet's policy target takes it
+        (``rule:external_network`` of ``get_subnet``), and the rule must not
+        show a subnet to a project that does not see its network, as
+        upstream's query never gives it.
         """
         out: dict[str, dict[str, Any]] = {}
         caller = targets(ctx.project_id if ctx else None)
@@ -459,5 +473,8 @@ class CorePlugin:
                 for row in conn.execute(_NETWORKS_OF, {"ids": part, CALLER.key: caller}):
                     out[row.id] = {"project_id": row.project_id, "tenant_id": row.project_id,
                                    "shared": bool(row.shared),
-                                   "router:external": bool(row.external)}
+                                   "router:external": bool(row.external) and (
+                                       ctx is None or ctx.is_admin
+                                       or row.project_id == ctx.project_id
+                                       or bool(row.reached))}
         return out

@@ -14,7 +14,7 @@ from neutrino.ipam import subnet_rules
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import rbac, store
 from neutrino.plugins.handler import Handler
-from neutrino.plugins.joined import Aggregated, Joined, Reads
+from neutrino.plugins.joined import Aggregated, Computed, Joined, Reads
 
 EXTERNAL = "router:external"
 NETWORK_OWNED_PREFIXES = ("network:",)
@@ -40,10 +40,17 @@ _SUBNETS = Aggregated(t.subnets, "network_id",
                       joins=((t.subnetpools, t.subnetpools.c.id == t.subnets.c.subnetpool_id),))
 # The network's own child tables, read with a single network's row.
 CHILDREN = (store.TAGS, _SUBNETS)
-# Its sharing and external entries, from which ``present`` decides for a caller.
+# Its sharing and external entries, from which a show decides whether the
+# caller sees it at all and ``present`` whether it is ``shared`` for it.
 _GRANTS = Aggregated(t.networkrbacs, "object_id", ("action", "target_tenant"),
                      where=(t.networkrbacs.c.action.in_(
                          (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL)),))
+# ``router:external``: the flag, a column of the network's own SELECT (a
+# show's and a page's alike). A network made in this transaction without
+# writing the table is not external.
+EXTERNAL_FLAG = Computed("externalnetworks__external",
+                         lambda networks: rbac.is_external_clause(networks.c.id),
+                         fresh=((t.externalnetworks,), False))
 
 
 _DELETE_PORTS = sa.delete(t.ports).where(t.ports.c.id.in_(sa.bindparam("ids", expanding=True)))
@@ -79,6 +86,18 @@ def to_dicts(conn: Connection, rows: Sequence[Any],
     return out
 
 
+def _visible(conn: Connection, ctx: Context | None, row: Any) -> bool:
+    """Whether the caller sees the network, from its entries read with its
+    row: as a list's ``visible_clause``, its own and those an entry shares
+    with it or makes external to it. The flag shown to all who see it
+    (``router:external``) never makes it visible by itself."""
+    if ctx is None or ctx.is_admin or row.project_id == ctx.project_id:
+        return True
+    wanted = set(rbac.targets(ctx.project_id))
+    entries = store.child_rows(conn, [row], [row.id], _GRANTS)[row.id]
+    return any(target in wanted for _, _, target in entries)
+
+
 class Networks(Handler):
     table = t.networks
 
@@ -96,7 +115,7 @@ class Networks(Handler):
     @joined.setter
     def joined(self, reads: tuple[Joined | Aggregated, ...]) -> None:
         self._joined = reads
-        self._reads = (*CHILDREN, *self.types.reads, _GRANTS, *reads)
+        self._reads = (*CHILDREN, *self.types.reads, _GRANTS, EXTERNAL_FLAG, *reads)
 
     def ahead(self, conn: Connection, data: dict[str, Any]) -> None:
         """Before the create's checks: its segment's first try, to travel
@@ -114,7 +133,7 @@ class Networks(Handler):
         if data.get("shared"):
             rbac.share_with_all(conn, row["id"], row["project_id"])
         if data.get(EXTERNAL) is True:
-            rbac.set_external(conn, row["id"], row["project_id"])
+            rbac.make_external(conn, row["id"], row["project_id"])
         self.types.create_network_segments(conn, row["id"], segments)
         if data.get("tags"):
             store.tag_new(conn, row["id"], data["tags"])
@@ -125,6 +144,8 @@ class Networks(Handler):
         what everyone does), its RBAC entries read with its row."""
         row = store.get_row(conn, t.networks, net_id, lambda: not_found(net_id),
                             joined=self._reads)
+        if not _visible(conn, ctx, row):
+            raise not_found(net_id)
         dicts = self._extended(conn, to_dicts(conn, [row], self.joined), [row])
         return self.present(conn, ctx, dicts, [row])[0]
 
@@ -132,45 +153,41 @@ class Networks(Handler):
         special = {"subnets": lambda vals: t.networks.c.id.in_(
             sa.select(t.subnets.c.network_id).where(t.subnets.c.id.in_(vals))),
             "shared": lambda vals: rbac.bool_filter(ctx.project_id, t.networks.c.id, vals),
-            EXTERNAL: lambda vals: rbac.external_bool_filter(
-                None if ctx.is_admin else ctx.project_id, t.networks.c.id, vals,
-                t.networks.c.project_id),
+            EXTERNAL: lambda vals: rbac.is_external_filter(t.networks.c.id, vals),
             **self.types.filter_clauses(t.networks.c.id)}
         clauses = store.column_clauses(t.networks, query.filters, special)
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        rows, more = store.paged_select(conn, t.networks, clauses, query)
-        return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows))), more
+        rows, more = store.paged_select(conn, t.networks, clauses, query,
+                                        columns=EXTERNAL_FLAG.columns(t.networks))
+        return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows)), rows), more
 
     def present(self, conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],
-                rows: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        """``shared`` as this caller sees it: shared with ``*`` or with its project.
-        Without a caller (internal loads) only ``*`` counts.
-
-        ``router:external``: any ``access_as_external`` entry, for the owner,
-        admins and internal loads; for other projects only an entry targeting
-        ``*`` or theirs (so it never grants a view the entries do not).
-        The entries come from ``rows`` when they were read with them
-        (``_GRANTS``), else in one query per chunk, as ``rbac.present``'s.
-        """
+                rows: Sequence[Any]) -> list[dict[str, Any]]:
+        """``shared`` as this caller sees it: shared with ``*`` or with its
+        project (without a caller, internal loads, only ``*`` counts); from
+        the entries read with a single row (``_GRANTS``), else in one query
+        per chunk. ``router:external``: the flag, for whoever sees the
+        network (as upstream), from the rows' own column."""
         project = ctx.project_id if ctx is not None else None
-        targets = {rbac.WILDCARD, project} if project else {rbac.WILDCARD}
-        anyone_external = ctx is None or ctx.is_admin
-        if rows:
-            found = {rid: {(action, target) for _, action, target in entries}
-                     for rid, entries in store.child_rows(
-                         conn, rows, [r.id for r in rows], _GRANTS).items()}
+        fields = rows[0]._fields if rows else ()
+        if _GRANTS.labels[0] in fields:
+            wanted = set(rbac.targets(project))
+            shared = {rid for rid, entries in store.child_rows(
+                conn, rows, [r.id for r in rows], _GRANTS).items()
+                if any(action == rbac.ACCESS_AS_SHARED and target in wanted
+                       for _, action, target in entries)}
         else:
-            found = rbac.grants(conn, store.item_ids(dicts),
-                                (rbac.ACCESS_AS_SHARED, rbac.ACCESS_AS_EXTERNAL))
+            shared = rbac.shared_ids(conn, project, store.item_ids(dicts))
+        if EXTERNAL_FLAG.labels[0] in fields:
+            at = [fields.index(EXTERNAL_FLAG.labels[0])]
+            external = {r.id for r in rows if EXTERNAL_FLAG.read(r, at)}
+        else:
+            external = rbac.external_ids(conn, store.item_ids(dicts))
         for d in dicts:
-            entries = found.get(d["id"], ())
-            d["shared"] = any(action == rbac.ACCESS_AS_SHARED and target in targets
-                              for action, target in entries)
-            d[EXTERNAL] = any(action == rbac.ACCESS_AS_EXTERNAL and (
-                target in targets or anyone_external or d["project_id"] == project)
-                for action, target in entries)
+            d["shared"] = d["id"] in shared
+            d[EXTERNAL] = d["id"] in external
         return dicts
 
     def _extended(self, conn: Connection, dicts: list[dict[str, Any]],

@@ -13,13 +13,18 @@ stored flag: true when an entry targets ``*`` or the caller's project.
 Visibility is one SQL condition (``shared_clause``), an ``IN`` over the
 entries indexed by target, so lists never query per row.
 
-External networks (``external-net``) are stored the same way: a network is
-external while it has ``access_as_external`` entries, and is visible to
-every project one of them targets. ``router:external: true`` creates a
-``*`` entry; ``false`` removes them all (refused while gateway ports are
-on the network). Routers with their gateway on the network depend on the
-entries that give their project access (``check_external_change``), as
-upstream.
+External networks (``external-net``): whether a network is external is
+a flag of its own (a row of ``externalnetworks``), shown to whoever sees
+the network; who may use it is told by ``access_as_external`` entries,
+which make it visible to every project they target. As upstream:
+``router:external: true`` sets the flag and creates a ``*`` entry;
+``false`` clears the flag and removes every external entry (refused while
+gateway ports are on the network). An entry made on an internal network
+sets the flag (without a ``*`` entry); the last entry's removal clears it,
+unless a gateway port is still there (upstream's conversion fails after the
+entry is gone, and only logs it): the network then stays external with no
+entries. Routers with their gateway on the network depend on the entries
+that give their project access (``check_external_change``).
 
 Served by the core plugin (as upstream, where RBAC is part of the core and
 not a service plugin): networks, subnets and ports all read these rows in
@@ -120,14 +125,11 @@ def shared_clause(project_id: Any, object_id: Any, kind: str = "network",
         e.action == action, e.target_tenant.in_(_targets(project_id))))
 
 
-def external_clause(project_id: Any, network_id: Any) -> Any:
-    """``network_id`` (a column) names a network external to ``project_id``."""
-    return shared_clause(project_id, network_id, "network", ACCESS_AS_EXTERNAL)
-
-
 def is_external_clause(network_id: Any) -> Any:
-    """``network_id`` names an external network (for anyone at all)."""
-    return network_id.in_(sa.select(rb.object_id).where(rb.action == ACCESS_AS_EXTERNAL))
+    """``network_id`` (a column) names an external network: the flag, the
+    same for every caller. Uncorrelated, so a page reads the (small) table
+    once rather than once per row."""
+    return network_id.in_(sa.select(t.externalnetworks.c.network_id))
 
 
 def network_access_clause(project_id: str | None, network_id: Any) -> Any:
@@ -167,79 +169,84 @@ def shared_ids(conn: Connection, project_id: str | None, object_ids: Iterable[st
     return out
 
 
-def grants(conn: Connection, object_ids: Iterable[str], actions: tuple[str, ...],
-           kind: str = "network") -> dict[str, set[tuple[str, str]]]:
-    """The (action, target) entries of ``object_ids`` for ``actions``, by
-    object: one query per chunk, from which every caller's view follows."""
-    out: dict[str, set[tuple[str, str]]] = {}
-    stmt = _grants_stmt(kind, actions)
-    for part in store.chunks(list(dict.fromkeys(object_ids))):
-        for r in conn.execute(stmt, {"ids": part}):
-            out.setdefault(r.object_id, set()).add((r.action, r.target_tenant))
-    return out
-
-
-@functools.cache
-def _grants_stmt(kind: str, actions: tuple[str, ...]) -> Any:
-    """Built once per kind: every network show and list runs it."""
-    e = KINDS[kind].entries.c
-    return sa.select(e.object_id, e.action, e.target_tenant).where(
-        e.object_id.in_(sa.bindparam("ids", expanding=True)), e.action.in_(actions))
+_EXTERNAL_IDS = sa.select(t.externalnetworks.c.network_id).where(
+    t.externalnetworks.c.network_id.in_(sa.bindparam("ids", expanding=True)))
 
 
 def external_ids(conn: Connection, network_ids: Iterable[str]) -> set[str]:
-    """Which of ``network_ids`` are external (have any ``access_as_external`` entry)."""
+    """Which of ``network_ids`` are external (the flag)."""
     out: set[str] = set()
     for part in store.chunks(list(dict.fromkeys(network_ids))):
-        out.update(r.object_id for r in conn.execute(
-            sa.select(rb.object_id).distinct().where(
-                rb.object_id.in_(part), rb.action == ACCESS_AS_EXTERNAL)))
+        out.update(conn.execute(_EXTERNAL_IDS, {"ids": part}).scalars())
     return out
 
 
 def is_external_filter(network_id: Any, values: list[Any]) -> Any:
-    """``router:external=true|false`` on subnets: the network's flag, the
-    same for every caller (upstream filters on the flag; who sees the
-    subnet is the visibility's business). The first value decides, as upstream."""
+    """``router:external=true|false`` on networks and subnets: the flag, the
+    same for every caller (who sees the network or subnet is the
+    visibility's business). The first value decides, as upstream."""
     if not values:
         return None
     clause = is_external_clause(network_id)
     return clause if bool(values[0]) else sa.not_(clause)
 
 
-def external_bool_filter(project_id: str | None, network_id: Any, values: list[Any],
-                         owner: Any = None) -> Any:
-    """``router:external=true|false`` as the caller sees it: external for the
-    owner (and admins, ``project_id`` None) with any entry; for others only
-    with an entry targeting ``*`` or their project."""
-    wanted = {bool(x) for x in values}
-    if wanted == {True, False}:
-        return None
-    if project_id is None:
-        clause = is_external_clause(network_id)
-    else:
-        clause = sa.or_(sa.and_(owner == project_id, is_external_clause(network_id)),
-                        external_clause(project_id, network_id))
-    return clause if True in wanted else sa.not_(clause)
-
-
-def set_external(conn: Connection, network_id: str, owner: str) -> None:
-    """``router:external: true``: a ``*`` entry, unless already external."""
+def set_external(conn: Connection, network_id: str, owner: str,
+                 allow_all: bool = True) -> None:
+    """Make the network external, unless it is: the flag and, for
+    ``router:external: true`` (``allow_all``), a ``*`` entry owned by the
+    network's project. An entry made for one project converts the network
+    without a ``*`` entry."""
     if not external_ids(conn, [network_id]):
+        make_external(conn, network_id, owner, allow_all)
+
+
+def make_external(conn: Connection, network_id: str, owner: str,
+                  allow_all: bool = True) -> None:
+    """``set_external`` for a network known not to be external (a new one)."""
+    conn.execute(sa.insert(t.externalnetworks).values(network_id=network_id))
+    if allow_all:
         add_entry(conn, owner, network_id, WILDCARD, ACCESS_AS_EXTERNAL)
 
 
-def unset_external(conn: Connection, network_id: str) -> None:
-    """``router:external: false``: every external entry goes; refused while
-    any gateway port (the owner's too, as upstream) is on the network."""
-    if not external_ids(conn, [network_id]):
-        return
+def _has_gateway(conn: Connection, network_id: str) -> bool:
     p = t.ports.c
-    if conn.execute(sa.select(p.id).where(p.network_id == network_id,
-                                          p.device_owner == GATEWAY_OWNER).limit(1)).first():
-        raise errors.ExternalNetworkInUse(net_id=network_id)
+    return conn.execute(sa.select(p.id).where(
+        p.network_id == network_id, p.device_owner == GATEWAY_OWNER).limit(1)).first() is not None
+
+
+def _make_internal(conn: Connection, network_id: str) -> None:
+    """Clear the flag, the external entries and the network's being the
+    default external one (upstream keeps ``is_default`` with the flag)."""
+    d = t.default_external_network.c
+    conn.execute(sa.delete(t.externalnetworks).where(
+        t.externalnetworks.c.network_id == network_id))
     conn.execute(sa.delete(t.networkrbacs).where(
         rb.object_id == network_id, rb.action == ACCESS_AS_EXTERNAL))
+    conn.execute(sa.delete(t.default_external_network).where(d.network_id == network_id))
+
+
+def unset_external(conn: Connection, network_id: str) -> None:
+    """``router:external: false``: the flag and every external entry go;
+    refused while any gateway port (the owner's too, as upstream) is on
+    the network."""
+    if not external_ids(conn, [network_id]):
+        return
+    if _has_gateway(conn, network_id):
+        raise errors.ExternalNetworkInUse(net_id=network_id)
+    _make_internal(conn, network_id)
+
+
+def after_external_entry_removed(conn: Connection, network_id: str) -> None:
+    """The last ``access_as_external`` entry gone, the network is internal
+    again, unless a router's gateway is still on it (the owner's, which
+    needs no entry): then it stays external, as upstream, whose conversion
+    fails after the entry's deletion and is only logged."""
+    if conn.execute(sa.select(rb.id).where(
+            rb.object_id == network_id, rb.action == ACCESS_AS_EXTERNAL).limit(1)).first():
+        return
+    if not _has_gateway(conn, network_id):
+        _make_internal(conn, network_id)
 
 
 @functools.cache
@@ -541,6 +548,13 @@ class RbacPolicies(Handler):
         self._object(conn, ctx, kind, data["object_id"])
         if kind.object_type == "subnetpool":
             _check_scope_access(conn, ctx, data["object_id"], data["target_tenant"])
+        if kind.object_type == "network" and data["action"] == ACCESS_AS_EXTERNAL:
+            # Locked, as a removal locks it: the last entry's removal and
+            # this one's conversion must not pass each other.
+            store.get_row(conn, kind.objects, data["object_id"],
+                          lambda: errors.NetworkNotFound(net_id=data["object_id"]),
+                          for_update=True)
+            set_external(conn, data["object_id"], data["project_id"], allow_all=False)
         rid = add_entry(conn, data["project_id"], data["object_id"], data["target_tenant"],
                         data["action"], kind.object_type)
         _touch(conn, kind, data["object_id"])
@@ -588,6 +602,8 @@ class RbacPolicies(Handler):
         kind, row = self._find(conn, rid, for_update=True)
         self._check_removal(conn, kind, row)
         conn.execute(sa.delete(kind.entries).where(kind.entries.c.id == rid))
+        if kind.object_type == "network" and row.action == ACCESS_AS_EXTERNAL:
+            after_external_entry_removed(conn, row.object_id)
         _touch(conn, kind, row.object_id)
 
     def _check_removal(self, conn: Connection, kind: Kind, row: Any,

@@ -438,8 +438,10 @@ def _parse_time(value: Any) -> Any:
 
 
 def paged_select(conn: Connection, table: Table, clauses: list[Any],
-                 query: ListQuery) -> tuple[Page, bool]:
+                 query: ListQuery, columns: Sequence[Any] = ()) -> tuple[Page, bool]:
     """Rows after filters, sorting and marker; and whether more follow.
+    ``columns``: labelled values computed with each row (``Computed``'s),
+    read by the same SELECT.
 
     The rows come as a ``Page`` whose ``id_query`` selects the same rows
     (see ``Page``) when the limit did not cut them or they are sorted by id
@@ -457,7 +459,7 @@ def paged_select(conn: Connection, table: Table, clauses: list[Any],
         query.marker_found = marker is not None
         if marker is not None:
             where.append(_after(table, sorts, marker))
-    stmt = sa.select(table).where(*where).order_by(
+    stmt = sa.select(table, *columns).where(*where).order_by(
         *[(table.c[k].asc() if asc else table.c[k].desc()) for k, asc in sorts])
     if query.limit:
         stmt = stmt.limit(query.limit + 1)

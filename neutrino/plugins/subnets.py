@@ -254,7 +254,8 @@ class Subnets(Handler):
         scope = visible_clause(ctx)
         if scope is not None:
             clauses.append(scope)
-        rows, more = store.paged_select(conn, t.subnets, clauses, query)
+        rows, more = store.paged_select(conn, t.subnets, clauses, query,
+                                        columns=_EXTERNAL.columns(t.subnets))
         return to_dicts(conn, rows), more
 
     def update(self, conn: Connection, ctx: Context, subnet_id: str, data: dict[str, Any],

@@ -94,3 +94,33 @@ def test_a_schema_is_current_only_at_the_head(empty_db_url: str) -> None:
     assert not migrate.is_current(empty_db_url)
     migrate.upgrade(empty_db_url)
     assert migrate.is_current(empty_db_url)
+
+
+def test_external_networks_table_filled_from_the_external_entries(empty_db_url: str) -> None:
+    """The externalnetworks migration: a network was external while it had
+    ``access_as_external`` entries; on upgrade exactly those networks (once
+    each) have the flag."""
+    migrate.upgrade(empty_db_url, "0032_ndp_proxies")
+    engine = make_engine(empty_db_url)
+    net = ("INSERT INTO networks (id, project_id, name, description, created_at, updated_at, "
+           "revision_number, admin_state_up, status, mtu) VALUES "
+           "(:id, 'p', '', '', '2026-01-01 00:00:00', '2026-01-01 00:00:00', 0, :up, "
+           "'ACTIVE', 1500)")
+    entry = ("INSERT INTO networkrbacs (id, project_id, object_id, action, target_tenant) "
+             "VALUES (:id, 'p', :net, :action, :target)")
+    try:
+        with engine.begin() as conn:
+            for nid in ("both", "external", "shared", "plain"):
+                conn.execute(sa.text(net), {"id": nid, "up": True})
+            for i, (nid, action, target) in enumerate((
+                    ("both", "access_as_external", "*"), ("both", "access_as_external", "p2"),
+                    ("both", "access_as_shared", "*"), ("external", "access_as_external", "p3"),
+                    ("shared", "access_as_shared", "*"))):
+                conn.execute(sa.text(entry), {"id": f"e{i}", "net": nid, "action": action,
+                                              "target": target})
+        migrate.upgrade(empty_db_url)
+        with engine.connect() as conn:
+            flagged = conn.execute(sa.text("SELECT network_id FROM externalnetworks")).scalars()
+            assert sorted(flagged) == ["both", "external"]
+    finally:
+        engine.dispose()

@@ -1,6 +1,6 @@
 """A network delete on every backend: what it held goes with it, by its
 own DELETEs for the ports and subnets it found and by the cascades for
-their addresses and its RBAC entries."""
+their addresses, its RBAC entries and its external flag."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +16,7 @@ def test_a_deleted_network_leaves_no_ports_addresses_subnets_or_sharing_behind(
     try:
         post = app.client.simulate_post
         nets = [post("/v2.0/networks", json={"network": {"name": n, "shared": True,
+                                                         "router:external": True,
                                                          "tags": ["t"]}},
                      headers=ADMIN).json["network"]["id"] for n in ("gone", "kept")]
         for i, net in enumerate(nets):
@@ -32,6 +33,7 @@ def test_a_deleted_network_leaves_no_ports_addresses_subnets_or_sharing_behind(
             for table, column in (("ports", "network_id"), ("subnets", "network_id"),
                                   ("ipallocations", "network_id"),
                                   ("networkrbacs", "object_id"), ("tags", "resource_id"),
+                                  ("externalnetworks", "network_id"),
                                   ("network_segments", "network_id")):
                 for net in nets:
                     counts[(table, net == nets[1])] = conn.exec_driver_sql(

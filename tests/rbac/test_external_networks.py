@@ -263,3 +263,100 @@ def test_subnets_filtered_by_their_networks_external_flag(admin, member, other):
     assert not got & mine  # (shared networks of other tests may show)
     h.error(admin.get("/v2.0/subnets?router:external=maybe"), 400)
     assert admin.delete(f"/v2.0/networks/{ext['id']}")[0] == 204
+
+
+# -- the flag kept apart from the entries (upstream's externalnetworks) ----------------
+
+
+def test_last_entry_gone_under_the_owners_router_leaves_the_network_external(
+        admin, other, third):
+    """Upstream's conversion back to internal fails (and is only logged)
+    while a gateway port is on the network: the owner's router needs no
+    entry, so the last one goes and the network stays external with none.
+    Setting ``router:external`` again then changes nothing; unsetting it
+    waits for the router."""
+    net = h.network(admin)
+    h.subnet(admin, net["id"], "10.78.4.0/24", enable_dhcp=False)
+    pol = h.created(rbac(admin, net["id"], project_of(other), "access_as_external"),
+                    "rbac_policy")
+    router = h.created(gateway(admin, net["id"]), "router")
+    assert admin.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
+    assert entries(admin, net["id"]) == []
+    assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is True
+    assert net["id"] in ids(admin.get("/v2.0/networks?router:external=True"), "networks")
+    # no entry: the project it was for sees nothing
+    h.error(other.get(f"/v2.0/networks/{net['id']}"), 404, "NetworkNotFound")
+    h.error(gateway(other, net["id"]), 404, "NetworkNotFound")
+    # already external: true adds no ``*`` entry
+    status, body = admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: True}})
+    assert status == 200 and body["network"][EXT] is True
+    assert entries(admin, net["id"]) == []
+    h.error(admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}}), 409,
+            "ExternalNetworkInUse")
+    # an entry on an external network converts nothing
+    h.created(rbac(admin, net["id"], project_of(third), "access_as_external"), "rbac_policy")
+    assert entries(admin, net["id"]) == [("access_as_external", project_of(third))]
+    assert admin.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    status, body = admin.put(f"/v2.0/networks/{net['id']}", {"network": {EXT: False}})
+    assert status == 200 and body["network"][EXT] is False
+    assert entries(admin, net["id"]) == []
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204
+
+
+def test_last_entry_gone_without_a_gateway_makes_the_network_internal(server, other):
+    """tempest's test_external_conversion_on_policy_delete and
+    ..._on_one_policy_delete; a sharing entry's removal leaves the flag alone
+    (test_external_network_on_shared_policy_delete)."""
+    admin = Client(server.url, uuid.uuid4().hex, "admin")
+    net = h.network(admin)
+    wildcard = h.created(rbac(admin, net["id"], "*", "access_as_external"), "rbac_policy")
+    mine = h.created(rbac(admin, net["id"], project_of(admin), "access_as_external"),
+                     "rbac_policy")
+    theirs = h.created(rbac(admin, net["id"], project_of(other), "access_as_external"),
+                       "rbac_policy")
+    for pol in (theirs, wildcard):
+        assert admin.delete(f"/v2.0/rbac-policies/{pol['id']}")[0] == 204
+        assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is True
+    assert admin.delete(f"/v2.0/rbac-policies/{mine['id']}")[0] == 204
+    assert admin.get(f"/v2.0/networks/{net['id']}")[1]["network"][EXT] is False
+    ext = h.network(admin, **{EXT: True})
+    shared = h.created(rbac(admin, ext["id"], "*"), "rbac_policy")
+    assert admin.delete(f"/v2.0/rbac-policies/{shared['id']}")[0] == 204
+    assert admin.get(f"/v2.0/networks/{ext['id']}")[1]["network"][EXT] is True
+    for n in (net, ext):
+        assert admin.delete(f"/v2.0/networks/{n['id']}")[0] == 204
+
+
+def test_external_flag_shown_to_every_project_that_sees_the_network(
+        server, admin, member, other, third):
+    """Upstream shows ``router:external`` (and filters on it) as the
+    network's own fact: a project that sees the network through a sharing
+    entry sees it external though no external entry names it, and may put
+    its router's gateway and floating IPs there; a project no entry names
+    sees neither the network nor its subnets."""
+    net = h.network(member)
+    sub = h.subnet(member, net["id"], "10.78.5.0/24", enable_dhcp=False)
+    h.created(rbac(member, net["id"], project_of(other)), "rbac_policy")
+    h.created(rbac(member, net["id"], project_of(third), "access_as_external"), "rbac_policy")
+    for client in (member, other, third, admin):
+        status, body = client.get(f"/v2.0/networks/{net['id']}")
+        assert status == 200 and body["network"][EXT] is True, body
+        assert net["id"] in ids(client.get("/v2.0/networks?router:external=True"), "networks")
+        assert net["id"] not in ids(client.get("/v2.0/networks?router:external=False"),
+                                    "networks")
+        assert net["id"] in [n["id"] for n in client.get("/v2.0/networks")[1]["networks"]
+                             if n[EXT] is True]
+    status, body = other.get("/v2.0/floatingip_pools")
+    assert status == 200 and sub["id"] in [p["subnet_id"] for p in body["floatingip_pools"]]
+    router = h.created(gateway(other, net["id"]), "router")
+    fip = h.created(other.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": net["id"]}}), "floatingip")
+    stranger = Client(server.url, uuid.uuid4().hex, "member")
+    h.error(stranger.get(f"/v2.0/networks/{net['id']}"), 404, "NetworkNotFound")
+    h.error(stranger.get(f"/v2.0/subnets/{sub['id']}"), 404, "SubnetNotFound")
+    assert net["id"] not in ids(stranger.get("/v2.0/networks?router:external=True"),
+                                "networks")
+    assert sub["id"] not in ids(stranger.get("/v2.0/subnets?router:external=True"), "subnets")
+    assert other.delete(f"/v2.0/floatingips/{fip['id']}")[0] == 204
+    assert other.delete(f"/v2.0/routers/{router['id']}")[0] == 204
+    assert admin.delete(f"/v2.0/networks/{net['id']}")[0] == 204

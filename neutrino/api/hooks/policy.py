@@ -100,8 +100,10 @@ class Targets:
         if net is not None:
             target["network:project_id"] = target["network:tenant_id"] = net["project_id"]
             target.setdefault("shared", net["shared"])
-            # ``rule:external_network`` (get_subnet) reads it from the target.
-            target.setdefault("router:external", net.get("router:external", False))
+            # ``rule:external_network`` (get_subnet) reads it from the
+            # target: the network's flag only where the caller sees the
+            # network (``networks_of``), never the subnet's shown flag.
+            target["router:external"] = net.get("router:external", False)
         return target
 
 

@@ -34,7 +34,8 @@ class FloatingIpPools:
                 .order_by(s.network_id, s.created_at, s.id))
         if not ctx.is_admin:
             stmt = stmt.where(sa.or_(n.project_id == ctx.project_id,
-                                     rbac.external_clause(ctx.project_id, s.network_id)))
+                                     rbac.network_access_clause(ctx.project_id,
+                                                                s.network_id)))
         with self.db.reader() as conn:
             rows = conn.execute(stmt).all()
         return [{"subnet_id": r.id, "subnet_name": r.name, "network_id": r.network_id,

@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import rbac, store
+from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import conntrack_helpers as cths
 from neutrino.plugins.l3 import floatingips as fips_mod
@@ -243,8 +243,7 @@ class L3RpcEndpoint:
 
     def get_external_network_id(self, context: Any, **kwargs: Any) -> str | None:
         with self.db.reader() as conn:
-            ids = sorted(rbac.external_ids(conn, [r.id for r in conn.execute(
-                sa.select(t.networks.c.id))]))
+            ids = sorted(conn.execute(sa.select(t.externalnetworks.c.network_id)).scalars())
         if len(ids) > 1:
             raise errors.TooManyExternalNetworks()
         return ids[0] if ids else None
