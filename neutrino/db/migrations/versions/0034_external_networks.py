@@ -3,14 +3,14 @@
 Until now a network was external while it had ``access_as_external``
 entries; those are the networks external on upgrade.
 
-Revision ID: 0033_external_networks
-Revises: 0032_ndp_proxies
+Revision ID: 0034_external_networks
+Revises: 0033_az_hints
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0033_external_networks'
-down_revision = '0032_ndp_proxies'
+revision = '0034_external_networks'
+down_revision = '0033_az_hints'
 branch_labels = None
 depends_on = None
 
