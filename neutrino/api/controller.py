@@ -337,6 +337,8 @@ class Member:
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in h.attribute_names}
         core_data = {k: val for k, val in data.items() if k not in extra}
+        for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
+            handler.check_update(ctx, self.rdef.plural, rid, data)
         self.api.notifier.update_start(ctx, self.rdef.singular, rid, raw)
         updated = self.api.plugin_for(self.rdef.plural).update(ctx, self.rdef.plural, rid,
                                                                core_data, revision)

@@ -74,6 +74,12 @@ class AttributeHandler(abc.ABC):
     def extend(self, ctx: Context, plural: str, items: list[dict[str, Any]]) -> None:
         """Add the extension's attributes to resources being returned."""
 
+    def check_update(self, ctx: Context, plural: str, resource_id: str,
+                     data: dict[str, Any]) -> None:
+        """Refuse an update before any of it is written: ``process`` runs
+        after the resource's own update, so a refusal there would leave that
+        done."""
+
     def delete(self, ctx: Context, plural: str, resource_id: str) -> None:
         """Forget the extension's data of a deleted resource."""
 

@@ -118,6 +118,24 @@ def add_phys_bridge(host: Host) -> None:
                "datapath_type=netdev", "fail-mode=secure")
 
 
+def external_host(fabric: Fabric, node: Host, *addresses: str) -> str:
+    """A namespace on the flat physnet1 (a veth into the network node's
+    br-phys) with ``addresses`` (``ip/prefix``; IPv6 ones without DAD)."""
+    ns = fabric.netns("ext")
+    end = f"{fabric.prefix}x"
+    sh("ip", "link", "add", end, "netns", node.ns, "type", "veth", "peer", "name", "eth0",
+       "netns", ns)
+    for address in addresses:
+        sh("ip", "-n", ns, "addr", "add", address, "dev", "eth0",
+           *(("nodad",) if ":" in address else ()))
+    sh("ip", "-n", ns, "link", "set", "eth0", "up")
+    sh("ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tx", "off", check=False)
+    node.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
+    sh("ip", "-n", node.ns, "link", "set", end, "up")
+    node.vsctl("add-port", PHYS_BRIDGE, end)
+    return ns
+
+
 def delete_namespace(ns: str) -> None:
     """A namespace and the processes in it (dnsmasq, proxies, keepalived)."""
     for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():

@@ -49,21 +49,6 @@ class Stack:
     made: dict[str, Any] = field(default_factory=dict)  # what earlier scenarios built
 
 
-def _external_host(fabric: Fabric, node: Host) -> str:
-    """A namespace on the flat physnet1: a veth into the network node's br-phys."""
-    ns = fabric.netns("ext")
-    end = f"{fabric.prefix}x"
-    sh("ip", "link", "add", end, "netns", node.ns, "type", "veth", "peer", "name", "eth0",
-       "netns", ns)
-    sh("ip", "-n", ns, "addr", "add", f"{EXT_HOST_IP}/24", "dev", "eth0")
-    sh("ip", "-n", ns, "link", "set", "eth0", "up")
-    sh("ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tx", "off", check=False)
-    node.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
-    sh("ip", "-n", node.ns, "link", "set", end, "up")
-    node.vsctl("add-port", cloud.PHYS_BRIDGE, end)
-    return ns
-
-
 @pytest.fixture(scope="module")
 def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[Stack]:
@@ -76,7 +61,7 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         fabric.underlay(hosts["n"], hosts["2"], LOCAL_IPS["n"], LOCAL_IPS["2"])
         for host in hosts.values():  # the operator's bridge of bridge_mappings
             cloud.add_phys_bridge(host)
-        ext_ns = _external_host(fabric, hosts["n"])
+        ext_ns = cloud.external_host(fabric, hosts["n"], f"{EXT_HOST_IP}/24")
         for name, host in hosts.items():
             cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
         node = hosts["n"]

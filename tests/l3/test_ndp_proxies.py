@@ -235,3 +235,29 @@ def test_update_not_naming_it_sets_what_the_gateway_allows_as_upstream(member, t
     assert member.put(url, {"router": {"enable_ndp_proxy": False}}
                       )[1]["router"]["enable_ndp_proxy"] is False
     assert member.get(url)[1]["router"]["enable_ndp_proxy"] is False
+
+
+def test_refused_update_changes_nothing(member, admin, topo):
+    """Removing the gateway and enabling proxying in one update is refused
+    (409, as upstream) before anything is written: the router keeps its
+    gateway and name, whatever the request's other attributes said."""
+    r = l3.router(member, external_gateway_info={"network_id": topo["ext"]["id"]},
+                  enable_ndp_proxy=False)
+    url = f"/v2.0/routers/{r['id']}"
+    h.error(member.put(url, {"router": {"name": "changed", "external_gateway_info": {},
+                                        "enable_ndp_proxy": True}}),
+            409, "RouterGatewayNotValid")
+    after = member.get(url)[1]["router"]
+    assert after["external_gateway_info"]["network_id"] == topo["ext"]["id"]
+    assert after["name"] == r["name"]
+    v4_only, _ = l3.external_network(admin)
+    h.error(member.put(url, {"router": {"external_gateway_info": {"network_id": v4_only["id"]},
+                                        "enable_ndp_proxy": True}}),
+            409, "RouterGatewayNotValid")
+    after = member.get(url)[1]["router"]
+    assert after["external_gateway_info"]["network_id"] == topo["ext"]["id"]
+    plain = l3.router(member)
+    h.error(member.put(f"/v2.0/routers/{plain['id']}",
+                       {"router": {"name": "changed", "enable_ndp_proxy": True}}),
+            409, "RouterGatewayNotValid")
+    assert member.get(f"/v2.0/routers/{plain['id']}")[1]["router"]["name"] == plain["name"]

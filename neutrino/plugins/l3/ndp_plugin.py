@@ -62,6 +62,24 @@ class EnableNdpProxy(AttributeHandler):
         if creating:
             result[defs.ENABLE_NDP_PROXY] = bool(decided)
 
+    def check_update(self, ctx: Context, plural: str, resource_id: str,
+                     data: dict[str, Any]) -> None:
+        """Enabling proxying on a gateway the update leaves unable to proxy is
+        refused before the update's gateway change is made. ``_on_update``
+        checks again, in its transaction, against what was made."""
+        if not data.get(defs.ENABLE_NDP_PROXY):
+            return
+        with self.plugin.db.reader() as conn:
+            gw_port = conn.execute(sa.select(t.routers.c.gw_port_id)
+                                   .where(t.routers.c.id == resource_id)).scalar()
+            if "external_gateway_info" in data:
+                supports = nps.requested_gateway_supports(
+                    conn, data["external_gateway_info"], gw_port)
+            else:
+                supports = nps.gateway_supports(conn, gw_port)
+        if not supports:
+            raise errors.RouterGatewayNotValid(router_id=resource_id, reason=_GATEWAY_INVALID)
+
     def _on_create(self, conn: Connection, rid: str, wanted: bool | None,
                    data: dict[str, Any]) -> bool | None:
         info = data.get("external_gateway_info")

@@ -69,6 +69,28 @@ def gateway_supports(conn: Connection, gw_port_id: str | None) -> bool:
     return bool(_v6(c.port_ips(conn, [gw_port_id]).get(gw_port_id, [])))
 
 
+def requested_gateway_supports(conn: Connection, info: dict[str, Any] | None,
+                               gw_port_id: str | None) -> bool:
+    """What ``gateway_supports`` will say once a router update's gateway
+    (``info``; None: removed) is made, judged before it is."""
+    if not info:
+        return False
+    if not network_supports(conn, info["network_id"]):
+        return False
+    fixed = info.get("external_fixed_ips")
+    if not fixed:
+        current = conn.execute(sa.select(t.ports.c.network_id)
+                               .where(t.ports.c.id == gw_port_id)).scalar()
+        # kept on the same network, the port keeps its addresses; a new one
+        # takes an address on the network's IPv6 subnet
+        return gateway_supports(conn, gw_port_id) if current == info["network_id"] else True
+    subnets = [f["subnet_id"] for f in fixed if f.get("subnet_id")]
+    v6_subnets = conn.execute(sa.select(t.subnets.c.id).where(
+        t.subnets.c.id.in_(subnets), t.subnets.c.ip_version == 6)).first() if subnets else None
+    return v6_subnets is not None or any(
+        f.get("ip_address") and netaddr.IPAddress(f["ip_address"]).version == 6 for f in fixed)
+
+
 def state(conn: Connection, router_ids: list[str]) -> dict[str, bool]:
     out: dict[str, bool] = {}
     for part in store.chunks(router_ids):
