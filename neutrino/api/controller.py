@@ -138,6 +138,12 @@ def send(resp: falcon.Response, status: int, payload: Any = None) -> None:
         resp.content_type = "application/json"
 
 
+def checked(rdef: ResourceDef, data: dict[str, Any]) -> dict[str, Any]:
+    """The given attributes whose ``<action>:<attribute>`` rules apply."""
+    unchecked = [k for k in data if k in rdef.attributes and rdef.attributes[k].policy_unchecked]
+    return {k: val for k, val in data.items() if k not in unchecked} if unchecked else data
+
+
 def params_of(req: falcon.Request) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for key, value in req.params.items():
@@ -263,7 +269,7 @@ class Collection:
         check_ownership(self.api, self.rdef, ctx, data, targets)
         target = targets.of(data)
         self.api.policy.enforce(ctx, f"create_{self.rdef.policy_singular}", target)
-        explicit = body_mod.explicit_non_defaults(self.rdef, item, data)
+        explicit = checked(self.rdef, body_mod.explicit_non_defaults(self.rdef, item, data))
         self.api.policy.enforce_attributes(ctx, "create", self.rdef.policy_singular, explicit, target)
 
 
@@ -329,11 +335,12 @@ class Member:
         with self.api.reads_together():
             original = self._visible(ctx, rid, targets, pid)
             current = targets.for_rules(policy, [f"update_{singular}"], original)
-            target = targets.for_rules(policy, policy.attribute_rules("update", singular, data),
-                                       {**original, **data})
+            target = targets.for_rules(
+                policy, policy.attribute_rules("update", singular, checked(self.rdef, data)),
+                {**original, **data})
         if not policy.check(ctx, f"update_{singular}", current):
             self._refused_update(ctx, targets, original, data)
-        policy.enforce_attributes(ctx, "update", singular, data, target)
+        policy.enforce_attributes(ctx, "update", singular, checked(self.rdef, data), target)
         extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
                  for k in h.attribute_names}
         core_data = {k: val for k, val in data.items() if k not in extra}

@@ -41,6 +41,10 @@ class Attribute:
     is_filter: bool = False
     is_sort_key: bool = False
     enforce_policy: bool = False
+    # Upstream registers ``<action>:<attribute>`` rules for some attributes
+    # it then never checks (no ``enforce_policy`` in their definition, e.g.
+    # subnets' ``service_types``): their rules are listed, not enforced.
+    policy_unchecked: bool = False
     required_by_policy: bool = False
     convert_filter: Callable[[str], Any] | None = None  # query string -> value
 

@@ -88,7 +88,7 @@ SUBNET = resource(
     attr("segment_id", is_filter=True),
     # ``subnet-service-types``: the device owners whose ports it addresses.
     attr("service_types", v.subnet_service_types, default=[], allow_post=True,
-         allow_put=True),
+         allow_put=True, policy_unchecked=True),
     # ``subnet-external-network``: the network's external flag, read-only;
     # a filter as upstream's (the flag itself, whoever asks).
     attr("router:external", is_filter=True, convert_filter=_B),
