@@ -691,6 +691,8 @@ routers = Table(
     Column("enable_snat", Boolean, nullable=False, default=True),
     Column("distributed", Boolean, nullable=False, default=False),  # ``dvr``
     Column("ha", Boolean, nullable=False, default=False),  # ``l3-ha``
+    # ``l3-flavors``: no ON DELETE, so a router keeps its flavor in use.
+    Column("flavor_id", String(36), ForeignKey("flavors.id", name="fk_routers_flavor_id_flavors")),
 )
 
 # ``l3-ha``: each project's HA network (owned by project '', named after the
