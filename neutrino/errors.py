@@ -1041,6 +1041,10 @@ class ServiceProfileEmpty(InvalidInput):
     message = "Service Profile needs either a driver or metainfo."
 
 
+class ServiceProfileDisabled(ServiceUnavailable):
+    message = "Service Profile is not enabled."
+
+
 _NOT_FOUND: dict[str, Callable[[str], NeutronException]] = {
     "agent": lambda rid: AgentNotFound(id=rid),
     "network": lambda rid: NetworkNotFound(net_id=rid),

@@ -705,6 +705,8 @@ routers = Table(
     Column("ha", Boolean, nullable=False, default=False),  # ``l3-ha``
     # ``router_availability_zone``: the hints as a JSON list, as upstream keeps them.
     Column("availability_zone_hints", String(255)),
+    # ``l3-flavors``: no ON DELETE, so a router keeps its flavor in use.
+    Column("flavor_id", String(36), ForeignKey("flavors.id", name="fk_routers_flavor_id_flavors")),
 )
 
 # ``l3-ha``: each project's HA network (owned by project '', named after the

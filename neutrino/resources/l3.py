@@ -13,7 +13,7 @@ from typing import Any
 import netaddr
 
 from neutrino.resources import validators as v
-from neutrino.resources.attributes import AttributeMap, attr, resource, standard_attributes
+from neutrino.resources.attributes import AUTO, AttributeMap, attr, resource, standard_attributes
 
 _B = v.filter_bool
 
@@ -174,6 +174,12 @@ FLOATINGIP_POOL = resource(
 # plugin's own, for HA routers); accepted on create, never shown.
 NETWORK_HA = {"networks": [attr("ha", v.boolean, default=False, allow_post=True,
                                 is_visible=False)]}
+
+# ``l3-flavors``: the flavor a router is made with, never changed. Any
+# value is looked up (a missing one is FlavorNotFound, null included), as
+# upstream; left out, the router has none (``AUTO``).
+ROUTER_FLAVOR = {"routers": [attr("flavor_id", default=AUTO, allow_post=True, is_sort_key=True,
+                                  enforce_policy=True)]}
 
 # ``qos-fip``: a floating IP's QoS policy (the QoS plugin loaded).
 FLOATINGIP_QOS = {"floatingips": [

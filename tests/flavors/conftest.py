@@ -1,6 +1,6 @@
 """A server with the flavors plugin, the router and QoS plugins (service
-types a flavor may name) and one configured L3 provider (the driver a
-service profile may name)."""
+types a flavor may name), one configured L3 provider and one of another
+service (drivers a service profile may name)."""
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -11,8 +11,10 @@ from tests.api._helpers import created, unique
 from tests.conftest import Server
 
 DRIVER = "neutron.services.l3_router.service_providers.single_node.SingleNodeDriver"
+VPN_DRIVER = "neutron_vpnaas.services.vpn.service_drivers.ipsec.IPsecVPNDriver"
 CONF = ("service_plugins = router,qos,flavors\n"
-        f"[service_providers]\nservice_provider = L3_ROUTER_NAT:single_node:{DRIVER}\n")
+        f"[service_providers]\nservice_provider = L3_ROUTER_NAT:single_node:{DRIVER}\n"
+        f"service_provider = VPN:strongswan:{VPN_DRIVER}\n")
 FLAVORS = "/v2.0/flavors"
 PROFILES = "/v2.0/service_profiles"
 

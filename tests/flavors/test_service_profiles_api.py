@@ -35,8 +35,12 @@ def test_a_profiles_driver_is_a_known_providers(admin: Client) -> None:
 
 
 def test_the_providers_list_does_not_show_drivers(admin: Client) -> None:
+    """The configured ones first, then the router plugin's own."""
     assert admin.get("/v2.0/service-providers") == (200, {"service_providers": [
-        {"service_type": "L3_ROUTER_NAT", "name": "single_node", "default": False}]})
+        {"service_type": "L3_ROUTER_NAT", "name": "single_node", "default": False},
+        {"service_type": "VPN", "name": "strongswan", "default": False},
+        *[{"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
+          for name in ("dvrha", "dvr", "ha")]]})
 
 
 def test_an_update_changes_what_it_names(admin: Client) -> None:

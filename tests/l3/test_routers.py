@@ -21,8 +21,8 @@ def test_extensions_listed_with_upstream_descriptors(admin):
     assert ext["ext-gw-mode"]["name"] == "Neutron L3 Configurable external gateway mode"
     assert ext["extraroute"]["updated"] == "2013-02-01T10:00:00-00:00"
     assert ext["extraroute-atomic"]["updated"] == "2019-07-10T00:00:00+00:00"
-    # not implemented, so not offered (as upstream with those extensions off)
-    assert "l3-flavors" not in ext
+    # the session server loads the flavors plugin, which brings routers' flavors
+    assert ext["l3-flavors"]["name"] == "Router Flavor Extension"
     assert ext["router_availability_zone"]["name"] == "Router Availability Zone"
     assert ext["fip-port-details"]["updated"] == "2018-04-09T10:00:00-00:00"
     assert ext["floatingip-pools"]["name"] == "Floating IP Pools Extension"
@@ -33,9 +33,10 @@ def test_member_creates_shows_lists_updates_and_deletes_a_router(member, other):
     assert r["status"] == "ACTIVE" and r["admin_state_up"] is False
     assert r["external_gateway_info"] is None and r["routes"] == [] and r["tags"] == ["a"]
     assert r["revision_number"] == 1 and r["project_id"] == r["tenant_id"]
-    for absent in ("distributed", "ha", "flavor_id", "gw_port_id", "enable_snat"):
+    for absent in ("distributed", "ha", "gw_port_id", "enable_snat"):
         assert absent not in r
     assert r["availability_zone_hints"] == [] and r["availability_zones"] == []
+    assert r["flavor_id"] is None  # ``l3-flavors``: the session server loads ``flavors``
     assert member.get(f"/v2.0/routers/{r['id']}")[1]["router"] == r
     assert r["id"] in [x["id"] for x in member.get("/v2.0/routers")[1]["routers"]]
     assert r["id"] in [x["id"] for x in member.get(

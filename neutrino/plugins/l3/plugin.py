@@ -3,10 +3,9 @@
 Routers with an external gateway (``ext-gw-mode``'s SNAT switch), interfaces
 and static routes (``extraroute``, ``extraroute-atomic``), and floating IPs.
 Distributed routers (``dvr``) and HA routers (``l3-ha``) as the API and
-the server keep them (``dvr`` and ``ha`` modules). Flavors are not
-implemented, so their attributes and aliases are absent, as upstream shows
-them when that extension is off; availability zones
-(``router_availability_zone``) are the L3 agents' zones.
+the server keep them (``dvr`` and ``ha`` modules); routers' flavors
+(``l3-flavors``, ``flavors`` module) with the flavors plugin; availability
+zones (``router_availability_zone``) are the L3 agents' zones.
 """
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from neutrino.plugins.base import ApiExtension, PeriodicTask, ServicePlugin
 from neutrino.plugins.core import CorePlugin
 from neutrino.plugins.directory import Directory
 from neutrino.plugins.l3 import agent_scheduling, guards, qos
+from neutrino.plugins.l3 import flavors as l3_flavors
 from neutrino.plugins.l3.dvr import Distributed
 from neutrino.plugins.l3.floatingips import FloatingIps
 from neutrino.plugins.l3.gateway import Gateway
@@ -47,6 +47,7 @@ QOS_FIP = described("qos-fip")
 QOS_GATEWAY_IP = described("qos-gateway-ip")
 PORT_IP_CHANGE_NOT_ALLOWED = described("l3-port-ip-change-not-allowed")
 FIP_ROUTER_WRITABLE = described("floating-ip-router-writable")
+L3_FLAVORS = described("l3-flavors")
 
 _MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 _READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
@@ -104,8 +105,9 @@ class L3Plugin(ServicePlugin):
                                    "router_availability_zone")
     # Upstream's router plugin registers these drivers' providers whatever
     # the configuration says (a configured provider of the same name wins).
-    service_providers = tuple({"service_type": "L3_ROUTER_NAT", "name": name, "default": False}
-                              for name in ("dvrha", "dvr", "ha", "single_node"))
+    service_providers = tuple({"service_type": "L3_ROUTER_NAT", "name": name, "driver": driver,
+                               "default": False}
+                              for name, (driver, _) in l3_flavors.PROVIDERS.items())
 
     def __init__(self, conf: Any, db: Any) -> None:
         super().__init__(conf, db)
@@ -115,6 +117,11 @@ class L3Plugin(ServicePlugin):
         if self.with_qos:
             self.supported_extension_aliases = (*self.supported_extension_aliases,
                                                 QOS_FIP.alias, QOS_GATEWAY_IP.alias)
+        # ``l3-flavors`` comes with the flavors plugin, as upstream's.
+        self.with_flavors = l3_flavors.enabled(conf)
+        if self.with_flavors:
+            self.supported_extension_aliases = (*self.supported_extension_aliases,
+                                                L3_FLAVORS.alias)
 
     def connect(self, core: CorePlugin) -> None:
         """The collaborators are made here, each with what it uses: all of
@@ -129,6 +136,8 @@ class L3Plugin(ServicePlugin):
         gateway = Gateway(core, conf, db, self.distributed)
         self.routers = Routers(core, conf, db, gateway, self.ha, self.distributed,
                                self.l3_notifier, self.with_qos)
+        if self.with_flavors:
+            self.routers.flavor_providers = self._providers_with_driver
         self.floatingips = FloatingIps(core, db, self.l3_notifier, self.with_qos)
         self.interfaces = Interfaces(core, db, self.distributed, self.l3_notifier)
         self.route_actions = RouteActions(core, self.routers)
@@ -142,6 +151,10 @@ class L3Plugin(ServicePlugin):
 
     def bind(self, plugins: Directory) -> None:
         self.directory = plugins
+
+    def _providers_with_driver(self, driver: str) -> list[dict[str, Any]]:
+        providers = self.directory.services.get("SERVICE_TYPE") if self.directory else None
+        return providers.with_driver(driver) if providers is not None else []
 
     def _service_types(self) -> list[str]:
         return list(self.directory.services) if self.directory is not None else []
@@ -195,7 +208,12 @@ class L3Plugin(ServicePlugin):
                                                     "update_floatingip:router_id")]),
                 ApiExtension(described("router_availability_zone"),
                              attributes=agent_defs.ROUTER_AZ),
-                *self._qos_extensions()]
+                *self._qos_extensions(), *self._flavor_extensions()]
+
+    def _flavor_extensions(self) -> list[ApiExtension]:
+        if not self.with_flavors:
+            return []
+        return [ApiExtension(L3_FLAVORS, attributes=defs.ROUTER_FLAVOR)]
 
     def _qos_extensions(self) -> list[ApiExtension]:
         if not self.with_qos:

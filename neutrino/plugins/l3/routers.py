@@ -8,7 +8,7 @@ router.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -18,11 +18,14 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import availability_zones as az
 from neutrino.plugins import store
+from neutrino.plugins.flavor_bindings import flavor_row
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr, qos
+from neutrino.plugins.l3 import flavors as l3_flavors
 from neutrino.plugins.l3 import gateway as gw
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import routes as routes_mod
+from neutrino.resources.attributes import AUTO
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -36,10 +39,11 @@ def visible_clause(ctx: Context) -> Any:
     return None if ctx.is_admin else t.routers.c.project_id == ctx.project_id
 
 
-def to_dicts(conn: Connection, rows: Sequence[Any], with_qos: bool = False
-             ) -> list[dict[str, Any]]:
+def to_dicts(conn: Connection, rows: Sequence[Any], with_qos: bool = False,
+             with_flavor: bool = False) -> list[dict[str, Any]]:
     """``with_qos``: the gateway info shows its ``qos_policy_id`` (``qos-gateway-ip``)
-    when it has one or its network has a policy, as upstream."""
+    when it has one or its network has a policy, as upstream; ``with_flavor``:
+    the router shows its ``flavor_id`` (``l3-flavors``)."""
     ids = [r.id for r in rows]
     tags = store.load_tags(conn, ids)
     routes = store.children(conn, t.routerroutes, "router_id", ids,
@@ -72,6 +76,8 @@ def to_dicts(conn: Connection, rows: Sequence[Any], with_qos: bool = False
                  tags=tags.get(row.id, []),
                  availability_zone_hints=az.from_text(row.availability_zone_hints),
                  availability_zones=sorted(zones.get(row.id, ())))
+        if with_flavor:
+            d["flavor_id"] = row.flavor_id
         out.append(d)
     return out
 
@@ -103,13 +109,20 @@ class Routers:
     distributed: dvr.Distributed
     notifier: L3AgentNotifier
     with_qos: bool = False  # ``qos-gateway-ip``: the QoS plugin is loaded
+    # ``l3-flavors`` (the flavors plugin loaded): a flavor's provider, with the
+    # service-type plugin's providers of a driver.
+    flavor_providers: Callable[[str], list[dict[str, Any]]] | None = None
+
+    @property
+    def flavored(self) -> bool:
+        return self.flavor_providers is not None
 
     # -- reading -----------------------------------------------------------------
 
     def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
         with self.db.reader() as conn:
             row = store.get_row(conn, t.routers, rid, lambda: c.router_not_found(rid))
-            return to_dicts(conn, [row], self.with_qos)[0]
+            return to_dicts(conn, [row], self.with_qos, self.flavored)[0]
 
     def list(self, ctx: Context, plural: str,
              query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
@@ -119,7 +132,7 @@ class Routers:
             clauses.append(scope)
         with self.db.reader() as conn:
             rows, more = store.paged_select(conn, t.routers, clauses, query)
-            return to_dicts(conn, rows, self.with_qos), more
+            return to_dicts(conn, rows, self.with_qos, self.flavored), more
 
     # -- writing -------------------------------------------------------------------
 
@@ -144,6 +157,11 @@ class Routers:
                 gw.validate(conn, ctx, info)
                 self._check_policy(conn, ctx, info)
 
+        flavor_id = data.get("flavor_id", AUTO)
+        if flavor_id is not AUTO and self.flavor_providers is not None:
+            with self.db.reader() as conn:
+                l3_flavors.check_flags(
+                    l3_flavors.provider_of(conn, flavor_id, self.flavor_providers), data)
         ha = data.get("ha")
         ha = self.conf.l3_ha if ha is None else ha
         project_id = data.get("project_id") or ctx.project_id
@@ -158,6 +176,9 @@ class Routers:
                 az.validate(conn, "router", hints)
             row = store.standard_row(ctx.project_id, data)
             row["availability_zone_hints"] = az.to_text(hints)
+            if flavor_id is not AUTO:
+                # Locked: a delete of the flavor waits, then sees this router.
+                row["flavor_id"] = flavor_row(conn, flavor_id, for_update=True).id
             distributed = data.get("distributed")
             row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE",
                        gw_port_id=None, enable_snat=self.conf.enable_snat_by_default,
