@@ -268,6 +268,11 @@ class Member:
                  pid: str | None = None) -> dict[str, Any]:
         return self._find(ctx, rid, targets, pid)[0]
 
+    def _scope(self, pid: str | None) -> dict[str, Any]:
+        """The parent a child's id is unique within (``scoped_by_parent``), for
+        the collection that keys its items so."""
+        return {"parent_id": pid} if self.rdef.scoped_by_parent and pid else {}
+
     def _find(self, ctx: Context, rid: str, targets: Targets,
               pid: str | None = None) -> tuple[dict[str, Any], Shaper]:
         """The item the caller may see, and the shaper that decided it."""
@@ -278,7 +283,8 @@ class Member:
                  pid: str | None) -> tuple[dict[str, Any], Shaper]:
         under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
         try:
-            item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
+            item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid,
+                                                             **self._scope(pid))
         except errors.NotFound:
             if not under_parent:
                 raise
@@ -373,7 +379,8 @@ class Member:
             target = targets.for_rules(self.api.policy, [action], original)
         self.api.policy.enforce(ctx, action, target)
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
-        self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision)
+        self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision,
+                                                     **self._scope(pid))
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
             handler.delete(ctx, self.rdef.plural, rid)
         self.api.notifier.delete_end(ctx, self.rdef.singular, rid, original)

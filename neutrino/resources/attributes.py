@@ -99,6 +99,9 @@ class ResourceDef:
     # ``project_id: null`` in a create body means "no project" (a system-wide
     # setting), not "the caller's project"; only admins may say it.
     null_project: bool = False
+    # A child's id is unique only within its parent (a local IP's port
+    # associations, keyed by port): the plugin is given the parent's id too.
+    scoped_by_parent: bool = False
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:
