@@ -1,0 +1,102 @@
+"""Fullstack: local IPs (``local_ip``, the OVS agents' ``local_ip`` extension)
+with real packets.
+
+Two emulated hosts over VXLAN. One local IP, associated with an instance's
+port on each host: each host's other instance pings and connects to the
+local IP and lands on the associated instance of its own host, which sees
+the connection at its fixed IP (``translate``); once an association goes,
+its host's instances no longer reach the local IP.
+"""
+from __future__ import annotations
+
+import subprocess
+import uuid
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, needs_ovs, ping, sh
+from tests.fullstack.test_security_groups import LOCAL_IPS, Cloud, _instance, _ip
+from tests.waiting import wait_for
+
+pytestmark = needs_ovs()
+PLUGIN = "neutrino.plugins.local_ip.plugin:LocalIpPlugin"
+PORT = 8080
+
+
+@pytest.fixture(scope="module")
+def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[Cloud]:
+    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-lip"), vhost,
+                                service_plugins=PLUGIN)
+    try:
+        admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
+        hosts = {n: fabric.host(n) for n in LOCAL_IPS}
+        fabric.underlay(hosts["1"], hosts["2"], LOCAL_IPS["1"], LOCAL_IPS["2"])
+        fabric.wire(hosts["1"], hosts["2"], cloud.PHYS_BRIDGE)
+        for n, host in hosts.items():
+            conf = cloud.agent_conf(host, vhost, LOCAL_IPS[n],
+                                    agent_options="extensions = local_ip\n")
+            cloud.start_agent(fabric, host, conf)
+        for host in hosts.values():
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname), 60), (
+                (host.dir / "agent.log").read_text()[-3000:])
+        yield Cloud(server, admin, fabric, hosts)
+    finally:
+        fabric.stop_processes()
+        server.stop()
+
+
+def _serve_name(env: Cloud, ns: str, name: str) -> None:
+    """A TCP server in ``ns`` answering its ``name``."""
+    env.fabric.procs.append(subprocess.Popen(  # type: ignore[arg-type]
+        ["ip", "netns", "exec", ns, "busybox", "nc", "-ll", "-p", str(PORT), "-e",
+         "/bin/echo", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def _answer(ns: str, ip: str) -> str:
+    try:
+        return str(sh("ip", "netns", "exec", ns, "busybox", "nc", "-w", "2", ip, str(PORT),
+                      check=False, timeout=6).stdout.strip())
+    except subprocess.TimeoutExpired:
+        return ""
+
+
+def _associate(env: Cloud, lip: dict[str, Any], port: dict[str, Any]) -> None:
+    status, body = env.admin.post(f"/v2.0/local_ips/{lip['id']}/port_associations",
+                                  {"port_association": {"fixed_port_id": port["id"]}})
+    assert status == 201, body
+
+
+def test_instances_on_two_hosts_reach_the_same_local_ip_at_their_own_hosts_port(
+        env: Cloud) -> None:
+    net = cloud.network(env.admin, "fs-lip", "10.103.0.0/24")
+    status, body = env.admin.post("/v2.0/local_ips", {"local_ip": {"network_id": net["id"]}})
+    assert status == 201, body
+    lip = body["local_ip"]
+    address = lip["local_ip_address"]
+    answering = {n: _instance(env, net, n, f"la{n}") for n in ("1", "2")}
+    clients = {n: _instance(env, net, n, f"lc{n}")[1] for n in ("1", "2")}
+    for n, (_, ns) in answering.items():
+        _serve_name(env, ns, f"answer-{n}")
+    assert not ping(clients["1"], address, tries=1)  # nobody answers for it yet
+    for port, _ in answering.values():
+        _associate(env, lip, port)
+    for n in ("1", "2"):
+        assert wait_for(lambda: _answer(clients[n], address) == f"answer-{n}", 30), (
+            n, env.hosts[n].flows("br-int"),
+            (env.hosts[n].dir / "agent.log").read_text()[-3000:])
+        assert ping(clients[n], address)
+        # translated: the answering instance was reached at its fixed IP
+        assert _answer(clients[n], _ip(answering[n][0])) == f"answer-{n}"
+    # the association of host 2 goes: host 2's instances no longer reach it
+    port2 = answering["2"][0]
+    status, _ = env.admin.delete(
+        f"/v2.0/local_ips/{lip['id']}/port_associations/{port2['id']}")
+    assert status == 204
+    assert wait_for(lambda: not any(f"arp_tpa={address}" in f
+                                    for f in env.hosts["2"].flows("br-int")), 30)
+    assert _answer(clients["2"], address) == ""
+    assert _answer(clients["1"], address) == "answer-1"
