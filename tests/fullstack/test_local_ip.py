@@ -5,10 +5,12 @@ Two emulated hosts over VXLAN. One local IP, associated with an instance's
 port on each host: each host's other instance pings and connects to the
 local IP and lands on the associated instance of its own host, which sees
 the connection at its fixed IP (``translate``); once an association goes,
-its host's instances no longer reach the local IP.
+its host's instances no longer reach the local IP. A restarted agent pulls
+the associations again.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import uuid
 from typing import Any, Iterator
@@ -64,6 +66,10 @@ def _answer(ns: str, ip: str) -> str:
         return ""
 
 
+def _cookies(host: Any) -> set[str]:
+    return set(re.findall(r"cookie=(0x[0-9a-f]+)", host.ofctl("dump-flows", "br-int")))
+
+
 def _associate(env: Cloud, lip: dict[str, Any], port: dict[str, Any]) -> None:
     status, body = env.admin.post(f"/v2.0/local_ips/{lip['id']}/port_associations",
                                   {"port_association": {"fixed_port_id": port["id"]}})
@@ -91,6 +97,16 @@ def test_instances_on_two_hosts_reach_the_same_local_ip_at_their_own_hosts_port(
         assert ping(clients[n], address)
         # translated: the answering instance was reached at its fixed IP
         assert _answer(clients[n], _ip(answering[n][0])) == f"answer-{n}"
+    # a restarted agent pulls the associations again and keeps answering
+    host = env.hosts["1"]
+    cloud.stop_agent(host)
+    before = _cookies(host)
+    cloud.start_agent(env.fabric, host, host.dir / "agent.conf")
+    assert wait_for(lambda: (_cookies(host) and not _cookies(host) & before), 30), (
+        host.dir / "agent.log").read_text()[-3000:]
+    assert any(f"arp_tpa={address}" in f for f in host.flows("br-int"))
+    assert _answer(clients["1"], address) == "answer-1"
+    assert "local IP associations failed" not in (host.dir / "agent.log").read_text()
     # the association of host 2 goes: host 2's instances no longer reach it
     port2 = answering["2"][0]
     status, _ = env.admin.delete(
