@@ -55,8 +55,8 @@ def test_a_local_ip_on_a_network_gets_a_port_of_its_own_gone_with_it(owner: Clie
     assert status == 200, port
     port = port["port"]
     assert (port["device_owner"], port["device_id"], port["project_id"],
-            port["port_security_enabled"]) == ("network:local_ip", lip["id"], _project(owner),
-                                               False)
+            port["port_security_enabled"], port["status"]) == (
+        "network:local_ip", lip["id"], _project(owner), False, "N/A")
     assert port["fixed_ips"][0]["ip_address"] == lip["local_ip_address"]
     assert owner.get(f"{LIPS}/{lip['id']}")[1]["local_ip"] == lip
     assert [x["id"] for x in owner.get(LIPS)[1]["local_ips"]] == [lip["id"]]
