@@ -213,6 +213,13 @@ def test_another_project_neither_sees_nor_changes_a_local_ip(owner: Client,
     assert other.get(f"{_assocs(lip['id'])}/{port['id']}")[0] == 404
     assert other.get(_assocs(lip["id"]))[0] == 404
     assert other.delete(f"{_assocs(lip['id'])}/{port['id']}")[0] == 404
+    # nor make one on its network, nor on its port
+    status, body = other.post(LIPS, {"local_ip": {"network_id": net}})
+    assert status == 404 and _error(body) == (
+        "NetworkNotFound", f"Network {net} could not be found."), body
+    status, body = other.post(LIPS, {"local_ip": {"local_port_id": port["id"]}})
+    assert status == 400 and _error(body) == (
+        "BadRequest", f"Bad local_ip request: Port {port['id']} not found.")
     # another project's port cannot be associated with one's own local IP
     mine = _lip(other, network_id=_network(other))
     status, body = other.post(_assocs(mine["id"]), {"port_association": {
@@ -237,3 +244,29 @@ def test_an_admin_sees_and_handles_every_projects_local_ips(owner: Client,
     made = _lip(admin, network_id=net, project_id=_project(owner))
     assert made["project_id"] == _project(owner)
     assert owner.get(f"{LIPS}/{made['id']}")[0] == 200
+
+
+def test_port_associations_are_filtered_sorted_and_paged(owner: Client) -> None:
+    net = _network(owner)
+    lip = _lip(owner, network_id=net)
+    ports = sorted((_port(owner, net) for _ in range(3)), key=lambda p: p["id"])
+    for port in ports:
+        assert owner.post(_assocs(lip["id"]), {"port_association": {
+            "fixed_port_id": port["id"]}})[0] == 201
+    ids = [p["id"] for p in ports]
+    listed = owner.get(f"{_assocs(lip['id'])}?sort_key=fixed_port_id&sort_dir=desc")[1]
+    assert [a["fixed_port_id"] for a in listed["port_associations"]] == ids[::-1]
+    page = owner.get(f"{_assocs(lip['id'])}?sort_key=fixed_port_id&sort_dir=asc&limit=2")[1]
+    assert [a["fixed_port_id"] for a in page["port_associations"]] == ids[:2]
+    rest = owner.get(f"{_assocs(lip['id'])}?sort_key=fixed_port_id&sort_dir=asc&limit=2"
+                     f"&marker={ids[1]}")[1]
+    assert [a["fixed_port_id"] for a in rest["port_associations"]] == ids[2:]
+    fixed = ports[0]["fixed_ips"][0]["ip_address"]
+    assert [a["fixed_port_id"] for a in owner.get(
+        f"{_assocs(lip['id'])}?fixed_ip={fixed}")[1]["port_associations"]] == ids[:1]
+    assert len(owner.get(f"{_assocs(lip['id'])}?host=")[1]["port_associations"]) == 3
+    shown = owner.get(f"{_assocs(lip['id'])}?fields=fixed_port_id")[1]["port_associations"]
+    assert shown == [{"fixed_port_id": i} for i in ids]
+    assert [x["id"] for x in owner.get(f"{LIPS}?local_ip_address="
+                                       f"{lip['local_ip_address']}")[1]["local_ips"]] == [
+        lip["id"]]

@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins import rbac, store
 from neutrino.plugins.local_ip import associations as assoc
 from neutrino.resources import local_ip as res
 
@@ -108,15 +108,19 @@ class LocalIps:
                     address: str | None) -> dict[str, Any]:
         """The local IP's own port, on a network the caller sees with an IPv4
         subnet (upstream's checks), its address the one asked for if any."""
-        network = self.core.get(ctx, "networks", network_id)
         with self.plugin.db.reader() as conn:
+            seen = rbac.network_visible_clause(ctx)
+            found = conn.execute(sa.select(t.networks.c.id).where(
+                t.networks.c.id == network_id, *([] if seen is None else [seen]))).first()
+            if found is None:
+                raise errors.NetworkNotFound(net_id=network_id)
             versions = {r.ip_version for r in conn.execute(
                 sa.select(t.subnets.c.ip_version).where(t.subnets.c.network_id == network_id))}
         if 4 not in versions:
             raise errors.BadRequest(resource="local_ip",
                                     msg=f"Network {network_id} does not contain any IPv4 subnet")
         port: dict[str, Any] = self.core.create(Context.admin(), "ports", [{
-            "project_id": row["project_id"], "network_id": network["id"], "name": "",
+            "project_id": row["project_id"], "network_id": network_id, "name": "",
             "admin_state_up": True, "device_id": row["id"],
             "device_owner": res.DEVICE_OWNER, "port_security_enabled": False,
             "fixed_ips": [{"ip_address": address}] if address else None}])[0]
