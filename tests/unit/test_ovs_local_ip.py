@@ -73,3 +73,12 @@ def test_the_plan_answers_only_for_associated_ports_wired_here_and_up() -> None:
     assert any(f.table == 31 for f in desired["br-int"])
     desired, _ = plan.desired_flows(plan.Settings(), _known(("a", "", True)), observed)
     assert not any(f.table == 31 for f in desired["br-int"])
+
+
+def test_arp_from_elsewhere_claiming_the_local_ip_is_dropped_unless_it_asks_for_the_port(
+        ) -> None:
+    out = local_ip.local_ip_flows([local_ip.Answering(_assoc(), "tap-a", MAC, 3)],
+                                  [("tap-a", 3)])
+    entries = _flows(60, out)
+    assert entries[f"dl_vlan=3,arp,arp_spa={LIP}"] == "drop"
+    assert entries[f"dl_vlan=3,arp,arp_spa={LIP},arp_tpa={FIXED}"] == "NORMAL"

@@ -11,6 +11,9 @@ is wired here into flows:
     noted in reg6. The associated port's own packets, not yet through
     conntrack, go through conntrack's NAT in the VLAN's zone (priority
     104) so answers to translated connections leave from the local IP.
+    ARP from elsewhere (tagged: a tunnel, a provider bridge) claiming the
+    local IP is dropped unless it asks for the associated port's address
+    (upstream's GARP blocker).
 31  (upstream's LOCAL_IP_TABLE) ARP for the local IP is answered with the
     associated port's MAC; IP to it is sent to that MAC: translated to the
     port's fixed IP (``ct(commit,nat(dst=...))``, back into 60) in
@@ -89,6 +92,11 @@ def _answer(a: Answering) -> list[Flow]:
     lip, fixed, vlan = a.association.local_ip_address, a.association.fixed_ip, a.vlan
     out = [Flow(LOCAL_IP_TABLE, 10, f"reg6={vlan},arp,arp_op=1,arp_tpa={lip}",
                 arp_answer_actions(a.mac, lip)),
+           # the address's true owner elsewhere may not claim it here, unless
+           # it asks for the associated port's own address
+           Flow(INT_SWITCH, ENTRY, f"dl_vlan={vlan},arp,arp_spa={lip}", "drop"),
+           Flow(INT_SWITCH, ENTRY + 1, f"dl_vlan={vlan},arp,arp_spa={lip},arp_tpa={fixed}",
+                "NORMAL"),
            Flow(LOCAL_IP_TABLE, 11, f"reg6={vlan},ip,nw_src={fixed},nw_dst={lip}", "NORMAL")]
     if a.association.ip_mode == PASSTHROUGH:
         return out + [Flow(LOCAL_IP_TABLE, 10, f"reg6={vlan},ip,nw_dst={lip}",
