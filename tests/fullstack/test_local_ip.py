@@ -1,7 +1,9 @@
 """Fullstack: local IPs (``local_ip``, the OVS agents' ``local_ip`` extension)
 with real packets.
 
-Two emulated hosts over VXLAN. One local IP, associated with an instance's
+Two emulated hosts over VXLAN, without a firewall and with the openvswitch
+one (the local IP answered after the source's egress rules, the associated
+port's ingress rules seeing its fixed IP). One local IP, associated with an instance's
 port on each host: each host's other instance pings and connects to the
 local IP and lands on the associated instance of its own host, which sees
 the connection at its fixed IP (``translate``); once an association goes,
@@ -13,6 +15,7 @@ from __future__ import annotations
 import re
 import subprocess
 import uuid
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import pytest
@@ -20,7 +23,7 @@ import pytest
 from tests.conftest import Client
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, needs_ovs, ping, sh
-from tests.fullstack.test_security_groups import LOCAL_IPS, Cloud, _instance, _ip
+from tests.fullstack.test_security_groups import Cloud, _instance, _ip
 from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
@@ -28,24 +31,36 @@ PLUGIN = "neutrino.plugins.local_ip.plugin:LocalIpPlugin"
 PORT = 8080
 
 
-@pytest.fixture(scope="module")
-def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
-        ) -> Iterator[Cloud]:
+# per firewall driver: the hosts' names, tunnel endpoints and namespaces' prefix
+SETUPS = {"noop": (("1", "2"), ("10.99.0.1", "10.99.0.2"), ""),
+          "openvswitch": (("3", "4"), ("10.99.0.3", "10.99.0.4"), "f")}
+
+
+@dataclass
+class LipCloud(Cloud):
+    prefix: str = ""
+
+
+@pytest.fixture(scope="module", params=sorted(SETUPS))
+def env(request: pytest.FixtureRequest, fabric: Fabric, vhost: str,
+        tmp_path_factory: pytest.TempPathFactory) -> Iterator[LipCloud]:
+    names, ips, prefix = SETUPS[request.param]
     server = cloud.start_server(tmp_path_factory.mktemp("fullstack-lip"), vhost,
                                 service_plugins=PLUGIN)
     try:
         admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
-        hosts = {n: fabric.host(n) for n in LOCAL_IPS}
-        fabric.underlay(hosts["1"], hosts["2"], LOCAL_IPS["1"], LOCAL_IPS["2"])
+        hosts = {n: fabric.host(name) for n, name in zip(("1", "2"), names)}
+        fabric.underlay(hosts["1"], hosts["2"], ips[0], ips[1])
         fabric.wire(hosts["1"], hosts["2"], cloud.PHYS_BRIDGE)
         for n, host in hosts.items():
-            conf = cloud.agent_conf(host, vhost, LOCAL_IPS[n],
+            conf = cloud.agent_conf(host, vhost, ips[int(n) - 1],
+                                    firewall_driver=request.param,
                                     agent_options="extensions = local_ip\n")
             cloud.start_agent(fabric, host, conf)
         for host in hosts.values():
             assert wait_for(lambda: cloud.agent_alive(admin, host.hostname), 60), (
                 (host.dir / "agent.log").read_text()[-3000:])
-        yield Cloud(server, admin, fabric, hosts)
+        yield LipCloud(server, admin, fabric, hosts, prefix)
     finally:
         fabric.stop_processes()
         server.stop()
@@ -77,14 +92,15 @@ def _associate(env: Cloud, lip: dict[str, Any], port: dict[str, Any]) -> None:
 
 
 def test_instances_on_two_hosts_reach_the_same_local_ip_at_their_own_hosts_port(
-        env: Cloud) -> None:
-    net = cloud.network(env.admin, "fs-lip", "10.103.0.0/24")
+        env: LipCloud) -> None:
+    net = cloud.network(env.admin, f"fs-lip{env.prefix}", "10.103.0.0/24")
     status, body = env.admin.post("/v2.0/local_ips", {"local_ip": {"network_id": net["id"]}})
     assert status == 201, body
     lip = body["local_ip"]
     address = lip["local_ip_address"]
-    answering = {n: _instance(env, net, n, f"la{n}") for n in ("1", "2")}
-    clients = {n: _instance(env, net, n, f"lc{n}")[1] for n in ("1", "2")}
+    # with the firewall: the project's default group lets its instances in
+    answering = {n: _instance(env, net, n, f"{env.prefix}la{n}") for n in ("1", "2")}
+    clients = {n: _instance(env, net, n, f"{env.prefix}lc{n}")[1] for n in ("1", "2")}
     for n, (_, ns) in answering.items():
         _serve_name(env, ns, f"answer-{n}")
     assert not ping(clients["1"], address, tries=1)  # nobody answers for it yet
@@ -95,6 +111,11 @@ def test_instances_on_two_hosts_reach_the_same_local_ip_at_their_own_hosts_port(
             n, env.hosts[n].flows("br-int"),
             (env.hosts[n].dir / "agent.log").read_text()[-3000:])
         assert ping(clients[n], address)
+        # with the firewall, after the source's egress rules (table 73)
+        answered_in = {t for f in env.hosts[n].flows("br-int")
+                       if f"nw_dst={address}" in f and "ct(commit" in f
+                       for t in re.findall(r"table=\d+", f.split("actions=")[0])}
+        assert answered_in == {"table=73" if env.prefix else "table=31"}, answered_in
         # translated: the answering instance was reached at its fixed IP
         assert _answer(clients[n], _ip(answering[n][0])) == f"answer-{n}"
     # a restarted agent pulls the associations again and keeps answering

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from neutrino.agents.ovs.agent import OvsAgent
 from neutrino.agents.ovs.memory_switch import MemorySwitch
 from neutrino.agents.ovs.switch import VifPort
@@ -286,9 +284,3 @@ def test_a_failed_pull_of_local_ip_associations_is_tried_again(tmp_path: Path) -
     agent.run_once()
     assert server.pulls == 2
 
-
-def test_local_ips_are_refused_with_the_openvswitch_firewall(tmp_path: Path) -> None:
-    conf = agent_conf(tmp_path, None, "h1", "[agent]\nextensions = local_ip\n"
-                      "[securitygroup]\nfirewall_driver = openvswitch\n")
-    with pytest.raises(ValueError, match="static_nat"):
-        OvsAgent(conf, ovs=MemorySwitch([]), plugin_rpc=MemoryServer({}))  # type: ignore[arg-type]

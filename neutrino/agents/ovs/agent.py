@@ -205,10 +205,6 @@ class OvsAgent(Agent):
         self.logs: log_extension.LogExtension | None = None
         # upstream's ``local_ip`` extension: port id -> local IP id -> association
         self.local_ip = "local_ip" in [e.strip() for e in conf.AGENT.extensions]
-        if self.local_ip and self.firewall == "openvswitch":
-            raise ValueError("[agent] extensions local_ip cannot be used with the "
-                             "openvswitch firewall_driver (upstream needs [LOCAL_IP] "
-                             "static_nat for that)")
         self.local_ips: dict[str, dict[str, local_ip.Association]] = {}
         self._local_ips_pulled = False
         self.settings = plan.Settings(self.bridges, self.mappings, tuple(self.tunnel_types),

@@ -389,7 +389,7 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
     if settings.qos:
         integration |= set(qos_flows(known, observed.policies))
     if settings.local_ips:
-        integration |= set(local_ip_flows(known, observed.local_ips))
+        integration |= set(local_ip_flows(known, observed.local_ips, settings.firewall))
     out = {settings.bridges.integration: integration}
     if settings.tunnel_types:
         tunnel = set(flows.tunnel_flows(nets, known.tunnels, settings.bridges,
@@ -425,17 +425,17 @@ def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set
     return firewall.firewall_flows(filtered, unfiltered, logged), stale
 
 
-def local_ip_flows(known: Known, associations: dict[str, tuple[local_ip.Association, ...]]
-                   ) -> list[Flow]:
+def local_ip_flows(known: Known, associations: dict[str, tuple[local_ip.Association, ...]],
+                   firewall: bool = False) -> list[Flow]:
     """The local-IP flows of the associated ports wired here (and up), reached
-    from every wired port that is up."""
+    from every wired port that is up (after the firewall's egress if any)."""
     up = {pid: w for pid, w in known.wired.items()
           if w.admin_up and w.network_id in known.vlans}
     answering = [local_ip.Answering(a, w.port.name, w.port.mac, known.vlans[w.network_id])
                  for pid, w in up.items() if w.port.mac
                  for a in associations.get(pid, ())]
     return local_ip.local_ip_flows(
-        answering, [(w.port.name, known.vlans[w.network_id]) for w in up.values()])
+        answering, [(w.port.name, known.vlans[w.network_id]) for w in up.values()], firewall)
 
 
 def qos_flows(known: Known, policies: dict[str, dict[str, Any]]) -> list[Flow]:
