@@ -137,3 +137,27 @@ def test_instances_on_two_hosts_reach_the_same_local_ip_at_their_own_hosts_port(
                                     for f in env.hosts["2"].flows("br-int")), 30)
     assert _answer(clients["2"], address) == ""
     assert _answer(clients["1"], address) == "answer-1"
+
+
+def test_the_associated_ports_ingress_rules_see_the_translated_packets(
+        env: LipCloud) -> None:
+    if not env.prefix:
+        pytest.skip("the openvswitch firewall's case")
+    net = cloud.network(env.admin, "fs-lip-closed", "10.104.0.0/24")
+    status, body = env.admin.post("/v2.0/local_ips", {"local_ip": {"network_id": net["id"]}})
+    assert status == 201, body
+    lip = body["local_ip"]
+    closed = cloud.security_group(env.admin, "fs-lip-closed")  # no ingress rule
+    port, ns = _instance(env, net, "1", "fcl", security_groups=[closed])
+    _serve_name(env, ns, "closed")
+    _, client = _instance(env, net, "1", "fcc")
+    _associate(env, lip, port)
+    host = env.hosts["1"]
+    assert wait_for(lambda: any(f"arp_tpa={lip['local_ip_address']}" in f
+                                for f in host.flows("br-int")), 30)
+    assert _answer(client, lip["local_ip_address"]) == ""
+    status, body = env.admin.post("/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": closed, "direction": "ingress", "ethertype": "IPv4",
+        "protocol": "tcp", "port_range_min": PORT, "port_range_max": PORT}})
+    assert status == 201, body
+    assert wait_for(lambda: _answer(client, lip["local_ip_address"]) == "closed", 30)
