@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from neutrino.agents.ovs.agent import OvsAgent
+from neutrino.agents.ovs.agent import NotifierEndpoint, OvsAgent
 from neutrino.agents.ovs.memory_switch import MemorySwitch
 from neutrino.agents.ovs.switch import VifPort
 from tests.rpc.bus import agent_conf
@@ -267,6 +267,13 @@ def test_local_ip_associations_pulled_at_start_and_pushed_later_become_flows(
     switch.unplug("tap-a")
     agent.run_once()
     assert _answers_for(switch) == set()
+    # plugged again (an instance back on this host): its associations still hold
+    switch.plug("br-int", VifPort("tap-a", "a", "fa:16:3e:00:00:0a", 4, None, {}))
+    agent.run_once()
+    assert _answers_for(switch) == {"10.0.0.202"}
+    # deleted on the server: its associations went with it
+    NotifierEndpoint(agent).port_delete({}, port_id="a")
+    assert "a" not in agent.local_ips
 
 
 def test_a_failed_pull_of_local_ip_associations_is_tried_again(tmp_path: Path) -> None:

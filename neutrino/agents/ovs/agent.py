@@ -93,7 +93,7 @@ class NotifierEndpoint:
 
     def port_delete(self, context: Any, **kwargs: Any) -> None:
         if kwargs.get("port_id"):
-            self.agent.mark_dirty(kwargs["port_id"])
+            self.agent.port_deleted(kwargs["port_id"])
 
 
 class SecurityGroupEndpoint:
@@ -252,6 +252,13 @@ class OvsAgent(Agent):
                     self.policies.pop(policy["id"], None)
                 elif policy["id"] in self.policies or policy["id"] in named:
                     self.policies[policy["id"]] = policy
+
+    def port_deleted(self, port_id: str) -> None:
+        """A port gone from the server: its local IP associations went with it
+        (the server pushes nothing for those)."""
+        with self._lock:
+            self.local_ips.pop(port_id, None)
+        self.mark_dirty(port_id)
 
     def local_ips_pushed(self, associations: list[dict[str, Any]], deleted: bool) -> None:
         with self._lock:
