@@ -184,8 +184,15 @@ class Collection:
         q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
         q.answer = True
         targets = Targets(self.api.plugin, ctx)
-        if within_parent(self.api, self.rdef, ctx, targets, pid):
-            q.filters[self.rdef.parent_key] = [pid]
+        try:
+            if within_parent(self.api, self.rdef, ctx, targets, pid):
+                q.filters[self.rdef.parent_key] = [pid]
+        except errors.NotFound:
+            if not self.rdef.lists_unseen_parent:
+                raise
+            # none the caller may see (upstream does not look the parent up)
+            send(resp, 200, {self.rdef.plural: []})
+            return
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         with self.api.reads_together():
             items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)

@@ -50,5 +50,5 @@ PORT_ASSOCIATION = resource(
          required_by_policy=True, is_visible=False),
     parent="local_ips", parent_key=PARENT_KEY, has_tags=False,
     policy_name="local_ip_port_association", primary_key="fixed_port_id",
-    scoped_by_parent=True,
+    scoped_by_parent=True, lists_unseen_parent=True,
 )

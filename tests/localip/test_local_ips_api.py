@@ -211,7 +211,16 @@ def test_another_project_neither_sees_nor_changes_a_local_ip(owner: Client,
                          other.delete(f"{LIPS}/{lip['id']}")):
         assert status == 404 and _error(body)[0] == "LocalIPNotFound", body
     assert other.get(f"{_assocs(lip['id'])}/{port['id']}")[0] == 404
-    assert other.get(_assocs(lip["id"]))[0] == 404
+    # listing another's (or a missing) local IP's associations: none, as upstream
+    assert other.get(_assocs(lip["id"])) == (200, {"port_associations": []})
+    assert owner.get(_assocs("00000000-0000-0000-0000-000000000000")) == (
+        200, {"port_associations": []})
+    status, body = owner.post(_assocs("00000000-0000-0000-0000-000000000000"), {
+        "port_association": {"fixed_port_id": port["id"]}})
+    assert status == 404 and _error(body)[0] == "LocalIPNotFound", body
+    status, body = other.post(_assocs(lip["id"]), {"port_association": {
+        "fixed_port_id": port["id"]}})
+    assert status == 403 and _error(body)[0] == "PolicyNotAuthorized", body
     assert other.delete(f"{_assocs(lip['id'])}/{port['id']}")[0] == 404
     # nor make one on its network, nor on its port
     status, body = other.post(LIPS, {"local_ip": {"network_id": net}})
@@ -270,3 +279,19 @@ def test_port_associations_are_filtered_sorted_and_paged(owner: Client) -> None:
     assert [x["id"] for x in owner.get(f"{LIPS}?local_ip_address="
                                        f"{lip['local_ip_address']}")[1]["local_ips"]] == [
         lip["id"]]
+
+
+def test_a_reader_of_the_project_sees_local_ips_but_changes_none(owner: Client) -> None:
+    net = _network(owner)
+    lip = _lip(owner, network_id=net)
+    port = _port(owner, net)
+    assert owner.post(_assocs(lip["id"]), {"port_association": {
+        "fixed_port_id": port["id"]}})[0] == 201
+    reader = Client(owner.url, project=_project(owner), roles="reader")
+    assert reader.get(f"{LIPS}/{lip['id']}")[0] == 200
+    assert len(reader.get(_assocs(lip["id"]))[1]["port_associations"]) == 1
+    for status, body in (reader.post(LIPS, {"local_ip": {"network_id": net}}),
+                         reader.put(f"{LIPS}/{lip['id']}", {"local_ip": {"name": "x"}}),
+                         reader.delete(f"{LIPS}/{lip['id']}"),
+                         reader.delete(f"{_assocs(lip['id'])}/{port['id']}")):
+        assert status == 403 and _error(body)[0] == "PolicyNotAuthorized", body
