@@ -1122,3 +1122,39 @@ def log_resource_not_found(resource_id: str) -> ResourceNotFound:
     """Upstream's logging ``ResourceNotFound`` (a missing security group to
     log), which names the resource where the generic one does not."""
     return ResourceNotFound(message=f"Resource {resource_id} could not be found.")
+
+
+# -- local IPs ------------------------------------------------------------------------
+
+class LocalIPNotFound(NotFound):
+    message = "Local IP %(id)s could not be found."
+
+
+class LocalIPInUse(InUse):
+    message = "Local IP %(id)s is still associated with one or more ports."
+
+
+class LocalIPNoIP(InvalidInput):
+    message = "Specified Port %(port_id)s has no fixed IPs configured."
+
+
+class LocalIPRequestedIPNotFound(InvalidInput):
+    message = "Specified Port %(port_id)s does not have requested IP address: %(ip)s."
+
+
+class LocalIPNoRequestedIP(InvalidInput):
+    message = ("Specified Port %(port_id)s has several IPs, should specify exact IP "
+               "address to use for Local IP.")
+
+
+class LocalIPPortOrNetworkRequired(InvalidInput):
+    message = "Either Port ID or Network ID must be specified for Local IP create."
+
+
+class LocalIPAssociationNotFound(NotFound):
+    message = "Local IP %(local_ip_id)s association with port %(port_id)s could not be found."
+
+
+class LocalIPAssociationExists(Conflict):
+    """Upstream fails with a 500 here (a duplicate key it only logs)."""
+    message = "Local IP %(local_ip_id)s association to port %(port_id)s already exists."

@@ -58,6 +58,14 @@ class PluginApi(ServerClient):
         return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
                            filter_kwargs={"id": ids}) or []
 
+    def local_ip_associations(self) -> list[dict[str, Any]]:
+        """Every local IP's port associations (resources RPC ``bulk_pull``)."""
+        client = oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1",
+                                                  namespace=topics.LOCAL_IP_NAMESPACE))
+        return client.call({}, "bulk_pull", resource_type="LocalIPAssociation",
+                           version="1.0") or []
+
 
 class LoggingApi(ServerClient):
     """The agent side of ``logging-plugin`` (upstream's ``LoggingApiStub``)."""

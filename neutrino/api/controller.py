@@ -199,8 +199,15 @@ class Collection:
         q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
         q.answer = True
         targets = Targets(self.api.plugin, ctx)
-        if within_parent(self.api, self.rdef, ctx, targets, pid):
-            q.filters[self.rdef.parent_key] = [pid]
+        try:
+            if within_parent(self.api, self.rdef, ctx, targets, pid):
+                q.filters[self.rdef.parent_key] = [pid]
+        except errors.NotFound:
+            if not self.rdef.lists_unseen_parent:
+                raise
+            # none the caller may see (upstream does not look the parent up)
+            send(resp, 200, {self.rdef.plural: []})
+            return
         shaper = Shaper(self.api, self.rdef, ctx, targets)
         with self.api.reads_together():
             items, _more = self.api.plugin_for(self.rdef.plural).list(ctx, self.rdef.plural, q)
@@ -283,6 +290,11 @@ class Member:
                  pid: str | None = None) -> dict[str, Any]:
         return self._find(ctx, rid, targets, pid)[0]
 
+    def _scope(self, pid: str | None) -> dict[str, Any]:
+        """The parent a child's id is unique within (``scoped_by_parent``), for
+        the collection that keys its items so."""
+        return {"parent_id": pid} if self.rdef.scoped_by_parent and pid else {}
+
     def _find(self, ctx: Context, rid: str, targets: Targets,
               pid: str | None = None) -> tuple[dict[str, Any], Shaper]:
         """The item the caller may see, and the shaper that decided it."""
@@ -293,7 +305,8 @@ class Member:
                  pid: str | None) -> tuple[dict[str, Any], Shaper]:
         under_parent = within_parent(self.api, self.rdef, ctx, targets, pid)
         try:
-            item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid)
+            item = self.api.plugin_for(self.rdef.plural).get(ctx, self.rdef.plural, rid,
+                                                             **self._scope(pid))
         except errors.NotFound:
             if not under_parent:
                 raise
@@ -393,7 +406,8 @@ class Member:
             target = targets.for_rules(self.api.policy, [action], original)
         self.api.policy.enforce(ctx, action, target)
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
-        self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision)
+        self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision,
+                                                     **self._scope(pid))
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
             handler.delete(ctx, self.rdef.plural, rid)
         self.api.notifier.delete_end(ctx, self.rdef.singular, rid, original)

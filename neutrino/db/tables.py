@@ -589,6 +589,26 @@ logs = Table(
 )
 
 
+# -- local IPs (``local_ip``) -------------------------------------------------------
+
+local_ips = Table(
+    "local_ips", metadata,
+    *_standard(),
+    # the local port may not go while its local IP stays (refused by the plugin)
+    Column("local_port_id", String(36), _fk("ports", None), nullable=False, index=True),
+    Column("network_id", String(36), _fk("networks"), nullable=False, index=True),
+    Column("local_ip_address", String(64), nullable=False),
+    Column("ip_mode", String(36), nullable=False),
+)
+
+local_ip_associations = Table(
+    "local_ip_associations", metadata,
+    Column("local_ip_id", String(36), _fk("local_ips"), primary_key=True),
+    Column("fixed_port_id", String(36), _fk("ports"), primary_key=True, index=True),
+    Column("fixed_ip", String(64), nullable=False),
+)
+
+
 # -- security groups (``security-group``, ``address-group``) ---------------------
 
 securitygroups = Table(

@@ -24,6 +24,9 @@ from neutrino.plugins.row_memo import RowMemo
 
 ROUTER_OWNERS = ("network:router_interface", "network:router_gateway",
                  "network:router_interface_distributed", "network:ha_router_replicated_interface")
+# Ports no agent binds, whose status upstream fixes at "N/A" (a local IP's own)
+NO_STATUS_OWNERS = ("network:local_ip",)
+NOT_APPLICABLE = "N/A"
 
 
 def not_found(port_id: str) -> errors.PortNotFound:
@@ -284,7 +287,8 @@ class Ports(Handler):
         ips = ips or []
         row = store.standard_row(ctx.project_id, data)
         row.update(network_id=network_id, mac_address=mac,
-                   admin_state_up=data.get("admin_state_up", True), status="DOWN",
+                   admin_state_up=data.get("admin_state_up", True),
+                   status=NOT_APPLICABLE if owner in NO_STATUS_OWNERS else "DOWN",
                    device_id=data.get("device_id") or "", device_owner=owner,
                    ip_allocation=allocation)
         try:  # no savepoint: nothing is read after a failure, which ends the attempt

@@ -107,6 +107,12 @@ class ResourceDef:
     # helpers): a parent missing or hidden lists nothing, and a child the
     # caller may not see is the web layer's 404, not its parent's.
     quiet_parent: bool = False
+    # A child's id is unique only within its parent (a local IP's port
+    # associations, keyed by port): the plugin is given the parent's id too.
+    scoped_by_parent: bool = False
+    # Listing the children of a parent missing or hidden from the caller is
+    # an empty list, not the parent's 404 (upstream's local IP associations).
+    lists_unseen_parent: bool = False
 
     def add(self, *attrs: Attribute) -> None:
         for a in attrs:

@@ -36,6 +36,9 @@ LOGGING_PLUGIN = "logging-plugin"
 LOGGING_NAMESPACE = "logging-plugin"
 LOGGING_VERSION = "1.1"  # get_sg_log_info_for_port / _for_log_resources, resource_type
 LOG_PUSH = "neutron-vo-Log-1.0"
+# local IPs: agents pull every port association, the server pushes made and deleted ones
+LOCAL_IP_PUSH = "neutron-vo-LocalIPAssociation-1.0"
+LOCAL_IP_NAMESPACE = "local_ip"
 
 SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
 SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from neutrino.agents.ovs.agent import OvsAgent
+from neutrino.agents.ovs.agent import NotifierEndpoint, OvsAgent
 from neutrino.agents.ovs.memory_switch import MemorySwitch
 from neutrino.agents.ovs.switch import VifPort
 from tests.rpc.bus import agent_conf
@@ -220,3 +220,74 @@ def test_a_revived_agent_asks_the_server_for_all_its_ports_again(tmp_path: Path)
     assert server.details_asked == [["a"], ["a"]]
     agent.run_once()
     assert server.details_asked == [["a"], ["a"]]  # once
+
+
+class LocalIpServer(MemoryServer):
+    def __init__(self, details: dict[str, dict[str, Any]],
+                 associations: list[dict[str, Any]]) -> None:
+        super().__init__(details)
+        self.associations = associations
+        self.pulls = 0
+
+    def local_ip_associations(self) -> list[dict[str, Any]]:
+        self.pulls += 1
+        if self.associations is None:
+            raise RuntimeError("server down")
+        return self.associations
+
+
+def _association(port: str, lip: str, fixed: str) -> dict[str, Any]:
+    return {"local_ip_id": f"lip-{lip}", "fixed_port_id": port, "fixed_ip": fixed,
+            "local_ip_address": lip, "ip_mode": "translate", "host": "h1"}
+
+
+def _answers_for(switch: MemorySwitch) -> set[str]:
+    return {k.split("arp_tpa=")[1] for k in switch.flows["br-int"]
+            if k.startswith("table=31,") and "arp_tpa=" in k}
+
+
+def test_local_ip_associations_pulled_at_start_and_pushed_later_become_flows(
+        tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-a", "a", "fa:16:3e:00:00:0a", 1, None, {})])
+    server = LocalIpServer({"a": _details("a", "net-a", 1001)},
+                           [_association("a", "10.0.0.200", "10.0.0.5"),
+                            _association("elsewhere", "10.0.0.201", "10.0.0.6")])
+    conf = agent_conf(tmp_path, None, "h1", "[ovs]\nlocal_ip = 10.0.0.1\n"
+                      "[agent]\ntunnel_types = vxlan\nextensions = local_ip\n")
+    agent = OvsAgent(conf, ovs=switch, plugin_rpc=server)  # type: ignore[arg-type]
+    agent.setup_bridges()
+    agent.run_once()
+    assert server.pulls == 1 and _answers_for(switch) == {"10.0.0.200"}
+    agent.local_ips_pushed([_association("a", "10.0.0.202", "10.0.0.5")], deleted=False)
+    agent.run_once()
+    assert server.pulls == 1 and _answers_for(switch) == {"10.0.0.200", "10.0.0.202"}
+    agent.local_ips_pushed([_association("a", "10.0.0.200", "10.0.0.5")], deleted=True)
+    agent.run_once()
+    assert _answers_for(switch) == {"10.0.0.202"}
+    switch.unplug("tap-a")
+    agent.run_once()
+    assert _answers_for(switch) == set()
+    # plugged again (an instance back on this host): its associations still hold
+    switch.plug("br-int", VifPort("tap-a", "a", "fa:16:3e:00:00:0a", 4, None, {}))
+    agent.run_once()
+    assert _answers_for(switch) == {"10.0.0.202"}
+    # deleted on the server: its associations went with it
+    NotifierEndpoint(agent).port_delete({}, port_id="a")
+    assert "a" not in agent.local_ips
+
+
+def test_a_failed_pull_of_local_ip_associations_is_tried_again(tmp_path: Path) -> None:
+    switch = MemorySwitch([VifPort("tap-a", "a", "fa:16:3e:00:00:0a", 1, None, {})])
+    server = LocalIpServer({"a": _details("a", "net-a", 1001)}, None)  # type: ignore[arg-type]
+    conf = agent_conf(tmp_path, None, "h1", "[ovs]\nlocal_ip = 10.0.0.1\n"
+                      "[agent]\ntunnel_types = vxlan\nextensions = local_ip\n")
+    agent = OvsAgent(conf, ovs=switch, plugin_rpc=server)  # type: ignore[arg-type]
+    agent.setup_bridges()
+    agent.run_once()
+    assert _answers_for(switch) == set()
+    server.associations = [_association("a", "10.0.0.200", "10.0.0.5")]
+    agent.run_once()
+    assert server.pulls == 2 and _answers_for(switch) == {"10.0.0.200"}
+    agent.run_once()
+    assert server.pulls == 2
+

@@ -47,7 +47,16 @@ from oslo_config import cfg
 
 from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
-from neutrino.agents.ovs import firewall, flows, l2pop, log_extension, packet_log, plan, qos
+from neutrino.agents.ovs import (
+    firewall,
+    flows,
+    l2pop,
+    local_ip,
+    log_extension,
+    packet_log,
+    plan,
+    qos,
+)
 from neutrino.agents.ovs.ovsctl import OvsCtl
 from neutrino.agents.ovs.switch import Switch
 from neutrino.agents.rpc import LoggingApi, PluginApi
@@ -65,6 +74,7 @@ SG_UPDATE_TOPIC = topics.SECURITY_GROUP_UPDATE
 L2POP_TOPIC = topics.L2POPULATION_UPDATE
 QOS_TOPIC = topics.QOS_POLICY_PUSH
 LOG_TOPIC = topics.LOG_PUSH
+LOCAL_IP_TOPIC = topics.LOCAL_IP_PUSH
 TUNNEL_SYNC_EVERY = l2_devices.SYNC_EVERY
 DETAILS_CHUNK = l2_devices.DETAILS_CHUNK
 
@@ -83,7 +93,7 @@ class NotifierEndpoint:
 
     def port_delete(self, context: Any, **kwargs: Any) -> None:
         if kwargs.get("port_id"):
-            self.agent.mark_dirty(kwargs["port_id"])
+            self.agent.port_deleted(kwargs["port_id"])
 
 
 class SecurityGroupEndpoint:
@@ -153,6 +163,18 @@ class LogPushEndpoint:
             self.agent._wake.set()
 
 
+class LocalIpPushEndpoint:
+    """The server's fanout of local IP port associations made or deleted."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def push(self, context: Any, resource_list: list[dict[str, Any]] | None = None,
+             event_type: str = "created", **kwargs: Any) -> None:
+        self.agent.local_ips_pushed(resource_list or [], event_type == "deleted")
+
+
 class OvsAgent(Agent):
     agent_type = "Open vSwitch agent"
     binary = "neutron-openvswitch-agent"
@@ -181,10 +203,14 @@ class OvsAgent(Agent):
         self.netlog = ("log" in [e.strip() for e in conf.AGENT.extensions]
                        and self.firewall == "openvswitch")
         self.logs: log_extension.LogExtension | None = None
+        # upstream's ``local_ip`` extension: port id -> local IP id -> association
+        self.local_ip = "local_ip" in [e.strip() for e in conf.AGENT.extensions]
+        self.local_ips: dict[str, dict[str, local_ip.Association]] = {}
+        self._local_ips_pulled = False
         self.settings = plan.Settings(self.bridges, self.mappings, tuple(self.tunnel_types),
                                       conf.OVS.local_ip, self.l2pop, self.arp_responder,
                                       self.firewall == "openvswitch", self.qos, self.netlog,
-                                      self.cookie)
+                                      self.local_ip, self.cookie)
         self.placement = placement.agent_report(conf, self.host, self.mappings)
         self.known = plan.Known()
         self.marks = l2_devices.Marks()
@@ -226,6 +252,38 @@ class OvsAgent(Agent):
                     self.policies.pop(policy["id"], None)
                 elif policy["id"] in self.policies or policy["id"] in named:
                     self.policies[policy["id"]] = policy
+
+    def port_deleted(self, port_id: str) -> None:
+        """A port gone from the server: its local IP associations went with it
+        (the server pushes nothing for those)."""
+        with self._lock:
+            self.local_ips.pop(port_id, None)
+        self.mark_dirty(port_id)
+
+    def local_ips_pushed(self, associations: list[dict[str, Any]], deleted: bool) -> None:
+        with self._lock:
+            for data in associations:
+                assoc = local_ip.from_pushed(data)
+                held = self.local_ips.setdefault(assoc.fixed_port_id, {})
+                if deleted:
+                    held.pop(assoc.local_ip_id, None)
+                else:
+                    held[assoc.local_ip_id] = assoc
+        self._wake.set()
+
+    def pull_local_ips(self) -> None:
+        """Every association, once at start and again after a failed pull."""
+        try:
+            pulled = self.plugin_rpc.local_ip_associations()
+        except Exception:  # noqa: BLE001 - pulled again next pass
+            LOG.exception("pulling local IP associations failed")
+            return
+        with self._lock:
+            self.local_ips = {}
+            for data in pulled:
+                assoc = local_ip.from_pushed(data)
+                self.local_ips.setdefault(assoc.fixed_port_id, {})[assoc.local_ip_id] = assoc
+            self._local_ips_pulled = True
 
     def groups_changed(self, groups: list[str] | None, members: bool) -> None:
         """Mark the ports a group change affects (``l2_devices.affected_by_groups``)."""
@@ -296,7 +354,11 @@ class OvsAgent(Agent):
         full = self._first
         vifs = {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
         dirty, sg_dirty = self.marks.take()
+        if self.local_ip and (full or not self._local_ips_pulled):
+            self.pull_local_ips()
         with self._lock:
+            local_ips = {pid: tuple(sorted(held.values()))
+                         for pid, held in self.local_ips.items() if held}
             if full and self.qos:
                 self.policies.clear()
             policies = dict(self.policies)
@@ -309,7 +371,7 @@ class OvsAgent(Agent):
         cookies = ({b: self.ovs.cookies(b) for b in self.settings.flow_bridges()}
                    if full else {})
         return plan.Observed(vifs, full, self._passes, dirty, sg_dirty, fdb, policies,
-                             meters, shaped, cookies)
+                             meters, shaped, cookies, local_ips)
 
     def read_peers(self) -> list[plan.Peer] | None:
         """The tunnel endpoints of the other agents; None if the server failed."""
@@ -382,6 +444,8 @@ class OvsAgent(Agent):
             endpoints[QOS_TOPIC] = QosPushEndpoint(self)
         if self.logs is not None:
             endpoints[LOG_TOPIC] = LogPushEndpoint(self)
+        if self.local_ip:
+            endpoints[LOCAL_IP_TOPIC] = LocalIpPushEndpoint(self)
         for topic, endpoint in endpoints.items():
             self.listen(topic, [endpoint])
 

@@ -148,13 +148,18 @@ def _ipv4(addr: str) -> bool:
         return False
 
 
-def arp_answer(vlan: int, mac: str, ip: str) -> Flow:
-    """Answer "who has ``ip``" on local VLAN ``vlan`` with ``mac``, back out
-    the port the request came in on."""
+def arp_answer_actions(mac: str, ip: str) -> str:
+    """Turn an ARP request for ``ip`` into its answer (``ip`` is at ``mac``)
+    and send it back out the port the request came in on."""
     mac_hex = "0x" + mac.replace(":", "")
     ip_hex = f"{int(ipaddress.ip_address(ip)):#x}"
-    actions = ("move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[]," f"mod_dl_src:{mac},"
-               "load:0x2->NXM_OF_ARP_OP[],move:NXM_NX_ARP_SHA[]->NXM_NX_ARP_THA[],"
-               "move:NXM_OF_ARP_SPA[]->NXM_OF_ARP_TPA[],"
-               f"load:{mac_hex}->NXM_NX_ARP_SHA[],load:{ip_hex}->NXM_OF_ARP_SPA[],in_port")
-    return Flow(ARP_RESPONDER, 1, f"arp,dl_vlan={vlan},arp_op=1,arp_tpa={ip}", actions)
+    return ("move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[]," f"mod_dl_src:{mac},"
+            "load:0x2->NXM_OF_ARP_OP[],move:NXM_NX_ARP_SHA[]->NXM_NX_ARP_THA[],"
+            "move:NXM_OF_ARP_SPA[]->NXM_OF_ARP_TPA[],"
+            f"load:{mac_hex}->NXM_NX_ARP_SHA[],load:{ip_hex}->NXM_OF_ARP_SPA[],in_port")
+
+
+def arp_answer(vlan: int, mac: str, ip: str) -> Flow:
+    """Answer "who has ``ip``" on local VLAN ``vlan`` with ``mac``."""
+    return Flow(ARP_RESPONDER, 1, f"arp,dl_vlan={vlan},arp_op=1,arp_tpa={ip}",
+                arp_answer_actions(mac, ip))

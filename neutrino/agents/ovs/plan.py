@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from neutrino.agents import l2_devices, secgroup_facts
-from neutrino.agents.ovs import firewall, flows, l2pop, netlog, qos
+from neutrino.agents.ovs import firewall, flows, l2pop, local_ip, netlog, qos
 from neutrino.agents.ovs.flows import Flow, LocalNet
 from neutrino.agents.ovs.switch import PortTag, VifPort
 
@@ -46,6 +46,7 @@ class Settings:
     firewall: bool = False  # the openvswitch firewall driver
     qos: bool = False
     netlog: bool = False  # the ``log`` extension (with the openvswitch firewall)
+    local_ips: bool = False  # the ``local_ip`` extension
     cookie: int = 1
 
     def flow_bridges(self) -> list[str]:
@@ -93,6 +94,8 @@ class Observed:
     meters: dict[int, qos.Limit] | None = None  # on a full pass: the switch's
     shaped: dict[str, qos.Limit] | None = None  # on a full pass: the switch's
     cookies: dict[str, set[int]] = field(default_factory=dict)  # on a full pass
+    # port id -> the local IP associations it answers for, as pushed or pulled
+    local_ips: dict[str, tuple[local_ip.Association, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -385,6 +388,8 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
         integration |= set(filtering)
     if settings.qos:
         integration |= set(qos_flows(known, observed.policies))
+    if settings.local_ips:
+        integration |= set(local_ip_flows(known, observed.local_ips, settings.firewall))
     out = {settings.bridges.integration: integration}
     if settings.tunnel_types:
         tunnel = set(flows.tunnel_flows(nets, known.tunnels, settings.bridges,
@@ -418,6 +423,19 @@ def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set
             if pid in port_logs:
                 logged[security.name] = netlog.log_flows(port_logs[pid])
     return firewall.firewall_flows(filtered, unfiltered, logged), stale
+
+
+def local_ip_flows(known: Known, associations: dict[str, tuple[local_ip.Association, ...]],
+                   firewall: bool = False) -> list[Flow]:
+    """The local-IP flows of the associated ports wired here (and up), reached
+    from every wired port that is up (after the firewall's egress if any)."""
+    up = {pid: w for pid, w in known.wired.items()
+          if w.admin_up and w.network_id in known.vlans}
+    answering = [local_ip.Answering(a, w.port.name, w.port.mac, known.vlans[w.network_id])
+                 for pid, w in up.items() if w.port.mac
+                 for a in associations.get(pid, ())]
+    return local_ip.local_ip_flows(
+        answering, [(w.port.name, known.vlans[w.network_id]) for w in up.values()], firewall)
 
 
 def qos_flows(known: Known, policies: dict[str, dict[str, Any]]) -> list[Flow]:

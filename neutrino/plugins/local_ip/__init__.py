@@ -1,0 +1,1 @@
+"""The ``local_ip`` service plugin."""
