@@ -64,19 +64,23 @@ class DhcpAgent(Agent):
     topic = "dhcp_agent"
 
     def __init__(self, tmp: Path, vhost: str, networks: int = 0, host: str | None = None,
-                 report_interval: float = 0) -> None:
+                 report_interval: float = 0, zone: str | None = None) -> None:
         name = host or f"dhcp-{uuid.uuid4().hex[:8]}"
         conf_file = tmp / f"{name}.conf"
         conf_file.write_text(f"[DEFAULT]\nhost = {name}\ntransport_url = {bus(vhost)}\n"
                              f"[AGENT]\nreport_interval = {report_interval}\n")
         super().__init__(make_conf(["--config-file", str(conf_file)]))
         self.networks = networks
+        self.zone = zone
         self.recorder = Recorder()
         self.api: DhcpPluginApi | None = None
 
     def configurations(self) -> dict[str, Any]:
         return {"networks": self.networks, "subnets": 0, "ports": 0,
                 "dhcp_driver": "neutron.agent.linux.dhcp.Dnsmasq"}
+
+    def availability_zone(self) -> str | None:
+        return self.zone
 
     def start(self) -> "DhcpAgent":
         """Listen for casts, then register (state report) and keep reporting."""
