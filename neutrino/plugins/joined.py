@@ -342,13 +342,17 @@ class Computed:
 
     def __init__(self, label: str, build: Callable[[Table], Any],
                  fill: Fill | None = None,
-                 fresh: tuple[Sequence[Table], Any] | None = None) -> None:
+                 fresh: tuple[Sequence[Table], Any] | None = None,
+                 from_row: str | None = None) -> None:
         self.labels = [label]
         self._build = build
         self.fill = fill
         # (tables, value): for a resource made in the running transaction,
         # while it wrote none of ``tables``, the value is ``value``.
         self._fresh = fresh
+        # A column of the resource's own row: a new one's value is the one
+        # its INSERT wrote.
+        self._from_row = from_row
 
     def columns(self, parent: Table) -> list[Any]:
         return [self._build(parent).label(self.labels[0])]
@@ -361,6 +365,8 @@ class Computed:
         return row[index[0]]
 
     def fresh_values(self, parent: dict[str, Any], written: writes.Written) -> list[Any] | None:
+        if self._from_row is not None:
+            return [parent.get(self._from_row)]
         if self._fresh is None or any(table in written for table in self._fresh[0]):
             return None
         return [self._fresh[1]]

@@ -11,6 +11,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules
+from neutrino.plugins import availability_zones as az
 from neutrino.plugins import joined as joined_mod
 from neutrino.plugins import rbac, store
 from neutrino.plugins.handler import Handler
@@ -127,7 +128,10 @@ class Networks(Handler):
         row = store.standard_row(ctx.project_id, data)
         segments = self.types.allocate(conn, data)
         mtu = self.types.network_mtu(segments, data.get("mtu"))
-        row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE", mtu=mtu)
+        row.update(admin_state_up=data.get("admin_state_up", True), status="ACTIVE", mtu=mtu,
+                   # ``network_availability_zone``: checked by its driver after the INSERT
+                   availability_zone_hints=az.to_text(
+                       az.requested(data, self.conf.default_availability_zones)))
         # Pipelined (db/pipeline.py): its failure ends the attempt, nothing catches it.
         store.insert(conn, t.networks, row, pipelined=True)
         if data.get("shared"):

@@ -33,11 +33,8 @@ class NetworkZonesDriver(ExtensionDriver):
         agent's zone undoes the whole create (404)."""
         if plural != "networks":
             return
-        hints = az.requested(data, self.conf.default_availability_zones)
-        if hints:
-            az.validate(conn, "network", hints)
-            conn.execute(sa.update(t.networks).where(N.id == resource_id)
-                         .values(availability_zone_hints=az.to_text(hints)))
+        # The row's INSERT wrote them (``networks.Networks.create``).
+        az.validate(conn, "network", az.requested(data, self.conf.default_availability_zones))
 
     def joined(self, plural: str) -> list[Any]:
         return [HINTS_READ, ZONES_READ] if plural == "networks" else []
@@ -72,6 +69,7 @@ def _fill_zones(item: dict[str, Any], rows: list[Any]) -> None:
 # Read with a network's own row: the hints are its column, the zones those
 # of the DHCP agents its bindings name.
 HINTS_READ = Computed("network__az_hints", lambda networks: networks.c.availability_zone_hints,
-                      fill=lambda item, value: item.__setitem__(az.HINTS, az.from_text(value)))
+                      fill=lambda item, value: item.__setitem__(az.HINTS, az.from_text(value)),
+                      from_row="availability_zone_hints")
 ZONES_READ = Aggregated(t.networkdhcpagentbindings, "network_id", (A.availability_zone,),
                         joins=((t.agents, A.id == NB.dhcp_agent_id),), fill=_fill_zones)
