@@ -95,9 +95,11 @@ class Server:
 SESSION_EXTRA = ("service_plugins = router,port_forwarding,conntrack_helper,ndp_proxy,auto_allocate,qos,"
                  "metering,segments,trunk,flavors,network_segment_range\n"
                  "[ml2]\nextension_drivers = port_security,qos\nmechanism_drivers = openvswitch\n"
-                 # The admin client's one project makes RBAC entries for every
-                 # test of the session; quota tests run servers of their own.
-                 "[quotas]\nquota_rbac_policy = -1\n")
+                 # The admin client's one project makes networks, subnets, ports
+                 # and RBAC entries for every test of the session (as in the
+                 # conformance setup); quota tests run servers of their own.
+                 "[quotas]\nquota_network = -1\nquota_subnet = -1\nquota_port = -1\n"
+                 "quota_rbac_policy = -1\n")
 
 
 @pytest.fixture(scope="session")
