@@ -257,6 +257,16 @@ def test_a_stop_removes_the_namespaces_and_the_switch_it_made(aio: Aio) -> None:
     assert sh("ip", "link", "show", device, check=False).returncode != 0
 
 
+NOISE = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Warning\b|deprecat", re.I)
+
+
+def test_a_normal_run_logs_no_warning_and_no_banner(aio: Aio) -> None:
+    """Start, the walk-through, a stop: nothing an operator would take for a fault."""
+    assert aio.proc is not None and aio.proc.poll() is not None  # stopped by now
+    noise = [line for line in aio.output().splitlines() if NOISE.search(line)]
+    assert not noise, "\n".join(noise)
+
+
 def test_a_prefix_the_host_already_routes_is_left_alone() -> None:
     """Another network on this host holds the external prefix: the all-in-one
     says so in one line, adds no route, and serves on."""
