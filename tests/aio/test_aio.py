@@ -267,6 +267,27 @@ def test_a_normal_run_logs_no_warning_and_no_banner(aio: Aio) -> None:
     assert not noise, "\n".join(noise)
 
 
+def test_after_a_restart_a_port_whose_device_went_with_the_stop_is_down(aio: Aio) -> None:
+    """The stop deleted the instance's veth with the switch's namespace: the
+    restarted OVS agent's full sync reports its port down; the router's and
+    DHCP's ports, plugged again by their agents, are active again."""
+    admin = Client(aio.url)
+    aio.start()
+    try:
+        ports = admin.get("/v2.0/ports")[1]["ports"]
+        vm = next(p for p in ports if p["name"] == f"{aio.prefix}vm1-port")
+        assert wait_for(lambda: admin.get(f"/v2.0/ports/{vm['id']}")[1]["port"]["status"]
+                        == "DOWN", 60), aio.output()[-3000:]
+
+        def agents_ports_active() -> bool:
+            owned = [p for p in admin.get("/v2.0/ports")[1]["ports"]
+                     if p["device_owner"] in ("network:dhcp", "network:router_interface")]
+            return bool(owned) and all(p["status"] == "ACTIVE" for p in owned)
+        assert wait_for(agents_ports_active, 60), admin.get("/v2.0/ports")[1]
+    finally:
+        assert aio.stop() == 0
+
+
 def test_a_prefix_the_host_already_routes_is_left_alone() -> None:
     """Another network on this host holds the external prefix: the all-in-one
     says so in one line, adds no route, and serves on."""
