@@ -391,7 +391,9 @@ class OvsAgent(Agent):
         """The ports the server has bound to this host; None if it failed
         (the devices gone meanwhile are then not reported this time)."""
         try:
-            return self.plugin_rpc.get_ports_by_vnic_type_and_host("normal")
+            bound: list[dict[str, Any]] = self.plugin_rpc.get_ports_by_vnic_type_and_host(
+                "normal")
+            return bound
         except Exception:  # noqa: BLE001 - the pass goes on without it
             LOG.exception("get_ports_by_vnic_type_and_host failed")
             return None
