@@ -83,10 +83,19 @@ class Agent(abc.ABC):
             else:
                 LOG.exception("%s on %s: state report failed", self.agent_type, self.host)
             return None
-        self._start_flag = False
+        first, self._start_flag = self._start_flag, False
+        if first:
+            self.first_reported()
         if answer == "revived":
             self.revived()
         return answer
+
+    def first_reported(self) -> None:
+        """The server has this agent now (its first report answered). An
+        agent whose first sync asks the server to schedule work to it
+        (networks, routers) syncs again here: a sync that ran before the
+        report was answered found no agent to schedule to, as upstream's
+        agents do their full sync after the first successful report."""
 
     def revived(self) -> None:
         """The server had taken this agent for dead: casts meant for it meanwhile

@@ -281,3 +281,18 @@ def test_a_server_that_does_not_answer_the_full_sync_gets_asked_again(
     assert agent.retry_failed() is True
     agent.step()
     assert len(driver.served) == 1
+
+
+def test_the_first_answered_state_report_brings_a_full_sync(
+        tmp_path: Path, server: FakeServer) -> None:
+    """The server schedules networks left without an agent to the agents that
+    sync once they exist: a sync that ran before the first report was
+    answered is done again after it, as upstream's agent syncs then."""
+    driver = FakeDriver()
+    agent = agent_for(tmp_path, server, driver)
+    agent.step()  # before the server knows the agent: nothing for it yet
+    net = server.add_network()  # what the server schedules once it does
+    agent.first_reported()
+    agent.step()
+    assert server.called("get_active_networks_info") == [None, None]
+    assert net["id"] in driver.served

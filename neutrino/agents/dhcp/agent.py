@@ -128,6 +128,11 @@ class DhcpAgent(Agent):
             self._full = True
         self._wake.set()
 
+    def first_reported(self) -> None:
+        """Networks created while no DHCP agent was alive are scheduled to
+        this one by the sync (``network_auto_schedule``) only once it exists."""
+        self.mark_full_resync()
+
     # -- the loop -------------------------------------------------------------------------------
 
     def step(self) -> None:

@@ -168,6 +168,11 @@ class L3Agent(Agent):
             self._full_sync = True
             self._cond.notify_all()
 
+    def first_reported(self) -> None:
+        """Routers left without an agent are scheduled to this one by the sync
+        (``router_auto_schedule``) only once it exists."""
+        self.mark_full_sync()
+
     def policies_pushed(self, policies: list[dict[str, Any]], deleted: bool) -> None:
         """Keep the pushed policies the routers use; redo those routers."""
         ids = {p["id"] for p in policies if p.get("id")}
