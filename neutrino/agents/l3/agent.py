@@ -23,7 +23,7 @@ import netaddr
 import oslo_messaging
 from oslo_config import cfg
 
-from neutrino.agents.base import Agent
+from neutrino.agents.base import Agent, count_resync, timed_pass
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3 import keepalived, metadata, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
@@ -342,7 +342,8 @@ class L3Agent(Agent):
                     if self._stop.is_set():
                         return
                     self._cond.wait(1.0)
-            if not self.process():
+            if not timed_pass("l3", self.process):
+                count_resync("l3")
                 self._stop.wait(self.retry_delay)
 
     def start(self) -> None:
