@@ -66,7 +66,8 @@ def check_schema(conf: cfg.ConfigOpts) -> None:
     head = migrate.head()
     current = migrate.current(url)
     if current != head:
-        raise StartupError(f"[database] connection: schema is at {current}, not {head}; "
+        raise StartupError(f"[database] connection: schema is {migrate.describe(current)}, "
+                           f"not {head}; "
                            f"run 'neutrino db upgrade' with the same configuration")
 
 
