@@ -44,13 +44,16 @@ DPD_DEFAULT = {"action": "hold", "interval": 30, "timeout": 120}
 
 
 def _at_least(low: int) -> v.Validator:
-    def check(value: Any) -> int:
+    """Upstream's ``type:range`` with no upper bound (but the column's): an
+    integer-like string passes and is kept as given, since upstream's
+    create and update answers echo it so (its readers show the integer)."""
+    def check(value: Any) -> Any:
         num = v.to_int(value)
         if num < low:
             raise v.Invalid(f"'{num}' is too small - must be at least '{low}'")
         if num > 2**31 - 1:
             raise v.Invalid(f"'{num}' is too large - must be no larger than '{2**31 - 1}'")
-        return num
+        return value
     return check
 
 

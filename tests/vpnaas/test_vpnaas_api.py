@@ -75,6 +75,14 @@ def test_policies_default_to_working_algorithms_and_show_their_lifetime(owner: C
     assert status == 200, body
     assert body["ikepolicy"]["lifetime"] == {"units": "seconds", "value": 7200}
     assert body["ikepolicy"]["ike_version"] == "v2"
+    # a value spelled as a string is echoed so by the write (upstream's
+    # answer, which tempest checks) and read back as the integer stored
+    status, body = owner.put(f"{VPN}/ipsecpolicies/{ipsec['id']}",
+                             {"ipsecpolicy": {"lifetime": {"units": "seconds", "value": "2000"}}})
+    assert (status, body["ipsecpolicy"]["lifetime"]) == (200, {"units": "seconds",
+                                                                "value": "2000"})
+    status, body = owner.get(f"{VPN}/ipsecpolicies/{ipsec['id']}")
+    assert body["ipsecpolicy"]["lifetime"] == {"units": "seconds", "value": 2000}
 
 
 @pytest.mark.parametrize("plural,key,attrs", [

@@ -25,6 +25,15 @@ def _lifetime(row: Any) -> dict[str, Any]:
     return {"units": row.lifetime_units, "value": row.lifetime_value}
 
 
+def _as_given(shown: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """A create's or update's answer shows the lifetime value as the request
+    spelled it (``"2000"``), as upstream's does; reads show the integer."""
+    given = (data.get("lifetime") or {}).get("value")
+    if given:
+        shown["lifetime"]["value"] = given
+    return shown
+
+
 class _Policies:
     """One policy collection: ``table``, its columns, its errors."""
 
@@ -74,9 +83,10 @@ class _Policies:
             for item in items:
                 life = {**res.LIFETIME_DEFAULT, **(item.get("lifetime") or {})}
                 row = {**rows.new_row(ctx, item), **{c: item[c] for c in self.columns},
-                       "lifetime_units": life["units"], "lifetime_value": life["value"]}
+                       "lifetime_units": life["units"], "lifetime_value": int(life["value"])}
                 conn.execute(sa.insert(self.table).values(**row))
-                out.append(self.to_dict(self.row(conn, Context.admin(), row["id"])))
+                out.append(_as_given(self.to_dict(self.row(conn, Context.admin(), row["id"])),
+                                     item))
             return out
         return self.plugin.core.write(op)  # type: ignore[no-any-return]
 
@@ -92,10 +102,10 @@ class _Policies:
             if life.get("units"):
                 values["lifetime_units"] = life["units"]
             if life.get("value"):
-                values["lifetime_value"] = life["value"]
+                values["lifetime_value"] = int(life["value"])
             if values:
                 conn.execute(sa.update(self.table).where(self.table.c.id == rid).values(**values))
-            return self.to_dict(self.row(conn, ctx, rid))
+            return _as_given(self.to_dict(self.row(conn, ctx, rid)), data)
         return self.plugin.core.write(op)  # type: ignore[no-any-return]
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
