@@ -21,17 +21,19 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension, ServicePlugin
+from neutrino.plugins.loader import PluginLoadError
+from neutrino.plugins.service_types import parse_provider
 from neutrino.plugins.vpnaas import exceptions as exc
 from neutrino.plugins.vpnaas.connections import Connections
 from neutrino.plugins.vpnaas.endpoint_groups import EndpointGroups
-from neutrino.plugins.vpnaas.flavors import VpnFlavors
+from neutrino.plugins.vpnaas.flavors import DRIVERS, VpnFlavors
 from neutrino.plugins.vpnaas.policies import IkePolicies, IpsecPolicies
 from neutrino.plugins.vpnaas.services import VpnServices
 from neutrino.resources import vpnaas as res
 from neutrino.rpc import topics
 
 SERVICE_TYPE = "VPN"
-DRIVER = "neutron_vpnaas.services.vpn.service_drivers.ipsec.IPsecVPNDriver"
+DRIVER = DRIVERS[0]
 # neutron-vpnaas's defaults (secure RBAC): project members and admins.
 MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 POLICIES = {f"{action}_{name}": MEMBER
@@ -57,6 +59,7 @@ class VpnPlugin(ServicePlugin):
         self.endpoint_groups = EndpointGroups(self)
         self.connections = Connections(self)
         self.flavors = VpnFlavors(db)
+        self.service_providers = self._providers(conf)
         self.l3: Any = None
         for singular, factory in (
                 ("vpnservice", lambda rid: exc.VPNServiceNotFound(vpnservice_id=rid)),
@@ -67,6 +70,20 @@ class VpnPlugin(ServicePlugin):
                 ("ipsec_site_connection",
                  lambda rid: exc.IPsecSiteConnectionNotFound(ipsec_site_conn_id=rid))):
             errors.register_not_found(singular, factory)
+
+    @staticmethod
+    def _providers(conf: Any) -> tuple[dict[str, Any], ...]:
+        """Upstream's ``[service_providers]`` VPN lines name the IPsec driver
+        (upstream ships it as the default in neutron_vpnaas.conf): listed as
+        configured, or the default when none is; another driver stops start-up."""
+        configured = [parse_provider(line) for line in conf.service_providers.service_provider
+                      if line.startswith(f"{SERVICE_TYPE}:")]
+        for provider in configured:
+            if provider["driver"] not in DRIVERS:
+                raise PluginLoadError(
+                    f"[service_providers] service_provider: VPN driver '{provider['driver']}' "
+                    f"is not one of {', '.join(DRIVERS)}")
+        return () if configured else VpnPlugin.service_providers
 
     def connect(self, core: Any) -> None:
         super().connect(core)
