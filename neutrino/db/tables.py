@@ -404,6 +404,56 @@ networkdhcpagentbindings = Table(
 )
 
 
+# -- BGP dynamic routing (``bgp``, ``bgp_dragent_scheduler``) ------------------------
+
+# A BGP speaker: a local AS (4-byte, hence BigInteger) and an IP version.
+bgp_speakers = Table(
+    "bgp_speakers", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False),
+    Column("local_as", BigInteger, nullable=False),
+    Column("ip_version", Integer, nullable=False),
+    Column("advertise_floating_ip_host_routes", Boolean, nullable=False),
+    Column("advertise_tenant_networks", Boolean, nullable=False),
+)
+
+# A BGP peer; ``password`` is for ``auth_type`` md5 and is never shown.
+bgp_peers = Table(
+    "bgp_peers", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False),
+    Column("peer_ip", String(64), nullable=False),
+    Column("remote_as", BigInteger, nullable=False),
+    Column("auth_type", String(16), nullable=False),
+    Column("password", String(255)),
+)
+
+# The peers a speaker peers with; they go with either.
+bgp_speaker_peer_bindings = Table(
+    "bgp_speaker_peer_bindings", metadata,
+    Column("bgp_speaker_id", String(36), _fk("bgp_speakers"), primary_key=True),
+    Column("bgp_peer_id", String(36), _fk("bgp_peers"), primary_key=True, index=True),
+)
+
+# The gateway networks whose routes a speaker advertises (for its IP version).
+bgp_speaker_network_bindings = Table(
+    "bgp_speaker_network_bindings", metadata,
+    Column("bgp_speaker_id", String(36), _fk("bgp_speakers"), primary_key=True),
+    Column("network_id", String(36), _fk("networks"), primary_key=True, index=True),
+    Column("ip_version", Integer, primary_key=True, autoincrement=False),
+)
+
+# Which BGP DR agent hosts a speaker: one speaker per agent (the primary
+# key), as upstream's scheduler allows.
+bgp_speaker_dragent_bindings = Table(
+    "bgp_speaker_dragent_bindings", metadata,
+    Column("agent_id", String(36), _fk("agents"), primary_key=True),
+    Column("bgp_speaker_id", String(36), _fk("bgp_speakers"), nullable=False, index=True),
+)
+
+
 # What a port still waits for before it is ACTIVE (upstream's provisioning
 # blocks): one row per entity (the L2 agent, the DHCP agent) that has not
 # yet reported the port ready.

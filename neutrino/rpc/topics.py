@@ -12,6 +12,8 @@ PLUGIN = "q-plugin"  # agents -> server: L2/DHCP/security group calls
 L3PLUGIN = "q-l3-plugin"  # L3 agents -> server
 METERING_PLUGIN = "metering_plugin"  # metering agents -> server
 METERING_AGENT = "metering_agent"  # server -> metering agents (casts to a host)
+BGP_PLUGIN = "q-bgp-plugin"  # BGP DR agents -> server
+BGP_DRAGENT = "bgp_dragent"  # server -> BGP DR agents (casts to a host)
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
 
