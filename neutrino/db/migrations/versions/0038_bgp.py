@@ -1,7 +1,7 @@
 """BGP dynamic routing (bgp): speakers, peers, their bindings and the DR agents hosting speakers
 
 Revision ID: 0038_bgp
-Revises: 0036_local_ips
+Revises: 0037_vpnaas
 """
 import sqlalchemy as sa
 from alembic import op
