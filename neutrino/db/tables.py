@@ -659,6 +659,72 @@ local_ip_associations = Table(
 )
 
 
+# -- FWaaS v2 (``fwaas_v2``) ---------------------------------------------------------
+
+# A rule's ports as upstream keeps them: each range as its two ends.
+firewall_rules_v2 = Table(
+    "firewall_rules_v2", metadata,
+    *_standard(),
+    Column("shared", Boolean, nullable=False, default=False),
+    Column("protocol", String(40)),
+    Column("ip_version", Integer, nullable=False),
+    Column("source_ip_address", String(46)),
+    Column("destination_ip_address", String(46)),
+    Column("source_port_range_min", Integer),
+    Column("source_port_range_max", Integer),
+    Column("destination_port_range_min", Integer),
+    Column("destination_port_range_max", Integer),
+    Column("action", String(36), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+)
+
+firewall_policies_v2 = Table(
+    "firewall_policies_v2", metadata,
+    *_standard(),
+    Column("shared", Boolean, nullable=False, default=False),
+    Column("audited", Boolean, nullable=False, default=False),
+)
+
+# A policy's rules in order (1-based positions); a rule in a policy stays.
+firewall_policy_rule_associations_v2 = Table(
+    "firewall_policy_rule_associations_v2", metadata,
+    Column("firewall_policy_id", String(36), _fk("firewall_policies_v2"), primary_key=True),
+    Column("firewall_rule_id", String(36), _fk("firewall_rules_v2", None), primary_key=True,
+           index=True),
+    Column("position", Integer, nullable=False),
+)
+
+# A policy in use by a group stays (refused by the plugin).
+firewall_groups_v2 = Table(
+    "firewall_groups_v2", metadata,
+    *_standard(),
+    Column("shared", Boolean, nullable=False, default=False),
+    Column("admin_state_up", Boolean, nullable=False, default=True),
+    Column("status", String(16), nullable=False),
+    Column("ingress_firewall_policy_id", String(36), _fk("firewall_policies_v2", None),
+           index=True),
+    Column("egress_firewall_policy_id", String(36), _fk("firewall_policies_v2", None),
+           index=True),
+)
+
+# A port is in one group at most; it leaves its group when it is deleted.
+firewall_group_port_associations_v2 = Table(
+    "firewall_group_port_associations_v2", metadata,
+    Column("firewall_group_id", String(36), _fk("firewall_groups_v2"), nullable=False,
+           index=True),
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+)
+
+# Which group is a project's ``default``: the key on the project makes
+# creating it race-free across servers, as for security groups.
+default_firewall_groups = Table(
+    "default_firewall_groups", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("firewall_group_id", String(36), _fk("firewall_groups_v2"), nullable=False,
+           unique=True),
+)
+
+
 # -- security groups (``security-group``, ``address-group``) ---------------------
 
 securitygroups = Table(

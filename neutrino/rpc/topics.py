@@ -42,6 +42,9 @@ LOG_PUSH = "neutron-vo-Log-1.0"
 LOCAL_IP_PUSH = "neutron-vo-LocalIPAssociation-1.0"
 LOCAL_IP_NAMESPACE = "local_ip"
 
+FIREWALL_PLUGIN = "q-firewall-plugin"  # FWaaS agent extensions -> server
+FIREWALL_AGENT = "firewall_agent"  # server -> FWaaS agent extensions (fanout)
+
 SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
 SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices
 
