@@ -481,7 +481,7 @@ class OvsAgent(Agent):
                  interval)
         unwatch = self.ovs.watch_vifs(self._wake.set)
         try:
-            poll(stop, interval, self.run_once, self.resync, self._wake)
+            poll(stop, interval, self.run_once, self.resync, self._wake, agent="ovs")
         finally:
             unwatch()
             if self.logs is not None:
