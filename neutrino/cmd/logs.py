@@ -27,6 +27,16 @@ def quiet_foreign_banners() -> None:
         warnings.filterwarnings("ignore", message=message, module=module)
 
 
+class _ClosingChannelChatter(logging.Filter):
+    """py-amqp's warning that a frame arrived on a channel being closed: at a
+    stop, RabbitMQ's cancel of the consumers being closed crosses the close
+    itself. It is the protocol working, not a fault, and came once per
+    consumer at every stop of a server or agent on RabbitMQ."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "during closing channel" not in str(record.msg)
+
+
 def setup_logging(conf: cfg.ConfigOpts) -> None:
     level = logging.DEBUG if conf.debug else logging.INFO
     handler: logging.Handler = (logging.FileHandler(conf.log_file) if conf.log_file
@@ -43,6 +53,9 @@ def setup_logging(conf: cfg.ConfigOpts) -> None:
         access.addHandler(logging.FileHandler(conf.access_log))
     for noisy in ("stevedore", "keystonemiddleware", "oslo_policy", "alembic.runtime.plugins"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    amqp = logging.getLogger("amqp")
+    if not any(isinstance(f, _ClosingChannelChatter) for f in amqp.filters):
+        amqp.addFilter(_ClosingChannelChatter())
 
 
 def switch_access_log(conf: cfg.ConfigOpts) -> None:

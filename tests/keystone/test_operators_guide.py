@@ -123,6 +123,9 @@ def test_a_single_host_with_keystone_as_the_guide_says(
         finally:
             server.terminate()
             assert server.wait(60) == 0, log.read_text()[-3000:]
+        # stops on RabbitMQ leave no protocol chatter behind as warnings
+        for path in [log, *tmp_path.glob("agent-*.log")]:
+            assert " WARNING amqp " not in path.read_text(), path.read_text()[-3000:]
 
 
 def _agents(session: Session, blocks: dict[str, tuple[str, str]], keystone: Keystone,
