@@ -105,3 +105,32 @@ def test_a_pass_applies_the_servers_speakers_and_a_cast_brings_the_next(tmp_path
     DrAgentEndpoint(agent).bgp_speaker_remove_end({}, payload={"bgp_speaker": {"id": SID}})
     agent.step()
     assert speakers.running == {} and agent.running == {}
+
+
+class DyingSpeakers(MemorySpeakers):
+    """In-memory speakers whose daemon of ``dead`` died by itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dead: set[str] = set()
+
+    def gone(self, speaker_ids: list[str]) -> list[str]:
+        out = [s for s in speaker_ids if s in self.dead]
+        for speaker_id in out:
+            self.running.pop(speaker_id, None)
+        self.dead -= set(out)
+        return out
+
+
+def test_a_speaker_whose_daemon_died_starts_again_without_asking_the_server(
+        tmp_path: Any) -> None:
+    agent, _, server = _agent(tmp_path)
+    speakers = DyingSpeakers()
+    agent.speakers = speakers
+    server.speakers = [_info()]
+    agent.step()
+    speakers.dead.add(SID)
+    agent.step()
+    assert server.calls == 1
+    assert sorted(speakers.running[SID].routes) == ["10.1.0.0/24", "203.0.113.5/32"]
+    assert list(speakers.running[SID].peers) == ["192.0.2.2"]
