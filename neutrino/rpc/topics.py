@@ -42,5 +42,15 @@ LOG_PUSH = "neutron-vo-Log-1.0"
 LOCAL_IP_PUSH = "neutron-vo-LocalIPAssociation-1.0"
 LOCAL_IP_NAMESPACE = "local_ip"
 
+FIREWALL_PLUGIN = "q-firewall-plugin"  # FWaaS agent extensions -> server
+FIREWALL_AGENT = "firewall_agent"  # server -> FWaaS agent extensions (fanout)
+
 SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
 SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices
+
+# VPN as a service, upstream's IPsec driver topics: the L3 agents' VPN
+# extension calls the server on IPSEC_DRIVER (get_vpn_services_on_host,
+# update_status); the server casts vpnservice_updated to a host on IPSEC_AGENT.
+IPSEC_DRIVER = "ipsec_driver"
+IPSEC_AGENT = "ipsec_agent"
+IPSEC_VERSION = "1.0"

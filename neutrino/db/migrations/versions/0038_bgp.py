@@ -1,13 +1,13 @@
 """BGP dynamic routing (bgp): speakers, peers, their bindings and the DR agents hosting speakers
 
-Revision ID: 0037_bgp
-Revises: 0036_local_ips
+Revision ID: 0038_bgp
+Revises: 0037_vpnaas
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0037_bgp'
-down_revision = '0036_local_ips'
+revision = '0038_bgp'
+down_revision = '0037_vpnaas'
 branch_labels = None
 depends_on = None
 
