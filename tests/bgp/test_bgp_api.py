@@ -203,3 +203,15 @@ def test_member_actions_answer_only_their_own_method(admin: Client) -> None:
     speaker = _speaker(admin)
     assert admin.get(f"{SPEAKERS}/{speaker['id']}/add_bgp_peer")[0] == 405
     assert admin.put(f"{SPEAKERS}/{speaker['id']}/get_advertised_routes", {})[0] == 405
+
+
+def test_an_admin_of_another_project_manages_the_speakers_and_peers_too(
+        admin: Client, bgp_server: Any) -> None:
+    elsewhere = Client(bgp_server.url, project=uuid.uuid4().hex, roles="admin,member,reader")
+    speaker, peer = _speaker(admin), _peer(admin, peer_ip="198.51.100.9")
+    assert elsewhere.get(f"{SPEAKERS}/{speaker['id']}")[1]["bgp_speaker"] == speaker
+    assert peer["id"] in [p["id"] for p in elsewhere.get(PEERS)[1]["bgp_peers"]]
+    assert _action(elsewhere, speaker["id"], "add_bgp_peer", {"bgp_peer_id": peer["id"]})[0] \
+        == 200
+    assert elsewhere.delete(f"{SPEAKERS}/{speaker['id']}")[0] == 204
+    assert elsewhere.delete(f"{PEERS}/{peer['id']}")[0] == 204

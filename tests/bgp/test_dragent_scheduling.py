@@ -138,3 +138,18 @@ def test_a_speaker_made_before_any_agent_goes_to_the_first_that_reports(
     admin.delete(f"/v2.0/bgp-speakers/{speaker['id']}")
     assert wait_for(lambda: not speakers.running, 20)
 
+
+
+def test_a_disabled_agent_stops_its_speaker_until_enabled_again(
+        admin: Client, dragent: Any) -> None:
+    for old in admin.get(f"/v2.0/agents?agent_type={AGENT_TYPE}")[1]["agents"]:
+        admin.put(f"/v2.0/agents/{old['id']}", {"agent": {"admin_state_up": False}})
+    agent, speakers = dragent()
+    agent_id = _agent_id(admin, agent.host)
+    speaker = made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64900, ip_version=4)
+    assert wait_for(lambda: speaker["id"] in speakers.running, 20)
+    admin.put(f"/v2.0/agents/{agent_id}", {"agent": {"admin_state_up": False}})
+    assert wait_for(lambda: speaker["id"] not in speakers.running, 20)
+    admin.put(f"/v2.0/agents/{agent_id}", {"agent": {"admin_state_up": True}})
+    assert wait_for(lambda: speaker["id"] in speakers.running, 20)
+    admin.delete(f"/v2.0/bgp-speakers/{speaker['id']}")
