@@ -122,7 +122,8 @@ def test_peer_refusals(admin: Client) -> None:
     assert status == 400 and _error(body) == (
         "InvalidBgpPeerMd5Authentication",
         "A password must be supplied when using auth_type md5."), body
-    for attrs in ({"peer_ip": "not-an-ip"}, {"auth_type": "sha1"}, {"peer_ip": None}):
+    for attrs in ({"peer_ip": "not-an-ip"}, {"auth_type": "sha1"}, {"peer_ip": None},
+                  {"auth_type": "md5", "password": "x" * 256}):
         status, body = admin.post(PEERS, {"bgp_peer": {"remote_as": 1, "peer_ip": "192.0.2.3",
                                                        "auth_type": "none", **attrs}})
         assert status == 400, (attrs, body)
