@@ -31,6 +31,10 @@ def test_speakers_peers_and_routes_on_each_backend(clients: tuple[Client, Client
                     ip_version=4)
     assert admin.get(f"/v2.0/bgp-speakers/{speaker['id']}")[1]["bgp_speaker"]["local_as"] \
         == 4294967295
+    for query in ("ip_version=4&local_as=4294967295", "advertise_tenant_networks=true"):
+        listed = admin.get(f"/v2.0/bgp-speakers?{query}")[1]["bgp_speakers"]
+        assert [s["id"] for s in listed] == [speaker["id"]], query
+    assert admin.get("/v2.0/bgp-speakers?ip_version=6")[1]["bgp_speakers"] == []
     peer = _made(admin, "/v2.0/bgp-peers", "bgp_peer", peer_ip="192.0.2.1",
                  remote_as=4294967295, auth_type="md5", password="p" * 255)
     sid = speaker["id"]
