@@ -134,3 +134,14 @@ def test_a_speaker_whose_daemon_died_starts_again_without_asking_the_server(
     assert server.calls == 1
     assert sorted(speakers.running[SID].routes) == ["10.1.0.0/24", "203.0.113.5/32"]
     assert list(speakers.running[SID].peers) == ["192.0.2.2"]
+
+
+def test_gobgpd_is_configured_with_the_peers_passwords_and_the_speakers_family() -> None:
+    from neutrino.agents.bgp.gobgp import config_text
+    text = config_text(4200000000, "192.0.2.1", -1, 6, [
+        p.Peer("2001:db8::2", 64513, 'pa"ss'), p.Peer("2001:db8::1", 64514)])
+    assert text.splitlines()[:4] == ["[global.config]", "  as = 4200000000",
+                                     '  router-id = "192.0.2.1"', "  port = -1"]
+    assert text.index('"2001:db8::1"') < text.index('"2001:db8::2"')
+    assert text.count("auth-password") == 1 and 'auth-password = "pa\\"ss"' in text
+    assert text.count('afi-safi-name = "ipv6-unicast"') == 2
