@@ -52,7 +52,8 @@ BGP_SPEAKER = resource(
     # No default upstream (its column is NOT NULL, so leaving them out is a
     # 500 there); here they are simply required.
     attr("local_as", _ASN_2BYTE, allow_post=True, is_filter=True, is_sort_key=True),
-    attr("ip_version", v.values(4, 6), allow_post=True, is_filter=True, is_sort_key=True),
+    attr("ip_version", v.values(4, 6), allow_post=True, is_filter=True, is_sort_key=True,
+         convert_filter=v.filter_int),
     attr("advertise_floating_ip_host_routes", v.boolean, default=True, allow_post=True,
          allow_put=True, enforce_policy=True, is_filter=True, is_sort_key=True,
          convert_filter=v.filter_bool),
@@ -75,7 +76,8 @@ BGP_PEER = resource(
     attr("remote_as", _ASN_2BYTE, allow_post=True, is_filter=True, is_sort_key=True),
     attr("auth_type", v.values(*AUTH_TYPES), allow_post=True, required_by_policy=True,
          is_filter=True, is_sort_key=True),
-    attr("password", v.or_none(v.string()), default=None, allow_post=True, allow_put=True,
+    # Upstream checks no length (a longer one fails in its column, a 500 there).
+    attr("password", v.or_none(v.string(255)), default=None, allow_post=True, allow_put=True,
          is_visible=False, required_by_policy=True),
     has_tags=False, url_name="bgp-peers",
 )

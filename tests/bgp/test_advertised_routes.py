@@ -127,3 +127,31 @@ def test_a_floating_ip_of_an_unscoped_network_is_advertised_too(admin: Client,
     gateway = router["external_gateway_info"]["external_fixed_ips"][0]["ip_address"]
     assert _routes(admin, speaker["id"]) == [
         {"destination": f"{fip['floating_ip_address']}/32", "next_hop": gateway}]
+
+
+def test_an_ipv6_speaker_advertises_the_scoped_ipv6_subnets(admin: Client,
+                                                            owner: Client) -> None:
+    tag = uuid.uuid4().int % 0xffff
+    scope = _made(admin, "/v2.0/address-scopes", "address_scope", name="v6", ip_version=6,
+                  shared=True)
+    pool = _made(admin, "/v2.0/subnetpools", "subnetpool", name="v6", default_prefixlen=64,
+                 prefixes=[f"2001:db8:{tag:x}::/48"], address_scope_id=scope["id"], shared=True)
+    ext = _made(admin, "/v2.0/networks", "network", name="ext6", **{"router:external": True})
+    _made(admin, "/v2.0/subnets", "subnet", network_id=ext["id"], ip_version=6,
+          cidr=f"2001:db8:{tag:x}::/64", subnetpool_id=pool["id"])
+    net = _made(owner, "/v2.0/networks", "network", name="p6")
+    inside = _made(owner, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=6,
+                   cidr=f"2001:db8:{tag:x}:1::/64", subnetpool_id=pool["id"],
+                   ipv6_ra_mode="slaac", ipv6_address_mode="slaac")
+    router = _made(admin, "/v2.0/routers", "router", name="r6",
+                   external_gateway_info={"network_id": ext["id"]})
+    admin.put(f"/v2.0/routers/{router['id']}/add_router_interface", {"subnet_id": inside["id"]})
+    gateway = [i["ip_address"] for i in router["external_gateway_info"]["external_fixed_ips"]
+               if ":" in i["ip_address"]][0]
+    speaker = _made(admin, SPEAKERS, "bgp_speaker", local_as=64512, ip_version=6)
+    admin.put(f"{SPEAKERS}/{speaker['id']}/add_gateway_network", {"network_id": ext["id"]})
+    assert _routes(admin, speaker["id"]) == [
+        {"destination": inside["cidr"], "next_hop": gateway}]
+    four = _made(admin, SPEAKERS, "bgp_speaker", local_as=64512, ip_version=4)
+    admin.put(f"{SPEAKERS}/{four['id']}/add_gateway_network", {"network_id": ext["id"]})
+    assert _routes(admin, four["id"]) == []

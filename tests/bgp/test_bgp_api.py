@@ -122,7 +122,8 @@ def test_peer_refusals(admin: Client) -> None:
     assert status == 400 and _error(body) == (
         "InvalidBgpPeerMd5Authentication",
         "A password must be supplied when using auth_type md5."), body
-    for attrs in ({"peer_ip": "not-an-ip"}, {"auth_type": "sha1"}, {"peer_ip": None}):
+    for attrs in ({"peer_ip": "not-an-ip"}, {"auth_type": "sha1"}, {"peer_ip": None},
+                  {"auth_type": "md5", "password": "x" * 256}):
         status, body = admin.post(PEERS, {"bgp_peer": {"remote_as": 1, "peer_ip": "192.0.2.3",
                                                        "auth_type": "none", **attrs}})
         assert status == 400, (attrs, body)
@@ -203,3 +204,15 @@ def test_member_actions_answer_only_their_own_method(admin: Client) -> None:
     speaker = _speaker(admin)
     assert admin.get(f"{SPEAKERS}/{speaker['id']}/add_bgp_peer")[0] == 405
     assert admin.put(f"{SPEAKERS}/{speaker['id']}/get_advertised_routes", {})[0] == 405
+
+
+def test_an_admin_of_another_project_manages_the_speakers_and_peers_too(
+        admin: Client, bgp_server: Any) -> None:
+    elsewhere = Client(bgp_server.url, project=uuid.uuid4().hex, roles="admin,member,reader")
+    speaker, peer = _speaker(admin), _peer(admin, peer_ip="198.51.100.9")
+    assert elsewhere.get(f"{SPEAKERS}/{speaker['id']}")[1]["bgp_speaker"] == speaker
+    assert peer["id"] in [p["id"] for p in elsewhere.get(PEERS)[1]["bgp_peers"]]
+    assert _action(elsewhere, speaker["id"], "add_bgp_peer", {"bgp_peer_id": peer["id"]})[0] \
+        == 200
+    assert elsewhere.delete(f"{SPEAKERS}/{speaker['id']}")[0] == 204
+    assert elsewhere.delete(f"{PEERS}/{peer['id']}")[0] == 204

@@ -6,23 +6,15 @@ released, the speaker unhosted and deleted."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from neutrino.agents.bgp.agent import BgpDrAgent
-from neutrino.agents.bgp.speaker import MemorySpeakers
-from neutrino.service import make_conf
+from tests.bgp.helpers import AGENT_TYPE, ML2, made
 from tests.conftest import Client, Server
 from tests.rpc.bus import bus
 from tests.rpc.conftest import vhost  # noqa: F401 - the module's own vhost
 from tests.waiting import wait_for
-
-AGENT_TYPE = "BGP dynamic routing agent"
-ML2 = ("[ml2]\ntype_drivers = flat,vlan,vxlan\ntenant_network_types = vxlan\n"
-       "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 500:600\n"
-       "[ml2_type_flat]\nflat_networks = *\n")
 
 
 @pytest.fixture(scope="module")
@@ -38,34 +30,6 @@ def admin(srv: Server) -> Client:
     return Client(srv.url, project=uuid.uuid4().hex, roles="admin,member,reader")
 
 
-@pytest.fixture
-def dragent(tmp_path: Path, vhost: str) -> Iterator[Any]:  # noqa: F811
-    """``make()``: a DR agent on a host of its own, registered and running."""
-    made: list[BgpDrAgent] = []
-
-    def make() -> tuple[BgpDrAgent, MemorySpeakers]:
-        host = f"bgp-{uuid.uuid4().hex[:8]}"
-        path = tmp_path / f"{host}.conf"
-        path.write_text(f"[DEFAULT]\nhost = {host}\ntransport_url = {bus(vhost)}\n"
-                        f"periodic_interval = 3600\n[AGENT]\nreport_interval = 1\n"
-                        f"[BGP]\nbgp_router_id = 192.0.2.1\n")
-        speakers = MemorySpeakers()
-        agent = BgpDrAgent(make_conf(["--config-file", str(path)]), speakers)
-        made.append(agent)
-        agent.register()
-        agent.start()
-        return agent, speakers
-    yield make
-    for agent in made:
-        agent.stop()
-
-
-def _made(client: Client, path: str, key: str, **attrs: Any) -> dict[str, Any]:
-    status, body = client.post(path, {key: attrs})
-    assert status == 201, body
-    return dict(body[key])
-
-
 def _agent_id(admin: Client, host: str) -> str:
     status, body = admin.get(f"/v2.0/agents?host={host}&agent_type={AGENT_TYPE}")
     assert status == 200 and len(body["agents"]) == 1, body
@@ -76,7 +40,7 @@ def test_a_speaker_follows_its_agent_and_the_floating_ips_it_advertises(
         admin: Client, dragent: Any) -> None:
     agent, speakers = dragent()
     agent_id = _agent_id(admin, agent.host)
-    speaker = _made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64512, ip_version=4)
+    speaker = made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64512, ip_version=4)
     sid = speaker["id"]
     status, body = admin.get(f"/v2.0/bgp-speakers/{sid}/bgp-dragents")
     assert status == 200 and [a["id"] for a in body["agents"]] == [agent_id], body
@@ -85,27 +49,27 @@ def test_a_speaker_follows_its_agent_and_the_floating_ips_it_advertises(
     assert status == 200 and [s["id"] for s in body["bgp_speakers"]] == [sid], body
     assert wait_for(lambda: sid in speakers.running, 20)
 
-    peer = _made(admin, "/v2.0/bgp-peers", "bgp_peer", peer_ip="192.0.2.2", remote_as=64513,
+    peer = made(admin, "/v2.0/bgp-peers", "bgp_peer", peer_ip="192.0.2.2", remote_as=64513,
                  auth_type="md5", password="s3cret")
     admin.put(f"/v2.0/bgp-speakers/{sid}/add_bgp_peer", {"bgp_peer_id": peer["id"]})
     assert wait_for(lambda: "192.0.2.2" in speakers.running[sid].peers, 20)
     assert speakers.running[sid].peers["192.0.2.2"].password == "s3cret"
 
-    ext = _made(admin, "/v2.0/networks", "network", name="ext",
+    ext = made(admin, "/v2.0/networks", "network", name="ext",
                 **{"router:external": True, "provider:network_type": "flat",
                    "provider:physical_network": "public"})
-    _made(admin, "/v2.0/subnets", "subnet", network_id=ext["id"], ip_version=4,
+    made(admin, "/v2.0/subnets", "subnet", network_id=ext["id"], ip_version=4,
           cidr="198.51.100.0/24")
-    net = _made(admin, "/v2.0/networks", "network", name="inside")
-    sub = _made(admin, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
+    net = made(admin, "/v2.0/networks", "network", name="inside")
+    sub = made(admin, "/v2.0/subnets", "subnet", network_id=net["id"], ip_version=4,
                 cidr="10.8.0.0/24")
-    router = _made(admin, "/v2.0/routers", "router",
+    router = made(admin, "/v2.0/routers", "router",
                    external_gateway_info={"network_id": ext["id"]})
     admin.put(f"/v2.0/routers/{router['id']}/add_router_interface", {"subnet_id": sub["id"]})
     gateway = router["external_gateway_info"]["external_fixed_ips"][0]["ip_address"]
     admin.put(f"/v2.0/bgp-speakers/{sid}/add_gateway_network", {"network_id": ext["id"]})
-    port = _made(admin, "/v2.0/ports", "port", network_id=net["id"])
-    fip = _made(admin, "/v2.0/floatingips", "floatingip", floating_network_id=ext["id"],
+    port = made(admin, "/v2.0/ports", "port", network_id=net["id"])
+    fip = made(admin, "/v2.0/floatingips", "floatingip", floating_network_id=ext["id"],
                 port_id=port["id"])
     route = f"{fip['floating_ip_address']}/32"
     assert wait_for(lambda: speakers.running[sid].routes.get(route) == gateway, 20), (
@@ -129,7 +93,7 @@ def test_a_speaker_follows_its_agent_and_the_floating_ips_it_advertises(
                               {"bgp_speaker_id": sid})
     assert (status, body) == (201, None)
     assert wait_for(lambda: sid in speakers.running, 20)
-    other = _made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64600, ip_version=4)
+    other = made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64600, ip_version=4)
     status, body = admin.post(f"/v2.0/agents/{agent_id}/bgp-drinstances",
                               {"bgp_speaker_id": other["id"]})
     assert status == 409 and body["NeutronError"]["type"] == "DrAgentAssociationError", body
@@ -140,7 +104,7 @@ def test_a_speaker_follows_its_agent_and_the_floating_ips_it_advertises(
 
 def test_the_scheduler_api_is_the_admins(admin: Client, srv: Server) -> None:
     member = Client(srv.url, project=uuid.uuid4().hex, roles="member,reader")
-    speaker = _made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64512, ip_version=4)
+    speaker = made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64512, ip_version=4)
     missing = str(uuid.uuid4())
     for method, path, body in (
             ("GET", f"/v2.0/agents/{missing}/bgp-drinstances", None),
@@ -165,7 +129,7 @@ def test_a_speaker_made_before_any_agent_goes_to_the_first_that_reports(
     # the agents of earlier tests, stopped but not yet dead, take nothing more
     for old in admin.get(f"/v2.0/agents?agent_type={AGENT_TYPE}")[1]["agents"]:
         admin.put(f"/v2.0/agents/{old['id']}", {"agent": {"admin_state_up": False}})
-    speaker = _made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64700, ip_version=4)
+    speaker = made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64700, ip_version=4)
     assert admin.get(f"/v2.0/bgp-speakers/{speaker['id']}/bgp-dragents")[1] == {"agents": []}
     agent, speakers = dragent()
     assert wait_for(lambda: speaker["id"] in speakers.running, 30)
@@ -173,3 +137,19 @@ def test_a_speaker_made_before_any_agent_goes_to_the_first_that_reports(
     assert [a["host"] for a in body["agents"]] == [agent.host]
     admin.delete(f"/v2.0/bgp-speakers/{speaker['id']}")
     assert wait_for(lambda: not speakers.running, 20)
+
+
+
+def test_a_disabled_agent_stops_its_speaker_until_enabled_again(
+        admin: Client, dragent: Any) -> None:
+    for old in admin.get(f"/v2.0/agents?agent_type={AGENT_TYPE}")[1]["agents"]:
+        admin.put(f"/v2.0/agents/{old['id']}", {"agent": {"admin_state_up": False}})
+    agent, speakers = dragent()
+    agent_id = _agent_id(admin, agent.host)
+    speaker = made(admin, "/v2.0/bgp-speakers", "bgp_speaker", local_as=64900, ip_version=4)
+    assert wait_for(lambda: speaker["id"] in speakers.running, 20)
+    admin.put(f"/v2.0/agents/{agent_id}", {"agent": {"admin_state_up": False}})
+    assert wait_for(lambda: speaker["id"] not in speakers.running, 20)
+    admin.put(f"/v2.0/agents/{agent_id}", {"agent": {"admin_state_up": True}})
+    assert wait_for(lambda: speaker["id"] in speakers.running, 20)
+    admin.delete(f"/v2.0/bgp-speakers/{speaker['id']}")

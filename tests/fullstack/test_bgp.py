@@ -209,6 +209,13 @@ def test_the_peer_learns_floating_ips_and_scoped_subnets_as_they_come_and_go(env
     assert wait_for(lambda: host_route in env.routes() and scoped in env.routes(), 60), (
         env.routes(), env.log())
 
+    # a speaker whose gobgpd dies is started again
+    for pid in _gobgpds(env.state):
+        os.kill(pid, signal.SIGKILL)
+    assert wait_for(lambda: host_route not in env.routes(), 30), env.routes()
+    assert wait_for(lambda: host_route in env.routes() and scoped in env.routes(), 60), (
+        env.routes(), env.log())
+
     assert admin.delete(f"/v2.0/floatingips/{fip['id']}")[0] == 204
     assert wait_for(lambda: host_route not in env.routes(), 30), env.routes()
     admin.put(f"/v2.0/routers/{router['id']}/remove_router_interface",

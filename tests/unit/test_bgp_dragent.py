@@ -105,3 +105,43 @@ def test_a_pass_applies_the_servers_speakers_and_a_cast_brings_the_next(tmp_path
     DrAgentEndpoint(agent).bgp_speaker_remove_end({}, payload={"bgp_speaker": {"id": SID}})
     agent.step()
     assert speakers.running == {} and agent.running == {}
+
+
+class DyingSpeakers(MemorySpeakers):
+    """In-memory speakers whose daemon of ``dead`` died by itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dead: set[str] = set()
+
+    def gone(self, speaker_ids: list[str]) -> list[str]:
+        out = [s for s in speaker_ids if s in self.dead]
+        for speaker_id in out:
+            self.running.pop(speaker_id, None)
+        self.dead -= set(out)
+        return out
+
+
+def test_a_speaker_whose_daemon_died_starts_again_without_asking_the_server(
+        tmp_path: Any) -> None:
+    agent, _, server = _agent(tmp_path)
+    speakers = DyingSpeakers()
+    agent.speakers = speakers
+    server.speakers = [_info()]
+    agent.step()
+    speakers.dead.add(SID)
+    agent.step()
+    assert server.calls == 1
+    assert sorted(speakers.running[SID].routes) == ["10.1.0.0/24", "203.0.113.5/32"]
+    assert list(speakers.running[SID].peers) == ["192.0.2.2"]
+
+
+def test_gobgpd_is_configured_with_the_peers_passwords_and_the_speakers_family() -> None:
+    from neutrino.agents.bgp.gobgp import config_text
+    text = config_text(4200000000, "192.0.2.1", -1, 6, [
+        p.Peer("2001:db8::2", 64513, 'pa"ss'), p.Peer("2001:db8::1", 64514)])
+    assert text.splitlines()[:4] == ["[global.config]", "  as = 4200000000",
+                                     '  router-id = "192.0.2.1"', "  port = -1"]
+    assert text.index('"2001:db8::1"') < text.index('"2001:db8::2"')
+    assert text.count("auth-password") == 1 and 'auth-password = "pa\\"ss"' in text
+    assert text.count('afi-safi-name = "ipv6-unicast"') == 2

@@ -130,9 +130,14 @@ class BgpDrAgent(Agent):
         return {i["id"]: plan_mod.speaker_of(i) for i in infos}
 
     def step(self) -> None:
+        gone = self.speakers.gone(sorted(self.running))
+        for speaker_id in gone:
+            self.running.pop(speaker_id, None)
         desired = self._read()
         if desired is None:
-            return
+            if not gone:
+                return
+            desired = self.desired
         self.desired = desired
         for action in plan_mod.plan(self.running, desired):
             self._apply(action)

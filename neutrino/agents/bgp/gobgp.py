@@ -190,6 +190,16 @@ class GoBgpSpeakers(Speakers):
         self._cli(daemon, "global", "rib", "del", "-a", family, destination)
         LOG.info("BGP speaker %s: withdrew %s", speaker_id, destination)
 
+    def gone(self, speaker_ids: list[str]) -> list[str]:
+        out = []
+        for speaker_id in speaker_ids:
+            daemon = self.daemons.get(speaker_id)
+            if daemon is None or daemon.proc is None or daemon.proc.poll() is not None:
+                LOG.warning("gobgpd of BGP speaker %s is gone; starting it again", speaker_id)
+                self.daemons.pop(speaker_id, None)
+                out.append(speaker_id)
+        return out
+
     def clear(self) -> None:
         for speaker_id in list(self.daemons):
             self.stop(speaker_id)

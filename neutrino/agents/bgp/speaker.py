@@ -38,6 +38,11 @@ class Speakers(abc.ABC):
     def clear(self) -> None:
         """End every speaker, this run's and any a previous run left."""
 
+    def gone(self, speaker_ids: list[str]) -> list[str]:
+        """Those of the speakers that stopped by themselves (a daemon that
+        died): the agent starts them again."""
+        return []
+
 
 @dataclass
 class _Running:

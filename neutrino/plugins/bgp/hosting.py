@@ -3,11 +3,14 @@
 An agent hosts at most one speaker (the bindings' primary key), as
 upstream's scheduler allows. A new speaker goes to one live, enabled DR
 agent hosting nothing yet, chosen at random (upstream's ChanceScheduler);
-a speaker made while no such agent exists is scheduled once one reports.
+a speaker made while no such agent exists is scheduled once one reports,
+and one whose agent is dead (for twice ``agent_down_time``) moves to a
+free live agent when there is one.
 An admin may also bind and unbind them through the API.
 """
 from __future__ import annotations
 
+import datetime as dt
 import random
 from typing import Any
 
@@ -114,6 +117,22 @@ class Hosting:
             conn.execute(sa.insert(H).values(agent_id=agent.id, bgp_speaker_id=speaker_id))
             done.append((speaker_id, str(agent.host)))
         return done
+
+    def move_from_dead(self, conn: Connection) -> list[tuple[str, str, str]]:
+        """Speakers of enabled agents dead for twice ``agent_down_time`` go to
+        free live agents, while there are any: (speaker, old host, new host).
+        Without a free agent a speaker stays where it is."""
+        limit = agents_db.utcnow() - dt.timedelta(seconds=2 * self.down_time)
+        dead = conn.execute(sa.select(H.c.bgp_speaker_id, A.c.id, A.c.host).where(
+            A.c.id == H.c.agent_id, A.c.admin_state_up.is_(True),
+            A.c.heartbeat_timestamp < limit).order_by(H.c.bgp_speaker_id)).all()
+        free = self._free_agents(conn)
+        moves = []
+        for (speaker_id, agent_id, old_host), agent in zip(dead, free, strict=False):
+            conn.execute(sa.delete(H).where(H.c.agent_id == agent_id))
+            conn.execute(sa.insert(H).values(agent_id=agent.id, bgp_speaker_id=speaker_id))
+            moves.append((speaker_id, str(old_host), str(agent.host)))
+        return moves
 
     def speakers_for_host(self, conn: Connection, host: str) -> list[str]:
         """The speakers the host's enabled DR agent hosts (none when disabled)."""

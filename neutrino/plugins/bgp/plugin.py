@@ -94,6 +94,15 @@ class BgpPlugin(ServicePlugin):
         for speaker_id, host in self.core.write(self.hosting.schedule_unscheduled):
             self.notifier.speaker_created(speaker_id, host)
 
+    def reschedule(self) -> None:
+        """Speakers of dead agents move to free live ones; unhosted ones are hosted."""
+        for speaker_id, old_host, new_host in self.core.write(self.hosting.move_from_dead):
+            LOG.warning("BGP speaker %s moved from the dead DR agent on %s to %s",
+                        speaker_id, old_host, new_host)
+            self.notifier.speaker_removed(speaker_id, old_host)
+            self.notifier.speaker_created(speaker_id, new_host)
+        self.schedule_unscheduled()
+
     def agent_reported(self, state: dict[str, Any], status: str) -> None:
         """A DR agent that (re)appears takes an unhosted speaker at once."""
         if state.get("agent_type") == AGENT_TYPE and (status != "alive"
@@ -101,7 +110,7 @@ class BgpPlugin(ServicePlugin):
             self.schedule_unscheduled()
 
     def periodic_tasks(self) -> list[PeriodicTask]:
-        return [(max(float(self.conf.agent_down_time) / 2, 1.0), self.schedule_unscheduled)]
+        return [(max(float(self.conf.agent_down_time) / 2, 1.0), self.reschedule)]
 
     def _agent_updated(self, ctx: Context, original: dict[str, Any],
                        current: dict[str, Any]) -> None:
