@@ -394,6 +394,56 @@ class AvailabilityZoneNotFound(NotFound):
     message = "AvailabilityZone %(availability_zone)s could not be found."
 
 
+# -- BGP dynamic routing (``bgp``, ``bgp_dragent_scheduler``) ---------------------------
+
+class BgpSpeakerNotFound(NotFound):
+    message = "BGP speaker %(id)s could not be found."
+
+
+class BgpPeerNotFound(NotFound):
+    message = "BGP peer %(id)s could not be found."
+
+
+class BgpPeerNotAuthenticated(NotFound):
+    """A password for a peer without authentication: upstream's 404."""
+    message = "BGP peer %(bgp_peer_id)s not authenticated."
+
+
+class BgpSpeakerPeerNotAssociated(NotFound):
+    message = ("BGP peer %(bgp_peer_id)s is not associated with "
+               "BGP speaker %(bgp_speaker_id)s.")
+
+
+class BgpSpeakerNetworkNotAssociated(NotFound):
+    message = ("Network %(network_id)s is not associated with "
+               "BGP speaker %(bgp_speaker_id)s.")
+
+
+class BgpSpeakerNetworkBindingError(Conflict):
+    message = "Network %(network_id)s is already bound to BgpSpeaker %(bgp_speaker_id)s."
+
+
+class DuplicateBgpPeerIpException(Conflict):
+    message = ("BGP Speaker %(bgp_speaker_id)s is already configured to peer with a BGP "
+               "Peer at %(peer_ip)s, it cannot peer with BGP Peer %(bgp_peer_id)s.")
+
+
+class InvalidBgpPeerMd5Authentication(BadRequest):
+    message = "A password must be supplied when using auth_type md5."
+
+
+class DrAgentInvalid(AgentNotFound):
+    message = "BgpDrAgent %(id)s is invalid or has been disabled."
+
+
+class DrAgentNotHostingBgpSpeaker(NotFound):
+    message = "BGP speaker %(bgp_speaker_id)s is not hosted by the BgpDrAgent %(agent_id)s."
+
+
+class DrAgentAssociationError(Conflict):
+    message = "BgpDrAgent %(agent_id)s is already associated to a BGP speaker."
+
+
 # -- router scheduling (``l3_agent_scheduler``) ---------------------------------------
 
 class InvalidL3Agent(AgentNotFound):

@@ -29,9 +29,9 @@ import netaddr
 import oslo_messaging
 from oslo_config import cfg
 
-from neutrino.agents.base import Agent
+from neutrino.agents.base import Agent, count_resync, timed_pass
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import fwaas, keepalived, metadata, qos, ra
+from neutrino.agents.l3 import fwaas, keepalived, metadata, qos, ra, vpn
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
@@ -167,6 +167,8 @@ class L3Agent(Agent):
         self._deleted: set[str] = set()
         self._full_sync = True
         self._loop_thread: threading.Thread | None = None
+        self.vpn = (vpn.VpnExtension(conf, self.host, lambda: set(self.routers.applied))
+                    if vpn.enabled(conf.AGENT.extensions) else None)
 
     # -- identity ------------------------------------------------------------------
 
@@ -292,6 +294,8 @@ class L3Agent(Agent):
             ok &= self._remove(router_id)
         for router in routers:
             ok &= self._apply(router, policies)
+        if self.vpn is not None and routers:
+            self.vpn.wake()
         return ok
 
     def _policies(self, routers: list[dict[str, Any]], full: bool) -> dict[str, dict[str, Any]]:
@@ -323,6 +327,8 @@ class L3Agent(Agent):
 
     def _remove(self, router_id: str) -> bool:
         try:
+            if self.vpn is not None:
+                self.vpn.router_removed(router_id)
             self.routers.remove(router_id)
             return True
         except Exception:  # noqa: BLE001
@@ -413,7 +419,8 @@ class L3Agent(Agent):
                     if self._stop.is_set():
                         return
                     self._cond.wait(1.0)
-            if not self.process():
+            if not timed_pass("l3", self.process):
+                count_resync("l3")
                 self._stop.wait(self.retry_delay)
 
     def start(self) -> None:
@@ -423,6 +430,8 @@ class L3Agent(Agent):
         self.listen(L3_AGENT_TOPIC, [L3AgentEndpoint(self)])
         if self.qos_extensions:
             self.listen(topics.QOS_POLICY_PUSH, [QosPushEndpoint(self)])
+        if self.vpn is not None:
+            self.vpn.start(self.listen)
         if self.firewall:
             self.listen(topics.FIREWALL_AGENT, [FirewallAgentEndpoint(self)])
         self.start_reporting()
@@ -438,6 +447,8 @@ class L3Agent(Agent):
             self._cond.notify_all()
         if self._loop_thread is not None:
             self._loop_thread.join(30)
+        if self.vpn is not None:
+            self.vpn.stop()
         super().stop()
         if isinstance(self.plugin_rpc, L3PluginApi):
             self.plugin_rpc.close()

@@ -1,14 +1,14 @@
 """FWaaS v2 (fwaas_v2): firewall rules, policies with their ordered rules, groups with their
 ports, and each project's default group
 
-Revision ID: 0037_firewall_v2
-Revises: 0036_local_ips
+Revision ID: 0039_firewall_v2
+Revises: 0038_bgp
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0037_firewall_v2'
-down_revision = '0036_local_ips'
+revision = '0039_firewall_v2'
+down_revision = '0038_bgp'
 branch_labels = None
 depends_on = None
 
