@@ -163,6 +163,7 @@ class L3Agent(Agent):
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()
         self._dirty: set[str] = set()
+        self._port_router: dict[str, str] = {}  # interface port -> router, as last synced
         self._deleted: set[str] = set()
         self._full_sync = True
         self._loop_thread: threading.Thread | None = None
@@ -225,10 +226,15 @@ class L3Agent(Agent):
             self.mark_dirty(using)
 
     def ports_changed(self, port_ids: list[str]) -> None:
-        """Redo the routers whose interfaces are among ``port_ids``."""
+        """Redo the routers whose interfaces are among ``port_ids``: those
+        applied, and those of the last sync (a router being applied may have
+        fetched its groups before the change)."""
         wanted = set(port_ids)
-        self.mark_dirty(sorted(rid for rid, desired in list(self.routers.applied.items())
-                               if any(d.port_id in wanted for d in desired.devices)))
+        with self._cond:
+            synced = {self._port_router[p] for p in wanted if p in self._port_router}
+        self.mark_dirty(sorted(synced | {
+            rid for rid, desired in list(self.routers.applied.items())
+            if any(d.port_id in wanted for d in desired.devices)}))
 
     def routers_on_network(self, network_id: str) -> list[str]:
         return sorted(rid for rid, desired in self.routers.applied.items()
@@ -268,6 +274,12 @@ class L3Agent(Agent):
             return False
         if not self.conf.handle_internal_only_routers:
             routers = [r for r in routers if r.get("gw_port")]
+        with self._cond:
+            if full:
+                self._port_router.clear()
+            for router in routers:
+                for port in router.get("_interfaces", ()):
+                    self._port_router[port["id"]] = router["id"]
         try:
             policies = self._policies(routers, full)
             self._firewall_groups(routers)

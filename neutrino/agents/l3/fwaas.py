@@ -28,8 +28,7 @@ from typing import Any, Iterable
 
 from neutrino.agents.l3 import model
 
-EXTENSION = "fwaas_v2"  # upstream's L3 agent extension name (also ``fwaas``)
-ALIASES = (EXTENSION, "fwaas")
+EXTENSION = "fwaas_v2"  # upstream's L3 agent extension name
 FAMILY = "inet"
 TABLE = "neutrino_fwaas"
 ACTIVE, DOWN, ERROR = "ACTIVE", "DOWN", "ERROR"
@@ -61,7 +60,7 @@ class PortFirewall:
 
 
 def enabled(extensions: Iterable[str]) -> bool:
-    return any(e in ALIASES for e in extensions)
+    return any(e.strip() == EXTENSION for e in extensions)
 
 
 def _rules(listed: Iterable[dict[str, Any]]) -> tuple[Rule, ...]:

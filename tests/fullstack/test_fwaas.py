@@ -1,0 +1,176 @@
+"""Fullstack: firewall groups made through the API, applied by the L3 agent.
+
+A network node ``n`` (OVS and L3 agents, the L3 agent with ``fwaas_v2``)
+and a compute host ``1`` (OVS agent) joined by a VXLAN underlay. Two
+project networks behind one router: an instance on each, TCP servers on
+the second's. A firewall group on the second network's router interface
+lets through, drops and rejects the first instance's connections rule by
+rule as its ingress policy changes (the group ``ACTIVE`` once the agent
+applied each change), and a connection the changed policy still allows
+goes on, while one it no longer allows stops.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, sh
+from tests.l3host.test_fwaas import CONNECT, ECHO_LINES, TALK
+from tests.waiting import wait_for
+
+pytestmark = [needs_ovs()]
+LOCAL_IPS = {"n": "10.99.0.3", "1": "10.99.0.1"}
+FWAAS = "extensions = fwaas_v2\n[fwaas]\nenabled = true\n"
+GROUPS, POLICIES, RULES = ("/v2.0/fwaas/firewall_groups", "/v2.0/fwaas/firewall_policies",
+                           "/v2.0/fwaas/firewall_rules")
+
+
+class Cloud:
+    def __init__(self, server: Server, hosts: dict[str, Host]) -> None:
+        self.server, self.hosts = server, hosts
+        self.admin = Client(server.url, roles="admin")
+
+    def post(self, path: str, singular: str, **attrs: Any) -> dict[str, Any]:
+        status, body = self.admin.post(path, {singular: attrs})
+        assert status == 201, body
+        return dict(body[singular])
+
+    def status(self, group_id: str) -> str:
+        return str(self.admin.get(f"{GROUPS}/{group_id}")[1]["firewall_group"]["status"])
+
+    def log_tail(self) -> str:
+        out = []
+        for host, name in (("n", "l3-agent.log"), ("n", "agent.log"), ("1", "agent.log")):
+            path = self.hosts[host].dir / name
+            lines = path.read_text().splitlines() if path.exists() else []
+            out.append(f"--- {host} {name}\n" + "\n".join(
+                ln for ln in lines if " neutrino." in ln or ln.startswith(" "))[-3000:])
+        served = [ln for ln in self.server.log.read_text().splitlines()
+                  if "firewall" in ln.lower() or "ERROR" in ln or ln.startswith(" ")]
+        out.append("--- server\n" + "\n".join(served[-30:]))
+        return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def fwcloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[Cloud]:
+    server = cloud.start_server(tmp_path_factory.mktemp("fwaas-server"), vhost,
+                                "router,firewall_v2")
+    try:
+        admin = Client(server.url, roles="admin")
+        hosts = {n: fabric.host(n) for n in LOCAL_IPS}
+        fabric.underlay(hosts["n"], hosts["1"], LOCAL_IPS["n"], LOCAL_IPS["1"])
+        for host in hosts.values():
+            cloud.add_phys_bridge(host)
+        for name, host in hosts.items():
+            cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
+        node = hosts["n"]
+        cloud.start_agent(fabric, node, cloud.service_agent_conf(node, vhost, "l3",
+                                                                 agent=FWAAS), "l3")
+        for host in hosts.values():
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
+                                                      "Open vSwitch agent"), 60)
+        assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, "L3 agent"), 60)
+        yield Cloud(server, hosts)
+    finally:
+        fabric.stop_processes()
+        cloud.remove_agent_namespaces(server)
+        server.stop()
+
+
+def _connect(ns: str, address: str, port: int) -> str:
+    seen = ""
+    for _ in range(20):
+        seen = sh("ip", "netns", "exec", ns, sys.executable, "-c", CONNECT, address,
+                  str(port), check=False).stdout.strip()
+        if seen != "REFUSED":
+            return seen
+        time.sleep(0.3)  # the server may still be starting
+    return seen
+
+
+def test_traffic_across_a_router_follows_the_firewall_group_rule_by_rule(
+        fwcloud: Cloud) -> None:
+    c = fwcloud
+    net1 = cloud.network(c.admin, "fw-net1", "10.110.1.0/24")
+    net2 = cloud.network(c.admin, "fw-net2", "10.110.2.0/24")
+    router = c.post("/v2.0/routers", "router", name="fw-r")
+    ports = {}
+    for net in (net1, net2):
+        sub = c.admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]
+        status, body = c.admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
+                                   {"subnet_id": sub["id"]})
+        assert status == 200, body
+        ports[net["id"]] = body["port_id"]
+    p1 = cloud.bound_port(c.admin, net1, c.hosts["1"].hostname, port_security_enabled=False)
+    p2 = cloud.bound_port(c.admin, net2, c.hosts["n"].hostname, port_security_enabled=False)
+    vm1, vm2 = c.hosts["1"].instance("f1", p1), c.hosts["n"].instance("f2", p2)
+    sh("ip", "-n", vm1, "route", "replace", "default", "via", "10.110.1.1")
+    sh("ip", "-n", vm2, "route", "replace", "default", "via", "10.110.2.1")
+    for port in (8080, 9090):
+        c.hosts["n"].fabric.procs.append(subprocess.Popen(
+            ["ip", "netns", "exec", vm2, sys.executable, "-c", ECHO_LINES, str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    assert cloud.wait_active(c.admin, p1["id"], 60), c.log_tail()
+    assert cloud.wait_active(c.admin, p2["id"], 60), c.log_tail()
+    address = p2["fixed_ips"][0]["ip_address"]
+    assert wait_for(lambda: _connect(vm1, address, 9090) == "OPEN", 60), c.log_tail()
+
+    allow_8080 = c.post(RULES, "firewall_rule", protocol="tcp", destination_port="8080",
+                        action="allow")
+    anything = c.post(RULES, "firewall_rule", action="allow")
+    ingress = c.post(POLICIES, "firewall_policy", firewall_rules=[allow_8080["id"]])
+    egress = c.post(POLICIES, "firewall_policy", firewall_rules=[anything["id"]])
+    group = c.post(GROUPS, "firewall_group", ports=[ports[net2["id"]]],
+                   ingress_firewall_policy_id=ingress["id"],
+                   egress_firewall_policy_id=egress["id"])
+    assert group["status"] == "PENDING_CREATE"
+    assert wait_for(lambda: c.status(group["id"]) == "ACTIVE", 60), c.log_tail()
+    assert _connect(vm1, address, 8080) == "OPEN"
+    assert _connect(vm1, address, 9090) == "TIMEOUT"
+
+    talker = subprocess.Popen(["ip", "netns", "exec", vm1, sys.executable, "-c", TALK,
+                               address, "8080"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    c.hosts["1"].fabric.procs.append(talker)  # type: ignore[arg-type]
+    assert talker.stdin is not None and talker.stdout is not None
+
+    def say(word: str) -> str:
+        assert talker.stdin is not None and talker.stdout is not None
+        talker.stdin.write(word + "\n")
+        talker.stdin.flush()
+        return talker.stdout.readline().strip()
+
+    assert talker.stdout.readline().strip() == "CONNECTED"
+    assert say("one") == "one"
+
+    # a reject rule after the allow: 9090 refused at once, 8080 still open and going on
+    reject = c.post(RULES, "firewall_rule", protocol="tcp", action="reject")
+    status, body = c.admin.put(f"{POLICIES}/{ingress['id']}/insert_rule", {
+        "firewall_rule_id": reject["id"], "insert_after": allow_8080["id"]})
+    assert status == 200 and body["firewall_rules"] == [allow_8080["id"], reject["id"]], body
+    assert c.status(group["id"]) == "PENDING_UPDATE"
+    assert wait_for(lambda: c.status(group["id"]) == "ACTIVE", 60), c.log_tail()
+    assert _connect(vm1, address, 9090) == "REFUSED"
+    assert say("two") == "two"
+
+    # the allow rule disabled: the established connection stops with it
+    status, body = c.admin.put(f"{RULES}/{allow_8080['id']}",
+                               {"firewall_rule": {"enabled": False}})
+    assert status == 200, body
+    assert wait_for(lambda: c.status(group["id"]) == "ACTIVE", 60), c.log_tail()
+    assert say("three") == "TIMEOUT"
+    talker.kill()  # its retransmissions use up the router's ICMP error rate
+    assert wait_for(lambda: _connect(vm1, address, 8080) == "REFUSED", 20), c.log_tail()
+
+    # the group leaves the port: nothing is filtered
+    status, body = c.admin.put(f"{GROUPS}/{group['id']}", {"firewall_group": {"ports": []}})
+    assert status == 200 and body["firewall_group"]["status"] == "INACTIVE", body
+    assert wait_for(lambda: _connect(vm1, address, 9090) == "OPEN", 60), c.log_tail()
+    assert c.admin.delete(f"{GROUPS}/{group['id']}")[0] == 204
