@@ -72,7 +72,7 @@ def _made(client: Client, plural: str, key: str, **attrs: Any) -> dict[str, Any]
 
 def test_the_hosting_agent_runs_a_service_and_reports_its_statuses(
         admin: Client, member: Client, l3_agents: Any) -> None:  # noqa: F811
-    agent, elsewhere = l3_agents(), l3_agents()
+    agent = l3_agents(report_interval=2)
     updates = Updates()
     agent.listen("ipsec_agent", [updates])
     driver = _driver(agent)
@@ -92,6 +92,7 @@ def test_the_hosting_agent_runs_a_service_and_reports_its_statuses(
                      peer_id="peer.example.org", psk="k", peer_cidrs=["10.200.0.0/24"])
         assert updates.wait_for(router["id"])
 
+        elsewhere = l3_agents()  # made once the router is the first agent's
         assert driver.call({}, "get_vpn_services_on_host", host=elsewhere.host) == []
         [seen] = driver.call({}, "get_vpn_services_on_host", host=agent.host)
         assert (seen["id"], seen["router_id"], seen["external_v4_ip"], seen["status"]) == (
@@ -141,5 +142,22 @@ def test_the_hosting_agent_runs_a_service_and_reports_its_statuses(
         assert status == 200 and body["vpnservice"]["name"] == "renamed", body
         assert member.delete(f"{VPN}/ipsec-site-connections/{conn['id']}")[0] == 204
         assert driver.call({}, "get_vpn_services_on_host", host=agent.host) == []
+
+        # endpoint groups: the local group's subnets' CIDRs, the peer group's CIDRs
+        local = _made(member, "endpoint-groups", "endpoint_group", type="subnet",
+                      endpoints=[sub["id"]])
+        peer = _made(member, "endpoint-groups", "endpoint_group", type="cidr",
+                     endpoints=["10.210.0.0/24", "10.211.0.0/24"])
+        by_groups = _made(member, "vpnservices", "vpnservice", router_id=router["id"])
+        grouped = _made(member, "ipsec-site-connections", "ipsec_site_connection",
+                        vpnservice_id=by_groups["id"], ikepolicy_id=ike["id"],
+                        ipsecpolicy_id=ipsec["id"], peer_address="172.24.9.9",
+                        peer_id="172.24.9.9", psk="k", local_ep_group_id=local["id"],
+                        peer_ep_group_id=peer["id"])
+        [seen] = driver.call({}, "get_vpn_services_on_host", host=agent.host)
+        [c] = seen["ipsec_site_connections"]
+        assert (seen["id"], c["id"], c["local_cidrs"], c["peer_cidrs"], c["peer_id"]) == (
+            by_groups["id"], grouped["id"], [sub["cidr"]], ["10.210.0.0/24", "10.211.0.0/24"],
+            "172.24.9.9")
     finally:
         agent.driver_transport.cleanup()
