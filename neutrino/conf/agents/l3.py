@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf import fwaas
 from neutrino.conf.agents import common, metadata
 from neutrino.conf.registry import register_missing
 
@@ -45,7 +46,9 @@ L3_AGENT_OPTS = [
                 help="L3 agent extensions to load: 'fip_qos' enforces the bandwidth "
                      "limits of floating IPs' QoS policies, 'gateway_ip_qos' those of "
                      "routers' gateway policies (tc on the gateway device), 'vpnaas' "
-                     "runs the routers' IPsec site connections (strongSwan)."),
+                     "runs the routers' IPsec site connections (strongSwan), 'fwaas_v2' "
+                     "applies firewall groups on routers' interfaces (nftables in the "
+                     "router's namespace; with [fwaas] enabled = true)."),
 ]
 
 # upstream declares these with the agents' common options ([DEFAULT])
@@ -102,6 +105,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     register_missing(conf, L3_OPTS)
     register_missing(conf, L3_AGENT_OPTS, "AGENT")
     register_missing(conf, RA_OPTS)
+    fwaas.register_agent(conf)
 
 
 def register_metadata_proxy(conf: cfg.ConfigOpts) -> None:
