@@ -27,7 +27,8 @@ def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, check=check)
 
 
-def _service(here: str, there: str, psk: str) -> dict[str, Any]:
+def _service(here: str, there: str, psk: str, ike: dict[str, Any] | None = None,
+             ipsec: dict[str, Any] | None = None) -> dict[str, Any]:
     policy = {"auth_algorithm": "sha256", "encryption_algorithm": "aes-128", "pfs": "group14",
               "lifetime": {"units": "seconds", "value": 3600}}
     return {"id": f"s-{here}", "status": "PENDING_CREATE", "admin_state_up": True,
@@ -39,9 +40,10 @@ def _service(here: str, there: str, psk: str) -> dict[str, Any]:
                 "local_cidrs": [INSIDE[here].replace(".1/24", ".0/24")],
                 "peer_cidrs": [INSIDE[there].replace(".1/24", ".0/24")],
                 "dpd": {"action": "hold", "interval": 30, "timeout": 120},
-                "ikepolicy": {**policy, "ike_version": "v2", "phase1_negotiation_mode": "main"},
+                "ikepolicy": {**policy, "ike_version": "v2", "phase1_negotiation_mode": "main",
+                              **(ike or {})},
                 "ipsecpolicy": {**policy, "transform_protocol": "esp",
-                                "encapsulation_mode": "tunnel"}}]}
+                                "encapsulation_mode": "tunnel", **(ipsec or {})}}]}
 
 
 @pytest.fixture
@@ -69,10 +71,11 @@ def routers(tmp_path: Path) -> Iterator[dict[str, Charon]]:
             sh("ip", "netns", "del", charon.ns, check=False)
 
 
-def _up(charons: dict[str, Charon], keys: dict[str, str]) -> None:
+def _up(charons: dict[str, Charon], keys: dict[str, str], **policies: Any) -> None:
     for side, there in (("a", "b"), ("b", "a")):
         charon = charons[side]
-        charon.write(plan.files(_service(side, there, keys[side]), str(charon.dir), "libipsec"))
+        charon.write(plan.files(_service(side, there, keys[side], **policies), str(charon.dir),
+                                "libipsec"))
         charon.start()
         charon.load()
 
@@ -111,3 +114,17 @@ def test_a_wrong_key_installs_nothing(routers: dict[str, Charon]) -> None:
     _up(routers, {"a": "s3cret", "b": "wrong"})
     assert not _installed(routers, timeout=5)
     assert routers["a"].installed() == set() and not _reaches(routers)
+
+
+@pytest.mark.parametrize("ike,ipsec", [
+    ({"encryption_algorithm": "aes-256-ctr", "auth_algorithm": "aes-xcbc", "pfs": "group31"},
+     {"encryption_algorithm": "aes-256-gcm-16", "pfs": "group19"}),
+    ({"encryption_algorithm": "aes-192", "auth_algorithm": "sha512", "pfs": "group20",
+      "ike_version": "v1"},
+     {"encryption_algorithm": "aes-128-ctr", "auth_algorithm": "sha384", "pfs": "group5"}),
+])
+def test_other_upstream_algorithms_negotiate(routers: dict[str, Charon], ike: dict[str, Any],
+                                             ipsec: dict[str, Any]) -> None:
+    _up(routers, {"a": "k", "b": "k"}, ike=ike, ipsec=ipsec)
+    assert _installed(routers), (routers["a"].dir / "charon.log").read_text()[-3000:]
+    assert _reaches(routers)

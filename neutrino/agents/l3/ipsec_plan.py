@@ -73,7 +73,7 @@ def strongswan_conf(base: str, backend: str, detailed: bool = False) -> str:
     level = 2 if detailed else 1
     return (
         "charon {\n"
-        f"  load = random nonce aes des sha1 sha2 md5 hmac gcm xcbc cmac ctr ccm kdf openssl "
+        f"  load = random nonce aes sha1 sha2 md5 hmac gcm xcbc cmac ctr ccm curve25519 kdf openssl "
         f"pem pkcs1 x509 pubkey {kernel} socket-default vici updown\n"
         "  install_routes = yes\n"
         "  install_virtual_ip = no\n"
@@ -82,7 +82,7 @@ def strongswan_conf(base: str, backend: str, detailed: bool = False) -> str:
         "  }\n"
         "  filelog {\n"
         f"    charon {{\n      path = {base}/charon.log\n      default = {level}\n"
-        "      time_format = %b %e %T\n    }\n"
+        "      time_format = %b %e %T\n      flush_line = yes\n    }\n"
         "  }\n"
         "}\n")
 
