@@ -80,3 +80,9 @@ def test_statuses_say_active_only_with_an_installed_child_sa() -> None:
     assert not plan.changed(shown, waiting)
     stopped = plan.statuses(service, running=False, installed={"c1"})
     assert stopped["ipsec_site_connections"]["c1"]["status"] == "DOWN"
+
+
+def test_a_charon_that_cannot_run_says_error() -> None:
+    report = plan.statuses(_service(), running=False, installed=set(), failed=True)
+    assert (report["status"], report["ipsec_site_connections"]["c1"]["status"]) == (
+        "ERROR", "ERROR")

@@ -313,9 +313,33 @@ def test_what_connections_use_is_kept_until_they_go(admin: Client, owner: Client
 
 def test_vpn_flavors_need_the_flavors_plugin_s_vpn_flavor(admin: Client, owner: Client) -> None:
     site = _site(admin, owner)
+    router_id = site["router"]["id"]
     status, body = owner.post(f"{VPN}/vpnservices", {"vpnservice": {
-        "router_id": site["router"]["id"], "flavor_id": "6fbfa7f2-4a38-4a35-9c5c-a4a3c6e3c6a1"}})
+        "router_id": router_id, "flavor_id": "6fbfa7f2-4a38-4a35-9c5c-a4a3c6e3c6a1"}})
     assert (status, _error(body)) == (404, "FlavorNotFound")
+    status, flavor = admin.post("/v2.0/flavors", {"flavor": {"name": "vpn-gold",
+                                                             "service_type": "VPN"}})
+    assert status == 201, flavor
+    flavor_id = flavor["flavor"]["id"]
+    status, body = owner.post(f"{VPN}/vpnservices", {"vpnservice": {
+        "router_id": router_id, "flavor_id": flavor_id}})
+    assert (status, _error(body)) == (404, "NoProviderFoundForFlavor")
+    status, profile = admin.post("/v2.0/service_profiles", {"service_profile": {
+        "driver": "neutron_vpnaas.services.vpn.service_drivers.ipsec.IPsecVPNDriver"}})
+    assert status == 201, profile
+    status, body = admin.post(f"/v2.0/flavors/{flavor_id}/service_profiles",
+                              {"service_profile": {"id": profile["service_profile"]["id"]}})
+    assert status == 201, body
+    service = _made(owner, "vpnservices", "vpnservice", router_id=router_id,
+                    flavor_id=flavor_id)
+    assert service["flavor_id"] == flavor_id
+    status, body = admin.put(f"/v2.0/flavors/{flavor_id}", {"flavor": {"enabled": False}})
+    assert status == 200, body
+    status, body = owner.post(f"{VPN}/vpnservices", {"vpnservice": {
+        "router_id": router_id, "flavor_id": flavor_id}})
+    assert (status, _error(body)) == (503, "FlavorDisabled")
+    status, body = admin.delete(f"/v2.0/flavors/{flavor_id}")
+    assert (status, _error(body)) == (409, "FlavorInUse")
 
 
 def test_the_extensions_and_provider_are_listed(owner: Client) -> None:

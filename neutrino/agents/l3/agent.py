@@ -167,7 +167,7 @@ class L3Agent(Agent):
         self._deleted: set[str] = set()
         self._full_sync = True
         self._loop_thread: threading.Thread | None = None
-        self.vpn = (vpn.VpnExtension(conf, self.host, lambda: set(self.routers.applied))
+        self.vpn = (vpn.VpnExtension(conf, self.host, self.vpn_routers)
                     if vpn.enabled(conf.AGENT.extensions) else None)
 
     # -- identity ------------------------------------------------------------------
@@ -320,6 +320,13 @@ class L3Agent(Agent):
         with self._cond:
             return {pid: self.policies[pid] for pid in wanted if pid in self.policies}
 
+    def vpn_routers(self) -> set[str]:
+        """Where this host runs VPN services: its routers, an HA router only
+        while it is the active one here (its gateway address is there), as
+        upstream's IPsec driver."""
+        return {rid for rid, desired in list(self.routers.applied.items())
+                if desired.ha is None or self.routers.keepalived(rid).state() == "active"}
+
     def _firewall_groups(self, routers: list[dict[str, Any]]) -> None:
         """``fwaas_v2``: each router's ``_firewall_groups``, those on its interfaces."""
         if not self.firewall:
@@ -390,6 +397,8 @@ class L3Agent(Agent):
         if not changed:
             return
         LOG.info("HA routers on %s changed state: %s", self.host, changed)
+        if self.vpn is not None:  # VPN services follow the active router
+            self.vpn.wake()
         for router_id in sorted(r for r, s in changed.items() if s == "active"):
             self.routers.announce_vips(router_id)
         try:

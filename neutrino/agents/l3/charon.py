@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -110,9 +111,10 @@ class Charon:
         # deferred: only hosts running the vpnaas extension need strongSwan's library
         import vici
         out: set[str] = set()
+        sock = None
         try:
-            session = vici.Session(_socket(self.dir / "charon.vici"))
-            for sa in session.list_sas():
+            sock = _socket(self.dir / "charon.vici")
+            for sa in vici.Session(sock).list_sas():
                 for name, ike in sa.items():
                     children: dict[str, Any] = ike.get("child-sas", {}) or {}
                     for child in children.values():
@@ -120,6 +122,9 @@ class Charon:
                             out.add(_text(child.get("name")) or _text(name))
         except (OSError, vici.exception.SessionException) as exc:
             LOG.warning("router %s: reading charon's SAs failed: %s", self.router_id, exc)
+        finally:
+            if sock is not None:
+                sock.close()
         return out
 
     def stop(self) -> None:
@@ -140,11 +145,14 @@ class Charon:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _socket(path: Path) -> Any:
-    import socket
+def _socket(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX)
     sock.settimeout(5)
-    sock.connect(str(path))
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 

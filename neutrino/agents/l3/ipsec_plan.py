@@ -16,7 +16,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-ACTIVE, DOWN = "ACTIVE", "DOWN"
+ACTIVE, DOWN, ERROR = "ACTIVE", "DOWN", "ERROR"
 
 DH_GROUPS = {
     "group2": "modp1024", "group5": "modp1536", "group14": "modp2048",
@@ -73,7 +73,7 @@ def strongswan_conf(base: str, backend: str, detailed: bool = False) -> str:
     level = 2 if detailed else 1
     return (
         "charon {\n"
-        f"  load = random nonce aes des sha1 sha2 md5 hmac gcm xcbc cmac ctr ccm kdf openssl "
+        f"  load = random nonce aes sha1 sha2 md5 hmac gcm xcbc cmac ctr ccm curve25519 kdf openssl "
         f"pem pkcs1 x509 pubkey {kernel} socket-default vici updown\n"
         "  install_routes = yes\n"
         "  install_virtual_ip = no\n"
@@ -82,7 +82,7 @@ def strongswan_conf(base: str, backend: str, detailed: bool = False) -> str:
         "  }\n"
         "  filelog {\n"
         f"    charon {{\n      path = {base}/charon.log\n      default = {level}\n"
-        "      time_format = %b %e %T\n    }\n"
+        "      time_format = %b %e %T\n      flush_line = yes\n    }\n"
         "  }\n"
         "}\n")
 
@@ -161,18 +161,24 @@ def wanted(service: dict[str, Any]) -> bool:
         c["admin_state_up"] for c in service["ipsec_site_connections"])
 
 
-def statuses(service: dict[str, Any], running: bool,
-             installed: set[str]) -> dict[str, Any]:
+def statuses(service: dict[str, Any], running: bool, installed: set[str],
+             failed: bool = False) -> dict[str, Any]:
     """What the service and its connections are, as upstream's driver says:
     the service ACTIVE while its charon runs, a connection ACTIVE while it
-    has an installed CHILD_SA (``installed``: connection ids), else DOWN."""
+    has an installed CHILD_SA (``installed``: connection ids), else DOWN;
+    all ERROR when charon could not be run with the service's configuration
+    (``failed``)."""
     up = running and bool(service["admin_state_up"])
+
+    def one(conn: dict[str, Any]) -> str:
+        if failed:
+            return ERROR
+        return ACTIVE if up and conn["admin_state_up"] and conn["id"] in installed else DOWN
     return {
-        "id": service["id"], "status": ACTIVE if up else DOWN,
+        "id": service["id"], "status": ERROR if failed else ACTIVE if up else DOWN,
         "updated_pending_status": True,
         "ipsec_site_connections": {
-            c["id"]: {"status": ACTIVE if up and c["admin_state_up"] and c["id"] in installed
-                      else DOWN, "updated_pending_status": True}
+            c["id"]: {"status": one(c), "updated_pending_status": True}
             for c in service["ipsec_site_connections"]}}
 
 

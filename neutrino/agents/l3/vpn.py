@@ -100,12 +100,13 @@ class VpnExtension:
             self.router_removed(router_id)
         reports = []
         for router_id, service in sorted(by_router.items()):
+            failed = False
             try:
                 running, installed = self._converge(router_id, service)
-            except Exception:  # noqa: BLE001 - reported DOWN, tried again next pass
+            except Exception:  # noqa: BLE001 - reported ERROR, tried again next pass
                 LOG.exception("router %s: running its VPN service failed", router_id)
-                running, installed = False, set()
-            report = plan.statuses(service, running, installed)
+                running, installed, failed = False, set(), True
+            report = plan.statuses(service, running, installed, failed)
             if plan.changed(service, report):
                 reports.append(report)
         if reports:

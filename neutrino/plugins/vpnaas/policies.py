@@ -6,6 +6,7 @@ stored as its two columns; an update changes only the keys it gives.
 """
 from __future__ import annotations
 
+import abc
 from typing import Any, Callable
 
 import sqlalchemy as sa
@@ -34,7 +35,7 @@ def _as_given(shown: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-class _Policies:
+class _Policies(abc.ABC):
     """One policy collection: ``table``, its columns, its errors."""
 
     table: Table
@@ -44,11 +45,13 @@ class _Policies:
     def __init__(self, plugin: Any) -> None:
         self.plugin = plugin
 
+    @abc.abstractmethod
     def not_found(self, rid: str) -> Exception:
-        raise NotImplementedError
+        """The collection's 404."""
 
+    @abc.abstractmethod
     def in_use(self, rid: str) -> Exception:
-        raise NotImplementedError
+        """The collection's 409 while a connection names the policy."""
 
     def check(self, data: dict[str, Any]) -> None:
         """What the driver refuses (nothing, unless a subclass says)."""
