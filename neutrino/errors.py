@@ -280,6 +280,11 @@ class MacAddressGenerationFailure(NeutronException):
     message = "Unable to generate unique mac on network %(net_id)s."
 
 
+class HostMacAddressGenerationFailure(NeutronException):
+    code = 503
+    message = "Unable to generate unique DVR mac for %(host)s."
+
+
 class SubnetOverlap(BadRequest):
     message = ("Invalid input for operation: Requested subnet with cidr: "
                "%(cidr)s for network: %(network_id)s overlaps with another "

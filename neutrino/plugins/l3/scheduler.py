@@ -32,6 +32,7 @@ from neutrino.plugins import availability_zones as az
 from neutrino.plugins import store
 from neutrino.plugins.agents import AGENT_TYPE_L3
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import dvr_hosts
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.ml2 import agents_db
 
@@ -108,11 +109,16 @@ def agent_mode(agent: Any) -> str:
 
 
 def can_host(agent: Any, router: Any, ignore_admin_state: bool = False) -> bool:
-    """Whether the L3 agent may host the (legacy) router."""
+    """Whether the L3 agent may host the router: a legacy one on a legacy or
+    ``dvr_snat`` agent, a distributed one's SNAT part (only while it has a
+    gateway) on a ``dvr_snat`` agent, as upstream."""
     if not ignore_admin_state and not agent.admin_state_up:
         return False
     conf = configurations(agent)
-    if conf.get("agent_mode", LEGACY) in (DVR, DVR_NO_EXTERNAL):
+    mode = conf.get("agent_mode", LEGACY)
+    if mode in (DVR, DVR_NO_EXTERNAL):
+        return False
+    if getattr(router, "distributed", False) and (mode != DVR_SNAT or not router.gw_port_id):
         return False
     if conf.get("router_id") and conf["router_id"] != router.id:
         return False
@@ -165,6 +171,15 @@ class Scheduler:
             for agent in agents:
                 if agent.admin_state_up and agent.heartbeat_timestamp >= deadline:
                     out.setdefault(agent.host, []).append(router_id)
+        # ``dvr``: the hosts a distributed router routes on, not bound to it
+        spread = dvr_hosts.hosts_of(conn, router_ids)
+        if spread:
+            alive = {agent.host for agent in self._active_agents(conn)
+                     if agent_mode(agent) in dvr_hosts.DVR_MODES}
+            for router_id, hosts in sorted(spread.items()):
+                for host in sorted(hosts & alive):
+                    if router_id not in out.get(host, []):
+                        out.setdefault(host, []).append(router_id)
         return out
 
     def router_ids_on_agent(self, conn: Connection, agent_id: str) -> list[str]:
