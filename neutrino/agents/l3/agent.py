@@ -123,7 +123,8 @@ class L3Agent(Agent):
             ra_confs_path=conf.ra_confs,
             ra_settings=ra.Settings(conf.min_rtr_adv_interval, conf.max_rtr_adv_interval,
                                     conf.radvd_user),
-            ipv6_gateway=conf.ipv6_gateway, qos_extensions=self.qos_extensions)
+            ipv6_gateway=conf.ipv6_gateway, qos_extensions=self.qos_extensions,
+            agent_mode=conf.agent_mode, host_name=self.host)
         self._ha_reported: dict[str, str] = {}  # router -> state the server has
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()

@@ -211,6 +211,8 @@ class OvsAgent(Agent):
                                       conf.OVS.local_ip, self.l2pop, self.arp_responder,
                                       self.firewall == "openvswitch", self.qos, self.netlog,
                                       self.local_ip, self.cookie)
+        # ``dvr``: with tunnels only (distributed routers on provider VLANs are not done)
+        self.dvr = bool(conf.AGENT.enable_distributed_routing and self.tunnel_types)
         self.placement = placement.agent_report(conf, self.host, self.mappings)
         self.known = plan.Known()
         self.marks = l2_devices.Marks()
@@ -231,7 +233,7 @@ class OvsAgent(Agent):
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
-                "enable_distributed_routing": False, "devices": len(self.known.wired),
+                "enable_distributed_routing": self.dvr, "devices": len(self.known.wired),
                 **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------
@@ -323,6 +325,8 @@ class OvsAgent(Agent):
         """One reconcile pass; returns the devices reported up and down."""
         if self.revival_seen():
             self.resync()
+        if self.dvr and self.settings.dvr_mac is None:
+            self.read_dvr_mac()
         observed = self.observe()
         known = self.known
         asking = plan.to_ask(known, observed)
@@ -372,6 +376,15 @@ class OvsAgent(Agent):
                    if full else {})
         return plan.Observed(vifs, full, self._passes, dirty, sg_dirty, fdb, policies,
                              meters, shaped, cookies, local_ips)
+
+    def read_dvr_mac(self) -> None:
+        """This host's DVR MAC, asked until the server answers."""
+        try:
+            mac = self.plugin_rpc.get_dvr_mac_address_by_host()["mac_address"]
+        except Exception:  # noqa: BLE001 - asked again next pass
+            LOG.exception("get_dvr_mac_address_by_host failed")
+            return
+        self.settings = replace(self.settings, dvr_mac=str(mac))
 
     def read_peers(self) -> list[plan.Peer] | None:
         """The tunnel endpoints of the other agents; None if the server failed."""

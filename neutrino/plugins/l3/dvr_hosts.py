@@ -31,8 +31,8 @@ rp, ip, p, b, r = (t.routerports.c, t.ipallocations.c, t.ports.c, t.ml2_port_bin
 def _router_subnets(conn: Connection, router_ids: Sequence[str] | None) -> dict[str, set[str]]:
     """The subnets of each distributed router's interfaces (all routers: None)."""
     query = (sa.select(rp.router_id, ip.subnet_id).join(t.ipallocations, ip.port_id == rp.port_id)
-             .join(t.routers, r.id == rp.router_id)
-             .where(rp.port_type == INTERFACE_DISTRIBUTED, r.distributed.is_(True)))
+             .join(t.ports, p.id == rp.port_id).join(t.routers, r.id == rp.router_id)
+             .where(p.device_owner == INTERFACE_DISTRIBUTED, r.distributed.is_(True)))
     out: dict[str, set[str]] = {}
     parts: Iterable[Any] = [None] if router_ids is None else store.chunks(list(router_ids))
     for part in parts:
@@ -82,6 +82,6 @@ def routers_of_subnets(conn: Connection, subnet_ids: Sequence[str]) -> list[str]
         return []
     return sorted({row.router_id for row in conn.execute(
         sa.select(rp.router_id).join(t.ipallocations, ip.port_id == rp.port_id)
-        .join(t.routers, r.id == rp.router_id)
-        .where(ip.subnet_id.in_(list(subnet_ids)), rp.port_type == INTERFACE_DISTRIBUTED,
+        .join(t.ports, p.id == rp.port_id).join(t.routers, r.id == rp.router_id)
+        .where(ip.subnet_id.in_(list(subnet_ids)), p.device_owner == INTERFACE_DISTRIBUTED,
                r.distributed.is_(True)))})

@@ -56,9 +56,8 @@ def ha_router_ports(conn: Connection, ids: Sequence[str]) -> set[str]:
                _RP.port_type != "network:router_ha_interface")).scalars()}
     # ``dvr``: a distributed router's interfaces are wired on every host it routes on
     return ha | {pid for part in chunks(ids) for pid in conn.execute(
-        sa.select(_RP.port_id).where(
-            _RP.port_id.in_(part),
-            _RP.port_type == "network:router_interface_distributed")).scalars()}
+        sa.select(P.id).where(
+            P.id.in_(part), P.device_owner == "network:router_interface_distributed")).scalars()}
 
 
 def bound_segments(conn: Connection, ids: Sequence[str]) -> dict[str, str | None]:
