@@ -425,6 +425,11 @@ class DVRL3CannotAssignToDvrAgent(Conflict):
     message = "Not allowed to manually assign a router to an agent in 'dvr' mode."
 
 
+class RouterL3AgentMismatch(Conflict):
+    message = ("Cannot host %(router_type)s router %(router_id)s on %(agent_mode)s L3 agent "
+               "%(agent_id)s.")
+
+
 class DVRL3CannotRemoveFromDvrAgent(Conflict):
     message = "Not allowed to manually remove a router from an agent in 'dvr' mode."
 

@@ -125,6 +125,19 @@ def can_host(agent: Any, router: Any, ignore_admin_state: bool = False) -> bool:
     return bool(router.gw_port_id) or conf.get("handle_internal_only_routers", True)
 
 
+def _check_combination(agent: Any, router: Any) -> None:
+    """Upstream's refusals of a manual binding: a centralized router on a
+    ``dvr`` agent or a distributed one on a ``legacy`` agent do not fit;
+    a ``dvr`` agent is never bound by hand (its routers follow its ports)."""
+    mode, distributed = agent_mode(agent), bool(router.distributed)
+    if (mode in (DVR, DVR_NO_EXTERNAL) and not distributed) or (mode == LEGACY and distributed):
+        raise errors.RouterL3AgentMismatch(
+            router_type="distributed" if distributed else "centralized",
+            router_id=router.id, agent_mode=mode, agent_id=agent.id)
+    if mode in (DVR, DVR_NO_EXTERNAL):
+        raise errors.DVRL3CannotAssignToDvrAgent()
+
+
 @dataclass(eq=False)
 class Scheduler:
     """Router bindings; an HA router's ports follow its agents (``ha``)."""
@@ -329,8 +342,7 @@ class Scheduler:
                                   lambda: errors.AgentNotFound(id=agent_id))
             if agent.agent_type != AGENT_TYPE_L3:
                 raise errors.InvalidL3Agent(id=agent_id)
-            if agent_mode(agent) in (DVR, DVR_NO_EXTERNAL):
-                raise errors.DVRL3CannotAssignToDvrAgent()
+            _check_combination(agent, router)
             if not agent.admin_state_up or not can_host(agent, router, True):
                 raise errors.InvalidL3Agent(id=agent_id)
             current = [r.l3_agent_id for r in conn.execute(
