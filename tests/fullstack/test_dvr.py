@@ -194,6 +194,8 @@ def test_east_west_between_two_subnets_does_not_cross_the_network_node(dvr_cloud
         return seen[-1][0] >= 40 and seen[-1][1] < 5
     # the first pings may take the network node's copy while the hosts' own settle
     assert wait_for(routed_locally, 60), f"{seen}\n{_log_tail(cl)}"
+    # what a's copy of the router sent reaches the instance on b from the router's MAC
+    assert wait_for(lambda: any("mod_dl_src:" in f for f in cl.hosts["b"].flows("br-int")), 30)
     # the router routed on each instance's own host: both have its copy
     for name in ("a", "b"):
         assert f"qrouter-{cl.router['id']}@{cl.hosts[name].hostname}" in sh(

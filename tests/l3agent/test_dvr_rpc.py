@@ -164,3 +164,44 @@ def test_binding_routers_to_agents_by_hand_refuses_mismatches(admin, member, l3_
     status, _ = member.post(f"/v2.0/agents/{legacy_id}/l3-routers",
                             {"router_id": centralized["id"]})
     assert status in (403, 404)
+
+
+def test_agents_that_no_longer_fit_let_the_router_go(admin, member, l3_agents):
+    legacy, snat = l3_agents(mode="legacy"), l3_agents(mode="dvr_snat")
+    topo = _distributed(admin, member)
+    rid = topo["router"]["id"]
+    assert hosts_of(admin, rid) == [snat.host]
+    # without its gateway, a distributed router has no SNAT part to host
+    assert admin.put(f"/v2.0/routers/{rid}",
+                     {"router": {"external_gateway_info": {}}})[0] == 200
+    assert hosts_of(admin, rid) == []
+    assert snat.recorder.wait_for("router_removed_from_agent", {"payload": {"router_id": rid}})
+    # a centralized router made distributed (while down) leaves its legacy agent
+    central = _l3.router(admin, project_id=_project(member), distributed=False,
+                         external_gateway_info={"network_id": topo["ext"]["id"]})
+    admin.post(f"/v2.0/agents/{agent_id(admin, legacy.host)}/l3-routers",
+               {"router_id": central["id"]})
+    hosted = hosts_of(admin, central["id"])
+    assert hosted and set(hosted) <= {legacy.host, snat.host}
+    assert admin.put(f"/v2.0/routers/{central['id']}",
+                     {"router": {"admin_state_up": False}})[0] == 200
+    assert admin.put(f"/v2.0/routers/{central['id']}",
+                     {"router": {"distributed": True}})[0] == 200
+    assert hosts_of(admin, central["id"]) in ([], [snat.host])
+    assert legacy.host not in hosts_of(admin, central["id"])
+
+
+def test_a_hosts_agent_gateway_port_goes_with_its_last_floating_ip(admin, member, l3_agents):
+    compute = l3_agents(mode="dvr")
+    l3_agents(mode="dvr_snat")
+    topo = _distributed(admin, member)
+    rid = topo["router"]["id"]
+    vm = _vm(admin, topo["sub"], compute.host, _project(member))
+    fip = _l3.floatingip(member, topo["ext"]["id"], port_id=vm["id"])
+    [router] = compute.call("sync_routers", host=compute.host, router_ids=[rid])
+    [gateway] = router["_floatingip_agent_interfaces"]
+    assert member.put(f"/v2.0/floatingips/{fip['id']}",
+                      {"floatingip": {"port_id": None}})[0] == 200
+    [router] = compute.call("sync_routers", host=compute.host, router_ids=[rid])
+    assert router["_floatingip_agent_interfaces"] == []
+    assert admin.get(f"/v2.0/ports/{gateway['id']}")[0] == 404

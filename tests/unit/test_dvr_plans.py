@@ -124,3 +124,15 @@ def test_the_plan_adds_dvr_flows_for_wired_distributed_ports_once_the_mac_is_kno
     tun = with_mac.known.programmed["br-tun"]
     assert flows.Flow(0, 1, "in_port=patch-int", "resubmit(,1)") in tun
     assert any(f.table == 1 and "mod_dl_src:fa:16:3f:00:00:07" in f.actions for f in tun)
+
+
+def test_br_int_gives_frames_from_other_hosts_the_routers_mac_again() -> None:
+    port = ovs_dvr.DvrPort(3, "fa:16:3e:aa:00:01", ("10.1.0.1",))
+    got = {(f.table, f.priority, f.match): f.actions for f in ovs_dvr.integration_flows(
+        [port], [(3, "fa:16:3e:00:00:99", "tap99"), (7, "fa:16:3e:00:00:98", "tap98")],
+        ["fa:16:3f:00:00:08"], "patch-tun")}
+    assert got[(0, 4, "in_port=patch-tun,dl_src=fa:16:3f:00:00:08")] == "resubmit(,1)"
+    assert got[(1, 4, "dl_vlan=3,dl_dst=fa:16:3e:00:00:99")] == (
+        "strip_vlan,mod_dl_src:fa:16:3e:aa:00:01,output:tap99")
+    assert not [m for (_, _, m) in got if "fa:16:3e:00:00:98" in m]  # no router port there
+    assert ovs_dvr.integration_flows([port], [], [], "patch-tun") == []

@@ -100,6 +100,7 @@ class Observed:
     cookies: dict[str, set[int]] = field(default_factory=dict)  # on a full pass
     # port id -> the local IP associations it answers for, as pushed or pulled
     local_ips: dict[str, tuple[local_ip.Association, ...]] = field(default_factory=dict)
+    dvr_macs: frozenset[str] = frozenset()  # ``dvr``: the other hosts' DVR MACs
 
 
 @dataclass(frozen=True)
@@ -402,7 +403,16 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
                                         flood=not settings.l2pop,
                                         dvr=settings.dvr_mac is not None))
         if settings.dvr_mac is not None:
-            tunnel |= set(dvr.process_flows(dvr_ports(known), settings.dvr_mac))
+            ports = dvr_ports(known)
+            tunnel |= set(dvr.process_flows(ports, settings.dvr_mac))
+            if not settings.firewall:
+                instances = [(known.vlans[w.network_id], w.mac, w.port.name)
+                             for w in known.wired.values()
+                             if w.admin_up and w.mac and w.device_owner.startswith("compute:")
+                             and w.network_id in known.vlans]
+                out[settings.bridges.integration] |= set(dvr.integration_flows(
+                    ports, instances, observed.dvr_macs - {settings.dvr_mac},
+                    settings.bridges.patch_tun))
         if settings.l2pop and observed.fdb is not None:
             tunnel |= set(l2pop.fdb_flows(observed.fdb, nets, settings.arp_responder,
                                           set(known.tunnels)))

@@ -102,11 +102,35 @@ class DvrSync:
             return
         wanted = sorted({r["gw_port"]["network_id"] for r in dist if r.get("gw_port")
                          and any(f.get("host") == host for f in r["_floatingips"])})
+        external = {r["gw_port"]["network_id"] for r in dist if r.get("gw_port")}
+        self.drop_unused_gateways(host, sorted(external - set(wanted)))
         gateways = self.agent_gateways(host, agent.id, wanted, load_ports)
         for router in dist:
             gw = router.get("gw_port")
             if gw and gw["network_id"] in gateways:
                 router["_floatingip_agent_interfaces"] = [gateways[gw["network_id"]]]
+
+    def drop_unused_gateways(self, host: str, network_ids: list[str]) -> None:
+        """The host's agent gateway ports on ``network_ids`` go once no
+        floating IP of those networks has its port on the host (as upstream's
+        agent gateway port goes with the host's last floating IP)."""
+        if not network_ids:
+            return
+        p, b, f = t.ports.c, t.ml2_port_bindings.c, t.floatingips.c
+        with self.db.reader() as conn:
+            used = {row.floating_network_id for row in conn.execute(
+                sa.select(f.floating_network_id).distinct()
+                .join(t.ml2_port_bindings, b.port_id == f.fixed_port_id)
+                .where(f.floating_network_id.in_(network_ids), b.host == host))}
+            idle = [row.id for row in conn.execute(
+                sa.select(p.id).join(t.ml2_port_bindings, b.port_id == p.id)
+                .where(p.device_owner == dvr_hosts.FIP_AGENT_GATEWAY, b.host == host,
+                       p.network_id.in_(sorted(set(network_ids) - used))))]
+        for port_id in idle:
+            try:
+                self.core.delete(Context.admin(), "ports", port_id)
+            except errors.NotFound:
+                pass
 
     def agent_gateways(self, host: str, agent_id: str, network_ids: list[str],
                        load_ports: Any) -> dict[str, dict[str, Any]]:

@@ -293,6 +293,27 @@ class Scheduler:
             wanted = [r.id for r in routers if can_host(agent, r)]
         return list(self.schedule(wanted, candidates=[agent]))
 
+    def unbind_misfits(self, router_id: str) -> list[str]:
+        """``dvr``: after a router changed between centralized and distributed
+        or a distributed one lost its gateway, the agents that can no longer
+        host it let it go (as upstream unbinds the SNAT part); their hosts."""
+        def op(conn: Connection) -> list[str]:
+            router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)
+                                  .with_for_update()).first()
+            if router is None or router.ha:
+                return []
+            gone = []
+            for row in self.agents_of(conn, [router_id]).get(router_id, []):
+                mode = agent_mode(row)
+                misfit = (mode == DVR_SNAT and router.distributed and not router.gw_port_id) or (
+                    mode == LEGACY and router.distributed)
+                if misfit:
+                    conn.execute(sa.delete(t.routerl3agentbindings).where(
+                        b.router_id == router_id, b.l3_agent_id == row.id))
+                    gone.append(str(row.host))
+            return gone
+        return list(self.core.write(op))
+
     # -- failover --------------------------------------------------------------------
 
     def reschedule_from_down_agents(self) -> list[tuple[str, str, str]]:

@@ -18,6 +18,8 @@ from sqlalchemy import exc as sa_exc
 from neutrino import errors
 from neutrino.db import tables as t
 from neutrino.ipam import request as ipam
+from neutrino.rpc import topics
+from neutrino.rpc.casts import Casts
 
 if TYPE_CHECKING:
     from neutrino.plugins.core import CorePlugin
@@ -32,6 +34,14 @@ def as_dict(row: Any) -> dict[str, str]:
 
 def listed(conn: Connection) -> list[dict[str, str]]:
     return [as_dict(r) for r in conn.execute(sa.select(t.dvr_host_macs).order_by(M.host))]
+
+
+def _announce(core: CorePlugin) -> None:
+    """Every L2 agent learns the new MAC (upstream's ``dvr_mac_address_update``)."""
+    with core.db.reader() as conn:
+        macs = listed(conn)
+    Casts(core.conf).cast(topics.DVR_UPDATE, "dvr_mac_address_update", fanout=True,
+                          dvr_macs=macs)
 
 
 def of_host(core: CorePlugin, host: str) -> dict[str, str]:
@@ -56,5 +66,6 @@ def of_host(core: CorePlugin, host: str) -> dict[str, str]:
             return {"host": host, "mac_address": mac}
         made = core.write(make)
         if made is not None:
+            _announce(core)
             return made
     raise errors.HostMacAddressGenerationFailure(host=host)
