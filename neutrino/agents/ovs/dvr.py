@@ -65,7 +65,7 @@ def integration_flows(ports: Iterable[DvrPort], instances: Iterable[tuple[int, s
                       remote_macs: Iterable[str], patch_tun: str) -> list[Flow]:
     """br-int's flows for frames from other hosts' DVR MACs; ``instances``:
     (local VLAN, MAC, port name) of the instances wired here."""
-    gateway = {}
+    gateway: dict[int, str] = {}
     for port in sorted(set(ports)):
         gateway.setdefault(port.vlan, port.mac)
     macs = sorted(set(remote_macs))
