@@ -46,10 +46,11 @@ def bindings(conn: Connection, ids: Sequence[str]) -> dict[str, Any]:
         sa.select(t.ml2_port_bindings).where(B.port_id.in_(part)))}
 
 
-def ha_router_ports(conn: Connection, ids: Sequence[str]) -> set[str]:
-    """The gateway and interface ports of HA routers among ``ids``: every
-    host of the router wires them (keepalived decides where they carry
-    addresses), so they have details for any of those hosts."""
+def router_ports_on_many_hosts(conn: Connection, ids: Sequence[str]) -> set[str]:
+    """The gateway and interface ports of HA routers among ``ids`` (every
+    host of the router wires them; keepalived decides where they carry
+    addresses) and the interfaces of distributed routers (``dvr``: every
+    host the router routes on wires them), so they have details for any host."""
     ha = {pid for part in chunks(ids) for pid in conn.execute(
         sa.select(_RP.port_id).join(t.routers, _R.id == _RP.router_id)
         .where(_RP.port_id.in_(part), _R.ha.is_(True),
