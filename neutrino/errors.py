@@ -399,6 +399,56 @@ class AvailabilityZoneNotFound(NotFound):
     message = "AvailabilityZone %(availability_zone)s could not be found."
 
 
+# -- BGP dynamic routing (``bgp``, ``bgp_dragent_scheduler``) ---------------------------
+
+class BgpSpeakerNotFound(NotFound):
+    message = "BGP speaker %(id)s could not be found."
+
+
+class BgpPeerNotFound(NotFound):
+    message = "BGP peer %(id)s could not be found."
+
+
+class BgpPeerNotAuthenticated(NotFound):
+    """A password for a peer without authentication: upstream's 404."""
+    message = "BGP peer %(bgp_peer_id)s not authenticated."
+
+
+class BgpSpeakerPeerNotAssociated(NotFound):
+    message = ("BGP peer %(bgp_peer_id)s is not associated with "
+               "BGP speaker %(bgp_speaker_id)s.")
+
+
+class BgpSpeakerNetworkNotAssociated(NotFound):
+    message = ("Network %(network_id)s is not associated with "
+               "BGP speaker %(bgp_speaker_id)s.")
+
+
+class BgpSpeakerNetworkBindingError(Conflict):
+    message = "Network %(network_id)s is already bound to BgpSpeaker %(bgp_speaker_id)s."
+
+
+class DuplicateBgpPeerIpException(Conflict):
+    message = ("BGP Speaker %(bgp_speaker_id)s is already configured to peer with a BGP "
+               "Peer at %(peer_ip)s, it cannot peer with BGP Peer %(bgp_peer_id)s.")
+
+
+class InvalidBgpPeerMd5Authentication(BadRequest):
+    message = "A password must be supplied when using auth_type md5."
+
+
+class DrAgentInvalid(AgentNotFound):
+    message = "BgpDrAgent %(id)s is invalid or has been disabled."
+
+
+class DrAgentNotHostingBgpSpeaker(NotFound):
+    message = "BGP speaker %(bgp_speaker_id)s is not hosted by the BgpDrAgent %(agent_id)s."
+
+
+class DrAgentAssociationError(Conflict):
+    message = "BgpDrAgent %(agent_id)s is already associated to a BGP speaker."
+
+
 # -- router scheduling (``l3_agent_scheduler``) ---------------------------------------
 
 class InvalidL3Agent(AgentNotFound):
@@ -1168,3 +1218,112 @@ class LocalIPAssociationNotFound(NotFound):
 class LocalIPAssociationExists(Conflict):
     """Upstream fails with a 500 here (a duplicate key it only logs)."""
     message = "Local IP %(local_ip_id)s association to port %(port_id)s already exists."
+
+
+# -- FWaaS v2 (``fwaas_v2``; neutron-lib's firewall_v2 exceptions and neutron-fwaas's own) --
+
+class FirewallGroupNotFound(NotFound):
+    message = "Firewall group %(firewall_id)s could not be found."
+
+
+class FirewallGroupInUse(InUse):
+    message = "Firewall group %(firewall_id)s is still active."
+
+
+class FirewallGroupInPendingState(Conflict):
+    message = ("Operation cannot be performed since associated firewall group "
+               "%(firewall_id)s is in %(pending_state)s.")
+
+
+class FirewallGroupPortInvalid(Conflict):
+    message = "Port %(port_id)s of firewall group is invalid."
+
+
+class FirewallGroupPortInUse(InUse):
+    message = "Port(s) %(port_ids)s provided already associated with other firewall group(s)."
+
+
+class FirewallGroupPortNotSupported(Conflict):
+    message = "Port %(port_id)s is not supported by firewall driver '%(driver_name)s'."
+
+
+class FirewallGroupCannotRemoveDefault(InUse):
+    message = "Deleting default firewall group not allowed."
+
+
+class FirewallDefaultParameterExists(InUse):
+    message = ("Operation cannot be performed since '%(name)s' is a reserved name for "
+               "%(resource_type)s.")
+
+
+class FirewallDefaultObjectUpdateRestricted(FirewallDefaultParameterExists):
+    message = ("Operation cannot be performed on default object '%(resource_id)s' of type "
+               "%(resource_type)s.")
+
+
+class FirewallPolicyNotFound(NotFound):
+    message = "Firewall policy %(firewall_policy_id)s could not be found."
+
+
+class FirewallPolicyInUse(InUse):
+    message = "Firewall policy %(firewall_policy_id)s is being used."
+
+
+class FirewallPolicyConflict(NotFound):
+    message = ("Operation cannot be performed since firewall policy %(firewall_policy_id)s "
+               "for your project could not be found. Please confirm if the firewall policy "
+               "exists and is shared.")
+
+
+class FirewallRuleSharingConflict(NotFound):
+    message = ("Operation cannot be performed since firewall policy %(firewall_policy_id)s "
+               "could not find the firewall rule %(firewall_rule_id)s. Please confirm if the "
+               "firewall rule exists and is shared.")
+
+
+class FirewallPolicySharingConflict(Conflict):
+    message = ("Operation cannot be performed. Before sharing firewall policy "
+               "%(firewall_policy_id)s, share associated firewall rule %(firewall_rule_id)s.")
+
+
+class FirewallRuleNotFound(NotFound):
+    message = "Firewall rule %(firewall_rule_id)s could not be found."
+
+
+class FirewallRuleInUse(InUse):
+    message = "Firewall rule %(firewall_rule_id)s is being used."
+
+
+class FirewallRuleNotAssociatedWithPolicy(InvalidInput):
+    message = ("Firewall rule %(firewall_rule_id)s is not associated with firewall policy "
+               "%(firewall_policy_id)s.")
+
+
+class FirewallRuleInvalidICMPParameter(InvalidInput):
+    message = "%(param)s are not allowed when protocol is set to ICMP."
+
+
+class FirewallRuleWithPortWithoutProtocolInvalid(InvalidInput):
+    message = "Source/destination port requires a protocol."
+
+
+class FirewallRuleInvalidPortValue(InvalidInput):
+    message = "Invalid value for port %(port)s."
+
+
+class FirewallRuleInfoMissing(InvalidInput):
+    message = "Missing rule info argument for insert/remove rule operation."
+
+
+class FirewallIpAddressConflict(InvalidInput):
+    message = "Invalid input - IP addresses do not agree with IP Version."
+
+
+class FirewallRuleConflict(Conflict):
+    message = ("Operation cannot be performed since firewall rule %(firewall_rule_id)s is "
+               "not shared and belongs to another project %(project_id)s.")
+
+
+class FirewallRuleAlreadyAssociated(Conflict):
+    message = ("Operation cannot be performed since firewall rule %(firewall_rule_id)s is "
+               "already associated with firewall policy %(firewall_policy_id)s.")

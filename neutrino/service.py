@@ -13,11 +13,13 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino import metrics
 from neutrino.api import app as app_mod
 from neutrino.api import limits
 from neutrino.api.controller import Api
 from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
 from neutrino.api.hooks.notifier import NotifierHook
+from neutrino.api.metrics import MetricsEndpoint
 from neutrino.conf import options
 from neutrino.db import tables as t
 from neutrino.db.engine import Database
@@ -82,6 +84,8 @@ def quota_countables() -> list[Countable]:
 
 
 def build_api(conf: cfg.ConfigOpts) -> Api:
+    if conf.metrics.enabled:
+        metrics.activate()  # before the engines, whose statements it counts
     db = Database(options.database_url(conf))
     plugin = loader.load_core_plugin(conf, db)
     plugin.quota = QuotaEngine(conf, quota_countables())
@@ -151,6 +155,8 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
     api = api or build_api(conf)
     wsgi = app_mod.build_falcon(api)
     wsgi.add_route("/healthcheck", Healthcheck([*health_probes(conf), *(probes or [])]))
+    if conf.metrics.enabled:
+        wsgi.add_route("/metrics", MetricsEndpoint(api))
     auth = None
     if conf.auth_strategy == "keystone":
         # deferred: keystonemiddleware (and its dependencies) only with auth_strategy = keystone

@@ -13,11 +13,12 @@ import datetime as dt
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import oslo_messaging
 from oslo_config import cfg
 
+from neutrino import metrics
 from neutrino.conf.agents import common as agent_conf
 from neutrino.rpc import topics
 from neutrino.rpc.servers import stop_all
@@ -28,6 +29,8 @@ LOG = logging.getLogger(__name__)
 # Seconds a report waits for its answer until the server has answered once: one
 # sent before the server's consumers are bound is dropped by the broker.
 FIRST_REPORT_TIMEOUT = 5.0
+T = TypeVar("T")
+
 
 class Agent(abc.ABC):
     """Base of the agents: identity, configuration and the state-report loop."""
@@ -174,8 +177,33 @@ class Agent(abc.ABC):
 STOP_CHECK_S = 0.25
 
 
+def timed_pass(agent: str, step: Callable[[], T]) -> T:
+    """``step()``, its duration counted into the process's metrics when on."""
+    counted = metrics.active()
+    if counted is None:
+        return step()
+    started = time.perf_counter()
+    try:
+        return step()
+    finally:
+        counted.agent_pass_seconds.labels(agent).observe(time.perf_counter() - started)
+
+
+def count_resync(agent: str) -> None:
+    counted = metrics.active()
+    if counted is not None:
+        counted.agent_resyncs.labels(agent).inc()
+
+
+def count_wired(agent: str, devices: int) -> None:
+    counted = metrics.active()
+    if counted is not None and devices:
+        counted.agent_devices_wired.labels(agent).inc(devices)
+
+
 def poll(stop: threading.Event, interval: float, step: Callable[[], Any],
-         resync: Callable[[], None], wake: threading.Event | None = None) -> None:
+         resync: Callable[[], None], wake: threading.Event | None = None,
+         agent: str = "agent") -> None:
     """Run ``step`` every ``interval`` seconds until ``stop``; a pass that
     fails is logged and ``resync`` makes the next one start over in full.
     ``wake`` (set when something on the host or from the server changed)
@@ -187,10 +215,14 @@ def poll(stop: threading.Event, interval: float, step: Callable[[], Any],
         if wake is not None:
             wake.clear()
         try:
-            step()
+            reported = timed_pass(agent, step)
         except Exception:  # noqa: BLE001 - the next pass retries
             LOG.exception("reconcile pass failed; resyncing")
+            count_resync(agent)
             resync()
+        else:
+            if isinstance(reported, dict):
+                count_wired(agent, len(reported.get("up", ())))
         deadline = started + interval
         if wake is None:
             stop.wait(max(0.0, deadline - time.monotonic()))

@@ -35,6 +35,8 @@ class L2Server(Protocol):
 
     def security_group_info_for_devices(self, devices: list[str]) -> dict[str, Any]: ...
 
+    def get_ports_by_vnic_type_and_host(self, vnic_type: str) -> list[dict[str, Any]]: ...
+
 
 class Marks:
     """Devices to re-read next pass (``dirty``) and devices whose security

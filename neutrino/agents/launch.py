@@ -49,6 +49,12 @@ def _metering(conf: cfg.ConfigOpts) -> Any:
     return agent.MeteringAgent(conf)
 
 
+def _bgp(conf: cfg.ConfigOpts) -> Any:
+    # deferred: only the process running this agent loads it (module docstring)
+    from neutrino.agents.bgp import agent
+    return agent.BgpDrAgent(conf, agent.speakers_from(conf))
+
+
 class _UntilStopped:
     """Agents whose loop runs until an event is set (``run(stop)``)."""
 
@@ -85,7 +91,7 @@ def _linuxbridge(conf: cfg.ConfigOpts) -> Any:
     return _UntilStopped(agent.LinuxBridgeAgent(conf))
 
 
-AGENTS = {"dhcp": _dhcp, "l3": l3_agent, "linuxbridge": _linuxbridge, "metadata": _metadata,
+AGENTS = {"bgp": _bgp, "dhcp": _dhcp, "l3": l3_agent, "linuxbridge": _linuxbridge, "metadata": _metadata,
           "metering": _metering, "ovs": _ovs}
 
 

@@ -38,6 +38,11 @@ class PluginApi(ServerClient):
         return self._call("update_device_list", "1.5", devices_up=devices_up,
                           devices_down=devices_down, **extra)
 
+    def get_ports_by_vnic_type_and_host(self, vnic_type: str) -> list[dict[str, Any]]:
+        """The ports the server has bound to this host with ``vnic_type``."""
+        return self.call("get_ports_by_vnic_type_and_host", "1.7", vnic_type=vnic_type,
+                         host=self.host) or []
+
     # security groups (upstream's SecurityGroupServerRpcApi, same topic)
 
     def security_group_rules_for_devices(self, devices: list[str]) -> dict[str, Any]:

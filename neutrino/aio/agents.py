@@ -58,6 +58,8 @@ class LocalAgent:
                     inner.disable(network_id)
             elif self.kind == "l3":
                 for router_id in list(inner.routers.applied):
+                    if inner.vpn is not None:  # its charon, before its namespace
+                        inner.vpn.router_removed(router_id)
                     inner.routers.remove(router_id)
         except Exception:  # noqa: BLE001 - the next start's full sync cleans up
             LOG.exception("%s agent: removing its namespaces failed", self.kind)

@@ -17,7 +17,7 @@ from typing import Any
 
 from oslo_config import cfg
 
-from neutrino.aio import host
+from neutrino.aio import host, host_route
 from neutrino.aio.agents import LocalAgents, agent_conf_factory
 from neutrino.aio.wsgi import ThreadedWsgi
 from neutrino.conf import aio as aio_conf
@@ -52,6 +52,37 @@ def _switch(conf: cfg.ConfigOpts, agent_conf: cfg.ConfigOpts) -> host.LocalSwitc
                    if bridge == conf.aio.external_bridge else None)
         switch.add_bridge(bridge, address)
     return switch
+
+
+def host_route_of(conf: cfg.ConfigOpts) -> host_route.HostRoute | None:
+    """The route from the host into the external network, if configured; an
+    invalid ``host_link`` or ``external_address`` stops start-up."""
+    if not (conf.aio.route_from_host and conf.aio.external_address) \
+            or ":" in conf.aio.external_address:  # IPv4 only
+        return None
+    try:
+        return host_route.HostRoute(conf.aio.namespace, conf.aio.external_address,
+                                    conf.aio.host_link)
+    except ValueError as exc:
+        raise StartupError(f"[aio] host_link / external_address: {exc}") from None
+
+
+def _route_from_host(route: host_route.HostRoute) -> host_route.HostRoute | None:
+    """The route added, or one line saying why not (the API and agents run on)."""
+    try:
+        route.start()
+    except host_route.Refused as exc:
+        say(f"no route from the host to {route.prefix}: {exc}; floating IPs answer only "
+            f"inside the namespace (ip netns exec {route.namespace} ping ...), or choose "
+            f"another [aio] external_address / host_link")
+        return None
+    except Exception as exc:  # noqa: BLE001 - serve without it
+        LOG.exception("routing %s from the host failed", route.prefix)
+        say(f"no route from the host to {route.prefix}: {exc}")
+        return None
+    say(f"host route: {route.prefix} via {route.link.inner_address.ip} "
+        f"dev {route.link.host_device}")
+    return route
 
 
 def _start_agents(conf: cfg.ConfigOpts) -> tuple[host.LocalSwitch | None, LocalAgents | None]:
@@ -94,11 +125,14 @@ def run(conf: cfg.ConfigOpts, api: Any) -> None:
         except OSError as exc:
             raise StartupError(f"cannot listen on {conf.bind_host}:{conf.bind_port}: "
                                f"{exc}") from None
+        route = host_route_of(conf)
         rpc = rpc_service(conf, api)
         rpc.start()
         started.append(rpc)
         switch, agents = _start_agents(conf)
         started += [part for part in (switch, agents) if part is not None]
+        if switch is not None and route is not None:
+            started += [part for part in (_route_from_host(route),) if part is not None]
         started.append(http.start())
         say(f"API on http://{conf.bind_host}:{conf.bind_port}"
             + ("" if agents else " (API only: no agents)"))

@@ -12,11 +12,13 @@ from typing import Any, Callable, Iterable
 
 import falcon
 
+from neutrino import metrics
 from neutrino.api import custom_routes, discovery, openapi, quotas, tags
 from neutrino.api.controller import Action, Api, Collection, Member
 from neutrino.api.hooks.context import ContextHook
 from neutrino.api.hooks.nul import NulHook
 from neutrino.api.hooks.translation import add_error_handlers
+from neutrino.api.metrics import RequestMetrics
 
 LOG = logging.getLogger("neutrino.api")
 ACCESS = logging.getLogger("neutrino.access")
@@ -24,6 +26,9 @@ ACCESS = logging.getLogger("neutrino.access")
 
 def build_falcon(api: Api) -> falcon.App:
     middleware: list[Any] = [ContextHook(api), NulHook(), NoOptions()]
+    counted = metrics.active()
+    if counted is not None:
+        middleware.insert(0, RequestMetrics(counted))
     app = falcon.App(middleware=middleware)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.keep_blank_qs_values = True

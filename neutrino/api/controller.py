@@ -448,7 +448,13 @@ class Action:
         self.api.policy.enforce(ctx, self.name, target)
         handler = self.api.actions.get((self.rdef.plural, self.name))
         if handler is not None:
-            send(resp, 200, handler(ctx, rid, raw))
+            answer = handler(ctx, rid, raw)
+        else:
+            answer = self.api.plugin_for(self.rdef.plural).action(
+                ctx, self.rdef.plural, rid, self.name, raw)
+        if answer is None:
+            # An action with nothing to say answers JSON ``null``, as upstream's
+            # (BGP's ``remove_bgp_peer``); clients parse the body.
+            resp.status, resp.data, resp.content_type = 200, b"null", "application/json"
             return
-        send(resp, 200, self.api.plugin_for(self.rdef.plural).action(
-            ctx, self.rdef.plural, rid, self.name, raw))
+        send(resp, 200, answer)

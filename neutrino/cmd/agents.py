@@ -7,6 +7,7 @@ import signal
 
 from oslo_config import cfg
 
+from neutrino import metrics
 from neutrino.agents.launch import AGENTS, Foreground
 from neutrino.rpc.transport import in_process
 
@@ -17,6 +18,10 @@ def run(kind: str, conf: cfg.ConfigOpts) -> None:
                          "its agents run inside `neutrino serve` (a separate agent needs a "
                          "broker, e.g. rabbit://)")
     agent = AGENTS[kind](conf)
+    if conf.metrics.enabled:
+        metrics.activate()
+        if conf.metrics.agent_bind_port:
+            metrics.serve_http(conf.metrics.agent_bind_host, conf.metrics.agent_bind_port)
     foreground = Foreground(agent)
     signal.signal(signal.SIGTERM, foreground.stop)
     signal.signal(signal.SIGINT, foreground.stop)

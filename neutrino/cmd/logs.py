@@ -6,8 +6,25 @@ Its own module because both the command (``main``) and an API worker
 from __future__ import annotations
 
 import logging
+import warnings
 
 from oslo_config import cfg
+
+# Warnings libraries we depend on print at import, about their own
+# dependencies, that no setting of ours changes: eventlet's deprecation
+# banner (python-ovs and oslo.service import eventlet whether it is used or
+# not; neutrino runs no green threads) and cryptography's DSA deprecation,
+# raised by dnspython's DNSSEC module that eventlet imports.
+FOREIGN_BANNERS = (
+    (r"\s*Eventlet is deprecated", r""),
+    (r"DSA is deprecated", r"dns\."),
+)
+
+
+def quiet_foreign_banners() -> None:
+    """Filter exactly those warnings; every other one still shows."""
+    for message, module in FOREIGN_BANNERS:
+        warnings.filterwarnings("ignore", message=message, module=module)
 
 
 def setup_logging(conf: cfg.ConfigOpts) -> None:

@@ -7,7 +7,7 @@ import sys
 from oslo_config import cfg
 
 from neutrino.cmd import agents, serve
-from neutrino.cmd.logs import setup_logging
+from neutrino.cmd.logs import quiet_foreign_banners, setup_logging
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
 from neutrino.service import make_conf
@@ -20,7 +20,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current"])
     agent = sub.add_parser("agent", help="run an agent of this host", add_help=False)
-    agent.add_argument("kind", choices=["dhcp", "l3", "linuxbridge", "metadata", "metering", "ovs"])
+    agent.add_argument("kind", choices=["bgp", "dhcp", "l3", "linuxbridge", "metadata", "metering",
+                                        "ovs"])
     return parser.parse_known_args(argv)
 
 
@@ -38,15 +39,16 @@ def _die(exc: BaseException) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    quiet_foreign_banners()
     args, rest = _parse(sys.argv[1:] if argv is None else argv)
     conf = _conf(rest)
     setup_logging(conf)
     if args.command == "db":
         if args.action == "upgrade":
             migrate.upgrade(database_url(conf))
-            print(f"database at {migrate.current(database_url(conf))}")
+            print(f"database at {migrate.describe(migrate.current(database_url(conf)))}")
         else:
-            print(migrate.current(database_url(conf)))
+            print(migrate.describe(migrate.current(database_url(conf))))
         return
     if args.command == "agent":
         try:

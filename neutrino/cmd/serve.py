@@ -24,10 +24,12 @@ import multiprocessing.process
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 from oslo_config import cfg
 
+from neutrino import metrics
 from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
 from neutrino.cmd import worker
@@ -64,7 +66,8 @@ def check_schema(conf: cfg.ConfigOpts) -> None:
     head = migrate.head()
     current = migrate.current(url)
     if current != head:
-        raise StartupError(f"[database] connection: schema is at {current}, not {head}; "
+        raise StartupError(f"[database] connection: schema is {migrate.describe(current)}, "
+                           f"not {head}; "
                            f"run 'neutrino db upgrade' with the same configuration")
 
 
@@ -182,6 +185,7 @@ def _granian() -> type:
             delay = backoff.after_death(time.monotonic() - worker.birth)
             LOG.error("API worker-%s (pid %s) died: %s; starting it again in %.1f s",
                       idx + 1, worker.inner.pid, exit_status(worker.inner.exitcode), delay)
+            metrics.process_died(worker.inner.pid)
             return delay
     return Master
 
@@ -268,6 +272,9 @@ def tune_gc() -> None:
 
 def run(conf: cfg.ConfigOpts) -> None:
     check_schema(conf)
+    if conf.metrics.enabled and not in_process(conf):
+        # before anything counts: the workers and the RPC process count into files
+        metrics.prepare_multiprocess(Path(conf.state_path) / "metrics")
     try:
         api = build_api(conf)  # fail fast on bad plugin/driver configuration
     except PluginLoadError as exc:

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
+from neutrino import metrics
+
 LOG = logging.getLogger(__name__)
 
 # A stop (SIGTERM, SIGINT) sent to a child before it sets its own handlers
@@ -133,6 +135,7 @@ class Supervised:
             delay = self.backoff.after_death(time.monotonic() - self.started)
             LOG.error("%s (pid %s) died: %s; starting it again in %.1f s", self.name,
                       self.process.pid, exit_status(self.process.exitcode), delay)
+            metrics.process_died(self.process.pid)
             if wait([self._wake_r], delay) or self._stopping.is_set():
                 return
             self._spawn()

@@ -10,7 +10,7 @@ import socket
 
 from oslo_config import cfg
 
-from neutrino.conf import dhcp, l3, ml2, nova, placement, supervision
+from neutrino.conf import dhcp, fwaas, l3, metrics, ml2, nova, placement, supervision
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -110,10 +110,12 @@ def register(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(OSLO_MIDDLEWARE_OPTS, "oslo_middleware")
     ml2.register(conf)
     l3.register(conf)
+    fwaas.register(conf)
     nova.register(conf)
     placement.register_server(conf)
     dhcp.register(conf)
     supervision.register(conf)
+    metrics.register(conf)
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.pool import NullPool
 
-from neutrino import errors
+from neutrino import errors, metrics
 from neutrino.db import pipeline, writes
 
 LOG = logging.getLogger(__name__)
@@ -358,6 +358,26 @@ class _SharedRead:
             self.db.close_read(conn, exc)
 
 
+def _count_into(counted: metrics.Metrics, engine: Engine, pool: str) -> None:
+    """Statements by kind and connections checked out, for ``/metrics``."""
+    statements = {kind: counted.statements.labels(pool, kind)
+                  for kind in ("select", "insert", "update", "delete", "other")}
+    in_use = counted.connections_in_use.labels(pool)
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _statement(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        kind = statement[:6].lower()
+        statements.get(kind, statements["other"]).inc()
+
+    @event.listens_for(engine, "checkout")
+    def _taken(*_: Any) -> None:
+        in_use.inc()
+
+    @event.listens_for(engine, "checkin")
+    def _returned(*_: Any) -> None:
+        in_use.dec()
+
+
 class Database:
     """The engines (the writers', and the read-only one reads check out
     of) and the two kinds of transaction the plugins use."""
@@ -376,6 +396,12 @@ class Database:
         self.read_engine = (make_engine(url, reads_only=True)
                             if self.dialect != "sqlite" or _sqlite_file(self.url) else self.engine)
         self.engines = tuple(dict.fromkeys((self.engine, self.read_engine)))
+        counted = metrics.active()
+        if counted is not None:
+            for engine, pool in ((self.engine, "writer"), (self.read_engine, "reader")):
+                if engine is self.engine and pool == "reader":
+                    continue  # an in-memory SQLite database's one engine: counted once
+                _count_into(counted, engine, pool)
         self._reads_commit = self.dialect == "sqlite"
         self._shared: ContextVar[_SharedRead | None] = ContextVar(
             f"shared-read-{id(self)}", default=None)

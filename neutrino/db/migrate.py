@@ -42,6 +42,12 @@ def current(url: str) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def describe(revision: str | None) -> str:
+    """A revision as ``db current`` and the server's refusal name it: a
+    database without neutrino's schema is "empty", not "None"."""
+    return revision if revision is not None else "empty (no neutrino schema)"
+
+
 def head() -> str | None:
     # deferred: Alembic (and its scripts) only when migrating; servers check the schema without it
     from alembic.script import ScriptDirectory

@@ -404,6 +404,56 @@ networkdhcpagentbindings = Table(
 )
 
 
+# -- BGP dynamic routing (``bgp``, ``bgp_dragent_scheduler``) ------------------------
+
+# A BGP speaker: a local AS (4-byte, hence BigInteger) and an IP version.
+bgp_speakers = Table(
+    "bgp_speakers", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False),
+    Column("local_as", BigInteger, nullable=False),
+    Column("ip_version", Integer, nullable=False),
+    Column("advertise_floating_ip_host_routes", Boolean, nullable=False),
+    Column("advertise_tenant_networks", Boolean, nullable=False),
+)
+
+# A BGP peer; ``password`` is for ``auth_type`` md5 and is never shown.
+bgp_peers = Table(
+    "bgp_peers", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False),
+    Column("peer_ip", String(64), nullable=False),
+    Column("remote_as", BigInteger, nullable=False),
+    Column("auth_type", String(16), nullable=False),
+    Column("password", String(255)),
+)
+
+# The peers a speaker peers with; they go with either.
+bgp_speaker_peer_bindings = Table(
+    "bgp_speaker_peer_bindings", metadata,
+    Column("bgp_speaker_id", String(36), _fk("bgp_speakers"), primary_key=True),
+    Column("bgp_peer_id", String(36), _fk("bgp_peers"), primary_key=True, index=True),
+)
+
+# The gateway networks whose routes a speaker advertises (for its IP version).
+bgp_speaker_network_bindings = Table(
+    "bgp_speaker_network_bindings", metadata,
+    Column("bgp_speaker_id", String(36), _fk("bgp_speakers"), primary_key=True),
+    Column("network_id", String(36), _fk("networks"), primary_key=True, index=True),
+    Column("ip_version", Integer, primary_key=True, autoincrement=False),
+)
+
+# Which BGP DR agent hosts a speaker: one speaker per agent (the primary
+# key), as upstream's scheduler allows.
+bgp_speaker_dragent_bindings = Table(
+    "bgp_speaker_dragent_bindings", metadata,
+    Column("agent_id", String(36), _fk("agents"), primary_key=True),
+    Column("bgp_speaker_id", String(36), _fk("bgp_speakers"), nullable=False, index=True),
+)
+
+
 # What a port still waits for before it is ACTIVE (upstream's provisioning
 # blocks): one row per entity (the L2 agent, the DHCP agent) that has not
 # yet reported the port ready.
@@ -606,6 +656,72 @@ local_ip_associations = Table(
     Column("local_ip_id", String(36), _fk("local_ips"), primary_key=True),
     Column("fixed_port_id", String(36), _fk("ports"), primary_key=True, index=True),
     Column("fixed_ip", String(64), nullable=False),
+)
+
+
+# -- FWaaS v2 (``fwaas_v2``) ---------------------------------------------------------
+
+# A rule's ports as upstream keeps them: each range as its two ends.
+firewall_rules_v2 = Table(
+    "firewall_rules_v2", metadata,
+    *_standard(),
+    Column("shared", Boolean, nullable=False, default=False),
+    Column("protocol", String(40)),
+    Column("ip_version", Integer, nullable=False),
+    Column("source_ip_address", String(46)),
+    Column("destination_ip_address", String(46)),
+    Column("source_port_range_min", Integer),
+    Column("source_port_range_max", Integer),
+    Column("destination_port_range_min", Integer),
+    Column("destination_port_range_max", Integer),
+    Column("action", String(36), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+)
+
+firewall_policies_v2 = Table(
+    "firewall_policies_v2", metadata,
+    *_standard(),
+    Column("shared", Boolean, nullable=False, default=False),
+    Column("audited", Boolean, nullable=False, default=False),
+)
+
+# A policy's rules in order (1-based positions); a rule in a policy stays.
+firewall_policy_rule_associations_v2 = Table(
+    "firewall_policy_rule_associations_v2", metadata,
+    Column("firewall_policy_id", String(36), _fk("firewall_policies_v2"), primary_key=True),
+    Column("firewall_rule_id", String(36), _fk("firewall_rules_v2", None), primary_key=True,
+           index=True),
+    Column("position", Integer, nullable=False),
+)
+
+# A policy in use by a group stays (refused by the plugin).
+firewall_groups_v2 = Table(
+    "firewall_groups_v2", metadata,
+    *_standard(),
+    Column("shared", Boolean, nullable=False, default=False),
+    Column("admin_state_up", Boolean, nullable=False, default=True),
+    Column("status", String(16), nullable=False),
+    Column("ingress_firewall_policy_id", String(36), _fk("firewall_policies_v2", None),
+           index=True),
+    Column("egress_firewall_policy_id", String(36), _fk("firewall_policies_v2", None),
+           index=True),
+)
+
+# A port is in one group at most; it leaves its group when it is deleted.
+firewall_group_port_associations_v2 = Table(
+    "firewall_group_port_associations_v2", metadata,
+    Column("firewall_group_id", String(36), _fk("firewall_groups_v2"), nullable=False,
+           index=True),
+    Column("port_id", String(36), _fk("ports"), primary_key=True),
+)
+
+# Which group is a project's ``default``: the key on the project makes
+# creating it race-free across servers, as for security groups.
+default_firewall_groups = Table(
+    "default_firewall_groups", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("firewall_group_id", String(36), _fk("firewall_groups_v2"), nullable=False,
+           unique=True),
 )
 
 
@@ -923,4 +1039,110 @@ dvr_host_macs = Table(
     "dvr_host_macs", metadata,
     Column("host", String(255), primary_key=True),
     Column("mac_address", String(32), nullable=False, unique=True),
+)
+
+# -- VPN as a service (``vpnaas``, ``vpn-endpoint-groups``) -------------------------
+# No standard attributes: upstream's VPN resources carry none. A router or
+# subnet in use by a VPN service is refused by the plugin before its row
+# goes; policies and groups in use by a connection likewise.
+
+vpn_ikepolicies = Table(
+    "vpn_ikepolicies", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("description", String(255), nullable=False, default=""),
+    Column("auth_algorithm", String(16), nullable=False),
+    Column("encryption_algorithm", String(20), nullable=False),
+    Column("phase1_negotiation_mode", String(16), nullable=False),
+    Column("lifetime_units", String(16), nullable=False),
+    Column("lifetime_value", Integer, nullable=False),
+    Column("ike_version", String(8), nullable=False),
+    Column("pfs", String(8), nullable=False),
+)
+
+vpn_ipsecpolicies = Table(
+    "vpn_ipsecpolicies", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("description", String(255), nullable=False, default=""),
+    Column("transform_protocol", String(16), nullable=False),
+    Column("auth_algorithm", String(16), nullable=False),
+    Column("encryption_algorithm", String(20), nullable=False),
+    Column("encapsulation_mode", String(16), nullable=False),
+    Column("lifetime_units", String(16), nullable=False),
+    Column("lifetime_value", Integer, nullable=False),
+    Column("pfs", String(8), nullable=False),
+)
+
+vpn_endpoint_groups = Table(
+    "vpn_endpoint_groups", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("description", String(255), nullable=False, default=""),
+    Column("endpoint_type", String(16), nullable=False),
+)
+
+vpn_endpoints = Table(
+    "vpn_endpoints", metadata,
+    Column("endpoint_group_id", String(36), _fk("vpn_endpoint_groups"), primary_key=True),
+    Column("endpoint", String(255), primary_key=True, index=True),
+    Column("position", Integer, nullable=False, default=0),
+)
+
+vpnservices = Table(
+    "vpnservices", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("description", String(255), nullable=False, default=""),
+    Column("status", String(16), nullable=False),
+    Column("admin_state_up", Boolean, nullable=False),
+    Column("external_v4_ip", String(16)),
+    Column("external_v6_ip", String(64)),
+    Column("router_id", String(36), _fk("routers", None), nullable=False, index=True),
+    Column("subnet_id", String(36), _fk("subnets", None), index=True),
+    Column("flavor_id", String(36), _fk("flavors", None)),
+)
+
+ipsec_site_connections = Table(
+    "ipsec_site_connections", metadata,
+    Column("id", String(36), primary_key=True),
+    Column("project_id", String(255), index=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("description", String(255), nullable=False, default=""),
+    Column("peer_address", String(255), nullable=False),
+    Column("peer_id", String(255), nullable=False),
+    Column("local_id", String(255), nullable=False, default=""),
+    Column("route_mode", String(8), nullable=False),
+    Column("mtu", Integer, nullable=False),
+    Column("initiator", String(16), nullable=False),
+    Column("auth_mode", String(16), nullable=False),
+    Column("psk", String(255), nullable=False),
+    Column("dpd_action", String(16), nullable=False),
+    Column("dpd_interval", Integer, nullable=False),
+    Column("dpd_timeout", Integer, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("admin_state_up", Boolean, nullable=False),
+    Column("vpnservice_id", String(36), _fk("vpnservices", None), nullable=False,
+           index=True),
+    Column("ipsecpolicy_id", String(36), _fk("vpn_ipsecpolicies", None), nullable=False,
+           index=True),
+    Column("ikepolicy_id", String(36), _fk("vpn_ikepolicies", None), nullable=False,
+           index=True),
+    Column("local_ep_group_id", String(36), _fk("vpn_endpoint_groups", None), index=True),
+    Column("peer_ep_group_id", String(36), _fk("vpn_endpoint_groups", None), index=True),
+)
+
+ipsec_peer_cidrs = Table(
+    "ipsec_peer_cidrs", metadata,
+    # Named here: the conventional name is longer than MySQL allows.
+    Column("ipsec_site_connection_id", String(36),
+           ForeignKey("ipsec_site_connections.id", ondelete="CASCADE",
+                      name="fk_ipsec_peer_cidrs_ipsec_site_connection_id"),
+           primary_key=True),
+    Column("cidr", String(64), primary_key=True),
+    Column("position", Integer, nullable=False, default=0),
 )

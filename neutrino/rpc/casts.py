@@ -14,6 +14,7 @@ from typing import Any
 
 from oslo_config import cfg
 
+from neutrino import metrics
 from neutrino.rpc.transport import configured_url, rpc_transport
 
 LOG = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ class Casts:
         ``server``, every listener with ``fanout``); False when not sent."""
         if not self.enabled:
             return False
+        counted = metrics.active()
+        if counted is not None:
+            counted.casts.labels(topic, method, "true" if fanout else "false").inc()
         try:
             self._rpc().prepare(topic=topic, server=server, fanout=fanout, version=version,
                                 retry=CAST_RETRIES).cast({}, method, **kwargs)

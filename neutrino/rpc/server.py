@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from oslo_config import cfg
 
+from neutrino import metrics
 from neutrino.process import die_with_parent
 from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
@@ -42,8 +43,11 @@ class RpcService:
     def start(self) -> None:
         # deferred: the server's master, which forks the API workers, imports this module
         import oslo_messaging
+        counted = metrics.active()
         for topic, endpoints in self.endpoints.items():
             target = oslo_messaging.Target(topic=topic, server=self.conf.host)
+            if counted is not None:
+                endpoints = [CountedEndpoint(counted, topic, e) for e in endpoints]
             server = oslo_messaging.get_rpc_server(self.transport, target, endpoints)
             server.start()
             self.servers.append(server)
@@ -56,6 +60,30 @@ class RpcService:
         self.done.set()
         stop_all(self.servers)
         self.servers = []
+
+
+class CountedEndpoint:
+    """An RPC endpoint whose served methods count into ``/metrics``; oslo.messaging
+    sees the endpoint's own ``target`` and methods through it."""
+
+    def __init__(self, counted: metrics.Metrics, topic: str, endpoint: Any) -> None:
+        self._counted, self._topic, self._endpoint = counted, topic, endpoint
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._endpoint, name)
+        if name.startswith("_") or name == "target" or not callable(found):
+            return found
+        calls = self._counted.rpc_calls
+
+        def served(*args: Any, **kwargs: Any) -> Any:
+            try:
+                result = found(*args, **kwargs)
+            except Exception:
+                calls.labels(self._topic, name, "error").inc()
+                raise
+            calls.labels(self._topic, name, "ok").inc()
+            return result
+        return served
 
 
 def serve(conf: cfg.ConfigOpts, plugin_endpoints: PluginEndpoints | None = None,

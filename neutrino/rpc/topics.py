@@ -12,6 +12,8 @@ PLUGIN = "q-plugin"  # agents -> server: L2/DHCP/security group calls
 L3PLUGIN = "q-l3-plugin"  # L3 agents -> server
 METERING_PLUGIN = "metering_plugin"  # metering agents -> server
 METERING_AGENT = "metering_agent"  # server -> metering agents (casts to a host)
+BGP_PLUGIN = "q-bgp-plugin"  # BGP DR agents -> server
+BGP_DRAGENT = "bgp_dragent"  # server -> BGP DR agents (casts to a host)
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
 
@@ -41,5 +43,15 @@ LOG_PUSH = "neutron-vo-Log-1.0"
 LOCAL_IP_PUSH = "neutron-vo-LocalIPAssociation-1.0"
 LOCAL_IP_NAMESPACE = "local_ip"
 
+FIREWALL_PLUGIN = "q-firewall-plugin"  # FWaaS agent extensions -> server
+FIREWALL_AGENT = "firewall_agent"  # server -> FWaaS agent extensions (fanout)
+
 SG_AGENT_VERSION = "1.1"  # security_groups_rule_updated / _member_updated
 SG_PLUGIN_VERSION = "1.3"  # security_group_rules_for_devices / _info_for_devices
+
+# VPN as a service, upstream's IPsec driver topics: the L3 agents' VPN
+# extension calls the server on IPSEC_DRIVER (get_vpn_services_on_host,
+# update_status); the server casts vpnservice_updated to a host on IPSEC_AGENT.
+IPSEC_DRIVER = "ipsec_driver"
+IPSEC_AGENT = "ipsec_agent"
+IPSEC_VERSION = "1.0"

@@ -7,7 +7,10 @@ replaced, and must end in successful pings.
 """
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -22,6 +25,7 @@ from typing import Iterator
 import pytest
 import requests
 
+from neutrino.aio.host_route import in_the_way, link_for
 from tests.conftest import ROOT, Client, free_port
 from tests.fullstack.hosts import missing_reason, sh
 from tests.waiting import wait_for
@@ -42,9 +46,15 @@ class Aio:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.override = self.state / "override.conf"
+        # an external network (and host link) of its own: its route from the host
+        # must not meet another all-in-one's on this machine
+        self.octet = _unrouted_octet()
+        self.external = f"172.24.{self.octet}."
+        self.host_link = f"169.254.{self.octet}.0/30"
         self.override.write_text(
             f"[DEFAULT]\nbind_port = {self.port}\nstate_path = {self.state / 'var'}\n"
-            f"[aio]\nnamespace = {self.namespace}\n")
+            f"[aio]\nnamespace = {self.namespace}\n"
+            f"external_address = {self.external}1/24\nhost_link = {self.host_link}\n")
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
         self.log = self.state / "server.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -105,6 +115,22 @@ class Aio:
         shutil.rmtree(self.state, ignore_errors=True)
 
 
+def _host_routes() -> list[dict[str, str]]:
+    return json.loads(sh("ip", "-4", "-json", "route", "show", "table", "all").stdout or "[]")
+
+
+def _unrouted_octet() -> int:
+    """A third octet X such that the host routes neither 172.24.X.0/24 nor
+    169.254.X.0/30."""
+    routes = _host_routes()
+    while True:
+        octet = random.randrange(100, 250)
+        wanted = [ipaddress.ip_network(f"172.24.{octet}.0/24"),
+                  ipaddress.ip_network(f"169.254.{octet}.0/30")]
+        if in_the_way(routes, wanted) is None:
+            return octet
+
+
 def _own_namespaces(admin: Client) -> list[str]:
     ids = [n["id"] for n in admin.get("/v2.0/networks")[1]["networks"]]
     ids += [r["id"] for r in admin.get("/v2.0/routers")[1]["routers"]]
@@ -145,6 +171,17 @@ def test_the_agents_of_this_host_register(aio: Aio) -> None:
     assert f"Open vSwitch in namespace {aio.namespace}" in aio.output()
 
 
+def _route_to(prefix: str) -> dict[str, str] | None:
+    return next((r for r in _host_routes() if r.get("dst") == prefix), None)
+
+
+def test_the_host_routes_the_external_network_into_the_namespace(aio: Aio) -> None:
+    route = _route_to(f"{aio.external}0/24")
+    assert route is not None and route["dev"].startswith("naio"), _host_routes()
+    assert route["gateway"] == str(ipaddress.ip_network(aio.host_link)[2])
+    assert f"host route: {aio.external}0/24 via" in aio.output()
+
+
 def walkthrough() -> str:
     """The README's walk-through block."""
     readme = (ROOT / "README.md").read_text()
@@ -159,7 +196,7 @@ def test_the_readme_walkthrough_ends_in_a_ping(aio: Aio) -> None:
     script = walkthrough()
     for old, new in (("http://127.0.0.1:9696", aio.url), ("$PWD/var/ovs", str(aio.rundir)),
                      ("neutrino-aio", aio.namespace), ("vm1", f"{aio.prefix}vm1"),
-                     ("/tmp/udhcpc-hook", str(hook)),
+                     ("/tmp/udhcpc-hook", str(hook)), ("172.24.4.", aio.external),
                      (".venv/bin/openstack", str(Path(sys.executable).parent / "openstack"))):
         assert old in script, old
         script = script.replace(old, new)
@@ -167,7 +204,16 @@ def test_the_readme_walkthrough_ends_in_a_ping(aio: Aio) -> None:
                           cwd=ROOT, timeout=600)
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:],
                                   aio.output()[-3000:])
-    assert "from 10.0.0.1" in done.stdout and "from 172.24.4.1" in done.stdout, done.stdout
+    out = done.stdout
+    assert "from 10.0.0.1" in out and f"from {aio.external}1" in out, out
+    # security groups: the router's and the host's pings went unanswered until
+    # the ICMP rule, then the instance and its floating IP answered both
+    vm_ip = re.search(r"no answer from (10\.0\.0\.\d+): the default group", out)
+    fip = re.search(rf"no answer from ({re.escape(aio.external)}\d+): the default group", out)
+    assert vm_ip and fip, out
+    after = out[out.index(fip.group(0)):]
+    assert f"from {vm_ip.group(1)}: icmp_seq" in after, out
+    assert f"from {fip.group(1)}: icmp_seq" in after, out
 
 
 def test_router_namespaces_it_did_not_make_are_left_alone(aio: Aio) -> None:
@@ -206,6 +252,64 @@ def test_a_stop_removes_the_namespaces_and_the_switch_it_made(aio: Aio) -> None:
     assert not [p for p in pids if Path(f"/proc/{p}/cmdline").exists()
                 and b"ovs" in Path(f"/proc/{p}/cmdline").read_bytes()]
     assert "all-in-one: stopped" in aio.output()
+    assert _route_to(f"{aio.external}0/24") is None
+    device = link_for(aio.namespace, aio.host_link).host_device
+    assert sh("ip", "link", "show", device, check=False).returncode != 0
+
+
+NOISE = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|Warning\b|deprecat", re.I)
+
+
+def test_a_normal_run_logs_no_warning_and_no_banner(aio: Aio) -> None:
+    """Start, the walk-through, a stop: nothing an operator would take for a fault."""
+    assert aio.proc is not None and aio.proc.poll() is not None  # stopped by now
+    noise = [line for line in aio.output().splitlines() if NOISE.search(line)]
+    assert not noise, "\n".join(noise)
+
+
+def test_after_a_restart_a_port_whose_device_went_with_the_stop_is_down(aio: Aio) -> None:
+    """The stop deleted the instance's veth with the switch's namespace: the
+    restarted OVS agent's full sync reports its port down; the router's and
+    DHCP's ports, plugged again by their agents, are active again."""
+    admin = Client(aio.url)
+    aio.start()
+    try:
+        ports = admin.get("/v2.0/ports")[1]["ports"]
+        vm = next(p for p in ports if p["name"] == f"{aio.prefix}vm1-port")
+        assert wait_for(lambda: admin.get(f"/v2.0/ports/{vm['id']}")[1]["port"]["status"]
+                        == "DOWN", 60), aio.output()[-3000:]
+
+        def agents_ports_active() -> bool:
+            owned = [p for p in admin.get("/v2.0/ports")[1]["ports"]
+                     if p["device_owner"] in ("network:dhcp", "network:router_interface")]
+            return bool(owned) and all(p["status"] == "ACTIVE" for p in owned)
+        assert wait_for(agents_ports_active, 60), admin.get("/v2.0/ports")[1]
+    finally:
+        assert aio.stop() == 0
+
+
+def test_a_prefix_the_host_already_routes_is_left_alone() -> None:
+    """Another network on this host holds the external prefix: the all-in-one
+    says so in one line, adds no route, and serves on."""
+    server = Aio()
+    mine = f"t{server.prefix}"
+    sh("ip", "link", "add", mine, "type", "veth", "peer", "name", f"{mine}p")
+    try:
+        sh("ip", "addr", "add", f"{server.external}7/24", "dev", mine)
+        sh("ip", "link", "set", mine, "up")
+        before = _route_to(f"{server.external}0/24")
+        assert before is not None and before["dev"] == mine
+        server.start()
+        assert wait_for(lambda: registered(server) == AGENT_TYPES, 60), server.output()[-3000:]
+        assert (f"no route from the host to {server.external}0/24: the host already routes "
+                f"{server.external}0/24 dev {mine}") in server.output(), server.output()[-3000:]
+        assert _route_to(f"{server.external}0/24") == before
+        assert _route_to(server.host_link) is None
+        assert server.stop() == 0
+        assert _route_to(f"{server.external}0/24") == before
+    finally:
+        server.destroy([])
+        sh("ip", "link", "del", mine, check=False)
 
 
 def test_without_open_vswitch_it_says_what_it_skipped_and_serves_the_api(

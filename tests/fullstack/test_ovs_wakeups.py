@@ -50,6 +50,9 @@ class Answerer:
     def tunnel_sync(self, ip: str, kind: str) -> dict[str, Any]:
         return {"tunnels": []}
 
+    def get_ports_by_vnic_type_and_host(self, vnic_type: str) -> list[dict[str, Any]]:
+        return []
+
 
 def plug(host: Host, name: str, port_id: str) -> None:
     host.vsctl("add-port", "br-int", name, "--", "set", "interface", name, "type=internal",

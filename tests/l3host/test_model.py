@@ -74,6 +74,7 @@ def test_nat_rules_for_snat_and_a_floating_ip() -> None:
         "prerouting": ["ip daddr 172.24.4.20 dnat to 10.100.1.11"],
         "output": ["ip daddr 172.24.4.20 dnat to 10.100.1.11"],
         "postrouting": [
+            "rt ipsec exists accept",
             'ip saddr 10.100.1.11 oifname "qg-cccccccc-11" snat to 172.24.4.20',
             'oifname "qg-cccccccc-11" ip saddr { 10.100.1.0/24, 10.100.2.0/24 } '
             "snat to 172.24.4.10",
@@ -85,7 +86,8 @@ def test_nat_rules_for_snat_and_a_floating_ip() -> None:
 def test_enable_snat_false_keeps_floating_ips_but_no_gateway_snat() -> None:
     d = model.desired_router(full_router(enable_snat=False))
     post = nat.rules(d)["postrouting"]
-    assert post == ['ip saddr 10.100.1.11 oifname "qg-cccccccc-11" snat to 172.24.4.20']
+    assert post == ["rt ipsec exists accept",
+                    'ip saddr 10.100.1.11 oifname "qg-cccccccc-11" snat to 172.24.4.20']
 
 
 def test_enable_snat_read_from_external_gateway_info_when_absent_at_top() -> None:
@@ -144,6 +146,7 @@ def test_ruleset_text_replaces_one_table_atomically() -> None:
         "  }\n"
         "  chain postrouting {\n"
         "    type nat hook postrouting priority srcnat; policy accept;\n"
+        "    rt ipsec exists accept\n"
         '    oifname "qg-cccccccc-11" ip saddr { 10.100.1.0/24 } snat to 172.24.4.10\n'
         "    meta mark != 0x2 ct status dnat snat to 172.24.4.10\n"
         "  }\n"

@@ -124,3 +124,17 @@ def test_rebinding_to_another_host_makes_an_active_port_down_again(
     status, body = admin.put(f"/v2.0/ports/{port['id']}", {"port": {"binding:host_id": ""}})
     assert status == 200, body
     assert body["port"]["status"] == "DOWN"
+
+
+def test_an_agent_gets_the_ports_bound_to_its_host(
+        admin: Client, host: tuple[str, PluginApi]) -> None:
+    """Upstream's ``get_ports_by_vnic_type_and_host``: what a restarted agent
+    compares with its switch to report the ports whose device is gone."""
+    name, api = host
+    port = bound_port(admin, name)
+    elsewhere = bound_port(admin, f"{name}-other")
+    found = api.get_ports_by_vnic_type_and_host("normal")
+    assert [p["id"] for p in found] == [port["id"]]
+    assert found[0]["binding:vif_type"] == "ovs" and found[0]["status"] == "DOWN"
+    assert api.get_ports_by_vnic_type_and_host("direct") == []
+    assert elsewhere["id"] not in [p["id"] for p in found]

@@ -16,6 +16,8 @@ class MemoryServer:
         self.details = details
         self.reported: list[tuple[list[str], list[str]]] = []
         self.details_asked: list[list[str]] = []
+        self.bound: list[dict[str, Any]] = []  # the ports bound to the agent's host
+        self.bound_asked = 0
 
     def get_devices_details_list_and_failed_devices(self, devices: list[str]) -> dict[str, Any]:
         self.details_asked.append(devices)
@@ -29,6 +31,10 @@ class MemoryServer:
 
     def tunnel_sync(self, ip: str, kind: str) -> dict[str, Any]:
         return {"tunnels": [{"ip_address": "10.0.0.2", "host": "h2"}]}
+
+    def get_ports_by_vnic_type_and_host(self, vnic_type: str) -> list[dict[str, Any]]:
+        self.bound_asked += 1
+        return self.bound
 
 
 def _details(port: str, net: str, vni: int) -> dict[str, Any]:
@@ -291,3 +297,21 @@ def test_a_failed_pull_of_local_ip_associations_is_tried_again(tmp_path: Path) -
     agent.run_once()
     assert server.pulls == 2
 
+
+
+def _bound(pid: str, status: str = "ACTIVE", vif_type: str = "ovs") -> dict[str, Any]:
+    return {"id": pid, "status": status, "binding:vif_type": vif_type}
+
+
+def test_a_restart_reports_down_the_bound_ports_whose_device_is_gone(tmp_path: Path) -> None:
+    """"gone" lost its device while the agent was down; "b" is plugged, "down"
+    is DOWN already and "lb" belongs to another kind of agent of the host."""
+    switch = MemorySwitch([VifPort("tap-b", "b", "m", 1, None, {})])
+    server = MemoryServer({"b": _details("b", "net-a", 1001)})
+    server.bound = [_bound("b"), _bound("gone"), _bound("down", status="DOWN"),
+                    _bound("lb", vif_type="bridge")]
+    agent = _agent(tmp_path, switch, server)
+    agent.run_once()
+    assert server.reported == [(["b"], ["gone"])]
+    agent.run_once()  # not a full pass: the server is not asked again
+    assert server.bound_asked == 1

@@ -132,3 +132,16 @@ def test_a_ports_egress_limit_is_a_meter_and_a_stale_one_goes_after_the_flows() 
     assert plan.policies_to_pull(settings, plan.wire(
         plan.Known(), plan.Observed({"a": _vif("a", 3)}), [_details("a", qos_policy_id="q")],
         {"a"}), {"pol": policy}) == ["q"]
+
+
+def test_a_full_pass_reports_down_bound_ports_the_switch_no_longer_has() -> None:
+    bound = [{"id": "a", "status": "ACTIVE", "binding:vif_type": "ovs"},
+             {"id": "gone", "status": "ACTIVE", "binding:vif_type": "ovs"},
+             {"id": "idle", "status": "DOWN", "binding:vif_type": "ovs"},
+             {"id": "other", "status": "ACTIVE", "binding:vif_type": "bridge"}]
+    seen = plan.Observed({"a": _vif("a", 1)}, full=True)
+    p = plan.plan(TUNNELS, plan.Known(), seen, plan.Answers([_details("a")], bound=bound))
+    assert (p.up, p.down) == (["a"], ["gone"])
+    later = plan.plan(TUNNELS, p.known, replace(seen, full=False),
+                      plan.Answers([], bound=bound))
+    assert later.down == []

@@ -19,7 +19,7 @@ import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents import interface
-from neutrino.agents.base import Agent
+from neutrino.agents.base import Agent, timed_pass
 from neutrino.agents.dhcp import dnsmasq, metadata, options
 from neutrino.agents.dhcp.driver import DnsmasqDriver
 from neutrino.conf.agents import dhcp as dhcp_conf
@@ -273,7 +273,7 @@ class DhcpAgent(Agent):
         self.start_listening()
         self.start_reporting()
         while not self._stop.is_set():
-            self.step()
+            timed_pass("dhcp", self.step)
             failed = bool(self._failed) or self._full_failed
             self._wake.wait(self.conf.resync_interval if failed else None)
             self._wake.clear()

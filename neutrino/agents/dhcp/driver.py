@@ -5,6 +5,12 @@ again after any change and it converges), ``disable`` removes everything
 the network had here. The network's files live in
 ``<dhcp_confs>/<network_id>/``; their presence (or a running metadata
 proxy of the network) is how a restarted agent finds what it served before.
+
+Unlike upstream, no iptables ``CHECKSUM --checksum-fill`` rule for the
+replies (nftables has no such statement): the devices the interface drivers
+plug are OVS internal ports, whose transmit checksumming is off, or veths
+into a kernel bridge, which completes checksums itself, so dnsmasq's
+replies leave complete either way.
 """
 from __future__ import annotations
 
@@ -88,7 +94,6 @@ class DnsmasqDriver:
         metadata_on = self.metadata is not None and self.metadata.flags.any
         iproute.set_addresses(device, port_cidrs(network, port)
                               + ([METADATA_CIDR] if metadata_on else []), namespace=ns)
-        self._fill_udp_checksums(ns)
         files = self.files(network["id"])
         os.makedirs(files.conf_dir, exist_ok=True)
         self._write_files(network, files, route_ips(network, port, self.metadata.flags)
@@ -130,18 +135,6 @@ class DnsmasqDriver:
         if not os.path.isdir("/proc/sys/net/ipv6"):
             return  # a kernel without IPv6 (upstream checks the same)
         iproute.netns_exec(ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0")
-
-    @staticmethod
-    def _fill_udp_checksums(ns: str) -> None:
-        """Replies leave with complete UDP checksums (a veth into a userspace
-        switch would otherwise carry partial ones); best effort, as upstream."""
-        rule = ["POSTROUTING", "-p", "udp", "-m", "udp", "--dport", "68",
-                "-j", "CHECKSUM", "--checksum-fill"]
-        try:
-            if not iproute.netns_ok(ns, "iptables", "-t", "mangle", "-C", *rule):
-                iproute.netns_exec(ns, "iptables", "-t", "mangle", "-A", *rule)
-        except (OSError, iproute.IpError) as exc:
-            LOG.warning("no UDP checksum fill in %s: %s", ns, exc)
 
     def disable(self, network_id: str, device_name: str | None = None) -> None:
         """Stop serving ``network_id`` here and remove all of it."""

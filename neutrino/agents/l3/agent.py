@@ -12,6 +12,12 @@ the QoS policies the routers' floating IPs and gateways name are pulled
 from the server (resources RPC, as the OVS agent's) and their bandwidth
 limits applied on the gateway devices (``qos``); the server's fanout
 ``push`` of a changed or deleted policy redoes the routers using it.
+
+With ``[agent] extensions = fwaas_v2`` and ``[fwaas] enabled = true``
+(upstream's names) the firewall groups on the routers' interfaces are
+fetched with them (``q-firewall-plugin``), applied (``fwaas``) and their
+statuses reported; the server's fanout casts on ``firewall_agent`` name
+the ports a group gained or lost, and redo the routers holding them.
 """
 from __future__ import annotations
 
@@ -23,9 +29,9 @@ import netaddr
 import oslo_messaging
 from oslo_config import cfg
 
-from neutrino.agents.base import Agent
+from neutrino.agents.base import Agent, count_resync, timed_pass
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import keepalived, metadata, qos, ra
+from neutrino.agents.l3 import fwaas, keepalived, metadata, qos, ra, vpn
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
@@ -96,6 +102,33 @@ class QosPushEndpoint:
         self.agent.policies_pushed(resource_list or [], event_type == "deleted")
 
 
+class FirewallAgentEndpoint:
+    """Upstream's casts to FWaaS agent extensions (``firewall_agent``, fanout):
+    each names the ports a group applies on and those it left."""
+
+    target = oslo_messaging.Target(version="1.0")
+
+    def __init__(self, agent: "L3Agent") -> None:
+        self.agent = agent
+
+    def _changed(self, firewall_group: dict[str, Any] | None) -> None:
+        group = firewall_group or {}
+        ports = [*group.get("add-port-ids", ()), *group.get("del-port-ids", ())]
+        self.agent.ports_changed(ports)
+
+    def create_firewall_group(self, context: Any, firewall_group: Any = None,
+                              **kwargs: Any) -> None:
+        self._changed(firewall_group)
+
+    def update_firewall_group(self, context: Any, firewall_group: Any = None,
+                              **kwargs: Any) -> None:
+        self._changed(firewall_group)
+
+    def delete_firewall_group(self, context: Any, firewall_group: Any = None,
+                              **kwargs: Any) -> None:
+        self._changed(firewall_group)
+
+
 class L3Agent(Agent):
     agent_type = "L3 agent"
     binary = "neutron-l3-agent"
@@ -112,6 +145,7 @@ class L3Agent(Agent):
         l3_conf.register(conf)
         _check_ipv6_gateway(conf.ipv6_gateway)
         self.qos_extensions = qos.enabled(conf.AGENT.extensions)
+        self.firewall = fwaas.enabled(conf.AGENT.extensions) and bool(conf.fwaas.enabled)
         self.policies: dict[str, dict[str, Any]] = {}  # QoS policies by id
         self.driver = driver
         self.plugin_rpc = plugin_rpc
@@ -124,7 +158,7 @@ class L3Agent(Agent):
             ra_settings=ra.Settings(conf.min_rtr_adv_interval, conf.max_rtr_adv_interval,
                                     conf.radvd_user),
             ipv6_gateway=conf.ipv6_gateway, qos_extensions=self.qos_extensions,
-            agent_mode=conf.agent_mode, host_name=self.host)
+            firewall=self.firewall, agent_mode=conf.agent_mode, host_name=self.host)
         self._ha_reported: dict[str, str] = {}  # router -> state the server has
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()
@@ -132,6 +166,8 @@ class L3Agent(Agent):
         self._deleted: set[str] = set()
         self._full_sync = True
         self._loop_thread: threading.Thread | None = None
+        self.vpn = (vpn.VpnExtension(conf, self.host, lambda: set(self.routers.applied))
+                    if vpn.enabled(conf.AGENT.extensions) else None)
 
     # -- identity ------------------------------------------------------------------
 
@@ -183,6 +219,12 @@ class L3Agent(Agent):
         if using:
             self.mark_dirty(using)
 
+    def ports_changed(self, port_ids: list[str]) -> None:
+        """Redo the routers whose interfaces are among ``port_ids``."""
+        wanted = set(port_ids)
+        self.mark_dirty(sorted(rid for rid, desired in list(self.routers.applied.items())
+                               if any(d.port_id in wanted for d in desired.devices)))
+
     def routers_on_network(self, network_id: str) -> list[str]:
         return sorted(rid for rid, desired in self.routers.applied.items()
                       if any(d.network_id == network_id for d in desired.devices))
@@ -223,8 +265,10 @@ class L3Agent(Agent):
             routers = [r for r in routers if r.get("gw_port")]
         try:
             policies = self._policies(routers, full)
+            self._firewall_groups(routers)
         except Exception:  # noqa: BLE001 - server or bus away: try again later
-            LOG.exception("L3 agent on %s: pulling QoS policies failed", self.host)
+            LOG.exception("L3 agent on %s: pulling QoS policies or firewall groups failed",
+                          self.host)
             with self._cond:
                 self._full_sync |= full
                 self._dirty |= dirty
@@ -238,6 +282,8 @@ class L3Agent(Agent):
             ok &= self._remove(router_id)
         for router in routers:
             ok &= self._apply(router, policies)
+        if self.vpn is not None and routers:
+            self.vpn.wake()
         return ok
 
     def _policies(self, routers: list[dict[str, Any]], full: bool) -> dict[str, dict[str, Any]]:
@@ -257,8 +303,20 @@ class L3Agent(Agent):
         with self._cond:
             return {pid: self.policies[pid] for pid in wanted if pid in self.policies}
 
+    def _firewall_groups(self, routers: list[dict[str, Any]]) -> None:
+        """``fwaas_v2``: each router's ``_firewall_groups``, those on its interfaces."""
+        if not self.firewall:
+            return
+        ports = sorted({p["id"] for r in routers for p in r.get("_interfaces", ())})
+        found = self.plugin_rpc.firewall_groups_for_ports(ports) if ports else []
+        for router in routers:
+            mine = {p["id"] for p in router.get("_interfaces", ())}
+            router["_firewall_groups"] = [g for g in found if mine & set(g.get("ports", ()))]
+
     def _remove(self, router_id: str) -> bool:
         try:
+            if self.vpn is not None:
+                self.vpn.router_removed(router_id)
             self.routers.remove(router_id)
             return True
         except Exception:  # noqa: BLE001
@@ -278,6 +336,12 @@ class L3Agent(Agent):
                 LOG.exception("router %s: reporting floating IP statuses failed",
                               router["id"])
                 self.routers.forget_status(router["id"], result.statuses)
+                ok = False
+        for group_id, status in sorted(result.firewall_statuses.items()):
+            try:
+                self.plugin_rpc.set_firewall_group_status(group_id, status)
+            except Exception:  # noqa: BLE001
+                LOG.exception("firewall group %s: reporting status %s failed", group_id, status)
                 ok = False
         if not ok:
             self.mark_dirty([router["id"]])
@@ -343,7 +407,8 @@ class L3Agent(Agent):
                     if self._stop.is_set():
                         return
                     self._cond.wait(1.0)
-            if not self.process():
+            if not timed_pass("l3", self.process):
+                count_resync("l3")
                 self._stop.wait(self.retry_delay)
 
     def start(self) -> None:
@@ -353,6 +418,10 @@ class L3Agent(Agent):
         self.listen(L3_AGENT_TOPIC, [L3AgentEndpoint(self)])
         if self.qos_extensions:
             self.listen(topics.QOS_POLICY_PUSH, [QosPushEndpoint(self)])
+        if self.vpn is not None:
+            self.vpn.start(self.listen)
+        if self.firewall:
+            self.listen(topics.FIREWALL_AGENT, [FirewallAgentEndpoint(self)])
         self.start_reporting()
         self._loop_thread = threading.Thread(target=self._loop, name="l3-agent", daemon=True)
         self._loop_thread.start()
@@ -366,6 +435,8 @@ class L3Agent(Agent):
             self._cond.notify_all()
         if self._loop_thread is not None:
             self._loop_thread.join(30)
+        if self.vpn is not None:
+            self.vpn.stop()
         super().stop()
         if isinstance(self.plugin_rpc, L3PluginApi):
             self.plugin_rpc.close()

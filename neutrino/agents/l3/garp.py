@@ -5,15 +5,26 @@ another router's) entry for it; an unsolicited ARP updates them, as
 upstream's agent does when it adds an address. Run inside the router's
 namespace (``ip netns exec NS python -m neutrino.agents.l3.garp DEV IP...``);
 standard library only, no ``arping`` needed.
+
+The announcement is repeated (``SCHEDULE``), as upstream's arping sends
+several: a device just plugged into br-int drops everything until the OVS
+agent has tagged its port, so a single ARP sent at once was lost, and a
+neighbour that had asked for the address in the meantime waited for its
+own next probe (a second, the kernel's ``retrans_time``) before it could
+reach it.
 """
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 import sys
+import time
 from pathlib import Path
 
 ETH_P_ARP = 0x0806
+# seconds after the start at which the addresses are announced again
+SCHEDULE = (0.0, 0.1, 0.3, 0.7, 1.5)
 
 
 def frame(mac: bytes, ip: str) -> bytes:
@@ -24,13 +35,21 @@ def frame(mac: bytes, ip: str) -> bytes:
     return eth + arp
 
 
-def announce(device: str, addresses: list[str]) -> None:
+def announce(device: str, addresses: list[str], schedule: tuple[float, ...] = SCHEDULE) -> None:
     mac = bytes.fromhex(Path(f"/sys/class/net/{device}/address").read_text()
                         .strip().replace(":", ""))
+    started = time.monotonic()
     with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as sock:
         sock.bind((device, ETH_P_ARP))
-        for ip in addresses:
-            sock.send(frame(mac, ip))
+        for at in schedule:
+            time.sleep(max(0.0, started + at - time.monotonic()))
+            for ip in addresses:
+                try:
+                    sock.send(frame(mac, ip))
+                except OSError as exc:
+                    if exc.errno in (errno.ENODEV, errno.ENXIO):
+                        return  # the device went away: nothing left to announce
+                    break  # not up yet (ENETDOWN): a later round
 
 
 if __name__ == "__main__":

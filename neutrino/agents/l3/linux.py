@@ -11,6 +11,7 @@ import logging
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -219,12 +220,18 @@ class LinuxHost:
         run(["ip", "-n", ns, "link", "del", device], check=False)
 
     def announce(self, ns: str, device: str, addresses: list[str]) -> None:
-        """Gratuitous ARP for addresses just added (a failure only delays neighbours)."""
+        """Gratuitous ARPs for addresses just added, sent in the background over
+        the next seconds (``garp.SCHEDULE``): the router's wiring goes on
+        meanwhile; a failure only delays neighbours."""
         try:
-            run(["ip", "netns", "exec", ns, sys.executable, "-m", "neutrino.agents.l3.garp",
-                 device, *addresses])
-        except (CommandError, subprocess.TimeoutExpired) as exc:
+            proc = subprocess.Popen(
+                ["ip", "netns", "exec", ns, sys.executable, "-m", "neutrino.agents.l3.garp",
+                 device, *addresses], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+        except OSError as exc:
             LOG.warning("gratuitous ARP on %s in %s: %s", device, ns, exc)
+            return
+        threading.Thread(target=proc.wait, name="garp-reaper", daemon=True).start()
 
     def forget_connections(self, ns: str, address: str) -> None:
         """Drop conntrack entries to a removed floating IP (when ``conntrack``

@@ -6,7 +6,9 @@ sends: ``output``) plus SNAT of the fixed address when it leaves by the
 gateway; tenant subnets leave SNATed to the gateway IP when ``enable_snat``;
 traffic that came in by the gateway is marked so that only DNATed traffic
 *not* from outside (a tenant reaching another tenant's floating IP, the
-"hairpin") is SNATed to the gateway IP, keeping external clients' addresses.
+"hairpin") is SNATed to the gateway IP, keeping external clients' addresses;
+what the kernel routes into an IPsec tunnel is never SNATed (the ``vpnaas``
+extension's site connections, with ESP in the kernel).
 
 The script replaces the table atomically: ``nft -f`` runs it as one
 transaction (declare, delete, redefine), so no packet sees a half ruleset.
@@ -43,6 +45,9 @@ def rules(router: DesiredRouter, metadata: "md.RouterMetadata | None" = None
     if gw is None:
         return chains
     mangle.append(f'iifname "{gw}" meta mark set {EXTERNAL_MARK}')
+    # Traffic the kernel sends into an IPsec tunnel (VPN site connections)
+    # keeps its addresses, as upstream's IPsec driver exempts it from SNAT.
+    post.append("rt ipsec exists accept")
     for pf in router.port_forwardings:
         pre.append(f"ip daddr {pf.floating_ip_address} {pf.protocol} dport "
                    f"{_ports(pf.external_port)} dnat to "

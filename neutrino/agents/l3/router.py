@@ -6,7 +6,10 @@ earlier run, a crash halfway): the namespace and forwarding, the devices
 unplugged), addresses and next-hop routes (missing added, stale removed),
 then the NAT table replaced at once, the conntrack helpers' table
 (``cthelpers``), the NDP proxy (the gateway's proxied neighbours and their
-filter, ``ndp``), with the QoS extensions the bandwidth limits of floating
+filter, ``ndp``), with the ``fwaas_v2`` extension the firewall groups on
+its interfaces (their own table, ``fwaas``; applied first, right after the
+namespace, so no new interface forwards unfiltered), with the QoS
+extensions the bandwidth limits of floating
 IPs and gateway IPs on the gateway device (``qos``; rebuilt only when they
 change), then the router's metadata proxy
 (when metadata is on) and its radvd (when an internal port is on an IPv6
@@ -29,7 +32,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import cthelpers, dvr, keepalived, model, nat, ndp, qos, ra
+from neutrino.agents.l3 import cthelpers, dvr, fwaas, keepalived, model, nat, ndp, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.radvd import Radvd
@@ -43,6 +46,8 @@ ACTIVE, DOWN, ERROR = "ACTIVE", "DOWN", "ERROR"
 class Result:
     statuses: dict[str, str]  # floating IP id -> new status, to report
     error: Exception | None = None
+    # ``fwaas_v2``: firewall group id -> status, to report
+    firewall_statuses: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class RouterManager:
@@ -52,7 +57,8 @@ class RouterManager:
                  ha_settings: keepalived.Settings | None = None,
                  ra_confs_path: str = "./ra", ra_settings: ra.Settings | None = None,
                  ipv6_gateway: str = "", qos_extensions: frozenset[str] = frozenset(),
-                 agent_mode: str = "legacy", host_name: str = "") -> None:
+                 firewall: bool = False, agent_mode: str = "legacy",
+                 host_name: str = "") -> None:
         """``agent_mode``, ``host_name``: the agent's (``dvr``: which share of a
         distributed router this host builds)."""
         self.driver = driver
@@ -68,6 +74,7 @@ class RouterManager:
         self.ipv6_gateway = ipv6_gateway
         self.applied: dict[str, model.DesiredRouter] = {}
         self.qos_extensions = qos_extensions
+        self.firewall = firewall  # the ``fwaas_v2`` extension applies groups
         self._shaped: dict[str, qos.Shaping | None] = {}  # router -> limits in place
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
@@ -79,9 +86,14 @@ class RouterManager:
         if router.get("distributed") and self.agent_mode in (dvr.DVR, dvr.DVR_SNAT):
             return self._apply_distributed(router)
         desired = model.desired_router(router, self.ipv6_gateway)
+        firewalls = fwaas.port_firewalls(router) if self.firewall else ()
         error: Exception | None = None
+        filtered = False
         try:
             self._namespace(desired)
+            if self.firewall:
+                self.host.nft(desired.namespace, fwaas.replace_script(firewalls))
+            filtered = True
             self._devices(desired)
             self._addresses(desired)
             self._gateway_ipv6(desired)
@@ -104,7 +116,8 @@ class RouterManager:
                     - {f.floating_ip_address for f in desired.floating_ips})
             for address in sorted(gone):
                 self.host.forget_connections(desired.namespace, address)
-        return Result(self._statuses(desired, error is None), error)
+        return Result(self._statuses(desired, error is None), error,
+                      fwaas.statuses(firewalls, filtered))
 
     def _apply_distributed(self, router: dict[str, Any]) -> Result:
         """This host's share of a distributed router (``dvr``): its qrouter-
@@ -439,6 +452,8 @@ class RouterManager:
             if name.startswith(model.DEVICE_PREFIXES):
                 self.driver.unplug(name, namespace=ns)
         self.host.nft(ns, nat.delete_script())
+        if self.firewall:
+            self.host.nft(ns, fwaas.delete_script())
         self.host.delete_namespace(ns)
 
     def stale_router_ids(self, keep: set[str]) -> list[str]:

@@ -241,5 +241,5 @@ class LinuxBridgeAgent(Agent):
         self.start_notifications()
         interval = self.conf.AGENT.polling_interval
         LOG.info("Linux bridge agent on %s: polling every %ss", self.host, interval)
-        poll(stop, interval, self.run_once, self.resync)
+        poll(stop, interval, self.run_once, self.resync, agent="linuxbridge")
         self.stop()

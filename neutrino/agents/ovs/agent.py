@@ -5,7 +5,9 @@ marks the server's casts left, asks the server about the new and changed
 ports (their network segment), lets ``plan`` decide (a host-local VLAN
 per network, each port's tag, every flow, only the difference to
 program), applies that through the switch (``switch.Switch``) and reports
-the devices up or down. Restarting is a full resync (see ``plan``).
+the devices up or down. Restarting is a full resync (see ``plan``); its
+pass also asks which ports the server has bound to this host, and reports
+down those whose device is gone (``plan.absent``).
 
 With ``[agent] l2_population`` the tunnel peers, flood lists and remote
 MACs come from the server's l2population casts (``l2pop``) instead of
@@ -354,8 +356,9 @@ class OvsAgent(Agent):
         observed = self.pull_policies(observed, wiring)
         logs = (self.logs.read(known.logs, (wiring.asked | reading) & set(wiring.known.wired))
                 if self.logs is not None else None)
+        bound = self.read_bound() if plan.bound_to_read(observed) else None
         decided = plan.plan_wired(self.settings, observed, wiring,
-                                  plan.Answers(devices, failed, peers, security, logs))
+                                  plan.Answers(devices, failed, peers, security, logs, bound))
         self.marks.mark(decided.dirty)
         self.apply(decided)
         self.known = decided.known
@@ -426,6 +429,17 @@ class OvsAgent(Agent):
                         self.conf.OVS.local_ip, kind).get("tunnels", [])]
         except Exception:  # noqa: BLE001 - retried next pass
             LOG.exception("tunnel_sync failed")
+            return None
+
+    def read_bound(self) -> list[dict[str, Any]] | None:
+        """The ports the server has bound to this host; None if it failed
+        (the devices gone meanwhile are then not reported this time)."""
+        try:
+            bound: list[dict[str, Any]] = self.plugin_rpc.get_ports_by_vnic_type_and_host(
+                "normal")
+            return bound
+        except Exception:  # noqa: BLE001 - the pass goes on without it
+            LOG.exception("get_ports_by_vnic_type_and_host failed")
             return None
 
     def read_security(self, port_ids: set[str]) -> dict[str, Any] | None:
@@ -513,7 +527,7 @@ class OvsAgent(Agent):
                  interval)
         unwatch = self.ovs.watch_vifs(self._wake.set)
         try:
-            poll(stop, interval, self.run_once, self.resync, self._wake)
+            poll(stop, interval, self.run_once, self.resync, self._wake, agent="ovs")
         finally:
             unwatch()
             if self.logs is not None:

@@ -119,6 +119,8 @@ class Answers:
     peers: list[Peer] | None = None  # tunnel_sync's, when asked and answered
     security: dict[str, Any] | None = None  # security_group_info_for_devices, if answered
     logs: dict[str, netlog.LogInfo] | None = None  # the logs once answers are in, if changed
+    # on a full pass: the ports the server has bound to this host, if answered
+    bound: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -294,10 +296,36 @@ def plan_wired(settings: Settings, observed: Observed, wiring: Wiring,
                for bridge, wanted in desired.items()]
     known = replace(known, programmed={**known.programmed, **desired},
                     meters={m: v for m, v in known.meters.items() if m not in stale_meters})
+    down = wiring.down + absent(observed, answers.bound, wiring.down)
     return Plan(known, wiring.tags, new_tunnels, meters, shaping, changes, retire,
-                stale_meters, wiring.up, wiring.down,
+                stale_meters, wiring.up, down,
                 refresh_tunnels=settings.l2pop and observed.full, dirty=set(answers.failed),
                 sg_dirty=sg_dirty | replugged)
+
+
+OVS_VIF_TYPES = ("ovs", "vhostuser")  # the bindings an OVS agent's ports have
+
+
+def bound_to_read(observed: Observed) -> bool:
+    """Whether this pass asks which ports the server has bound here: on a
+    full pass (a start, a revival), when the agent cannot know what went
+    while it was not looking."""
+    return observed.full
+
+
+def absent(observed: Observed, bound: list[dict[str, Any]] | None,
+           reported: list[str]) -> list[str]:
+    """The ports bound to this host (OVS bindings) whose device the switch no
+    longer has, and whose status still says otherwise: an instance's device
+    deleted while the agent was down (its namespace gone with a restart).
+    Upstream reports only the devices it sees go; a full pass cannot see
+    those, so it compares with the server's list and reports them down."""
+    if not observed.full or not bound:
+        return []
+    return sorted(p["id"] for p in bound
+                  if p.get("binding:vif_type") in OVS_VIF_TYPES
+                  and p.get("status") != "DOWN"
+                  and p["id"] not in observed.vifs and p["id"] not in reported)
 
 
 def _tunnels(settings: Settings, observed: Observed, known: Known, peers: list[Peer] | None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf import metrics
 from neutrino.conf.registry import register_missing
 
 AGENT_OPTS = [
@@ -32,8 +33,9 @@ INTERFACE_OPTS = [
 
 
 def register(conf: cfg.ConfigOpts) -> None:
-    """What every agent reads (``[AGENT]``)."""
+    """What every agent reads (``[AGENT]``, ``[metrics]``)."""
     conf.register_opts(AGENT_OPTS, "AGENT")
+    metrics.register(conf)
 
 
 def register_l2(conf: cfg.ConfigOpts) -> None:

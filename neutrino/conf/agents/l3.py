@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf import fwaas
 from neutrino.conf.agents import common, metadata
 from neutrino.conf.registry import register_missing
 
@@ -46,7 +47,10 @@ L3_AGENT_OPTS = [
     cfg.ListOpt("extensions", default=[],
                 help="L3 agent extensions to load: 'fip_qos' enforces the bandwidth "
                      "limits of floating IPs' QoS policies, 'gateway_ip_qos' those of "
-                     "routers' gateway policies (tc on the gateway device)."),
+                     "routers' gateway policies (tc on the gateway device), 'vpnaas' "
+                     "runs the routers' IPsec site connections (strongSwan), 'fwaas_v2' "
+                     "applies firewall groups on routers' interfaces (nftables in the "
+                     "router's namespace; with [fwaas] enabled = true)."),
 ]
 
 # upstream declares these with the agents' common options ([DEFAULT])
@@ -70,13 +74,40 @@ METADATA_PROXY_OPTS = [
 ]
 
 
+# The ``vpnaas`` extension (upstream's IPsec device driver with strongSwan):
+# ``[ipsec]`` and ``[strongswan]`` of upstream's vpn_agent.ini, and how the
+# SAs are installed: the kernel's XFRM (production, as upstream) or
+# strongSwan's own userspace ESP over a TUN device (``kernel-libipsec``), for
+# hosts whose kernel has no ESP.
+IPSEC_OPTS = [
+    cfg.StrOpt("config_base_dir", default="$state_path/ipsec",
+               help="Where each router's strongSwan configuration and sockets are kept."),
+    cfg.IntOpt("ipsec_status_check_interval", default=60, min=1,
+               help="Seconds between checks of the IPsec connections' statuses."),
+    cfg.BoolOpt("enable_detailed_logging", default=False,
+                help="Have charon log IKE and configuration at level 2."),
+]
+STRONGSWAN_OPTS = [
+    cfg.StrOpt("ipsec_backend", default="kernel", choices=["kernel", "libipsec"],
+               help="Where ESP runs: 'kernel' (the kernel's XFRM, charon's "
+                    "kernel-netlink plugin) or 'libipsec' (charon's kernel-libipsec "
+                    "plugin: userspace ESP over a TUN device, UDP-encapsulated)."),
+    cfg.StrOpt("charon_path", default="/usr/lib/ipsec/charon",
+               help="The charon daemon."),
+    cfg.StrOpt("swanctl_path", default="swanctl", help="The swanctl command."),
+]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
     common.register_interface(conf)
+    register_missing(conf, IPSEC_OPTS, "ipsec")
+    register_missing(conf, STRONGSWAN_OPTS, "strongswan")
     common.register_availability_zone(conf)
     register_metadata_proxy(conf)
     register_missing(conf, L3_OPTS)
     register_missing(conf, L3_AGENT_OPTS, "AGENT")
     register_missing(conf, RA_OPTS)
+    fwaas.register_agent(conf)
 
 
 def register_metadata_proxy(conf: cfg.ConfigOpts) -> None:

@@ -10,7 +10,7 @@ misses one catches up on its next full sync.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from neutrino.rpc.casts import Casts
 
@@ -31,11 +31,22 @@ class L3AgentNotifier:
         self.db = db
         self.scheduler = scheduler
         self.casts = Casts(conf)
+        # Other service plugins that derive state from routers (BGP speakers'
+        # routes) hear the ids of routers changed or deleted, after commit.
+        self.watchers: list[Callable[[list[str]], None]] = []
+
+    def _tell_watchers(self, ids: list[str]) -> None:
+        for watcher in self.watchers:
+            try:
+                watcher(ids)
+            except Exception:  # noqa: BLE001 - the change is committed; tell, never undo
+                LOG.exception("router watcher %r failed", watcher)
 
     def routers_updated(self, router_ids: Iterable[str], schedule: bool = True) -> None:
         ids = list(dict.fromkeys(r for r in router_ids if r))
         if not ids:
             return
+        self._tell_watchers(ids)
         if schedule and self.conf.router_auto_schedule:
             with self.db.reader() as conn:
                 hostable = self.scheduler.has_something_to_host(conn, ids)
@@ -48,6 +59,7 @@ class L3AgentNotifier:
                                 routers=[router_id])
 
     def router_deleted(self, router_id: str) -> None:
+        self._tell_watchers([router_id])
         self.casts.cast(L3_AGENT, "router_deleted", fanout=True, router_id=router_id)
 
     def router_added_to_agent(self, router_ids: list[str], host: str) -> None:

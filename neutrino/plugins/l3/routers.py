@@ -17,6 +17,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import availability_zones as az
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.flavor_bindings import flavor_row
 from neutrino.plugins.l3 import common as c
@@ -276,6 +277,8 @@ class Routers:
                 raise errors.RouterInUse(router_id=rid,
                                          reason="has ports still attached: "
                                                 + ", ".join(attached))
+            # other service plugins' say (a VPN service keeps its router)
+            self.core.events.notify("routers", ev.PRECOMMIT_DELETE, conn, ctx, {"id": rid})
             conn.execute(sa.delete(t.routerports).where(t.routerports.c.router_id == rid))
             conn.execute(sa.delete(t.routerroutes).where(t.routerroutes.c.router_id == rid))
             conn.execute(sa.delete(t.routerl3agentbindings).where(

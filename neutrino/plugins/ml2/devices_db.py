@@ -46,6 +46,13 @@ def bindings(conn: Connection, ids: Sequence[str]) -> dict[str, Any]:
         sa.select(t.ml2_port_bindings).where(B.port_id.in_(part)))}
 
 
+def bound_to(conn: Connection, host: str, vnic_type: str) -> list[str]:
+    """The ids of the ports bound to ``host`` with ``vnic_type``, in id order."""
+    return list(conn.execute(sa.select(B.port_id).where(B.host == host,
+                                                        B.vnic_type == vnic_type)
+                             .order_by(B.port_id)).scalars())
+
+
 def router_ports_on_many_hosts(conn: Connection, ids: Sequence[str]) -> set[str]:
     """The gateway and interface ports of HA routers among ``ids`` (every
     host of the router wires them; keepalived decides where they carry

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 # 1.x: get_device_details, get_devices_details_list(_and_failed_devices),
-# update_device_up/down/list; new methods or arguments bump the minor.
+# update_device_up/down/list, get_ports_by_vnic_type_and_host (1.7); new
+# methods or arguments bump the minor.
 VERSION = "1.9"
 P = t.ports.c
 R = TypeVar("R")
@@ -86,6 +87,15 @@ class L2Endpoint:
         if kwargs.get("refresh_tunnels") and host and getattr(self.plugin, "l2pop", None):
             self._refresh_tunnels(result["devices_up"], host)
         return result
+
+    def get_ports_by_vnic_type_and_host(self, context: Any, vnic_type: str, host: str,
+                                        **kwargs: Any) -> list[dict[str, Any]]:
+        """The ports bound to ``host`` with ``vnic_type`` (upstream's 1.7): a
+        restarted agent tells from them which of its ports lost their device."""
+        with self.plugin.db.reader() as conn:
+            ids = devices_db.bound_to(conn, host, vnic_type)
+            ports = self.plugin.load_ports(conn, ids)
+        return [ports[pid] for pid in ids if pid in ports]
 
     # -- one transaction per list ---------------------------------------------------
 

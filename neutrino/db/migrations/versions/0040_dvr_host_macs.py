@@ -1,13 +1,13 @@
 """dvr: each host's DVR MAC (``dvr_host_macs``)
 
-Revision ID: 0037_dvr_host_macs
-Revises: 0036_local_ips
+Revision ID: 0040_dvr_host_macs
+Revises: 0039_firewall_v2
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0037_dvr_host_macs'
-down_revision = '0036_local_ips'
+revision = '0040_dvr_host_macs'
+down_revision = '0039_firewall_v2'
 branch_labels = None
 depends_on = None
 

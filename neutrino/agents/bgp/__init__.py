@@ -1,0 +1,1 @@
+"""The BGP dynamic routing agent: speakers peering with BGP routers, advertising routes."""

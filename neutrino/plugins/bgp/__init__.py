@@ -1,0 +1,1 @@
+"""BGP dynamic routing: speakers, peers, their routes and the DR agents hosting them."""

@@ -1,0 +1,1 @@
+"""The ``firewall_v2`` service plugin (FWaaS v2)."""

@@ -1,0 +1,1 @@
+"""VPN as a service: IPsec site-to-site connections on routers (upstream's neutron-vpnaas)."""

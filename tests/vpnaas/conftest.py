@@ -1,0 +1,32 @@
+"""A server with the vpnaas plugin (and flavors, for ``vpn-flavors``)."""
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+import pytest
+
+from tests.conftest import SESSION_EXTRA, Client, Server
+
+
+@pytest.fixture(scope="module")
+def vpn_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = vpnaas,", 1)
+    srv = Server(tmp_path_factory.mktemp("vpn-server"), extra=extra).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def admin(vpn_server: Server) -> Client:
+    return Client(vpn_server.url, project=uuid.uuid4().hex, roles="admin")
+
+
+@pytest.fixture
+def owner(vpn_server: Server) -> Client:
+    return Client(vpn_server.url, project=uuid.uuid4().hex, roles="member,reader")
+
+
+@pytest.fixture
+def other(vpn_server: Server) -> Client:
+    return Client(vpn_server.url, project=uuid.uuid4().hex, roles="member,reader")
