@@ -280,6 +280,11 @@ class MacAddressGenerationFailure(NeutronException):
     message = "Unable to generate unique mac on network %(net_id)s."
 
 
+class HostMacAddressGenerationFailure(NeutronException):
+    code = 503
+    message = "Unable to generate unique DVR mac for %(host)s."
+
+
 class SubnetOverlap(BadRequest):
     message = ("Invalid input for operation: Requested subnet with cidr: "
                "%(cidr)s for network: %(network_id)s overlaps with another "
@@ -468,6 +473,11 @@ class RouterReschedulingFailed(Conflict):
 
 class DVRL3CannotAssignToDvrAgent(Conflict):
     message = "Not allowed to manually assign a router to an agent in 'dvr' mode."
+
+
+class RouterL3AgentMismatch(Conflict):
+    message = ("Cannot host %(router_type)s router %(router_id)s on %(agent_mode)s L3 agent "
+               "%(agent_id)s.")
 
 
 class DVRL3CannotRemoveFromDvrAgent(Conflict):

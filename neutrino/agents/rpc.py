@@ -56,6 +56,14 @@ class PluginApi(ServerClient):
         return self.call("tunnel_sync", "1.4", tunnel_ip=tunnel_ip, tunnel_type=tunnel_type,
                          host=self.host)
 
+    def get_dvr_mac_address_by_host(self) -> dict[str, str]:
+        """``dvr``: this host's DVR MAC (the server makes it the first time)."""
+        return self.call("get_dvr_mac_address_by_host", "1.1", host=self.host)
+
+    def get_dvr_mac_address_list(self) -> list[dict[str, str]]:
+        """``dvr``: every host's DVR MAC."""
+        return self.call("get_dvr_mac_address_list", "1.1")
+
     def qos_policies(self, ids: list[str]) -> list[dict[str, Any]]:
         """The QoS policies ``ids`` (resources RPC ``bulk_pull``)."""
         client = oslo_messaging.get_rpc_client(

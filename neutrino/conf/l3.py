@@ -18,6 +18,13 @@ L3_OPTS = [
     cfg.BoolOpt("router_distributed", default=False,
                 help="System-wide flag to determine the type of router that projects "
                      "can create. Only admin can override."),
+    cfg.StrOpt("dvr_base_mac", default="fa:16:3f:00:00:00",
+               help="The base MAC address used for unique DVR instances by Neutron. "
+                    "The first 3 octets will remain unchanged. If the 4th octet is "
+                    "not 00, it will also be used. The others will be randomly "
+                    "generated. The 'dvr_base_mac' *must* be different from "
+                    "'base_mac' to avoid mixing them up with MACs allocated for "
+                    "tenant ports."),
     cfg.IntOpt("max_routes", default=30, min=1,
                deprecated_for_removal=True,
                deprecated_reason='Replaced by the "quota_router_route" quota in '

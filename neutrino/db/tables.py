@@ -1033,6 +1033,13 @@ flavorserviceprofilebindings = Table(
            primary_key=True, index=True),
 )
 
+# ``dvr``: each host's own MAC, the source distributed routers' packets carry
+# once they leave that host (upstream's ``dvr_host_macs``).
+dvr_host_macs = Table(
+    "dvr_host_macs", metadata,
+    Column("host", String(255), primary_key=True),
+    Column("mac_address", String(32), nullable=False, unique=True),
+)
 
 # -- VPN as a service (``vpnaas``, ``vpn-endpoint-groups``) -------------------------
 # No standard attributes: upstream's VPN resources carry none. A router or

@@ -192,12 +192,14 @@ class CorePlugin:
     def rpc_endpoints(self) -> dict[str, list[Any]]:
         """What agents call on the server, by topic (served by the RPC process)."""
         # deferred: endpoints load oslo.messaging, which API workers never import
+        from neutrino.plugins.ml2.dvr_rpc import DvrEndpoint
         from neutrino.plugins.ml2.metadata_rpc import MetadataEndpoint
         from neutrino.plugins.ml2.rpc import L2Endpoint
         from neutrino.plugins.ml2.sg_rpc import SecurityGroupEndpoint
         from neutrino.plugins.ml2.tunnel_rpc import TunnelEndpoint
         return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self),
-                                TunnelEndpoint(self), MetadataEndpoint(self)]}
+                                TunnelEndpoint(self), MetadataEndpoint(self),
+                                DvrEndpoint(self)]}
 
     def _handler(self, plural: str) -> ResourceHandler:
         return self.handlers[plural]

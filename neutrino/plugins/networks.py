@@ -21,7 +21,7 @@ EXTERNAL = "router:external"
 NETWORK_OWNED_PREFIXES = ("network:",)
 # Ports that die with their network rather than blocking its deletion.
 AUTO_DELETE_OWNERS = ("network:dhcp", "network:router_ha_interface",
-                      "network:distributed")
+                      "network:distributed", "network:floatingip_agent_gateway")
 
 
 def not_found(net_id: str) -> errors.NetworkNotFound:

@@ -25,6 +25,7 @@ NETWORK_UPDATE = f"{AGENT}-network-update"
 NETWORK_DELETE = f"{AGENT}-network-delete"
 SECURITY_GROUP_UPDATE = f"{AGENT}-security_group-update"
 L2POPULATION_UPDATE = f"{AGENT}-l2population-update"
+DVR_UPDATE = f"{AGENT}-dvr-update"  # ``dvr``: every host's DVR MAC, when one is made
 # ``binding-extended``: a port's binding moved (upstream's agents listen; ours
 # learn it from the ``port_update`` of the host change)
 BINDING_ACTIVATE = f"{AGENT}-binding-activate"

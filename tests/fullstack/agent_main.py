@@ -11,8 +11,9 @@ directory, so a restarted agent adopts them). Upstream's fullstack suite
 solves the same problem by renaming namespaces.
 
 An HA router lives on several emulated hosts at once, and each wants its
-own ``qrouter-<id>``: with ``NEUTRINO_NS_SUFFIX`` set, this host's router
-namespaces are ``qrouter-<id>@<suffix>`` (as upstream's fullstack does).
+own ``qrouter-<id>`` (a distributed router its ``fip-`` and ``snat-`` ones
+too): with ``NEUTRINO_NS_SUFFIX`` set, this host's router namespaces are
+``qrouter-<id>@<suffix>`` (as upstream's fullstack does).
 """
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def _suffix_namespaces(suffix: str) -> None:
     plain = model.namespace_name
     stale = router.RouterManager.stale_router_ids
 
-    def namespace_name(router_id: str) -> str:
-        return f"{plain(router_id)}@{suffix}"
+    def namespace_name(router_id: str, prefix: str = model.NS_PREFIX) -> str:
+        return f"{plain(router_id, prefix)}@{suffix}"
 
     def stale_router_ids(self: Any, keep: set[str]) -> list[str]:
         return [i.split("@")[0] for i in stale(self, keep)]

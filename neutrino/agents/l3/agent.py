@@ -158,7 +158,7 @@ class L3Agent(Agent):
             ra_settings=ra.Settings(conf.min_rtr_adv_interval, conf.max_rtr_adv_interval,
                                     conf.radvd_user),
             ipv6_gateway=conf.ipv6_gateway, qos_extensions=self.qos_extensions,
-            firewall=self.firewall)
+            firewall=self.firewall, agent_mode=conf.agent_mode, host_name=self.host)
         self._ha_reported: dict[str, str] = {}  # router -> state the server has
         self._ha_thread: threading.Thread | None = None
         self._cond = threading.Condition()

@@ -113,6 +113,67 @@ class LinuxHost:
     def delete_route(self, ns: str, destination: str, nexthop: str) -> None:
         run(["ip", "-n", ns, "route", "del", destination, "via", nexthop], check=False)
 
+    # -- ``dvr``: permanent neighbours, policy routing, the rfp-/fpr- pair ---------
+
+    def permanent_neighbours(self, ns: str) -> set[tuple[str, str, str]]:
+        """(device, address, MAC) of the namespace's permanent IPv4 neighbours."""
+        out = run(["ip", "-j", "-4", "-n", ns, "neigh", "show", "nud", "permanent"])
+        return {(n["dev"], n["dst"], n.get("lladdr", "")) for n in json.loads(out or "[]")}
+
+    def replace_neighbour(self, ns: str, device: str, address: str, mac: str) -> None:
+        run(["ip", "-n", ns, "neigh", "replace", address, "lladdr", mac, "dev", device,
+             "nud", "permanent"])
+
+    def delete_neighbour(self, ns: str, device: str, address: str) -> None:
+        run(["ip", "-n", ns, "neigh", "del", address, "dev", device], check=False)
+
+    def rules(self, ns: str) -> set[tuple[str, int, int]]:
+        """(source, table, priority) of the IPv4 rules that look up a table of
+        their own (not the kernel's local, main and default)."""
+        out = run(["ip", "-j", "-4", "-n", ns, "rule", "show"])
+        found = set()
+        for rule in json.loads(out or "[]"):
+            table = str(rule.get("table", ""))
+            if table.isdigit() and rule.get("src"):
+                src = rule["src"] if "/" in rule["src"] or rule.get("srclen") is None else (
+                    f"{rule['src']}/{rule['srclen']}")
+                if "/" not in src:
+                    src += "/32"
+                found.add((src, int(table), int(rule.get("priority", 0))))
+        return found
+
+    def add_rule(self, ns: str, source: str, table: int, priority: int) -> None:
+        run(["ip", "-4", "-n", ns, "rule", "add", "from", source, "lookup", str(table),
+             "priority", str(priority)])
+
+    def delete_rule(self, ns: str, source: str, table: int, priority: int) -> None:
+        run(["ip", "-4", "-n", ns, "rule", "del", "from", source, "lookup", str(table),
+             "priority", str(priority)], check=False)
+
+    def replace_table_route(self, ns: str, table: int, nexthop: str, device: str) -> None:
+        run(["ip", "-4", "-n", ns, "route", "replace", "default", "via", nexthop, "dev",
+             device, "table", str(table)])
+
+    def flush_table(self, ns: str, table: int) -> None:
+        run(["ip", "-4", "-n", ns, "route", "flush", "table", str(table)], check=False)
+
+    def host_routes(self, ns: str, device: str) -> set[tuple[str, str]]:
+        """(destination, next hop) of the routes through ``device``."""
+        out = run(["ip", "-j", "-4", "-n", ns, "route", "show", "dev", device])
+        return {(r["dst"] if "/" in r["dst"] else r["dst"] + "/32", r["gateway"])
+                for r in json.loads(out or "[]") if r.get("gateway")}
+
+    def add_veth_pair(self, ns: str, name: str, peer_ns: str, peer: str) -> None:
+        """A veth pair, ``name`` in ``ns`` and ``peer`` in ``peer_ns``, both up."""
+        run(["ip", "-n", ns, "link", "add", name, "type", "veth", "peer", "name", peer,
+             "netns", peer_ns])
+        run(["ip", "-n", ns, "link", "set", name, "up"])
+        run(["ip", "-n", peer_ns, "link", "set", peer, "up"])
+
+    def set_proxy_arp(self, ns: str, device: str) -> None:
+        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+             f"net.ipv4.conf.{device}.proxy_arp=1"])
+
     def set_proxy_ndp(self, ns: str, device: str, on: bool) -> None:
         run(["ip", "netns", "exec", ns, "sysctl", "-qw",
              f"net.ipv6.conf.{device}.proxy_ndp={int(on)}"])
@@ -181,6 +242,9 @@ class LinuxHost:
             run(["ip", "netns", "exec", ns, "conntrack", "-D", flag, address], check=False)
 
 
+OWNED_PREFIXES = (model.NS_PREFIX, "snat-", "fip-")
+
+
 class OwnRouterNamespaces(LinuxHost):
     """The L3 agent's view of the host limited to the router namespaces it
     made (listed in a file of its state directory, so a restart adopts them).
@@ -202,7 +266,7 @@ class OwnRouterNamespaces(LinuxHost):
     def namespaces(self) -> list[str]:
         owned = self._owned()
         return [ns for ns in super().namespaces()
-                if not ns.startswith(model.NS_PREFIX) or ns in owned]
+                if not ns.startswith(OWNED_PREFIXES) or ns in owned]
 
     def ensure_namespace(self, ns: str) -> None:
         if ns not in (owned := self._owned()):

@@ -21,7 +21,9 @@ NS_PREFIX = "qrouter-"
 INTERNAL_PREFIX = "qr-"
 GATEWAY_PREFIX = "qg-"
 HA_PREFIX = "ha-"
-DEVICE_PREFIXES = (INTERNAL_PREFIX, GATEWAY_PREFIX, HA_PREFIX)
+SNAT_PREFIX = "sg-"  # ``dvr``: a distributed router's SNAT ports, in its snat- namespace
+FIP_GATEWAY_PREFIX = "fg-"  # ``dvr``: a host's floating IP gateway, in its fip- namespace
+DEVICE_PREFIXES = (INTERNAL_PREFIX, GATEWAY_PREFIX, HA_PREFIX, SNAT_PREFIX, FIP_GATEWAY_PREFIX)
 
 
 def device_name(prefix: str, port_id: str) -> str:
@@ -29,8 +31,10 @@ def device_name(prefix: str, port_id: str) -> str:
     return (prefix + port_id)[:14]
 
 
-def namespace_name(router_id: str) -> str:
-    return NS_PREFIX + router_id
+def namespace_name(router_id: str, prefix: str = NS_PREFIX) -> str:
+    """``qrouter-<id>``; a distributed router's also ``snat-<id>`` and the
+    host's ``fip-<external network id>``."""
+    return prefix + router_id
 
 
 @dataclasses.dataclass(frozen=True)
@@ -294,10 +298,13 @@ def _snat_enabled(router: dict[str, Any]) -> bool:
     return bool(info.get("enable_snat", True))
 
 
-def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRouter:
+def desired_router(router: dict[str, Any], ipv6_gateway: str = "",
+                   namespace: str | None = None,
+                   internal_prefix: str = INTERNAL_PREFIX) -> DesiredRouter:
     """The host state for ``router`` (an upstream ``sync_routers`` dict);
-    ``ipv6_gateway``: the agent's option of that name."""
-    interfaces = sorted((_device(INTERNAL_PREFIX, p) for p in router.get("_interfaces", ())),
+    ``ipv6_gateway``: the agent's option of that name; ``namespace`` and
+    ``internal_prefix``: a distributed router's snat- part's."""
+    interfaces = sorted((_device(internal_prefix, p) for p in router.get("_interfaces", ())),
                         key=lambda d: d.name)
     gw = router.get("gw_port")
     gw_device = _device(GATEWAY_PREFIX, gw) if gw else None
@@ -317,7 +324,7 @@ def desired_router(router: dict[str, Any], ipv6_gateway: str = "") -> DesiredRou
         ha_port = router["_ha_interface"]
         devices.append(_device(HA_PREFIX, ha_port))
     return DesiredRouter(
-        router_id=router["id"], namespace=namespace_name(router["id"]),
+        router_id=router["id"], namespace=namespace or namespace_name(router["id"]),
         devices=tuple(devices), routes=tuple(routes),
         gateway_device=gw_device.name if gw_device else None,
         gateway_ips=gateway_ips, snat_sources=tuple(sources),

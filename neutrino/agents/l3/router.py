@@ -32,7 +32,7 @@ from typing import Any
 import netaddr
 
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import cthelpers, fwaas, keepalived, model, nat, ndp, qos, ra
+from neutrino.agents.l3 import cthelpers, dvr, fwaas, keepalived, model, nat, ndp, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
 from neutrino.agents.l3.radvd import Radvd
@@ -57,8 +57,14 @@ class RouterManager:
                  ha_settings: keepalived.Settings | None = None,
                  ra_confs_path: str = "./ra", ra_settings: ra.Settings | None = None,
                  ipv6_gateway: str = "", qos_extensions: frozenset[str] = frozenset(),
-                 firewall: bool = False) -> None:
+                 firewall: bool = False, agent_mode: str = "legacy",
+                 host_name: str = "") -> None:
+        """``agent_mode``, ``host_name``: the agent's (``dvr``: which share of a
+        distributed router this host builds)."""
         self.driver = driver
+        self.agent_mode = agent_mode
+        self.host_name = host_name
+        self.distributed: dict[str, dvr.DvrRouter] = {}  # router -> its share here
         self.host = host or LinuxHost()
         self.metadata = metadata
         self.ha_confs_path = ha_confs_path
@@ -77,6 +83,8 @@ class RouterManager:
     def apply(self, router: dict[str, Any],
               policies: dict[str, dict[str, Any]] | None = None) -> Result:
         """``policies``: the QoS policies the router names, by id."""
+        if router.get("distributed") and self.agent_mode in (dvr.DVR, dvr.DVR_SNAT):
+            return self._apply_distributed(router)
         desired = model.desired_router(router, self.ipv6_gateway)
         firewalls = fwaas.port_firewalls(router) if self.firewall else ()
         error: Exception | None = None
@@ -110,6 +118,137 @@ class RouterManager:
                 self.host.forget_connections(desired.namespace, address)
         return Result(self._statuses(desired, error is None), error,
                       fwaas.statuses(firewalls, filtered))
+
+    def _apply_distributed(self, router: dict[str, Any]) -> Result:
+        """This host's share of a distributed router (``dvr``): its qrouter-
+        namespace, its way to the fip- namespace, its snat- namespace on the
+        SNAT host."""
+        share = dvr.desired(router, self.host_name, self.agent_mode, self.ipv6_gateway)
+        desired = share.local
+        error: Exception | None = None
+        try:
+            self._namespace(desired)
+            self._devices(desired)
+            self._addresses(desired)
+            self._fip_link(desired, share.distributed.fip)
+            self._neighbours(desired, share.distributed)
+            self._policy_routes(desired, share.distributed)
+            self._routes(desired)
+            self._nat(desired)
+            if self.metadata is not None:
+                self.metadata.ensure(desired.router_id, desired.namespace)
+            self._advertise(desired)
+            self._snat(desired.router_id, share.snat)
+        except Exception as exc:  # noqa: BLE001 - the router is retried; FIPs say ERROR
+            LOG.exception("distributed router %s: applying failed", desired.router_id)
+            error = exc
+        self.applied[desired.router_id] = desired
+        self.distributed[desired.router_id] = share
+        try:
+            self._collect_fip_namespaces()
+        except Exception as exc:  # noqa: BLE001 - tried again next time
+            LOG.exception("removing unused fip- namespaces failed")
+            error = error or exc
+        return Result(self._statuses(desired, error is None), error)
+
+    def _neighbours(self, desired: model.DesiredRouter, share: dvr.Distributed) -> None:
+        ns = desired.namespace
+        wanted = {(n.device, n.ip_address, n.mac_address) for n in share.neighbours}
+        present = self.host.permanent_neighbours(ns)
+        for device, address, _ in sorted(present - wanted):
+            self.host.delete_neighbour(ns, device, address)
+        for device, address, mac in sorted(wanted - present):
+            self.host.replace_neighbour(ns, device, address, mac)
+
+    def _policy_routes(self, desired: model.DesiredRouter, share: dvr.Distributed) -> None:
+        """The rules sending subnets to their SNAT port and fixed addresses to
+        the fip- namespace, and the tables they look up."""
+        ns = desired.namespace
+        wanted = {(r.source, r.table, r.priority) for r in share.rules}
+        present = self.host.rules(ns)
+        for source, table, priority in sorted(present - wanted):
+            self.host.delete_rule(ns, source, table, priority)
+        tables = {r.table for r in share.table_routes}
+        for table in sorted({t for _, t, _ in present} - tables):
+            self.host.flush_table(ns, table)
+        for route in share.table_routes:
+            self.host.replace_table_route(ns, route.table, route.nexthop, route.device)
+        for source, table, priority in sorted(wanted - present):
+            self.host.add_rule(ns, source, table, priority)
+
+    def _fip_link(self, desired: model.DesiredRouter, link: dvr.FipLink | None) -> None:
+        """The fip- namespace with its fg- gateway, and the router's rfp-/fpr-
+        pair to it with a host route per floating IP; none without floating IPs here."""
+        ns = desired.namespace
+        rfp, _ = dvr.pair_names(desired.router_id)
+        if link is None:
+            if rfp in self.host.links(ns):
+                self.host.delete_link(ns, rfp)  # its fpr- end goes with it
+            return
+        fip = link.fip
+        self.host.ensure_namespace(fip.namespace)
+        self.host.enable_forwarding(fip.namespace)
+        gw = fip.gateway
+        self.driver.plug(gw.network_id, gw.port_id, gw.name, gw.mac_address,
+                         namespace=fip.namespace, mtu=gw.mtu)
+        present = self.host.addresses(fip.namespace, gw.name)
+        for cidr in sorted(present - set(gw.cidrs)):
+            self.host.delete_address(fip.namespace, gw.name, cidr)
+        added = sorted(set(gw.cidrs) - present)
+        for cidr in added:
+            self.host.add_address(fip.namespace, gw.name, cidr)
+        self.host.set_proxy_arp(fip.namespace, gw.name)
+        for route in fip.routes:
+            self.host.replace_route(fip.namespace, route.destination, route.nexthop,
+                                    route.device, route.onlink)
+        if link.rfp not in self.host.links(ns):
+            if link.fpr in self.host.links(fip.namespace):
+                self.host.delete_link(fip.namespace, link.fpr)
+            self.host.add_veth_pair(ns, link.rfp, fip.namespace, link.fpr)
+        for device, namespace, address in ((link.rfp, ns, link.rfp_address),
+                                           (link.fpr, fip.namespace, link.fpr_address)):
+            if f"{address}/31" not in self.host.addresses(namespace, device):
+                self.host.add_address(namespace, device, f"{address}/31")
+        wanted = {(f"{a}/32", link.rfp_address) for a in link.floating_ips}
+        have = self.host.host_routes(fip.namespace, link.fpr)
+        for destination, nexthop in sorted(have - wanted):
+            self.host.delete_route(fip.namespace, destination, nexthop)
+        for destination, nexthop in sorted(wanted - have):
+            self.host.replace_route(fip.namespace, destination, nexthop, link.fpr)
+        if added:  # the external network's neighbours learn the new gateway
+            self.host.announce(fip.namespace, gw.name,
+                               [c.split("/")[0] for c in added if ":" not in c])
+
+    def _collect_fip_namespaces(self) -> None:
+        """fip- namespaces no distributed router here uses any more go."""
+        used = {share.distributed.fip.fip.namespace for share in self.distributed.values()
+                if share.distributed.fip is not None}
+        prefix = model.namespace_name("", "fip-")
+        suffix = prefix[len("fip-"):]
+        for ns in self.host.namespaces():
+            if ns.startswith("fip-") and ns.endswith(suffix) and ns not in used:
+                self._remove_namespace(ns)
+
+    def _remove_namespace(self, ns: str) -> None:
+        for name in self.host.links(ns):
+            if name.startswith(model.DEVICE_PREFIXES):
+                self.driver.unplug(name, namespace=ns)
+        self.host.delete_namespace(ns)
+
+    def _snat(self, router_id: str, snat: model.DesiredRouter | None) -> None:
+        """The snat- namespace: built on the SNAT host, gone elsewhere."""
+        if snat is None:
+            ns = dvr.snat_namespace_name(router_id)
+            if ns in self.host.namespaces():
+                self.host.nft(ns, nat.delete_script())
+                self._remove_namespace(ns)
+            return
+        self._namespace(snat)
+        self._devices(snat)
+        self._addresses(snat)
+        self._gateway_ipv6(snat)
+        self._routes(snat)
+        self.host.nft(snat.namespace, nat.replace_script(snat, None))
 
     def _namespace(self, desired: model.DesiredRouter) -> None:
         self.host.ensure_namespace(desired.namespace)
@@ -298,6 +437,9 @@ class RouterManager:
         """Devices unplugged, table and namespace deleted; absent is fine."""
         ns = model.namespace_name(router_id)
         self.applied.pop(router_id, None)
+        if self.distributed.pop(router_id, None) is not None or self.agent_mode == dvr.DVR_SNAT:
+            self._snat(router_id, None)
+            self._collect_fip_namespaces()
         self._reported.pop(router_id, None)
         self._shaped.pop(router_id, None)
         if self.metadata is not None:

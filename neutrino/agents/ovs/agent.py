@@ -98,6 +98,18 @@ class NotifierEndpoint:
             self.agent.port_deleted(kwargs["port_id"])
 
 
+class DvrUpdateEndpoint:
+    """``dvr``: the server's fanout of every host's DVR MAC, when one is made."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def dvr_mac_address_update(self, context: Any, dvr_macs: list[dict[str, Any]] | None = None,
+                               **kwargs: Any) -> None:
+        self.agent.dvr_macs_pushed(dvr_macs or [])
+
+
 class SecurityGroupEndpoint:
     """The security-group fanouts; each only marks the affected ports."""
 
@@ -213,6 +225,9 @@ class OvsAgent(Agent):
                                       conf.OVS.local_ip, self.l2pop, self.arp_responder,
                                       self.firewall == "openvswitch", self.qos, self.netlog,
                                       self.local_ip, self.cookie)
+        # ``dvr``: with tunnels only (distributed routers on provider VLANs are not done)
+        self.dvr = bool(conf.AGENT.enable_distributed_routing and self.tunnel_types)
+        self.dvr_macs: frozenset[str] = frozenset()  # every host's, as pulled or pushed
         self.placement = placement.agent_report(conf, self.host, self.mappings)
         self.known = plan.Known()
         self.marks = l2_devices.Marks()
@@ -233,7 +248,7 @@ class OvsAgent(Agent):
                 "integration_bridge": self.bridges.integration,
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
-                "enable_distributed_routing": False, "devices": len(self.known.wired),
+                "enable_distributed_routing": self.dvr, "devices": len(self.known.wired),
                 **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------
@@ -325,6 +340,10 @@ class OvsAgent(Agent):
         """One reconcile pass; returns the devices reported up and down."""
         if self.revival_seen():
             self.resync()
+        if self.dvr and self.settings.dvr_mac is None:
+            self.read_dvr_mac()
+        if self.dvr and self._first:
+            self.read_dvr_macs()
         observed = self.observe()
         known = self.known
         asking = plan.to_ask(known, observed)
@@ -373,8 +392,33 @@ class OvsAgent(Agent):
             shaped = {name: qos.Limit(*v) for name, v in self.ovs.port_shapings().items()}
         cookies = ({b: self.ovs.cookies(b) for b in self.settings.flow_bridges()}
                    if full else {})
+        with self._lock:
+            dvr_macs = self.dvr_macs
         return plan.Observed(vifs, full, self._passes, dirty, sg_dirty, fdb, policies,
-                             meters, shaped, cookies, local_ips)
+                             meters, shaped, cookies, local_ips, dvr_macs)
+
+    def read_dvr_mac(self) -> None:
+        """This host's DVR MAC, asked until the server answers."""
+        try:
+            mac = self.plugin_rpc.get_dvr_mac_address_by_host()["mac_address"]
+        except Exception:  # noqa: BLE001 - asked again next pass
+            LOG.exception("get_dvr_mac_address_by_host failed")
+            return
+        self.settings = replace(self.settings, dvr_mac=str(mac))
+
+    def read_dvr_macs(self) -> None:
+        """Every host's DVR MAC (on full passes; pushes keep it current between)."""
+        try:
+            macs = self.plugin_rpc.get_dvr_mac_address_list()
+        except Exception:  # noqa: BLE001 - asked again on the next full pass
+            LOG.exception("get_dvr_mac_address_list failed")
+            return
+        self.dvr_macs_pushed(macs)
+
+    def dvr_macs_pushed(self, macs: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self.dvr_macs = frozenset(str(m["mac_address"]) for m in macs if m.get("mac_address"))
+        self._wake.set()
 
     def read_peers(self) -> list[plan.Peer] | None:
         """The tunnel endpoints of the other agents; None if the server failed."""
@@ -460,6 +504,8 @@ class OvsAgent(Agent):
             endpoints[LOG_TOPIC] = LogPushEndpoint(self)
         if self.local_ip:
             endpoints[LOCAL_IP_TOPIC] = LocalIpPushEndpoint(self)
+        if self.dvr:
+            endpoints[topics.DVR_UPDATE] = DvrUpdateEndpoint(self)
         for topic, endpoint in endpoints.items():
             self.listen(topic, [endpoint])
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 DEAD_VLAN = 4095
 TUNNEL_TYPES = ("vxlan", "gre", "geneve")
 # br-tun tables
-PATCH_LV_TO_TUN, UNICAST_TO_TUN, FLOOD_TO_TUN = 2, 20, 22
+DVR_PROCESS, PATCH_LV_TO_TUN, UNICAST_TO_TUN, FLOOD_TO_TUN = 1, 2, 20, 22
 TUN_TO_LV, LEARN_FROM_TUN = 4, 10
 # br-int tables
 INT_ENTRY, INT_SWITCH = 0, 60
@@ -128,10 +128,13 @@ def physical_flows(nets: list[LocalNet], physnet: str, bridge: str) -> list[Flow
 
 
 def tunnel_flows(nets: list[LocalNet], tunnels: dict[str, str],
-                 bridges: Bridges = Bridges(), flood: bool = True) -> list[Flow]:
+                 bridges: Bridges = Bridges(), flood: bool = True,
+                 dvr: bool = False) -> list[Flow]:
     """br-tun's flows; ``tunnels`` maps tunnel port name -> tunnel type.
-    Without ``flood`` (l2population) the flood lists come from ``l2pop``."""
-    flows = [Flow(0, 1, f"in_port={bridges.patch_int}", f"resubmit(,{PATCH_LV_TO_TUN})"),
+    Without ``flood`` (l2population) the flood lists come from ``l2pop``;
+    with ``dvr``, what comes from br-int passes table 1 first (``dvr``)."""
+    first = DVR_PROCESS if dvr else PATCH_LV_TO_TUN
+    flows = [Flow(0, 1, f"in_port={bridges.patch_int}", f"resubmit(,{first})"),
              Flow(0, 0, "", "drop"),
              Flow(PATCH_LV_TO_TUN, 0, "dl_dst=00:00:00:00:00:00/01:00:00:00:00:00",
                   f"resubmit(,{UNICAST_TO_TUN})"),

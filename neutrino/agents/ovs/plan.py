@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from neutrino.agents import l2_devices, secgroup_facts
-from neutrino.agents.ovs import firewall, flows, l2pop, local_ip, netlog, qos
+from neutrino.agents.ovs import dvr, firewall, flows, l2pop, local_ip, netlog, qos
 from neutrino.agents.ovs.flows import Flow, LocalNet
 from neutrino.agents.ovs.switch import PortTag, VifPort
 
@@ -48,6 +48,7 @@ class Settings:
     netlog: bool = False  # the ``log`` extension (with the openvswitch firewall)
     local_ips: bool = False  # the ``local_ip`` extension
     cookie: int = 1
+    dvr_mac: str | None = None  # ``enable_distributed_routing``: this host's DVR MAC
 
     def flow_bridges(self) -> list[str]:
         """The bridges whose flows the agent owns."""
@@ -62,6 +63,9 @@ class Wired:
     port: VifPort
     network_id: str
     admin_up: bool
+    device_owner: str = ""
+    mac: str = ""
+    ips: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class Observed:
     cookies: dict[str, set[int]] = field(default_factory=dict)  # on a full pass
     # port id -> the local IP associations it answers for, as pushed or pulled
     local_ips: dict[str, tuple[local_ip.Association, ...]] = field(default_factory=dict)
+    dvr_macs: frozenset[str] = frozenset()  # ``dvr``: the other hosts' DVR MACs
 
 
 @dataclass(frozen=True)
@@ -252,7 +257,9 @@ class _Wiring:
             self.tags.append((port.name, tag, {
                 "net_uuid": net_id, "network_type": details["network_type"],
                 "segmentation_id": str(details.get("segmentation_id") or "")}))
-        self.wired[device] = Wired(port, net_id, admin_up)
+        self.wired[device] = Wired(port, net_id, admin_up, details.get("device_owner") or "",
+                                   details.get("mac_address") or port.mac or "",
+                                   tuple(i["ip_address"] for i in details.get("fixed_ips") or ()))
         self.port_policy[device] = (details.get("qos_policy_id")
                                     or details.get("network_qos_policy_id"))
         (self.up if admin_up else self.down).append(device)
@@ -421,7 +428,19 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
     out = {settings.bridges.integration: integration}
     if settings.tunnel_types:
         tunnel = set(flows.tunnel_flows(nets, known.tunnels, settings.bridges,
-                                        flood=not settings.l2pop))
+                                        flood=not settings.l2pop,
+                                        dvr=settings.dvr_mac is not None))
+        if settings.dvr_mac is not None:
+            ports = dvr_ports(known)
+            tunnel |= set(dvr.process_flows(ports, settings.dvr_mac))
+            if not settings.firewall:
+                instances = [(known.vlans[w.network_id], w.mac, w.port.name)
+                             for w in known.wired.values()
+                             if w.admin_up and w.mac and w.device_owner.startswith("compute:")
+                             and w.network_id in known.vlans]
+                out[settings.bridges.integration] |= set(dvr.integration_flows(
+                    ports, instances, observed.dvr_macs - {settings.dvr_mac},
+                    settings.bridges.patch_tun))
         if settings.l2pop and observed.fdb is not None:
             tunnel |= set(l2pop.fdb_flows(observed.fdb, nets, settings.arp_responder,
                                           set(known.tunnels)))
@@ -429,6 +448,15 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
     for physnet, bridge in settings.mappings.items():
         out[bridge] = set(flows.physical_flows(nets, physnet, bridge))
     return {bridge: frozenset(wanted) for bridge, wanted in out.items()}, replugged
+
+
+def dvr_ports(known: Known) -> list[dvr.DvrPort]:
+    """The distributed router ports wired here on tunnelled networks."""
+    return [dvr.DvrPort(known.vlans[w.network_id], w.mac, w.ips)
+            for w in known.wired.values()
+            if w.device_owner == dvr.INTERFACE_DISTRIBUTED and w.admin_up and w.mac
+            and w.network_id in known.nets
+            and known.nets[w.network_id].network_type in flows.TUNNEL_TYPES]
 
 
 def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set[str]]:

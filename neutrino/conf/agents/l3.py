@@ -13,9 +13,11 @@ from neutrino.conf.agents import common, metadata
 from neutrino.conf.registry import register_missing
 
 L3_OPTS = [
-    cfg.StrOpt("agent_mode", default="legacy", choices=["legacy"],
-               help="The working mode for the agent; only legacy (centralized) "
-                    "routers are implemented."),
+    cfg.StrOpt("agent_mode", default="legacy", choices=["legacy", "dvr", "dvr_snat"],
+               help="The working mode for the agent: 'legacy' hosts centralized "
+                    "routers; 'dvr' routes distributed routers east-west and answers "
+                    "their floating IPs on a compute host; 'dvr_snat' also hosts "
+                    "their centralized SNAT (a network node)."),
     cfg.BoolOpt("handle_internal_only_routers", default=True,
                 help="Also host routers without an external gateway."),
     cfg.StrOpt("ha_confs_path", default="$state_path/ha_confs",

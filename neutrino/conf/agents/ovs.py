@@ -36,6 +36,9 @@ AGENT_OPTS = [
                 help="Learn tunnel peers and remote MACs from the server's l2population "
                      "casts (the server must load the l2population mechanism driver) "
                      "instead of asking tunnel_sync and flooding to every peer."),
+    cfg.BoolOpt("enable_distributed_routing", default=False,
+                help="Make the agent run in DVR mode: distributed routers' ports "
+                     "stay on their host, their traffic leaves with the host's DVR MAC."),
     cfg.BoolOpt("arp_responder", default=False,
                 help="With l2_population: br-tun answers ARP requests for remote "
                      "addresses itself instead of flooding them."),

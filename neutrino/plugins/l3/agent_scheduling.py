@@ -26,6 +26,8 @@ from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, CustomRoute
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import dvr_hosts
+from neutrino.plugins.ml2.dvr_ports import serviceable
 from neutrino.resources.extensions import described
 
 if TYPE_CHECKING:
@@ -133,6 +135,35 @@ def subscribe(core: CorePlugin, db: Database, notifier: L3AgentNotifier) -> None
                           lambda ctx, old, new: _port_updated(notifier, old, new))
     core.events.subscribe("subnets", ev.AFTER_UPDATE,
                           lambda ctx, old, new: _subnet_updated(db, notifier, old, new))
+    served = ServedPorts(db, notifier)
+    core.events.subscribe("ports", ev.AFTER_CREATE, lambda ctx, port: served.changed(None, port))
+    core.events.subscribe("ports", ev.AFTER_UPDATE, lambda ctx, old, new: served.changed(old, new))
+    core.events.subscribe("ports", ev.AFTER_DELETE, lambda ctx, port: served.changed(port, None))
+
+
+@dataclass
+class ServedPorts:
+    """``dvr``: an instance's port bound, moved, readdressed or gone on a
+    subnet of distributed routers: those routers now live on (or leave) its
+    host, and every host's copy has another permanent neighbour; their
+    agents are told (upstream's DVR ARP updates and scheduling on port
+    binding)."""
+
+    db: Database
+    notifier: L3AgentNotifier
+
+    def changed(self, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        ports = [p for p in (old, new) if p and serviceable(p.get("device_owner") or "")]
+        if not ports:
+            return
+        if old and new and all(old.get(k) == new.get(k) for k in
+                               ("binding:host_id", "fixed_ips", "mac_address")):
+            return
+        subnets = sorted({i["subnet_id"] for p in ports for i in p.get("fixed_ips") or ()})
+        with self.db.reader() as conn:
+            ids = dvr_hosts.routers_of_subnets(conn, subnets)
+        if ids:
+            self.notifier.routers_updated(ids, schedule=False)
 
 
 class FloatingIpRouters:

@@ -241,6 +241,9 @@ class Routers:
                     routes_mod.replace(self.core, conn, rid, data["routes"])
                 store.bump(conn, t.routers, rid, values)
             self.core.write(op)
+        if migrating or "external_gateway_info" in data:
+            for host in self.notifier.scheduler.unbind_misfits(rid):
+                self.notifier.router_removed_from_agent(rid, host)
         self.notifier.routers_updated([rid])
         return self.get(ctx, plural, rid)
 

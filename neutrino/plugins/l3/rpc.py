@@ -22,10 +22,12 @@ from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import conntrack_helpers as cths
+from neutrino.plugins.l3 import dvr_hosts, dvr_sync
 from neutrino.plugins.l3 import floatingips as fips_mod
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import ndp_proxies as nps
 from neutrino.plugins.l3 import routers as routers_mod
+from neutrino.plugins.l3 import scheduler as sched
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -61,6 +63,7 @@ class L3RpcEndpoint:
         self.scheduler = scheduler
         self.ha = ha
         self.services = services  # the loaded service types
+        self.dvr = dvr_sync.DvrSync(core, db)
         # ``qos-fip``, ``qos-gateway-ip``: floating IPs and gateway info carry
         # their ``qos_policy_id``, and so does the gateway port (upstream's sync data)
         self.with_qos = with_qos
@@ -76,6 +79,8 @@ class L3RpcEndpoint:
             if agent is None or not agent.admin_state_up:
                 return []
             ids = scheduler.router_ids_on_agent(conn, agent.id)
+            if sched.agent_mode(agent) in dvr_hosts.DVR_MODES:
+                ids = sorted({*ids, *dvr_hosts.router_ids_on_host(conn, host)})
         if router_ids:
             ids = [r for r in ids if r in set(router_ids)]
         return ids
@@ -114,6 +119,11 @@ class L3RpcEndpoint:
                      **kwargs: Any) -> list[dict[str, Any]]:
         ids = self._host_router_ids(host, router_ids)
         routers = self.sync_data(ids) if ids else []
+        if any(r.get("distributed") for r in routers):
+            with self.db.reader() as conn:
+                agent = self.scheduler.agent_on_host(conn, host)
+            self.dvr.extend(host, agent, routers,
+                            lambda ids: self._ports(Context.admin(), ids))
         self._ha_interfaces(host, routers)
         self._ensure_host(host, routers)
         return routers
@@ -161,7 +171,7 @@ class L3RpcEndpoint:
         vr_ids = self._vr_ids(rows)
         for router, row in zip(routers, rows):
             router.update(gw_port_id=row.gw_port_id, enable_snat=row.enable_snat,
-                          _interfaces=[], _floatingips=[],
+                          _interfaces=[], _floatingips=[], _snat_router_interfaces=[],
                           enable_ndp_proxy=bool(row.gw_port_id and ndp_state.get(row.id)),
                           _ndp_proxies=proxies.get(row.id, []))
             if row.id in vr_ids:
@@ -176,6 +186,8 @@ class L3RpcEndpoint:
                 if self.with_qos:
                     info = router.get("external_gateway_info") or {}
                     port["qos_policy_id"] = info.get("qos_policy_id")
+            elif link.port_type == dvr_sync.CENTRALIZED_SNAT:
+                router["_snat_router_interfaces"].append(port)
             else:
                 router["_interfaces"].append(port)
         for fip in fips:
@@ -229,6 +241,13 @@ class L3RpcEndpoint:
             # an HA router's own ports follow its active agent (update_ha_routers_states)
             mine = ([router.get("_ha_interface")] if router.get("ha")
                     else [router.get("gw_port"), *router["_interfaces"]])
+            if router.get("distributed"):
+                # ``dvr``: every host wires the distributed ports (bound once, to
+                # the first host asking); the gateway and SNAT ports go with the
+                # SNAT binding
+                mine = [p for p in router["_interfaces"] if not p.get(HOST_ID)]
+                if router.get("gw_port_host") == host:
+                    mine += [router.get("gw_port"), *router["_snat_router_interfaces"]]
             for port in mine:
                 if port is None or port.get(HOST_ID) == host and (
                         port.get("binding:vif_type") != "binding_failed"):

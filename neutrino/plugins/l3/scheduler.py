@@ -32,6 +32,7 @@ from neutrino.plugins import availability_zones as az
 from neutrino.plugins import store
 from neutrino.plugins.agents import AGENT_TYPE_L3
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.l3 import dvr_hosts
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.plugins.ml2 import agents_db
 
@@ -108,15 +109,33 @@ def agent_mode(agent: Any) -> str:
 
 
 def can_host(agent: Any, router: Any, ignore_admin_state: bool = False) -> bool:
-    """Whether the L3 agent may host the (legacy) router."""
+    """Whether the L3 agent may host the router: a legacy one on a legacy or
+    ``dvr_snat`` agent, a distributed one's SNAT part (only while it has a
+    gateway) on a ``dvr_snat`` agent, as upstream."""
     if not ignore_admin_state and not agent.admin_state_up:
         return False
     conf = configurations(agent)
-    if conf.get("agent_mode", LEGACY) in (DVR, DVR_NO_EXTERNAL):
+    mode = conf.get("agent_mode", LEGACY)
+    if mode in (DVR, DVR_NO_EXTERNAL):
+        return False
+    if getattr(router, "distributed", False) and (mode != DVR_SNAT or not router.gw_port_id):
         return False
     if conf.get("router_id") and conf["router_id"] != router.id:
         return False
     return bool(router.gw_port_id) or conf.get("handle_internal_only_routers", True)
+
+
+def _check_combination(agent: Any, router: Any) -> None:
+    """Upstream's refusals of a manual binding: a centralized router on a
+    ``dvr`` agent or a distributed one on a ``legacy`` agent do not fit;
+    a ``dvr`` agent is never bound by hand (its routers follow its ports)."""
+    mode, distributed = agent_mode(agent), bool(router.distributed)
+    if (mode in (DVR, DVR_NO_EXTERNAL) and not distributed) or (mode == LEGACY and distributed):
+        raise errors.RouterL3AgentMismatch(
+            router_type="distributed" if distributed else "centralized",
+            router_id=router.id, agent_mode=mode, agent_id=agent.id)
+    if mode in (DVR, DVR_NO_EXTERNAL):
+        raise errors.DVRL3CannotAssignToDvrAgent()
 
 
 @dataclass(eq=False)
@@ -165,6 +184,15 @@ class Scheduler:
             for agent in agents:
                 if agent.admin_state_up and agent.heartbeat_timestamp >= deadline:
                     out.setdefault(agent.host, []).append(router_id)
+        # ``dvr``: the hosts a distributed router routes on, not bound to it
+        spread = dvr_hosts.hosts_of(conn, router_ids)
+        if spread:
+            alive = {agent.host for agent in self._active_agents(conn)
+                     if agent_mode(agent) in dvr_hosts.DVR_MODES}
+            for router_id, hosts in sorted(spread.items()):
+                for host in sorted(hosts & alive):
+                    if router_id not in out.get(host, []):
+                        out.setdefault(host, []).append(router_id)
         return out
 
     def router_ids_on_agent(self, conn: Connection, agent_id: str) -> list[str]:
@@ -265,6 +293,27 @@ class Scheduler:
             wanted = [r.id for r in routers if can_host(agent, r)]
         return list(self.schedule(wanted, candidates=[agent]))
 
+    def unbind_misfits(self, router_id: str) -> list[str]:
+        """``dvr``: after a router changed between centralized and distributed
+        or a distributed one lost its gateway, the agents that can no longer
+        host it let it go (as upstream unbinds the SNAT part); their hosts."""
+        def op(conn: Connection) -> list[str]:
+            router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)
+                                  .with_for_update()).first()
+            if router is None or router.ha:
+                return []
+            gone = []
+            for row in self.agents_of(conn, [router_id]).get(router_id, []):
+                mode = agent_mode(row)
+                misfit = (mode == DVR_SNAT and router.distributed and not router.gw_port_id) or (
+                    mode == LEGACY and router.distributed)
+                if misfit:
+                    conn.execute(sa.delete(t.routerl3agentbindings).where(
+                        b.router_id == router_id, b.l3_agent_id == row.id))
+                    gone.append(str(row.host))
+            return gone
+        return list(self.core.write(op))
+
     # -- failover --------------------------------------------------------------------
 
     def reschedule_from_down_agents(self) -> list[tuple[str, str, str]]:
@@ -314,8 +363,7 @@ class Scheduler:
                                   lambda: errors.AgentNotFound(id=agent_id))
             if agent.agent_type != AGENT_TYPE_L3:
                 raise errors.InvalidL3Agent(id=agent_id)
-            if agent_mode(agent) in (DVR, DVR_NO_EXTERNAL):
-                raise errors.DVRL3CannotAssignToDvrAgent()
+            _check_combination(agent, router)
             if not agent.admin_state_up or not can_host(agent, router, True):
                 raise errors.InvalidL3Agent(id=agent_id)
             current = [r.l3_agent_id for r in conn.execute(

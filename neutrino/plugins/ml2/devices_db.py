@@ -53,14 +53,19 @@ def bound_to(conn: Connection, host: str, vnic_type: str) -> list[str]:
                              .order_by(B.port_id)).scalars())
 
 
-def ha_router_ports(conn: Connection, ids: Sequence[str]) -> set[str]:
-    """The gateway and interface ports of HA routers among ``ids``: every
-    host of the router wires them (keepalived decides where they carry
-    addresses), so they have details for any of those hosts."""
-    return {pid for part in chunks(ids) for pid in conn.execute(
+def router_ports_on_many_hosts(conn: Connection, ids: Sequence[str]) -> set[str]:
+    """The gateway and interface ports of HA routers among ``ids`` (every
+    host of the router wires them; keepalived decides where they carry
+    addresses) and the interfaces of distributed routers (``dvr``: every
+    host the router routes on wires them), so they have details for any host."""
+    ha = {pid for part in chunks(ids) for pid in conn.execute(
         sa.select(_RP.port_id).join(t.routers, _R.id == _RP.router_id)
         .where(_RP.port_id.in_(part), _R.ha.is_(True),
                _RP.port_type != "network:router_ha_interface")).scalars()}
+    # ``dvr``: a distributed router's interfaces are wired on every host it routes on
+    return ha | {pid for part in chunks(ids) for pid in conn.execute(
+        sa.select(P.id).where(
+            P.id.in_(part), P.device_owner == "network:router_interface_distributed")).scalars()}
 
 
 def bound_segments(conn: Connection, ids: Sequence[str]) -> dict[str, str | None]:

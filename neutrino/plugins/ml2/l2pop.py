@@ -25,14 +25,17 @@ from __future__ import annotations
 import json
 import logging
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
+from neutrino.plugins.l3 import dvr_hosts
 from neutrino.plugins.ml2 import segments_db
 from neutrino.plugins.ml2.agent_notifier import bound_segment
+from neutrino.plugins.ml2.dvr_ports import serviceable
 from neutrino.rpc import topics
 from neutrino.rpc.casts import Casts
 
@@ -54,6 +57,15 @@ def _configurations(text: str | None) -> dict[str, Any]:
 
 def port_entries(port: dict[str, Any]) -> list[list[str]]:
     return [[port["mac_address"], ip["ip_address"]] for ip in port.get("fixed_ips") or []]
+
+
+@dataclass(frozen=True)
+class _Member:
+    """A distributed router port on one of its hosts, as a row of ``_active_ports``."""
+    id: str
+    mac_address: str
+    device_owner: str
+    host: str
 
 
 class L2Population:
@@ -102,10 +114,57 @@ class L2Population:
 
     @staticmethod
     def _active_ports(conn: Any, network_id: str) -> list[Any]:
-        return list(conn.execute(
+        active = list(conn.execute(
             sa.select(P.id, P.mac_address, P.device_owner, B.host)
             .join(t.ml2_port_bindings, B.port_id == P.id)
             .where(P.network_id == network_id, P.status == "ACTIVE", B.host != "")))
+        # ``dvr``: a distributed router's port is on every host the router routes
+        # on (upstream's per-host bindings), each a member of its network
+        dvr_ports = list(conn.execute(sa.select(P.id, P.mac_address, P.device_id).where(
+            P.network_id == network_id, P.device_owner == DVR_INTERFACE)))
+        if dvr_ports:
+            hosts = dvr_hosts.hosts_of(conn, sorted({r.device_id for r in dvr_ports}))
+            have = {(r.id, r.host) for r in active}
+            for row in dvr_ports:
+                for host in sorted(hosts.get(row.device_id, ())):
+                    if (row.id, host) not in have:
+                        active.append(_Member(row.id, row.mac_address, DVR_INTERFACE, host))
+        return active
+
+    def distributed_member(self, port: dict[str, Any], host: str) -> None:
+        """``dvr``: a port the distributed routers of its subnets serve went up
+        on ``host``: the host is now a member of every network of those
+        routers (their ports are there): it gets their entries, the others
+        flood to it."""
+        subnets = [i["subnet_id"] for i in port.get("fixed_ips") or ()]
+        with self.db.reader() as conn:
+            routers = dvr_hosts.routers_of_subnets(conn, subnets)
+            if not routers:
+                return
+            networks = sorted({r.network_id for r in conn.execute(
+                sa.select(P.network_id).where(P.device_owner == DVR_INTERFACE,
+                                              P.device_id.in_(routers)))}
+                              - {port["network_id"]})
+            agent = self._tunnel_agents(conn, [host]).get(host)
+            if agent is None:
+                return
+            agent_ip = agent["tunneling_ip"]
+            updates = []
+            for network_id in networks:
+                segment = self._segment(conn, {"id": "", "network_id": network_id}, agent,
+                                        use_binding=False)
+                if segment is None:
+                    continue
+                _, peers = self._peer_entries(conn, network_id, host, agent_ip)
+                updates.append((network_id, segment, peers))
+        for network_id, segment, peers in updates:
+            if peers:
+                full = self._template(segment, network_id, agent_ip)
+                full[network_id]["ports"] = peers
+                self._to_host("add_fdb_entries", full, host)
+            fanout = self._template(segment, network_id, agent_ip)
+            fanout[network_id]["ports"][agent_ip].append(FLOODING_ENTRY)
+            self._fanout("add_fdb_entries", fanout)
 
     @staticmethod
     def _template(segment: dict[str, Any], network_id: str, agent_ip: str) -> Fdb:
@@ -232,6 +291,8 @@ class L2Population:
         elif host and was != now:
             if now == "ACTIVE":
                 self.port_up(port, host)
+                if serviceable(port.get("device_owner") or ""):
+                    self.distributed_member(port, host)
             elif was == "ACTIVE":
                 self.port_down(port, host)
 

@@ -146,7 +146,7 @@ class L2Endpoint:
     def _details(self, conn: Connection, devices: Sequence[str], host: str | None,
                  changes: Changes) -> list[dict[str, Any]]:
         ids, ordered, here = self._located(conn, devices, host)
-        wired = here | devices_db.ha_router_ports(conn, [p for p in ordered if p not in here])
+        wired = here | devices_db.router_ports_on_many_hosts(conn, [p for p in ordered if p not in here])
         segment_of = devices_db.bound_segments(conn, [p for p in ordered if p in wired])
         ports = self.plugin.load_ports(conn, [p for p in ordered if p in segment_of])
         segments = segments_db.dicts_by_id(conn, segment_of.values())

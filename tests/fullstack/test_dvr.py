@@ -1,0 +1,246 @@
+"""Fullstack: a distributed router on two compute hosts and a network node.
+
+Hosts ``a`` and ``b`` are compute hosts (OVS agent with
+``enable_distributed_routing``, L3 agent in ``dvr`` mode), ``n`` the
+network node (L3 agent in ``dvr_snat`` mode). The underlay is a star
+centred on ``a`` (so traffic between ``a`` and ``b`` never touches ``n``'s
+underlay), the tunnels are VXLAN with l2population (upstream's DVR needs
+it). The external network is a flat physnet1 whose "switch" is a Linux
+bridge in the external host's namespace, with a leg into every host's
+br-phys: the compute hosts answer their floating IPs themselves. Each L3
+agent suffixes its namespaces with its host (``qrouter-<id>@<host>``,
+``fip-<net>@<host>``, ``snat-<id>@<host>``), as they share this machine's.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh, terminate_all
+from tests.rpc.bus import bus
+from tests.waiting import wait_for
+
+pytestmark = needs_ovs()
+LOCAL_IPS = {"a": "10.96.0.1", "b": "10.96.0.2", "n": "10.96.0.3"}
+EXT_HOST_IP = "172.24.7.1"
+ML2 = cloud.ML2.replace("mechanism_drivers = openvswitch",
+                        "mechanism_drivers = openvswitch,l2population")
+OVS_DVR = "l2_population = true\nenable_distributed_routing = true\n"
+
+
+@dataclass
+class Cloud:
+    admin: Client
+    fabric: Fabric
+    hosts: dict[str, Host]
+    ext_ns: str
+    router: dict[str, Any]
+    vm1: str  # on a, subnet 1
+    vm2: str  # on b, subnet 2
+    port1: dict[str, Any]
+    ext_net: dict[str, Any]
+    l3: dict[str, Any]
+    ovs: dict[str, Any]
+
+
+def _external_switch(fabric: Fabric, hosts: list[Host]) -> str:
+    ns = fabric.netns("ext")
+    sh("ip", "-n", ns, "link", "add", "brx", "type", "bridge")
+    sh("ip", "-n", ns, "addr", "add", f"{EXT_HOST_IP}/24", "dev", "brx")
+    sh("ip", "-n", ns, "link", "set", "brx", "up")
+    for host in hosts:
+        end = f"{fabric.prefix}x{host.name}"
+        sh("ip", "link", "add", end, "netns", host.ns, "type", "veth", "peer",
+           "name", f"leg{host.name}", "netns", ns)
+        sh("ip", "-n", ns, "link", "set", f"leg{host.name}", "master", "brx", "up")
+        host.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
+        sh("ip", "-n", host.ns, "link", "set", end, "up")
+        host.vsctl("add-port", cloud.PHYS_BRIDGE, end)
+    return ns
+
+
+def _l3_agent(fabric: Fabric, host: Host, vhost: str, mode: str) -> Any:
+    conf = cloud.service_agent_conf(host, vhost, "l3", defaults=f"agent_mode = {mode}\n")
+    host.env["NEUTRINO_NS_SUFFIX"] = host.hostname
+    return cloud.start_agent(fabric, host, conf, "l3")
+
+
+def _our_namespaces(hosts: list[Host]) -> list[str]:
+    return [ns for ns in sh("ip", "netns", "list").stdout.split()
+            if ns.startswith(("qrouter-", "snat-", "fip-"))
+            and any(ns.endswith("@" + h.hostname) for h in hosts)]
+
+
+def _subnet_id(admin: Client, net: dict[str, Any]) -> str:
+    return str(admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"])
+
+
+@pytest.fixture(scope="module")
+def dvr_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[Cloud]:
+    server = Server(tmp_path_factory.mktemp("dvr-server"), extra=(
+        f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+        "router_auto_schedule = true\n" + ML2)).start()
+    hosts = {n: fabric.host(n) for n in LOCAL_IPS}
+    l3: dict[str, Any] = {}
+    ovs: dict[str, Any] = {}
+    try:
+        admin = Client(server.url, roles="admin")
+        a, b, n = hosts["a"], hosts["b"], hosts["n"]
+        for x, y in ((a, b), (a, n)):  # a star centred on a compute host
+            fabric.underlay(x, y, LOCAL_IPS[x.name], LOCAL_IPS[y.name])
+        for host in hosts.values():
+            cloud.add_phys_bridge(host)
+        ext_ns = _external_switch(fabric, [a, b, n])
+        for name, host in hosts.items():
+            ovs[name] = cloud.start_agent(fabric, host, cloud.agent_conf(
+                host, vhost, LOCAL_IPS[name], agent_options=OVS_DVR))
+        for name, host in hosts.items():
+            l3[name] = _l3_agent(fabric, host, vhost, "dvr_snat" if name == "n" else "dvr")
+        for host in hosts.values():
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
+                                                      "Open vSwitch agent"), 60)
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, "L3 agent"), 60)
+
+        status, ext = admin.post("/v2.0/networks", {"network": {
+            "name": "dvr-ext", "router:external": True, "provider:network_type": "flat",
+            "provider:physical_network": "physnet1"}})
+        assert status == 201, ext
+        status, body = admin.post("/v2.0/subnets", {"subnet": {
+            "network_id": ext["network"]["id"], "ip_version": 4, "cidr": "172.24.7.0/24",
+            "gateway_ip": EXT_HOST_IP, "enable_dhcp": False}})
+        assert status == 201, body
+        net1 = cloud.network(admin, "dvr-one", "10.103.1.0/24")
+        net2 = cloud.network(admin, "dvr-two", "10.103.2.0/24")
+        status, router = admin.post("/v2.0/routers", {"router": {
+            "name": "dvr-r", "distributed": True,
+            "external_gateway_info": {"network_id": ext["network"]["id"]}}})
+        assert status == 201, router
+        router = router["router"]
+        for net in (net1, net2):
+            status, body = admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
+                                     {"subnet_id": _subnet_id(admin, net)})
+            assert status == 200, body
+        port1 = cloud.bound_port(admin, net1, a.hostname)
+        port2 = cloud.bound_port(admin, net2, b.hostname)
+        vm1 = a.instance("v1", port1)
+        vm2 = b.instance("v2", port2)
+        sh("ip", "-n", vm1, "route", "replace", "default", "via", "10.103.1.1")
+        sh("ip", "-n", vm2, "route", "replace", "default", "via", "10.103.2.1")
+        assert cloud.wait_active(admin, port1["id"], 60)
+        assert cloud.wait_active(admin, port2["id"], 60)
+        yield Cloud(admin, fabric, hosts, ext_ns, router, vm1, vm2, port1, ext["network"],
+                    l3, ovs)
+    finally:
+        terminate_all(list(l3.values()))  # then nothing puts the routers back
+        for ns in _our_namespaces(list(hosts.values())):
+            cloud.delete_namespace(ns)
+        fabric.stop_processes()
+        server.stop()
+
+
+def _tunnel_packets(host: Host) -> int:
+    """Packets through ``host``'s tunnel ports, both ways (br-tun's port counters)."""
+    total = 0
+    for block in re.split(r"\n\s*port\s+", host.ofctl("--names", "dump-ports", "br-tun")):
+        if block.split(":", 1)[0].strip().strip('"').startswith("vxlan-"):
+            total += sum(int(x) for x in re.findall(r"[rt]x pkts=(\d+)", block))
+    return total
+
+
+def _log_tail(cl: Cloud) -> str:
+    out = [sh("ip", "netns", "list").stdout]
+    out += [f"{p['device_owner']} {p['status']} {p['binding:host_id']} {p['mac_address']} "
+            f"{[i['ip_address'] for i in p['fixed_ips']]}"
+            for p in cl.admin.get("/v2.0/ports")[1]["ports"]]
+    for name, host in cl.hosts.items():
+        out.append(f"=== {name}")
+        out += host.flows("br-tun")
+        for ns in _our_namespaces([host]):
+            out.append(f"--- {ns}")
+            out.append(sh("ip", "-n", ns, "-br", "addr", check=False).stdout)
+            out.append(sh("ip", "-n", ns, "rule", check=False).stdout)
+            out.append(sh("ip", "-n", ns, "neigh", check=False).stdout)
+        path = host.dir / "l3-agent.log"
+        if path.exists():
+            lines = [ln for ln in path.read_text().splitlines()
+                     if " neutrino." in ln and ("ERROR" in ln or "Error" in ln)]
+            out.append("\n".join(lines[-10:]))
+    return "\n".join(out)
+
+
+def test_east_west_between_two_subnets_does_not_cross_the_network_node(dvr_cloud: Cloud
+                                                                        ) -> None:
+    cl = dvr_cloud
+    port2 = [p for p in cl.admin.get("/v2.0/ports?device_owner=compute:nova")[1]["ports"]
+             if p["fixed_ips"][0]["ip_address"].startswith("10.103.2.")][0]
+    ip2 = port2["fixed_ips"][0]["ip_address"]
+    assert wait_for(lambda: ping(cl.vm1, ip2, tries=1), 90), _log_tail(cl)
+    seen: list[tuple[int, int]] = []
+
+    def routed_locally() -> bool:
+        """20 pings (40 packets) between the compute hosts' tunnels; the network
+        node's tunnels see at most a little link-local chatter meanwhile."""
+        node, compute = _tunnel_packets(cl.hosts["n"]), _tunnel_packets(cl.hosts["b"])
+        sh("ip", "netns", "exec", cl.vm1, "ping", "-c", "20", "-i", "0.05", "-W", "1", ip2,
+           check=False)
+        seen.append((_tunnel_packets(cl.hosts["b"]) - compute,
+                     _tunnel_packets(cl.hosts["n"]) - node))
+        return seen[-1][0] >= 40 and seen[-1][1] < 5
+    # the first pings may take the network node's copy while the hosts' own settle
+    assert wait_for(routed_locally, 60), f"{seen}\n{_log_tail(cl)}"
+    # what a's copy of the router sent reaches the instance on b from the router's MAC
+    assert wait_for(lambda: any("mod_dl_src:" in f for f in cl.hosts["b"].flows("br-int")), 30)
+    # the router routed on each instance's own host: both have its copy
+    for name in ("a", "b"):
+        assert f"qrouter-{cl.router['id']}@{cl.hosts[name].hostname}" in sh(
+            "ip", "netns", "list").stdout
+
+
+def test_snat_without_a_floating_ip_goes_through_the_network_node(dvr_cloud: Cloud) -> None:
+    cl = dvr_cloud
+    rid = cl.router["id"]
+    snat_ns = f"snat-{rid}@{cl.hosts['n'].hostname}"
+    assert wait_for(lambda: snat_ns in sh("ip", "netns", "list").stdout, 60), _log_tail(cl)
+    assert wait_for(lambda: ping(cl.vm1, EXT_HOST_IP, tries=1), 90), _log_tail(cl)
+    node = _tunnel_packets(cl.hosts["n"])
+    sh("ip", "netns", "exec", cl.vm1, "ping", "-c", "20", "-i", "0.05", "-W", "1", EXT_HOST_IP)
+    assert _tunnel_packets(cl.hosts["n"]) - node >= 20  # each echo went to the SNAT port
+    # the external host saw the router's gateway address, as SNAT makes it
+    gw_ip = cl.admin.get(f"/v2.0/routers/{rid}")[1]["router"][
+        "external_gateway_info"]["external_fixed_ips"][0]["ip_address"]
+    neigh = sh("ip", "-n", cl.ext_ns, "neigh", "show", gw_ip).stdout
+    assert gw_ip in neigh, neigh
+    qg = [d for d in sh("ip", "-o", "-n", snat_ns, "link").stdout.split() if d.startswith("qg-")]
+    assert qg, _log_tail(cl)
+
+
+def test_a_floating_ip_is_answered_by_the_compute_host_with_the_network_node_down(
+        dvr_cloud: Cloud) -> None:
+    cl = dvr_cloud
+    status, body = cl.admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": cl.ext_net["id"], "port_id": cl.port1["id"]}})
+    assert status == 201, body
+    fip = body["floatingip"]
+    address = fip["floating_ip_address"]
+    assert wait_for(lambda: cl.admin.get(f"/v2.0/floatingips/{fip['id']}")[1][
+        "floatingip"]["status"] == "ACTIVE", 60), _log_tail(cl)
+    assert wait_for(lambda: ping(cl.ext_ns, address, tries=1), 60), _log_tail(cl)
+    terminate_all([cl.l3["n"], cl.ovs["n"]])  # the network node's agents stop
+    sh("ip", "-n", cl.ext_ns, "neigh", "flush", "all")
+    assert ping(cl.ext_ns, address), _log_tail(cl)
+    # the compute host's fip- namespace answered for the floating IP (proxy ARP on fg-)
+    gw_ports = cl.admin.get("/v2.0/ports?device_owner=network:floatingip_agent_gateway")[1][
+        "ports"]
+    mine = [p for p in gw_ports if p["binding:host_id"] == cl.hosts["a"].hostname]
+    assert len(mine) == 1, gw_ports
+    neigh = sh("ip", "-n", cl.ext_ns, "neigh", "show", address).stdout
+    assert mine[0]["mac_address"] in neigh, neigh
+    # and the instance leaves from its floating IP: the external host sees it
+    fip_ns = f"fip-{cl.ext_net['id']}@{cl.hosts['a'].hostname}"
+    assert fip_ns in sh("ip", "netns", "list").stdout
