@@ -3,16 +3,14 @@ and the RPC endpoints in one more process when a ``transport_url`` is set.
 With ``transport_url = fake://`` (the all-in-one) everything runs in this
 one process instead: see ``neutrino.aio``.
 
-granian brings what a production server needs and we would otherwise
-write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
-finish), worker respawn on SIGHUP and on a worker's death (with our
-back-off, ``_granian``). Its HTTP/1.1 parsing and connection
-handling run in Rust, outside the GIL: a request costs its worker a
-fraction of the CPU that gunicorn's gthread worker (Python parsing, a
-poller thread handing each request to a pool thread) cost, which was the
-largest share of a shown port's time (docs/performance.md has the
-figures). The app is built in each worker
-after the fork so no database connection is shared between processes.
+granian's master brings what a production server needs and we would
+otherwise write: pre-forked workers, graceful shutdown on SIGTERM (in-flight
+requests finish), worker respawn on SIGHUP and on a worker's death (with
+our back-off, ``_granian``). Each worker serves HTTP/1.1 with our own front
+(``cmd/worker.py``, ``cmd/front.py``) rather than granian's hyper, which
+answered what it could not parse or found too large itself, empty-bodied.
+The app is built in each worker after the fork so no database connection
+is shared between processes.
 """
 from __future__ import annotations
 
