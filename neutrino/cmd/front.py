@@ -378,12 +378,30 @@ def wsgi_environ(request: Request, server: tuple[str, str],
         "wsgi.run_once": False,
         "wsgi.input_terminated": True,
     }
+    keys = _ENVIRON_KEYS
     for name, value in request.headers:
-        key = name.decode("latin-1").upper().replace("-", "_")
-        if key in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
+        key = keys.get(name)
+        if key is None:
+            key = _environ_key(name)
+        if not key:
             continue
-        if key != "CONTENT_TYPE":
-            key = "HTTP_" + key
         text = value.decode("latin-1")
         environ[key] = f"{environ[key]},{text}" if key in environ else text
     return environ
+
+
+# A header's name as sent -> its environ key ("" for those the body's
+# reading has consumed); the names clients send are few.
+_ENVIRON_KEYS: dict[bytes, str] = {}
+_MAX_KEYS = 1024  # a client making up names does not grow it further
+
+
+def _environ_key(name: bytes) -> str:
+    key = name.decode("latin-1").upper().replace("-", "_")
+    if key in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
+        key = ""
+    elif key != "CONTENT_TYPE":
+        key = "HTTP_" + key
+    if len(_ENVIRON_KEYS) < _MAX_KEYS:
+        _ENVIRON_KEYS[name] = key
+    return key

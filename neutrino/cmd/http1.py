@@ -140,15 +140,18 @@ class Reader:
         self._keep_alive = self._parser.should_keep_alive()
         declared = None
         expect = False
+        chunked = False
         for name, value in self._headers:
-            lowered = name.lower()
-            if lowered == b"content-length":
+            # By length first: most headers are none of these three.
+            size = len(name)
+            if size == 14 and name.lower() == b"content-length":
                 declared = int(value)  # llhttp has checked it is digits
-            elif lowered == b"expect":
+            elif size == 6 and name.lower() == b"expect":
                 expect = value.lower() == b"100-continue"
+            elif size == 17 and name.lower() == b"transfer-encoding":
+                chunked = True
         if declared is not None and declared > self.max_body:
             self._refuse(TOO_LARGE)
-        chunked = any(name.lower() == b"transfer-encoding" for name, _ in self._headers)
         self.continue_due = expect and (bool(declared) or chunked)
         self._in_head = False
         self.began = time.monotonic()  # the body has its own time
