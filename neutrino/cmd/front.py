@@ -128,7 +128,10 @@ class Front:
         while True:
             for fd, events in poll(-1, 1):
                 if fd == listen_fd and not self.stopping:
-                    self._accept()
+                    try:
+                        self._accept()
+                    except Exception:  # noqa: BLE001 - logged; a thread must not die of it
+                        LOG.exception("accepting connections failed")
                     continue
                 conn = conns.get(fd)
                 if conn is None:
