@@ -11,7 +11,11 @@ percentiles, B's p50 over A's, and the median of B's time over A's for
 each pair of requests sent one after the other.
 
     .venv/bin/python benchmarks/paired.py --a /path/to/base/checkout --b . \\
-        [--count 400] [--ops network-create,port-create-busy]
+        [--count 400] [--ops network-create,port-create-busy] [--clients 8]
+
+With ``--clients N``, N clients send at once, each on connections of its
+own and alternating A and B as the one client does; throughput is then
+N / mean latency.
 
 Operations: ``network-create``; ``port-create`` (on a network of its own,
 as api_bench's); ``port-create-busy`` (on a network holding 1,000 ports);
@@ -27,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -77,11 +82,13 @@ class Side:
             self.proc.wait(60)
         self.mysql.cursor().execute(f"DROP DATABASE IF EXISTS `{self.database}`")
 
-    def request(self, method: str, path: str, body: Any = None) -> tuple[float, Any]:
+    def request(self, method: str, path: str, body: Any = None,
+                conn: http.client.HTTPConnection | None = None) -> tuple[float, Any]:
+        conn = conn or self.conn
         start = time.perf_counter()
-        self.conn.request(method, path, body=None if body is None else json.dumps(body),
-                          headers=HEADERS)
-        res = self.conn.getresponse()
+        conn.request(method, path, body=None if body is None else json.dumps(body),
+                     headers=HEADERS)
+        res = conn.getresponse()
         data = res.read()
         elapsed = (time.perf_counter() - start) * 1000
         if res.status >= 300:
@@ -117,7 +124,7 @@ class Side:
 
 
 def run(sides: list[Side], ops: list[str], count: int,
-        say: Callable[[str], None]) -> list[dict[str, Any]]:
+        say: Callable[[str], None], clients: int = 1) -> list[dict[str, Any]]:
     rows = []
     for side in sides:
         # Idle through the other side's start and setup, a connection may be
@@ -127,21 +134,36 @@ def run(sides: list[Side], ops: list[str], count: int,
         n = max(30, count // 10) if op.startswith("port-list") else count
         for side in sides:
             side.latencies[op] = []
-        for i in range(n):
-            for side in (sides if i % 2 == 0 else sides[::-1]):
-                elapsed, _ = side.request(*side.operation(op, i))
-                side.latencies[op].append(elapsed)
-        row: dict[str, Any] = {"op": op, "requests": n}
+        pairs: list[float] = []
+
+        def client(first: int) -> None:
+            # Each client its own connection to each side, A and B in turn.
+            conns = [http.client.HTTPConnection("127.0.0.1", side.port, timeout=60)
+                     for side in sides]
+            for i in range(first, n, clients):
+                took = {}
+                for j in ((0, 1) if i % 2 == 0 else (1, 0)):
+                    took[j], _ = sides[j].request(*sides[j].operation(op, i), conn=conns[j])
+                for j, side in enumerate(sides):
+                    side.latencies[op].append(took[j])
+                pairs.append(took[1] / took[0])
+            for conn in conns:
+                conn.close()
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        row: dict[str, Any] = {"op": op, "requests": n, "clients": clients}
         for side in sides:
             values = sorted(side.latencies[op])
-            row[side.label] = {"ops_per_s": 1000 * len(values) / sum(values),
+            row[side.label] = {"ops_per_s": 1000 * len(values) * clients / sum(values),
                                "p50_ms": percentile(values, 50),
                                "p90_ms": percentile(values, 90)}
         row["b_over_a_p50"] = row["B"]["p50_ms"] / row["A"]["p50_ms"]
         # Each request's B over the A sent next to it: the load of the
         # moment cancels out, as it does not between two runs' p50s.
-        row["pair_median"] = statistics.median(
-            b / a for a, b in zip(sides[0].latencies[op], sides[1].latencies[op]))
+        row["pair_median"] = statistics.median(pairs)
         say(f"{op:17} A {row['A']['ops_per_s']:7.1f}/s p50 {row['A']['p50_ms']:7.2f} "
             f"p90 {row['A']['p90_ms']:7.2f}   B {row['B']['ops_per_s']:7.1f}/s "
             f"p50 {row['B']['p50_ms']:7.2f} p90 {row['B']['p90_ms']:7.2f}   "
@@ -157,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=400, help="requests per operation and side")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    ap.add_argument("--clients", type=int, default=1,
+                    help="clients sending at once, each alternating A and B")
     args = ap.parse_args(argv)
     ops = args.ops.split(",")
     unknown = sorted(set(ops) - set(OPS))
@@ -171,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                 side.home.mkdir()
                 side.start()
                 side.setup()
-            rows = run(sides, ops, args.count, lambda line: print(line, flush=True))
+            rows = run(sides, ops, args.count, lambda line: print(line, flush=True),
+                       args.clients)
         finally:
             for side in sides:
                 side.stop()

@@ -1,51 +1,83 @@
-"""The API's front in a granian worker: a request has its whole body before
-it gets a thread.
+"""The API's HTTP/1.1 front in a worker process: connections read and
+answered by a few threads, a request given to the WSGI app only once it is
+whole.
 
-Under granian's WSGI interface a request is handed to one of the worker's
-threads as soon as its headers are in, and that thread then waits on the
-client for the body: a few clients that send headers and part of a body,
-then nothing, held every thread and the API answered no one. Here a request
-with a body is handed to the worker's event loop instead: the body is read
-there, bounded in size (``max_request_body_size``, refused with 413 without
-reading it) and in time (``request_read_timeout``, 408), and only a
-complete request runs the WSGI app on a thread. A stalled client costs a
-connection and a coroutine, not a thread.
+Every answer the API gives, its refusals of what cannot be parsed or is too
+large included, is neutrino's own and carries a Neutron error body: granian
+(hyper) answered those itself, empty-bodied, before the app saw anything,
+and had no option to change it.
 
-A request without a body (every GET and DELETE) has nothing to wait for: it
-runs on the granian thread that starts it (``cmd/worker.py``), as under
-granian's WSGI interface. Each trip through the event loop to a thread and
-back woke two more threads; on a shown port they were a third of its time
-(docs/performance.md, "The request limits' cost").
+The threads (``api_threads``) all wait on one epoll set holding the
+listening socket and every connection, each registered for one event at a
+time (``EPOLLONESHOT``): the thread the kernel wakes for a connection owns
+it until it registers it again, so it reads what came, runs each request
+it completes on the spot and sends the answer, with no hand-off to another
+thread on the way. What has not all come waits in the connection's
+``Reader``, not on a thread: a client that sends part of a request and then
+nothing costs a connection. ``request_read_timeout`` bounds the head, then
+the body (408); ``max_request_body_size`` the body (413, unread when
+declared). Pipelined requests are answered in order; an answer the client
+does not take at once waits for the socket to be writable, on no thread.
+
+Stopping (SIGTERM): no new connection; idle ones are closed; requests in
+flight are answered, each with ``Connection: close``.
 """
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
+import select
+import socket
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable, Iterable
+import threading
+import time
+from typing import Any, Callable, Iterable
+from urllib.parse import unquote_to_bytes
 
-from neutrino.api.limits import (
-    BAD_LENGTH,
-    HEADER_TOO_LONG,
-    INTERNAL,
-    TIMED_OUT,
-    TOO_LARGE,
-    URI_TOO_LONG,
-    TooLarge,
-    refusal,
-)
+import httptools
+
+from neutrino.api.limits import INTERNAL, TIMED_OUT
+from neutrino.cmd.http1 import CONTINUE, Reader, Request, answer_bytes, refusal, refusal_bytes
 
 LOG = logging.getLogger("neutrino.api")
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-Answer = tuple[int, list[tuple[str, str]], bytes]
+
+READ = select.EPOLLIN | select.EPOLLONESHOT
+WRITE = select.EPOLLOUT | select.EPOLLONESHOT
+RECV = 65536
+# A connection with no request under way is closed after this long, as
+# upstream's eventlet closes one after ``client_socket_timeout``; a client's
+# pool opens a new one.
+IDLE_TIMEOUT = 900.0
+# After a last answer the client may still be sending (a refused body): what
+# comes is read and dropped for this long, so that closing with unread bytes
+# does not reset the connection before the client has read the answer.
+LINGER = 2.0
+LINGER_BYTES = 1 << 20
+SWEEP = 0.25  # how often the deadlines are looked at
+STOP_GRACE = 25.0  # granian's master kills a worker 30 s after asking it to stop
 
 
-class BodyFirst:
-    """A WSGI app behind granian's RSGI protocol objects: ``start`` takes
-    each request's scope and protocol, and an answer is given through the
-    protocol, from whichever thread has it."""
+class Conn:
+    """One client connection and what is under way on it."""
+
+    __slots__ = ("sock", "fd", "client", "reader", "lock", "armed", "out", "close_after",
+                 "lingering", "dropped", "deadline")
+
+    def __init__(self, sock: socket.socket, client: tuple[str, str], reader: Reader) -> None:
+        self.sock, self.fd, self.client, self.reader = sock, sock.fileno(), client, reader
+        # Who owns the connection: a thread woken for it, or the sweeper.
+        self.lock = threading.Lock()
+        self.armed = False
+        self.out: memoryview | None = None  # an answer's bytes the socket did not take yet
+        self.close_after = False  # the connection ends once ``out`` is sent
+        self.lingering = False
+        self.dropped = 0
+        self.deadline = 0.0
+
+
+class Front:
+    """A WSGI app served over HTTP/1.1 on a listening socket."""
 
     def __init__(self, app: WSGIApp, threads: int, max_body: int,
                  read_timeout: float, max_line: int) -> None:
@@ -54,115 +86,245 @@ class BodyFirst:
         self.max_body = max_body
         self.max_line = max_line
         self.read_timeout = read_timeout
-        # Requests with a body, once it is read; granian's own ``threads``
-        # run those without one.
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="api")
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._reading: set[asyncio.Task[None]] = set()
+        self.stopping = False
+        self.conns: dict[int, Conn] = {}
+        self.epoll = select.epoll()
+        self.listener: socket.socket | None = None
+        self.server = ("", "")
 
-    def open(self, loop: asyncio.AbstractEventLoop) -> None:
-        """The worker's event loop, where bodies are read."""
-        self.loop = loop
+    # -- running and stopping --------------------------------------------------
 
-    def close(self) -> None:
-        """granian has finished the requests in flight: nothing is left to
-        wait for, and a pool thread held by a library (a cast reconnecting
-        to a bus that is gone) must not keep the worker from exiting."""
-        self.pool.shutdown(wait=False, cancel_futures=True)
+    def serve(self, listener: socket.socket, stopped: Callable[[], bool]) -> None:
+        """Serve until ``stopped()``, then finish what is in flight; on the
+        calling (main) thread, which keeps the deadlines."""
+        listener.setblocking(False)
+        self.listener = listener
+        host, port = listener.getsockname()[:2]
+        self.server = (str(host), str(port))
+        self.epoll.register(listener.fileno(), READ)
+        for i in range(self.threads):
+            threading.Thread(target=self._work, name=f"api-{i}", daemon=True).start()
+        while not stopped():
+            time.sleep(SWEEP)
+            self._sweep(time.monotonic())
+        self._stop()
 
-    def start(self, scope: Any, proto: Any) -> None:
-        """A request whose headers are in, on a granian thread: refused at
-        once, answered on this thread when it has no body, or handed to the
-        event loop to read its body. Never raises: nothing would see it."""
+    def _stop(self) -> None:
+        self.stopping = True
+        assert self.listener is not None
         try:
-            refused, reading = self._too_long(scope), None
-            if refused is None:
-                reading, refused = self._reading_of(scope.headers, proto)
-            if refused is not None:
-                _respond(proto, _refused(*refused))
-            elif reading is None:
-                self._run(scope, proto, b"")
+            self.epoll.unregister(self.listener.fileno())
+        except OSError:
+            pass
+        self.listener.close()
+        until = time.monotonic() + STOP_GRACE
+        while self.conns and time.monotonic() < until:
+            self._sweep(time.monotonic())
+            time.sleep(SWEEP / 5)
+
+    def _work(self) -> None:
+        poll, conns = self.epoll.poll, self.conns
+        listen_fd = self.listener.fileno() if self.listener is not None else -1
+        while True:
+            for fd, events in poll(-1, 1):
+                if fd == listen_fd and not self.stopping:
+                    try:
+                        self._accept()
+                    except Exception:  # noqa: BLE001 - logged; a thread must not die of it
+                        LOG.exception("accepting connections failed")
+                    continue
+                conn = conns.get(fd)
+                if conn is None:
+                    continue
+                with conn.lock:
+                    if not conn.armed:
+                        continue  # the sweeper took it
+                    conn.armed = False
+                try:
+                    self._serve(conn, events)
+                except Exception:  # noqa: BLE001 - logged; the connection ends
+                    LOG.exception("unexpected error on a connection from %s", conn.client[0])
+                    self._close(conn)
+
+    def _accept(self) -> None:
+        assert self.listener is not None
+        try:
+            for _ in range(64):
+                try:
+                    sock, addr = self.listener.accept()
+                except (BlockingIOError, InterruptedError):
+                    break
+                except ConnectionAbortedError:
+                    continue
+                except OSError:  # out of descriptors, or the listener closed at a stop
+                    if not self.stopping:
+                        LOG.exception("accepting a connection failed")
+                        time.sleep(SWEEP)  # not in a tight loop: descriptors take time to free
+                    break
+                sock.setblocking(False)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                conn = Conn(sock, (str(addr[0]), str(addr[1])),
+                            Reader(self.max_line, self.max_body))
+                self.conns[conn.fd] = conn
+                conn.deadline = time.monotonic() + IDLE_TIMEOUT
+                conn.armed = True
+                self.epoll.register(conn.fd, READ)
+        finally:
+            try:
+                if not self.stopping:
+                    self.epoll.modify(self.listener.fileno(), READ)
+            except (OSError, ValueError):  # the listener closed at a stop
+                pass
+
+    # -- a connection's turn, on the thread that owns it ----------------------
+
+    def _serve(self, conn: Conn, events: int) -> None:
+        if conn.out is not None:
+            if not self._flush(conn):
+                return
+            if conn.close_after:
+                return self._end(conn)
+        elif events & (select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR):
+            try:
+                data = conn.sock.recv(RECV)
+            except (BlockingIOError, InterruptedError):
+                return self._arm(conn, READ)
+            except OSError:
+                return self._close(conn)
+            if not data:
+                return self._close(conn)  # the client is gone, or done
+            if conn.lingering:
+                conn.dropped += len(data)
+                if conn.dropped > LINGER_BYTES:
+                    return self._close(conn)
+                return self._arm(conn, READ)
+            conn.reader.feed(data)
+        self._answer_ready(conn)
+
+    def _answer_ready(self, conn: Conn) -> None:
+        """Answer the requests complete so far, in order, then wait for more."""
+        reader = conn.reader
+        while reader.done:
+            request = reader.done.popleft()
+            status, headers, body = self._run(request, conn)
+            keep = (request.keep_alive and not self.stopping and not reader.upgraded
+                    and (reader.refused is None or bool(reader.done)))
+            answer = answer_bytes(status, headers, body, keep, request.version == "1.0",
+                                  request.method == "HEAD")
+            if not self._send(conn, answer, close_after=not keep):
+                return
+            if not keep:
+                return self._end(conn)
+        if reader.refused is not None:
+            if self._send(conn, refusal_bytes(reader.refused), close_after=True):
+                self._end(conn)
+            return
+        if reader.upgraded:
+            return self._end(conn)
+        if reader.continue_due:
+            reader.continue_due = False
+            if not self._send(conn, CONTINUE, close_after=False):
+                return
+        self._arm(conn, READ)
+
+    def _send(self, conn: Conn, data: bytes, close_after: bool) -> bool:
+        """Send ``data``; False when the socket took only part of it, the
+        rest then waiting for it to be writable."""
+        conn.out = memoryview(data)
+        conn.close_after = close_after
+        return self._flush(conn)
+
+    def _flush(self, conn: Conn) -> bool:
+        out = conn.out
+        assert out is not None
+        try:
+            sent = conn.sock.send(out)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:  # the client went away
+            self._close(conn)
+            return False
+        if sent < len(out):
+            conn.out = out[sent:]
+            self._arm(conn, WRITE)
+            return False
+        conn.out = None
+        return True
+
+    def _arm(self, conn: Conn, mask: int) -> None:
+        """Give the connection back to the epoll set, with its deadline."""
+        reader = conn.reader
+        if conn.lingering:
+            pass  # its deadline stands
+        elif mask == WRITE or reader.began is not None:
+            conn.deadline = (reader.began if mask == READ and reader.began is not None
+                             else time.monotonic()) + self.read_timeout
+        else:
+            conn.deadline = time.monotonic() + IDLE_TIMEOUT
+            if self.stopping:
+                return self._close(conn)
+        with conn.lock:
+            conn.armed = True
+        try:
+            self.epoll.modify(conn.fd, mask)
+        except OSError:  # closed meanwhile by the sweeper
+            pass
+
+    def _end(self, conn: Conn) -> None:
+        """The last answer is sent: read and drop what the client still
+        sends for a moment, then close."""
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return self._close(conn)
+        conn.lingering = True
+        conn.deadline = time.monotonic() + LINGER
+        self._arm(conn, READ)
+
+    def _close(self, conn: Conn) -> None:
+        self.conns.pop(conn.fd, None)
+        try:
+            self.epoll.unregister(conn.fd)
+        except (OSError, ValueError):
+            pass
+        conn.sock.close()
+
+    # -- deadlines, on the main thread ------------------------------------------
+
+    def _sweep(self, now: float) -> None:
+        for conn in list(self.conns.values()):
+            stop_idle = (self.stopping and conn.out is None and not conn.lingering
+                         and not conn.reader.in_body)
+            if conn.deadline > now and not stop_idle:
+                continue
+            with conn.lock:
+                if not conn.armed:
+                    continue  # a thread is on it
+                conn.armed = False
+            try:
+                self.epoll.modify(conn.fd, 0)
+            except OSError:
+                pass
+            if (conn.deadline <= now and conn.reader.reading and conn.out is None
+                    and not conn.lingering):
+                # A head or a body not finished in time.
+                if self._send(conn, refusal_bytes(TIMED_OUT), close_after=True):
+                    self._end(conn)
             else:
-                assert self.loop is not None, "the worker opens the front before it serves"
-                self.loop.call_soon_threadsafe(self._read_soon, scope, proto, reading)
-        except Exception:  # noqa: BLE001 - answered, and logged
-            LOG.exception("unexpected error on %s %s", scope.method, scope.path)
-            _respond(proto, _refused(*INTERNAL))
+                self._close(conn)
 
-    def _reading_of(self, headers: Any, proto: Any) -> tuple[Awaitable[bytes] | None,
-                                                             tuple[int, str, str] | None]:
-        """How the body is to be read, or why it is refused unread: no
-        reading for a request that has no body (RFC 9112, 6.3: neither a
-        ``Transfer-Encoding`` nor a ``Content-Length`` other than 0)."""
-        if headers.get("transfer-encoding") is not None:
-            return self._chunks(proto), None
-        declared = headers.get("content-length")
-        if declared is None:
-            return None, None
+    # -- the app ----------------------------------------------------------------
+
+    def _run(self, request: Request, conn: Conn) -> tuple[str, list[tuple[str, str]], bytes]:
+        """The app's answer to ``request``."""
         try:
-            length = int(declared)
-        except ValueError:
-            return None, BAD_LENGTH
-        if length < 0:
-            return None, BAD_LENGTH
-        if length > self.max_body:
-            return None, TOO_LARGE
-        if length == 0:
-            return None, None
-        # hyper delivers no more than the declared length: taken whole, and
-        # asked for now, so that it is often in by the time the loop looks.
-        return proto(), None
-
-    def _read_soon(self, scope: Any, proto: Any, reading: Awaitable[bytes]) -> None:
-        task = asyncio.get_running_loop().create_task(
-            self._read_then_run(scope, proto, reading))
-        self._reading.add(task)  # the loop holds its tasks weakly
-        task.add_done_callback(self._reading.discard)
-
-    async def _read_then_run(self, scope: Any, proto: Any,
-                             reading: Awaitable[bytes]) -> None:
-        try:
-            async with asyncio.timeout(self.read_timeout):
-                body = await reading
-        except TooLarge:
-            return _respond(proto, _refused(*TOO_LARGE))
-        except (TimeoutError, RuntimeError):  # RuntimeError: the client went away
-            return _respond(proto, _refused(*TIMED_OUT))
-        self.pool.submit(self._run, scope, proto, body)
-
-    def _too_long(self, scope: Any) -> tuple[int, str, str] | None:
-        """Upstream's ``max_header_line``, answered here with a Neutron error:
-        granian refuses only far longer lines, with an empty body."""
-        if len(scope.path) + len(scope.query_string) + 1 > self.max_line:
-            return URI_TOO_LONG
-        if any(len(name) + len(value) + 2 > self.max_line
-               for name, value in scope.headers.items()):
-            return HEADER_TOO_LONG
-        return None
-
-    async def _chunks(self, proto: Any) -> bytes:
-        """A body of unknown length, never read far past ``max_body``."""
-        parts: list[bytes] = []
-        got = 0
-        async for chunk in proto:
-            got += len(chunk)
-            if got > self.max_body:
-                raise TooLarge()
-            parts.append(chunk)
-        return b"".join(parts)
-
-    def _run(self, scope: Any, proto: Any, body: bytes) -> None:
-        """The app's answer, given from this thread."""
-        try:
-            answer = self._call(wsgi_environ(scope, body))
+            return self._call(wsgi_environ(request, self.server, conn.client))
         except Exception:
-            # What escaped the app (a WSGI middleware's failure): granian
-            # would answer an empty 500.
-            LOG.exception("unexpected error on %s %s", scope.method, scope.path)
-            answer = _refused(*INTERNAL)
-        _respond(proto, answer)
+            LOG.exception("unexpected error on %s %s", request.method,
+                          request.target[:200].decode("latin-1"))
+            return refusal(*INTERNAL)
 
-    def _call(self, environ: dict[str, Any]) -> Answer:
+    def _call(self, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
         started: list[Any] = []
         # PEP 3333's write() and the iterable's chunks, in the order the app
         # produced them: what was written before the iterable came first.
@@ -181,43 +343,37 @@ class BodyFirst:
             if close is not None:
                 close()
         status, headers = started
-        return int(status.split(" ", 1)[0]), list(headers), b"".join(out)
+        return status, list(headers), b"".join(out)
 
 
-def _refused(code: int, kind: str, message: str) -> Answer:
-    _, headers, body = refusal(code, kind, message)
-    return code, headers, body
-
-
-def _respond(proto: Any, answer: Answer) -> None:
-    code, headers, body = answer
-    try:
-        proto.response_bytes(code, headers, body)
-    except RuntimeError:  # the client is gone: nobody to answer
-        pass
-
-
-def wsgi_environ(scope: Any, body: bytes) -> dict[str, Any]:
-    """PEP 3333's environ for an RSGI request whose body has been read."""
-    host, _, port = scope.server.rpartition(":")
-    client, _, client_port = scope.client.rpartition(":")
+def wsgi_environ(request: Request, server: tuple[str, str],
+                 client: tuple[str, str]) -> dict[str, Any]:
+    """PEP 3333's environ for a complete request."""
+    target = request.target
+    if target.startswith(b"/"):
+        path, _, query = target.partition(b"?")
+    else:  # absolute form (RFC 9112, 3.2.2), or "*"
+        try:
+            url = httptools.parse_url(target)
+            path, query = url.path or b"/", url.query or b""
+        except httptools.HttpParserInvalidURLError:
+            path, query = target, b""
+    body = request.body
     environ: dict[str, Any] = {
-        "REQUEST_METHOD": scope.method,
+        "REQUEST_METHOD": request.method,
         "SCRIPT_NAME": "",
-        # granian's RSGI path is already percent-decoded, as UTF-8 text;
-        # PEP 3333 wants the decoded bytes as latin-1 text (decoding again
-        # would turn "%2541" into "A", and a character above U+00FF would
-        # make Falcon's re-encoding fail).
-        "PATH_INFO": scope.path.encode("utf-8").decode("latin-1"),
-        "QUERY_STRING": scope.query_string,
-        "SERVER_NAME": host,
-        "SERVER_PORT": port,
-        "SERVER_PROTOCOL": f"HTTP/{scope.http_version}",
-        "REMOTE_ADDR": client,
-        "REMOTE_PORT": client_port,
+        # Percent-decoded once, the bytes as latin-1 text (PEP 3333).
+        "PATH_INFO": unquote_to_bytes(path).decode("latin-1") if b"%" in path
+        else path.decode("latin-1"),
+        "QUERY_STRING": query.decode("latin-1"),
+        "SERVER_NAME": server[0],
+        "SERVER_PORT": server[1],
+        "SERVER_PROTOCOL": "HTTP/" + request.version,
+        "REMOTE_ADDR": client[0],
+        "REMOTE_PORT": client[1],
         "CONTENT_LENGTH": str(len(body)),
         "wsgi.version": (1, 0),
-        "wsgi.url_scheme": scope.scheme,
+        "wsgi.url_scheme": "http",
         "wsgi.input": io.BytesIO(body),
         "wsgi.errors": sys.stderr,
         "wsgi.multithread": True,
@@ -225,11 +381,30 @@ def wsgi_environ(scope: Any, body: bytes) -> dict[str, Any]:
         "wsgi.run_once": False,
         "wsgi.input_terminated": True,
     }
-    for name, value in scope.headers.items():
-        key = name.upper().replace("-", "_")
-        if key in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
+    keys = _ENVIRON_KEYS
+    for name, value in request.headers:
+        key = keys.get(name)
+        if key is None:
+            key = _environ_key(name)
+        if not key:
             continue
-        if key != "CONTENT_TYPE":
-            key = "HTTP_" + key
-        environ[key] = f"{environ[key]},{value}" if key in environ else value
+        text = value.decode("latin-1")
+        environ[key] = f"{environ[key]},{text}" if key in environ else text
     return environ
+
+
+# A header's name as sent -> its environ key ("" for those the body's
+# reading has consumed); the names clients send are few.
+_ENVIRON_KEYS: dict[bytes, str] = {}
+_MAX_KEYS = 1024  # a client making up names does not grow it further
+
+
+def _environ_key(name: bytes) -> str:
+    key = name.decode("latin-1").upper().replace("-", "_")
+    if key in ("CONTENT_LENGTH", "TRANSFER_ENCODING"):
+        key = ""
+    elif key != "CONTENT_TYPE":
+        key = "HTTP_" + key
+    if len(_ENVIRON_KEYS) < _MAX_KEYS:
+        _ENVIRON_KEYS[name] = key
+    return key

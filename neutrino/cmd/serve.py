@@ -3,16 +3,14 @@ and the RPC endpoints in one more process when a ``transport_url`` is set.
 With ``transport_url = fake://`` (the all-in-one) everything runs in this
 one process instead: see ``neutrino.aio``.
 
-granian brings what a production server needs and we would otherwise
-write: pre-forked workers, graceful shutdown on SIGTERM (in-flight requests
-finish), worker respawn on SIGHUP and on a worker's death (with our
-back-off, ``_granian``). Its HTTP/1.1 parsing and connection
-handling run in Rust, outside the GIL: a request costs its worker a
-fraction of the CPU that gunicorn's gthread worker (Python parsing, a
-poller thread handing each request to a pool thread) cost, which was the
-largest share of a shown port's time (docs/performance.md has the
-figures). The app is built in each worker
-after the fork so no database connection is shared between processes.
+granian's master brings what a production server needs and we would
+otherwise write: pre-forked workers, graceful shutdown on SIGTERM (in-flight
+requests finish), worker respawn on SIGHUP and on a worker's death (with
+our back-off, ``_granian``). Each worker serves HTTP/1.1 with our own front
+(``cmd/worker.py``, ``cmd/front.py``) rather than granian's hyper, which
+answered what it could not parse or found too large itself, empty-bodied.
+The app is built in each worker after the fork so no database connection
+is shared between processes.
 """
 from __future__ import annotations
 
@@ -33,7 +31,7 @@ from neutrino import metrics
 from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
 from neutrino.cmd import worker
-from neutrino.cmd.front import BodyFirst
+from neutrino.cmd.front import Front
 from neutrino.cmd.logs import switch_access_log
 from neutrino.cmd.supervise import (
     STOPS,
@@ -95,16 +93,12 @@ class Server:
     def run(self) -> None:
         # deferred: granian is loaded only by a process that serves the API with it
         from granian.constants import HTTPModes, Interfaces
-        from granian.http import HTTP1Settings
         conf, probes = self.conf, self.probes
         server = _granian()(
             "neutrino", address=conf.bind_host, port=conf.bind_port,
-            # RSGI: bodies are read on the event loop (cmd/front.py), by
-            # our worker (cmd/worker.py).
+            # granian's master only: each worker serves HTTP with our front
+            # (cmd/worker.py, cmd/front.py), not granian's.
             interface=Interfaces.RSGI, http=HTTPModes.http1, websockets=False,
-            http1_settings=HTTP1Settings(
-                header_read_timeout=conf.request_read_timeout * 1000,
-                max_buffer_size=head_buffer(conf.max_header_line, HTTP1Settings.max_buffer_size)),
             workers=conf.api_workers or os.cpu_count() or 1,
             # A worker that has not finished its requests in this time is killed.
             workers_kill_timeout=30,
@@ -116,21 +110,6 @@ class Server:
         server.backoff = Backoff.from_conf(conf)
         server.serve(spawn_target=_worker, target_loader=lambda: load_app(conf, probes),
                      wrap_loader=False)
-
-
-# hyper's, under granian: a request with more headers is refused (431,
-# empty-bodied) before neutrino sees it, and granian has no option for it.
-HYPER_MAX_HEADERS = 100
-
-
-def head_buffer(max_line: int, default: int) -> int:
-    """The buffer granian reads a request's head into: room for a request
-    line and as many headers as hyper parses, each as long as
-    ``max_header_line`` allows. A head that does not fit is refused by
-    hyper with an empty 431; this way only a head with a line over
-    ``max_header_line`` can be that long, and one shorter than the buffer
-    reaches the front's Neutron 431."""
-    return max(default, (HYPER_MAX_HEADERS + 1) * (max_line + len(b"\r\n")) + len(b"\r\n"))
 
 
 def _granian() -> type:
@@ -207,14 +186,14 @@ def load_app(conf: cfg.ConfigOpts, probes: list[Probe] | None = None) -> Any:
     _forget_masters_children()
     app = build_wsgi(conf, probes=probes)
     tune_gc()
-    return BodyFirst(app, threads=conf.api_threads,
-                     max_body=conf.oslo_middleware.max_request_body_size,
-                     read_timeout=conf.request_read_timeout,
-                     max_line=conf.max_header_line)
+    return Front(app, threads=conf.api_threads,
+                 max_body=conf.oslo_middleware.max_request_body_size,
+                 read_timeout=conf.request_read_timeout,
+                 max_line=conf.max_header_line)
 
 
 def _worker(*args: Any, **kwargs: Any) -> None:
-    """Our RSGI worker (``cmd/worker.py``), ended as soon as granian is done with it: a
+    """Our worker (``cmd/worker.py``), ended as soon as it has stopped: a
     worker that cast to agents holds oslo.messaging connection threads that
     would keep its interpreter from exiting (seen as orphaned workers after
     a stop)."""

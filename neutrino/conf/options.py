@@ -21,8 +21,8 @@ CORE_OPTS = [
     cfg.IntOpt("api_workers", min=1,
                help="Number of API worker processes; defaults to the number of CPUs."),
     cfg.IntOpt("api_threads", default=8, min=1,
-               help="Threads per API worker process running requests without a body, "
-                    "and as many running those with one (neutrino-specific)."),
+               help="Threads per API worker process, each reading requests and running "
+                    "those that are whole (neutrino-specific)."),
     cfg.IntOpt("request_read_timeout", default=30, min=1,
                help="Seconds a client has to send a request's headers, and then its "
                     "body, before its connection is closed (neutrino-specific)."),

@@ -3,6 +3,7 @@ request line and header lines; each refusal a Neutron error."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 from typing import Iterator
 
@@ -93,7 +94,7 @@ def _raw(server: Server, head: bytes) -> bytes:
     return answer
 
 
-GET = b"GET /v2.0/networks HTTP/1.1\r\nHost: x\r\nX-Project-Id: p\r\n"
+GET = b"GET /v2.0/networks HTTP/1.1\r\nHost: x\r\nX-Project-Id: p\r\nX-Roles: admin\r\n"
 
 
 def test_headers_within_max_header_line_are_served_however_many_bytes_in_all(
@@ -112,16 +113,56 @@ def test_a_header_longer_than_granians_default_buffer_is_a_neutron_431(
     assert b'"type":"HTTPRequestHeaderFieldsTooLarge"' in answer, answer[:400]
 
 
-@pytest.mark.parametrize("head, status", [
-    (GET + b"".join(b"X-H%d: v\r\n" % i for i in range(101)) + b"\r\n", b"431"),
-    (b"GET /v2.0/networks?name=" + b"n" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"414"),
-    (b"GET /v2.0/networks HTTP/1.1 x\r\nHost: x\r\n\r\n", b"400"),
-    (b"POST /v2.0/networks HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", b"400"),
-], ids=["101 headers", "a 70 KB target", "a bad request line", "a bad Content-Length"])
-def test_what_granian_refuses_itself_is_answered_without_a_body(
-        server: Server, head: bytes, status: bytes) -> None:
-    """The README's exceptions to the Neutron error body: no granian option
-    lets these reach neutrino or gives them a body."""
+@pytest.mark.parametrize("head, status, kind", [
+    (GET + b"".join(b"X-H%d: v\r\n" % i for i in range(101)) + b"\r\n", b"431",
+     b"HTTPRequestHeaderFieldsTooLarge"),
+    (b"GET /v2.0/networks?name=" + b"n" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"414",
+     b"HTTPRequestURITooLong"),
+    (b"GET /v2.0/networks HTTP/1.1 x\r\nHost: x\r\n\r\n", b"400", b"HTTPBadRequest"),
+    (b"GET /v2.0/networks\x00 HTTP/1.1\r\nHost: x\r\n\r\n", b"400", b"HTTPBadRequest"),
+    (b"POST /v2.0/networks HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", b"400",
+     b"HTTPBadRequest"),
+    (b"POST /v2.0/networks HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+     b"Transfer-Encoding: chunked\r\n\r\n{}", b"400", b"HTTPBadRequest"),
+    (GET + b"X-Padding: " + b"p" * 2_000_000, b"431", b"HTTPRequestHeaderFieldsTooLarge"),
+], ids=["101 headers", "a 70 KB target", "a bad request line", "a NUL in the target",
+        "a bad Content-Length", "both a length and chunks", "a head that never ends"])
+def test_what_cannot_be_parsed_or_is_too_large_is_a_neutron_error(
+        server: Server, head: bytes, status: bytes, kind: bytes) -> None:
+    """What the HTTP layer refuses itself carries a Neutron error body too,
+    and the connection ends after it."""
     answer = _raw(server, head)
     assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
-    assert answer.endswith(b"\r\n\r\n"), answer[:400]
+    assert b'"type":"' + kind + b'"' in answer, answer[:400]
+    assert b"Connection: close" in answer, answer[:400]
+
+
+def test_pipelined_requests_are_answered_in_order_on_one_connection(server: Server) -> None:
+    body = json.dumps({"network": {"name": h.unique("piped")}}).encode()
+    head = (b"POST /v2.0/networks HTTP/1.1\r\nHost: x\r\nX-Project-Id: p\r\nX-Roles: admin\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(GET + b"\r\n" + head + body + b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = b""
+        while answer.count(b"HTTP/1.1 ") < 3 or not answer.endswith(b"}"):
+            chunk = sock.recv(65536)
+            assert chunk, answer
+            answer += chunk
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", answer)
+    assert statuses == [b"200", b"201", b"404"], answer
+
+
+def test_a_client_that_expects_100_continue_gets_it_then_the_answer(server: Server) -> None:
+    body = json.dumps({"network": {"name": h.unique("continue")}}).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(b"POST /v2.0/networks HTTP/1.1\r\nHost: x\r\nX-Project-Id: p\r\nX-Roles: admin\r\n"
+                     b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body))
+        assert sock.recv(65536) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        answer = b""
+        while not answer.endswith(b"}"):
+            chunk = sock.recv(65536)
+            assert chunk, answer
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 201"), answer

@@ -1,6 +1,6 @@
 """Paths reach the app as a WSGI server would hand them over (PEP 3333):
 percent-decoded once, as the latin-1 text of their bytes, whatever
-characters they hold, under granian's RSGI front (``cmd/front.py``)."""
+characters they hold, under the API workers' front (``cmd/front.py``)."""
 from __future__ import annotations
 
 import requests
