@@ -24,8 +24,6 @@ class LoadBalancers:
         plugin = self.plugin
         project_id = data.get("project_id") or ctx.project_id
         plugin.policy.authorize(ctx, "loadbalancer", "post", project_id)
-        if not project_id:
-            raise faults.BadRequest("Missing project ID in request where one is required.")
         for unsupported in ("listeners", "pools"):
             if data.get(unsupported):
                 raise faults.BadRequest(
@@ -40,6 +38,10 @@ class LoadBalancers:
         if data.get("vip_qos_policy_id"):
             plugin.vips.qos_policy_exists(data["vip_qos_policy_id"])
         vip = plugin.vips.resolve(ctx, data)
+        # a caller without a project (noauth's admin) makes it in the VIP's
+        project_id = project_id or vip["project_id"]
+        if not project_id:
+            raise faults.BadRequest("Missing project ID in request where one is required.")
         lb_id = str(uuid.uuid4())
         lb = {"id": lb_id, "kind": "loadbalancer", "project_id": project_id,
               "loadbalancer_id": lb_id, "parent_id": None,

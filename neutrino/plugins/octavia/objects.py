@@ -366,6 +366,8 @@ class Graphs:
         if unknown:
             raise faults.UnknownAttribute("session_persistence", unknown)
         sp = dict(current or {})
+        if given.get("type") and sp.get("type") != given["type"]:
+            sp = {}  # another kind of persistence keeps nothing of the last one
         for fld in res.SESSION_PERSISTENCE:
             if fld.name in given:
                 sp[fld.name] = (None if given[fld.name] is None

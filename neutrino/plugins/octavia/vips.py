@@ -83,19 +83,22 @@ class Vips:
                 raise faults.Validation(detail=f"No VIP address found on port {port_id}.")
             return {"vip_port_id": port_id, "vip_network_id": port["network_id"],
                     "vip_subnet_id": chosen[0]["subnet_id"],
-                    "vip_address": chosen[0]["ip_address"], "made": False}
+                    "vip_address": chosen[0]["ip_address"], "made": False,
+                    "project_id": port.get("project_id")}
         if subnet_id:
             subnet = self._get(ctx, "subnets", subnet_id, "Subnet")
             if net_id and subnet["network_id"] != net_id:
                 raise faults.Validation(detail="Subnet {} is not on network {}.".format(
                     subnet_id, net_id))
             net_id = subnet["network_id"]
+            owner = subnet.get("project_id")
             if address and ipaddress.ip_address(address) not in \
                     ipaddress.ip_network(subnet["cidr"]):
                 raise faults.Validation(detail=f"VIP address {address} is not on subnet "
                                         f"{subnet_id}.")
         else:
             network = self._get(ctx, "networks", net_id, "Network")
+            owner = network.get("project_id")
             subnets = [self.core.get(Context.admin(), "subnets", s)
                        for s in network.get("subnets") or []]
             if not subnets:
@@ -111,7 +114,7 @@ class Vips:
                 v4 = [s for s in subnets if s["ip_version"] == 4]
                 subnet_id = (v4 or subnets)[0]["id"]
         return {"vip_port_id": None, "vip_network_id": net_id, "vip_subnet_id": subnet_id,
-                "vip_address": address, "made": True}
+                "vip_address": address, "made": True, "project_id": owner}
 
     def make_port(self, lb_id: str, project_id: str, vip: dict[str, Any],
                   sg_ids: list[str] | None) -> dict[str, Any]:
