@@ -24,12 +24,9 @@ class LoadBalancers:
         plugin = self.plugin
         project_id = data.get("project_id") or ctx.project_id
         plugin.policy.authorize(ctx, "loadbalancer", "post", project_id)
-        for unsupported in ("listeners", "pools"):
-            if data.get(unsupported):
-                raise faults.BadRequest(
-                    f"Invalid input for field/attribute {unsupported}. Value: "
-                    f"'{data[unsupported]}'. Creating a load balancer with its "
-                    "children in one call is not supported by neutrino.")
+        for nested in ("listeners", "pools"):
+            if data.get(nested) is not None and not isinstance(data[nested], list):
+                raise faults.InvalidInput(nested, data[nested], "Value should be a list")
         flavor_data, provider = self._flavor(data)
         az_data = self._zone(data, provider)
         provider = provider or plugin.conf.octavia.default_provider_driver
@@ -68,13 +65,21 @@ class LoadBalancers:
         def op(conn: Connection) -> tuple[dict[str, Any], g.LoadBalancer]:
             plugin.quotas.check(conn, "loadbalancer", project_id, 1)
             store.insert(conn, lb)
+            if data.get("listeners") or data.get("pools"):
+                plugin.objects.create_tree(conn, ctx, lb, data.get("listeners") or [],
+                                           data.get("pools") or [])
             objs = graph.Objects(store.of_loadbalancer(conn, lb_id))
             built = graph.build(objs.by_id[lb_id], objs)
             try:
                 plugin.provider(provider).check(built)
             except papi.UnsupportedOption as exc:
                 raise faults.ProviderUnsupported(prov=provider, user_msg=str(exc)) from None
-            return graph.view(objs.by_id[lb_id], objs), built
+            view = graph.view(objs.by_id[lb_id], objs)
+            if data.get("listeners") or data.get("pools"):
+                # a single-call create answers with the whole tree, as Octavia
+                view["listeners"] = [graph.view(x, objs) for x in objs.in_lb(lb_id, "listener")]
+                view["pools"] = [graph.view(x, objs) for x in objs.in_lb(lb_id, "pool")]
+            return view, built
         try:
             view, built = plugin.write(op)
         except Exception:

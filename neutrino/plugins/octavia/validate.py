@@ -26,11 +26,13 @@ def body_of(raw: Any, key: str) -> dict[str, Any]:
 
 
 def check(rdef: res.OctaviaResource, data: dict[str, Any], creating: bool,
-          where: str | None = None) -> dict[str, Any]:
+          where: str | None = None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """The body's attributes, checked and converted; on create with the
-    defaults of those left out."""
+    defaults of those left out. ``extra`` names nested objects a
+    single-call create also accepts (passed on unchecked)."""
     where = where or rdef.singular
     allowed = {f.name: f for f in rdef.fields if (f.post if creating else f.put)}
+    allowed.update({name: res.Field(name, "object") for name in extra})
     unknown = [k for k in data if k not in allowed]
     if unknown:
         raise faults.UnknownAttribute(where, unknown)
