@@ -78,7 +78,8 @@ def convert(fld: res.Field, value: Any) -> Any:
         return _uuid(name, value)
     if kind == "ip":
         try:
-            return str(ipaddress.ip_address(str(value)))
+            ipaddress.ip_address(str(value))
+            return str(value)  # kept as written, as Octavia keeps it
         except ValueError:
             raise faults.InvalidInput(name, value, "Value should be IPv4 or IPv6 format") from None
     if kind == "uuid_list":
