@@ -184,3 +184,22 @@ def test_a_bad_child_leaves_nothing_of_the_tree(owner):
     assert body["loadbalancers"] == []
     status, ports = owner.get(f"/v2.0/ports?network_id={sub['network_id']}&device_owner=Octavia")
     assert ports["ports"] == []
+
+
+def test_additional_vips_are_more_addresses_of_the_vip_port(owner):
+    sub = subnet(owner, "10.34.0.0/24")
+    status, body = owner.post("/v2.0/subnets", {"subnet": {
+        "network_id": sub["network_id"], "cidr": "fd00:34::/64", "ip_version": 6}})
+    assert status == 201, body
+    v6 = body["subnet"]
+    status, body = owner.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "vip_subnet_id": sub["id"], "additional_vips": [{"subnet_id": v6["id"]}]}})
+    assert status == 201, body
+    lb = body["loadbalancer"]
+    assert [x["subnet_id"] for x in lb["additional_vips"]] == [v6["id"]]
+    status, port = owner.get(f"/v2.0/ports/{lb['vip_port_id']}")
+    assert {f["subnet_id"] for f in port["port"]["fixed_ips"]} == {sub["id"], v6["id"]}
+    other = subnet(owner, "10.35.0.0/24")
+    status, body = owner.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "vip_subnet_id": sub["id"], "additional_vips": [{"subnet_id": other["id"]}]}})
+    assert status == 400

@@ -35,6 +35,7 @@ class LoadBalancers:
         if data.get("vip_qos_policy_id"):
             plugin.vips.qos_policy_exists(data["vip_qos_policy_id"])
         vip = plugin.vips.resolve(ctx, data)
+        extra_vips = plugin.vips.additional(ctx, vip, data.get("additional_vips"))
         # a caller without a project (noauth's admin) makes it in the VIP's
         project_id = project_id or vip["project_id"]
         if not project_id:
@@ -56,9 +57,14 @@ class LoadBalancers:
               "vip_port_made": vip["made"]}
         port = None
         if vip["made"]:
-            port = plugin.vips.make_port(lb_id, project_id, vip, data.get("vip_sg_ids"))
-            fixed = next(f for f in port["fixed_ips"] if f["subnet_id"] == vip["vip_subnet_id"])
-            vip = {**vip, "vip_port_id": port["id"], "vip_address": fixed["ip_address"]}
+            port = plugin.vips.make_port(lb_id, project_id, vip, data.get("vip_sg_ids"),
+                                         extra_vips)
+            fixed = list(port["fixed_ips"])
+            main = next(f for f in fixed if f["subnet_id"] == vip["vip_subnet_id"])
+            vip = {**vip, "vip_port_id": port["id"], "vip_address": main["ip_address"]}
+            fixed.remove(main)
+            lb["additional_vips"] = [{"subnet_id": f["subnet_id"],
+                                      "ip_address": f["ip_address"]} for f in fixed]
         lb.update({k: vip[k] for k in ("vip_port_id", "vip_network_id", "vip_subnet_id",
                                        "vip_address")})
 
