@@ -123,7 +123,8 @@ class Graphs:
 
     def _write(self, ctx: Context, lb_id: str, action: str, policy: str,
                fn: Callable[[Connection, graph.Objects, dict[str, Any]], tuple[str | None, str]],
-               not_found: Callable[[], Exception] | None = None) -> tuple[
+               not_found: Callable[[], Exception] | None = None,
+               cascade: bool = False, target: str | None = None) -> tuple[
                    dict[str, Any] | None, Change]:
         """Lock the load balancer, check the caller and the graph's state,
         let ``fn`` change it (returning the object to show and the provider
@@ -149,7 +150,8 @@ class Graphs:
                 except papi.UnsupportedOption as exc:
                     raise faults.ProviderUnsupported(prov=provider, user_msg=str(exc)) from None
             view = graph.view(objs.by_id[shown], objs) if shown else None
-            return view, Change(provider, built or graph.build(lb, objs), call, shown)
+            return view, Change(provider, built or graph.build(lb, objs), call,
+                                target or shown, cascade)
         view, change = self.plugin.write(op)
         self.plugin.hand_over(change)
         return view, change
@@ -680,7 +682,7 @@ class Graphs:
             gone = getattr(self, f"_delete_{kind}")(conn, objs, lb, obj, cascade)
             store.set_statuses(conn, gone, g.PENDING_DELETE)
             return None, f"{CALLS.get(kind, kind)}_delete"
-        _, change = self._write(ctx, lb_id, "delete", rdef.policy, fn)
+        self._write(ctx, lb_id, "delete", rdef.policy, fn, cascade=cascade, target=oid)
 
     def _subtree(self, objs: graph.Objects, oid: str) -> list[str]:
         out = [oid]
@@ -785,7 +787,7 @@ class Graphs:
             self._mark(conn, objs, lb, pool_id, *[x["id"] for x in objs.pool_listeners(pool)])
             return None, "member_batch_update"
         self._write(ctx, lb_id, "put", "member", fn,
-                    lambda: faults.NotFound(resource="Pool", id=pool_id))
+                    lambda: faults.NotFound(resource="Pool", id=pool_id), target=pool_id)
 
     def failover(self, ctx: Context, lb_id: str) -> None:
         with self.plugin.db.reader() as conn:
