@@ -10,7 +10,7 @@ import socket
 
 from oslo_config import cfg
 
-from neutrino.conf import dhcp, fwaas, l3, metrics, ml2, nova, placement, supervision
+from neutrino.conf import dhcp, fwaas, l3, metrics, ml2, nova, octavia, placement, supervision
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -114,6 +114,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     nova.register(conf)
     placement.register_server(conf)
     dhcp.register(conf)
+    octavia.register(conf)
     supervision.register(conf)
     metrics.register(conf)
 

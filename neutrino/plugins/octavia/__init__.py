@@ -1,0 +1,1 @@
+"""The Octavia v2 load-balancer API (service type ``load-balancer``)."""

@@ -1,0 +1,273 @@
+"""The one interface every load-balancer provider implements.
+
+The Octavia v2 API (``neutrino.plugins.octavia``) owns the model, the
+validation, the policy, the quotas and the status lifecycle; a provider
+(Octavia's "provider driver", the ``provider`` attribute of a load
+balancer) realises load balancers and tells the API how they are doing.
+Providers are found by name in the ``neutrino.octavia.providers`` entry
+points and enabled by ``[api_settings] enabled_provider_drivers``.
+
+How a change reaches a provider:
+
+1. The API validates the request, then, inside the transaction that writes
+   it, builds the load balancer's graph as it will be after the change
+   (``neutrino.resources.lb_graph.LoadBalancer``: the VIP, listeners with
+   their L7 policies and rules, pools with members and health monitor, as
+   plain frozen dataclasses) and calls ``check``. A provider refuses what it
+   cannot do there by raising ``UnsupportedOption`` (the API answers 501
+   ``Provider '<name>' does not support a requested option: <message>`` and
+   nothing is written), as Octavia's amphora driver refuses
+   ``SOURCE_IP_PORT``.
+2. Once committed, the changed objects are PENDING_CREATE, PENDING_UPDATE or
+   PENDING_DELETE and their load balancer PENDING_UPDATE (PENDING_CREATE or
+   PENDING_DELETE for the load balancer's own create and delete); the API
+   calls the method named after the change (``listener_create``,
+   ``member_batch_update``, ``loadbalancer_failover``, ...) with the graph as
+   committed and the id of the object concerned. A deleted object is still
+   in the graph, PENDING_DELETE; a cascade delete has the whole graph
+   PENDING_DELETE. The call must not block on the data plane: an agent-based
+   provider casts to its agent and returns.
+3. When done, the provider (or its agent, through the provider's RPC
+   endpoints) reports through the ``StatusReporter`` it was built with:
+   ``update_statuses`` with the provisioning status of each object it
+   realised (ACTIVE, ERROR, or DELETED to remove the row) and the operating
+   statuses it observes (ONLINE, OFFLINE, DEGRADED, ERROR, DRAINING,
+   NO_MONITOR), at any time; ``update_stats`` with per-listener counters.
+   The API never moves an object out of PENDING_* by itself: the provider's
+   report is the only way back to ACTIVE, so the API refuses further changes
+   (409) until then, as Octavia does.
+
+A provider may also bring RPC endpoints (by topic, served by the RPC process
+as the plugins' are) and periodic tasks, and publishes the flavor and
+availability-zone capabilities its profiles may use.
+
+The in-tree ``noop`` provider (``noop_provider.py``) reports every change
+done at once; it serves the API tests and the conformance suite.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from neutrino.resources.lb_graph import LoadBalancer
+
+# (interval in seconds, task), as ``plugins.base.PeriodicTask``
+PeriodicTask = tuple[float, Callable[[], None]]
+
+# the kinds of object a status update names (Octavia's status-update keys)
+LOADBALANCERS = "loadbalancers"
+LISTENERS = "listeners"
+POOLS = "pools"
+MEMBERS = "members"
+HEALTHMONITORS = "healthmonitors"
+L7POLICIES = "l7policies"
+L7RULES = "l7rules"
+KINDS = (LOADBALANCERS, LISTENERS, POOLS, MEMBERS, HEALTHMONITORS, L7POLICIES, L7RULES)
+
+
+class UnsupportedOption(Exception):
+    """Raised by ``check``: the provider cannot realise this graph (501)."""
+
+
+@dataclass(frozen=True)
+class ObjectStatus:
+    """One object's new statuses; ``None`` leaves that status as it is."""
+
+    kind: str  # one of KINDS
+    id: str
+    provisioning_status: str | None = None
+    operating_status: str | None = None
+
+
+@dataclass(frozen=True)
+class ListenerStats:
+    """Counters of one listener since its process started (cumulative:
+    the API stores the latest report, not a sum of reports)."""
+
+    listener_id: str
+    bytes_in: int = 0
+    bytes_out: int = 0
+    active_connections: int = 0
+    total_connections: int = 0
+    request_errors: int = 0
+
+
+class StatusReporter(abc.ABC):
+    """What a provider reports to (implemented by the Octavia plugin)."""
+
+    @abc.abstractmethod
+    def update_statuses(self, statuses: list[ObjectStatus]) -> None:
+        """Write the statuses; unknown ids are ignored (an object deleted
+        meanwhile). ``DELETED`` removes the object's row; a load balancer
+        DELETED also releases its VIP port."""
+
+    @abc.abstractmethod
+    def update_stats(self, stats: list[ListenerStats]) -> None:
+        """Store the listeners' latest counters."""
+
+    @abc.abstractmethod
+    def graph(self, loadbalancer_id: str) -> LoadBalancer | None:
+        """The load balancer's graph as it stands (an agent's resync)."""
+
+    @abc.abstractmethod
+    def graphs(self, provider: str) -> list[LoadBalancer]:
+        """Every load balancer of this provider (a provider's full resync)."""
+
+
+class ProviderDriver(abc.ABC):
+    """One provider: ``name`` as load balancers and ``/providers`` show it."""
+
+    name: str = ""
+    description: str = ""
+
+    def __init__(self, conf: Any, reporter: StatusReporter) -> None:
+        self.conf = conf
+        self.reporter = reporter
+
+    # --- refusals, inside the writing transaction ---------------------------
+
+    def check(self, lb: LoadBalancer) -> None:
+        """Raise ``UnsupportedOption`` for what this provider cannot realise
+        in ``lb`` (the graph as it will be after the change)."""
+
+    # --- capabilities --------------------------------------------------------
+
+    def flavor_capabilities(self) -> dict[str, str]:
+        """The keys a flavor profile's ``flavor_data`` may hold: name -> description."""
+        return {}
+
+    def availability_zone_capabilities(self) -> dict[str, str]:
+        """The keys an availability zone profile's data may hold."""
+        return {}
+
+    def validate_flavor(self, data: dict[str, Any]) -> None:
+        """Raise ``UnsupportedOption`` for a ``flavor_data`` it cannot use;
+        by default any key outside ``flavor_capabilities``."""
+        unknown = sorted(set(data) - set(self.flavor_capabilities()))
+        if unknown:
+            raise UnsupportedOption(f"Unsupported flavor metadata: {', '.join(unknown)}")
+
+    def validate_availability_zone(self, data: dict[str, Any]) -> None:
+        unknown = sorted(set(data) - set(self.availability_zone_capabilities()))
+        if unknown:
+            raise UnsupportedOption(
+                f"Unsupported availability zone metadata: {', '.join(unknown)}")
+
+    # --- changes, after the commit -------------------------------------------
+
+    @abc.abstractmethod
+    def loadbalancer_create(self, lb: LoadBalancer) -> None: ...
+
+    @abc.abstractmethod
+    def loadbalancer_update(self, lb: LoadBalancer) -> None: ...
+
+    @abc.abstractmethod
+    def loadbalancer_delete(self, lb: LoadBalancer, cascade: bool) -> None:
+        """``lb`` and (with ``cascade``) everything in it are PENDING_DELETE;
+        report each DELETED."""
+
+    @abc.abstractmethod
+    def loadbalancer_failover(self, lb: LoadBalancer) -> None:
+        """Rebuild the load balancer's data plane; it is PENDING_UPDATE."""
+
+    @abc.abstractmethod
+    def listener_create(self, lb: LoadBalancer, listener_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def listener_update(self, lb: LoadBalancer, listener_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def listener_delete(self, lb: LoadBalancer, listener_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def pool_create(self, lb: LoadBalancer, pool_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def pool_update(self, lb: LoadBalancer, pool_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def pool_delete(self, lb: LoadBalancer, pool_id: str) -> None:
+        """The pool, its members and health monitor are PENDING_DELETE."""
+
+    @abc.abstractmethod
+    def member_create(self, lb: LoadBalancer, member_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def member_update(self, lb: LoadBalancer, member_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def member_delete(self, lb: LoadBalancer, member_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def member_batch_update(self, lb: LoadBalancer, pool_id: str) -> None:
+        """The pool's members were replaced: each new one PENDING_CREATE,
+        each changed one PENDING_UPDATE, each removed one PENDING_DELETE."""
+
+    @abc.abstractmethod
+    def health_monitor_create(self, lb: LoadBalancer, healthmonitor_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def health_monitor_update(self, lb: LoadBalancer, healthmonitor_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def health_monitor_delete(self, lb: LoadBalancer, healthmonitor_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def l7policy_create(self, lb: LoadBalancer, l7policy_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def l7policy_update(self, lb: LoadBalancer, l7policy_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def l7policy_delete(self, lb: LoadBalancer, l7policy_id: str) -> None:
+        """The policy and its rules are PENDING_DELETE."""
+
+    @abc.abstractmethod
+    def l7rule_create(self, lb: LoadBalancer, l7rule_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def l7rule_update(self, lb: LoadBalancer, l7rule_id: str) -> None: ...
+
+    @abc.abstractmethod
+    def l7rule_delete(self, lb: LoadBalancer, l7rule_id: str) -> None: ...
+
+    # --- the provider's own processes ----------------------------------------
+
+    def rpc_endpoints(self) -> dict[str, list[Any]]:
+        """What the provider's agents call, by topic (served by the RPC
+        process; the endpoints report through ``self.reporter``)."""
+        return {}
+
+    def periodic_tasks(self) -> list[PeriodicTask]:
+        """Work the RPC process repeats (e.g. rescheduling off dead agents)."""
+        return []
+
+
+def pending_statuses(lb: LoadBalancer) -> list[ObjectStatus]:
+    """Every object of ``lb`` that is PENDING_*, reported done: PENDING_DELETE
+    becomes DELETED, the others ACTIVE. A provider that realises a graph in
+    one step (the noop provider, an agent after applying it) reports this."""
+    out: list[ObjectStatus] = []
+
+    def add(kind: str, obj: Any) -> None:
+        status = obj.provisioning_status
+        if status == "PENDING_DELETE":
+            out.append(ObjectStatus(kind, obj.id, "DELETED"))
+        elif status in ("PENDING_CREATE", "PENDING_UPDATE"):
+            out.append(ObjectStatus(kind, obj.id, "ACTIVE"))
+
+    for listener in lb.listeners:
+        for policy in listener.l7policies:
+            for rule in policy.rules:
+                add(L7RULES, rule)
+            add(L7POLICIES, policy)
+        add(LISTENERS, listener)
+    for pool in lb.pools:
+        for member in pool.members:
+            add(MEMBERS, member)
+        if pool.healthmonitor is not None:
+            add(HEALTHMONITORS, pool.healthmonitor)
+        add(POOLS, pool)
+    add(LOADBALANCERS, lb)
+    return out
