@@ -12,6 +12,9 @@ PLUGIN = "q-plugin"  # agents -> server: L2/DHCP/security group calls
 L3PLUGIN = "q-l3-plugin"  # L3 agents -> server
 METERING_PLUGIN = "metering_plugin"  # metering agents -> server
 METERING_AGENT = "metering_agent"  # server -> metering agents (casts to a host)
+# the haproxy load-balancer provider and its agents (upstream LBaaS v2's topics)
+LOADBALANCER_PLUGIN = "n-lbaasv2-plugin"  # load-balancer agents -> server
+LOADBALANCER_AGENT = "lbaasv2_agent"  # server -> load-balancer agents (casts to a host)
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
 
