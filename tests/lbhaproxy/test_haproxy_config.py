@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from neutrino.agents.loadbalancer import haproxy_config as hc
+from neutrino.resources import lb_haproxy
 from neutrino.resources.lb_graph import LoadBalancer
 from tests.lbhaproxy import graphs as g
 
@@ -269,6 +270,6 @@ def test_a_load_balancer_down_serves_nothing() -> None:
      "haproxy provider does not support UDP-CONNECT health monitors.")])
 def test_what_haproxy_cannot_do_is_refused(change: Any, message: str) -> None:
     data = g.graph()
-    assert hc.unsupported(LoadBalancer.from_dict(data)) is None
+    assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) is None
     change(data)
-    assert hc.unsupported(LoadBalancer.from_dict(data)) == message
+    assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) == message

@@ -10,14 +10,14 @@ administratively down are left out, so that applying the text is what
 finishes their change.
 
 What haproxy cannot do here (UDP and SCTP listeners, pools and monitors,
-the ``SOURCE_IP_PORT`` algorithm) is refused by ``unsupported`` before the
-API writes anything; the renderer assumes a graph that passed it.
+the ``SOURCE_IP_PORT`` algorithm: ``resources.lb_haproxy.unsupported``) is
+refused by the provider before the API writes anything; the renderer
+assumes a graph that passed it.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Iterable, TypeVar
 
 from neutrino.resources.lb_graph import (
     PENDING_DELETE,
@@ -29,16 +29,8 @@ from neutrino.resources.lb_graph import (
     Member,
     Pool,
 )
+from neutrino.resources.lb_haproxy import ALGORITHMS, HTTP_MODES, live
 
-_T = TypeVar("_T")
-
-HTTP_MODES = ("HTTP", "TERMINATED_HTTPS")
-# listener protocols haproxy serves here (PROMETHEUS through its built-in exporter)
-LISTENER_PROTOCOLS = ("HTTP", "HTTPS", "TCP", "TERMINATED_HTTPS", "PROMETHEUS")
-POOL_PROTOCOLS = ("HTTP", "HTTPS", "TCP", "PROXY", "PROXYV2")
-MONITOR_TYPES = ("HTTP", "HTTPS", "TCP", "PING", "TLS-HELLO")
-ALGORITHMS = {"ROUND_ROBIN": "roundrobin", "LEAST_CONNECTIONS": "leastconn",
-              "SOURCE_IP": "source"}
 # haproxy's match methods for L7 rules' compare types
 MATCH = {"EQUAL_TO": "str", "STARTS_WITH": "beg", "ENDS_WITH": "end",
          "CONTAINS": "sub", "REGEX": "reg"}
@@ -78,28 +70,6 @@ class Files:
 
     def client_crl(self, listener_id: str) -> str:
         return f"{self.certs_dir}/{listener_id}/client_crl.pem"
-
-
-def unsupported(lb: LoadBalancer) -> str | None:
-    """Why haproxy here cannot realise ``lb`` (the API's 501 message), or None."""
-    for listener in live(lb.listeners):
-        if listener.protocol not in LISTENER_PROTOCOLS:
-            return f"haproxy provider does not support {listener.protocol} listeners."
-    for pool in live(lb.pools):
-        if pool.protocol not in POOL_PROTOCOLS:
-            return f"haproxy provider does not support {pool.protocol} pools."
-        if pool.lb_algorithm not in ALGORITHMS:
-            return f"haproxy provider does not support {pool.lb_algorithm} algorithm."
-        hm = pool.healthmonitor
-        if hm is not None and hm.provisioning_status != PENDING_DELETE and (
-                hm.type not in MONITOR_TYPES):
-            return f"haproxy provider does not support {hm.type} health monitors."
-    return None
-
-
-def live(objects: Iterable[_T]) -> list[_T]:
-    """What is not being deleted."""
-    return [o for o in objects if getattr(o, "provisioning_status", "") != PENDING_DELETE]
 
 
 def render(lb: LoadBalancer, files: Files) -> str:

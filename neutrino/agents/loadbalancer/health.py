@@ -17,7 +17,6 @@ import csv
 import io
 from typing import Any
 
-from neutrino.agents.loadbalancer.haproxy_config import live
 from neutrino.resources.lb_graph import (
     DEGRADED,
     DRAINING,
@@ -28,6 +27,7 @@ from neutrino.resources.lb_graph import (
     LoadBalancer,
     Pool,
 )
+from neutrino.resources.lb_haproxy import live
 
 # the kinds of object a status report names (the provider interface's keys)
 LOADBALANCERS, LISTENERS, POOLS, MEMBERS = "loadbalancers", "listeners", "pools", "members"
