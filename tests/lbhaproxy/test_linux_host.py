@@ -22,16 +22,18 @@ import pytest
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.loadbalancer import health, plan
 from neutrino.agents.loadbalancer.linux import LinuxLbHost
+from neutrino.plugins.lb_haproxy.certificates import CertStore
 from neutrino.resources.lb_graph import LoadBalancer
 from tests.conftest import ROOT
 from tests.fullstack.hosts import sh
-from tests.lbhaproxy import backend
+from tests.lbhaproxy import backend, certs
 from tests.lbhaproxy import graphs as g
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("haproxy") is None or shutil.which("curl") is None,
     reason="needs root, haproxy and curl")
+TLS_LISTENER = "22222222-2222-4222-8222-222222222223"
 MEMBERS = {g.M1: "10.0.0.21", g.M2: "10.0.0.22", g.M3: "10.0.0.23"}
 
 
@@ -208,6 +210,29 @@ def test_a_configuration_haproxy_refuses_leaves_the_old_one_serving(served: Serv
         served.lb_host.reload(broken)
     assert served.lb_host.observe()[g.LB].config == before
     assert served.get("/").startswith("m")
+
+
+def test_terminated_https_serves_the_stores_certificate(served: Served) -> None:
+    store = served.lab.tmp / "certs"
+    certs.store(store, "c1", "www.example.com", passphrase=b"pw")
+    tls = dict(g.graph()["listeners"][0], id=TLS_LISTENER, protocol="TERMINATED_HTTPS",
+               protocol_port=443, default_tls_container_ref="http://kms/containers/c1",
+               l7policies=[], insert_headers={"X-Forwarded-Proto": "true"})
+    payload = lb_payload()
+    payload["loadbalancer"]["listeners"].append(tls)
+    listener = LoadBalancer.from_dict(payload["loadbalancer"]).listener(TLS_LISTENER)
+    assert listener is not None
+    payload["certificates"] = {TLS_LISTENER: CertStore(str(store)).for_listener(listener)}
+    deployment = plan.deployment(payload, str(served.lb_host.root / g.LB))
+    assert deployment is not None
+    served.lb_host.reload(deployment)
+
+    def https() -> subprocess.CompletedProcess[str]:
+        return sh("ip", "netns", "exec", served.client, "curl", "-s", "-S", "-m", "5",
+                  "--cacert", str(store / "c1.crt"), "--resolve",
+                  "www.example.com:443:10.0.0.10", "https://www.example.com/x", check=False)
+    assert wait_for(lambda: https().stdout.startswith("m"), 10), https().stderr
+    assert served.get("/").startswith("m")  # the HTTP listener still serves
 
 
 def test_teardown_leaves_no_namespace_process_or_file(served: Served) -> None:
