@@ -15,6 +15,7 @@ from oslo_config import cfg
 
 from neutrino.api import app as app_mod
 from neutrino.api import limits
+from neutrino.api import octavia as octavia_api
 from neutrino.api.controller import Api
 from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
 from neutrino.api.hooks.notifier import NotifierHook
@@ -152,12 +153,20 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
     wsgi = app_mod.build_falcon(api)
     wsgi.add_route("/healthcheck", Healthcheck([*health_probes(conf), *(probes or [])]))
     auth = None
+    octavia_auth = None
+    octavia_plugin = octavia_api.find_plugin(api)
+    octavia_app = octavia_api.build(api, octavia_plugin) if octavia_plugin else None
     if conf.auth_strategy == "keystone":
         # deferred: keystonemiddleware (and its dependencies) only with auth_strategy = keystone
         from keystonemiddleware import auth_token
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
+        if octavia_app is not None:
+            octavia_auth = auth_token.AuthProtocol(octavia_app, {"oslo_config_config": conf})
+    app = app_mod.with_auth(wsgi, auth)
+    if octavia_app is not None:
+        app = octavia_api.mount(app, octavia_app, conf.octavia.path_prefix, octavia_auth)
     return app_mod.with_access_log(limits.with_body_limit(
-        app_mod.with_auth(wsgi, auth), conf.oslo_middleware.max_request_body_size))
+        app, conf.oslo_middleware.max_request_body_size))
 
 
 def health_probes(conf: cfg.ConfigOpts) -> list[Probe]:

@@ -10,7 +10,7 @@ import socket
 
 from oslo_config import cfg
 
-from neutrino.conf import dhcp, l3, ml2, nova, placement, supervision
+from neutrino.conf import dhcp, l3, ml2, nova, octavia, placement, supervision
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -113,6 +113,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     nova.register(conf)
     placement.register_server(conf)
     dhcp.register(conf)
+    octavia.register(conf)
     supervision.register(conf)
 
 

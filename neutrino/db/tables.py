@@ -19,6 +19,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     String,
     Table,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.dialects import mysql
@@ -915,4 +916,58 @@ flavorserviceprofilebindings = Table(
            ForeignKey("serviceprofiles.id", ondelete="CASCADE",
                       name="fk_flavorserviceprofilebindings_service_profile_id"),
            primary_key=True, index=True),
+)
+
+
+# -- the Octavia v2 API (``plugins/octavia``) ---------------------------------------
+
+# Every object of a load balancer's graph in one table: the API always reads
+# a load balancer's graph whole (the provider gets it whole), so each object
+# is one row keyed by its load balancer, with the columns the API selects and
+# locks on (kind, project, parent, statuses) and the rest of its attributes
+# as JSON text, readable on every backend.
+octavia_objects = Table(
+    "octavia_objects", metadata,
+    Column("id", String(36), primary_key=True),
+    # loadbalancer, listener, pool, member, healthmonitor, l7policy, l7rule
+    Column("kind", String(16), nullable=False),
+    Column("project_id", String(255), nullable=True),
+    # the load balancer's own row has its own id here
+    Column("loadbalancer_id", String(36), nullable=False, index=True),
+    # pool of a member or monitor, listener of a policy, policy of a rule
+    Column("parent_id", String(36), nullable=True, index=True),
+    Column("provisioning_status", String(16), nullable=False),
+    Column("operating_status", String(16), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=True),
+    Column("attrs", Text, nullable=False),
+    Index("ix_octavia_objects_kind_project_id", "kind", "project_id"),
+)
+
+# Flavor profiles, flavors, availability zone profiles and availability
+# zones (keyed by name), each one row of attributes.
+octavia_definitions = Table(
+    "octavia_definitions", metadata,
+    Column("kind", String(32), primary_key=True),
+    Column("key", String(255), primary_key=True),
+    Column("attrs", Text, nullable=False),
+)
+
+# A project's explicit limits (JSON: resource -> limit or null).
+octavia_quotas = Table(
+    "octavia_quotas", metadata,
+    Column("project_id", String(255), primary_key=True),
+    Column("attrs", Text, nullable=False),
+)
+
+# The latest counters a provider reported for each listener.
+octavia_listener_stats = Table(
+    "octavia_listener_stats", metadata,
+    Column("listener_id", String(36), primary_key=True),
+    Column("loadbalancer_id", String(36), nullable=False, index=True),
+    Column("bytes_in", BigInteger, nullable=False, default=0),
+    Column("bytes_out", BigInteger, nullable=False, default=0),
+    Column("active_connections", BigInteger, nullable=False, default=0),
+    Column("total_connections", BigInteger, nullable=False, default=0),
+    Column("request_errors", BigInteger, nullable=False, default=0),
 )

@@ -201,18 +201,18 @@ class LoadBalancer:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LoadBalancer:
         def listener(d: dict[str, Any]) -> Listener:
-            pols = tuple(_build(L7Policy, p, rules=tuple(
-                _build(L7Rule, r) for r in p.get("rules", ())))
+            pols = tuple(build_from(L7Policy, p, rules=tuple(
+                build_from(L7Rule, r) for r in p.get("rules", ())))
                 for p in d.get("l7policies", ()))
-            return _build(Listener, d, l7policies=pols)
+            return build_from(Listener, d, l7policies=pols)
 
         def pool(d: dict[str, Any]) -> Pool:
             hm = d.get("healthmonitor")
-            return _build(Pool, d,
-                          members=tuple(_build(Member, m) for m in d.get("members", ())),
-                          healthmonitor=_build(HealthMonitor, hm) if hm else None)
+            return build_from(Pool, d,
+                          members=tuple(build_from(Member, m) for m in d.get("members", ())),
+                          healthmonitor=build_from(HealthMonitor, hm) if hm else None)
 
-        return _build(cls, data, vip=_build(Vip, data["vip"]),
+        return build_from(cls, data, vip=build_from(Vip, data["vip"]),
                       listeners=tuple(listener(x) for x in data.get("listeners", ())),
                       pools=tuple(pool(x) for x in data.get("pools", ())))
 
@@ -224,7 +224,7 @@ class LoadBalancer:
         return next((x for x in self.pools if x.id == pool_id), None)
 
 
-def _build(cls: type[T], data: dict[str, Any], **nested: Any) -> T:
+def build_from(cls: type[T], data: dict[str, Any], **nested: Any) -> T:
     names = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
