@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -50,6 +51,7 @@ class Stack:
     hosts: dict[str, Host]
     ext_ns: str
     state: Path
+    octavia: Client  # the Octavia API wants a project: an admin of one
     made: dict[str, Any] = field(default_factory=dict)
 
 
@@ -84,7 +86,8 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         for agent_type in ("L3 agent", "Loadbalancerv2 agent"):
             assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, agent_type), 60), (
                 agent_type, _log_tail(node))
-        yield Stack(server, admin, fabric, hosts, ext_ns, tmp)
+        yield Stack(server, admin, fabric, hosts, ext_ns, tmp,
+                    Client(server.url, uuid.uuid4().hex, roles="admin,member"))
     finally:
         fabric.stop_processes()
         cloud.remove_agent_namespaces(server)
@@ -135,20 +138,23 @@ def _member(stack: Stack, host: str, name: str, net: dict[str, Any], address: st
 
 def _wait_lb_active(stack: Stack, lb_id: str, timeout: float = 60) -> dict[str, Any]:
     def active() -> dict[str, Any] | None:
-        status, body = stack.admin.get(f"{LB}/loadbalancers/{lb_id}")
+        status, body = stack.octavia.get(f"{LB}/loadbalancers/{lb_id}")
         lb = body.get("loadbalancer") if status == 200 else None
         assert lb is None or lb["provisioning_status"] != "ERROR", (lb, _tail(stack))
         return lb if lb and lb["provisioning_status"] == "ACTIVE" else None
     lb = wait_for(active, timeout)
-    assert lb, (stack.admin.get(f"{LB}/loadbalancers/{lb_id}"), _tail(stack))
+    assert lb, (stack.octavia.get(f"{LB}/loadbalancers/{lb_id}"), _tail(stack))
     return lb  # type: ignore[no-any-return]
 
 
 def _create(stack: Stack, kind: str, body: dict[str, Any], lb_id: str) -> dict[str, Any]:
-    path = {"rule": f"l7policies/{body.pop('policy', '')}/rules"}.get(kind, f"{kind}s")
-    if kind == "member":
+    if kind == "rule":
+        path = f"l7policies/{body.pop('policy')}/rules"
+    elif kind == "member":
         path = f"pools/{body.pop('pool_id')}/members"
-    status, made = stack.admin.post(f"{LB}/{path}", {kind: body})
+    else:
+        path = {"l7policy": "l7policies"}.get(kind, f"{kind}s")
+    status, made = stack.octavia.post(f"{LB}/{path}", {kind: body})
     assert status == 201, made
     _wait_lb_active(stack, lb_id)
     return made[kind]  # type: ignore[no-any-return]
@@ -165,7 +171,7 @@ def _names(stack: Stack, times: int = 6) -> set[str]:
 
 def _operating(stack: Stack, kind: str, oid: str, parent: str = "") -> str:
     path = f"pools/{parent}/members/{oid}" if kind == "member" else f"{kind}s/{oid}"
-    return str(stack.admin.get(f"{LB}/{path}")[1][kind]["operating_status"])
+    return str(stack.octavia.get(f"{LB}/{path}")[1][kind]["operating_status"])
 
 
 def test_round_robin_across_members_on_two_hosts_through_a_floating_ip(stack: Stack
@@ -194,7 +200,7 @@ def test_round_robin_across_members_on_two_hosts_through_a_floating_ip(stack: St
              "m2": _member(stack, "2", "m2", net, "10.100.1.22"),
              "m3": _member(stack, "2", "m3", net, "10.100.1.23")}
 
-    status, lb = admin.post(f"{LB}/loadbalancers", {"loadbalancer": {
+    status, lb = stack.octavia.post(f"{LB}/loadbalancers", {"loadbalancer": {
         "name": "web", "vip_subnet_id": subnet_id, "provider": "haproxy"}})
     assert status == 201, lb
     lb = _wait_lb_active(stack, lb["loadbalancer"]["id"])
@@ -278,7 +284,7 @@ def test_a_listener_change_keeps_a_long_download_flowing(stack: Stack) -> None:
         stdout=subprocess.PIPE, text=True)
     assert wait_for(lambda: sh("ip", "netns", "exec", stack.ext_ns, "ss", "-tnH", "state",
                                "established", check=False).stdout.strip(), 10)
-    status, body = stack.admin.put(f"{LB}/listeners/{listener}", {"listener": {
+    status, body = stack.octavia.put(f"{LB}/listeners/{listener}", {"listener": {
         "connection_limit": 500, "timeout_client_data": 40000}})
     assert status == 200, body
     _wait_lb_active(stack, lb_id)
@@ -294,18 +300,18 @@ def test_statistics_count_what_the_listener_served(stack: Stack) -> None:
     lb_id = stack.made["lb"]["id"]
 
     def counted() -> dict[str, int] | None:
-        stats = stack.admin.get(f"{LB}/loadbalancers/{lb_id}/stats")[1]["stats"]
+        stats = stack.octavia.get(f"{LB}/loadbalancers/{lb_id}/stats")[1]["stats"]
         return stats if stats["total_connections"] > 0 and stats["bytes_out"] > 0 else None
-    assert wait_for(counted, 20), stack.admin.get(f"{LB}/loadbalancers/{lb_id}/stats")
+    assert wait_for(counted, 20), stack.octavia.get(f"{LB}/loadbalancers/{lb_id}/stats")
 
 
 def test_deleting_the_load_balancer_leaves_no_namespace_process_or_port(stack: Stack) -> None:
     if "lb" not in stack.made:
         pytest.skip("needs the round robin scenario")
     lb = stack.made["lb"]
-    status, body = stack.admin.delete(f"{LB}/loadbalancers/{lb['id']}?cascade=true")
+    status, body = stack.octavia.delete(f"{LB}/loadbalancers/{lb['id']}?cascade=true")
     assert status == 204, body
-    assert wait_for(lambda: stack.admin.get(f"{LB}/loadbalancers/{lb['id']}")[0] == 404, 60), (
+    assert wait_for(lambda: stack.octavia.get(f"{LB}/loadbalancers/{lb['id']}")[0] == 404, 60), (
         _tail(stack))
     assert f"qlbaas-{lb['id']}" not in sh("ip", "netns", "list").stdout
     haproxies = sh("pgrep", "-af", "haproxy", check=False).stdout

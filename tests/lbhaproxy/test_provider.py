@@ -14,7 +14,7 @@ from oslo_config import cfg
 
 from neutrino.db import tables as t
 from neutrino.plugins.lb_haproxy import hosting
-from neutrino.plugins.lb_haproxy.provider import HaproxyProvider
+from neutrino.plugins.lb_haproxy.provider import CertificateRetrieval, HaproxyProvider
 from neutrino.plugins.lb_haproxy.rpc import LoadBalancerCallbacks
 from neutrino.plugins.octavia import provider_api as papi
 from neutrino.resources.lb_graph import LoadBalancer
@@ -140,8 +140,11 @@ def test_a_tls_listener_needs_certificates_the_store_has(reporter: Reporter,
     data["listeners"][0].update(protocol="TERMINATED_HTTPS", default_tls_container_ref=(
         "http://barbican/v1/containers/c1"))
     p = provider(reporter, tmp_path)
-    with pytest.raises(papi.UnsupportedOption, match="Could not retrieve certificate"):
+    with pytest.raises(CertificateRetrieval) as refused:
         p.check(LoadBalancer.from_dict(data))
+    assert refused.value.code == 400
+    assert refused.value.message == (
+        "Could not retrieve certificate: ['http://barbican/v1/containers/c1']")
     certs.store(tmp_path, "c1", "www.example.com", passphrase=b"secret")
     p.check(LoadBalancer.from_dict(data))
     bundle = p.certs.for_listener(LoadBalancer.from_dict(data).listeners[0])
@@ -155,7 +158,7 @@ def test_a_key_of_another_certificate_is_refused(reporter: Reporter, tmp_path: P
     (tmp_path / "a.key").write_bytes((tmp_path / "b.key").read_bytes())
     data = g.graph()
     data["listeners"][0].update(protocol="TERMINATED_HTTPS", default_tls_container_ref="a")
-    with pytest.raises(papi.UnsupportedOption, match=r"\['a'\]"):
+    with pytest.raises(CertificateRetrieval, match=r"\['a'\]"):
         provider(reporter, tmp_path).check(LoadBalancer.from_dict(data))
 
 

@@ -80,7 +80,7 @@ def render(lb: LoadBalancer, files: Files) -> str:
     ping = any(p.healthmonitor is not None and p.healthmonitor.type == "PING"
                and p.healthmonitor.provisioning_status != PENDING_DELETE
                for p in pools.values())
-    out = _global(files, listeners, ping)
+    out = _global(files, ping)
     for listener in listeners:
         out += _frontend(lb, listener, pools, files)
         for pool in _backend_pools(listener, pools):
@@ -92,11 +92,11 @@ def backend_name(pool_id: str, listener_id: str) -> str:
     return f"{pool_id}:{listener_id}"
 
 
-def _global(files: Files, listeners: list[Listener], ping: bool) -> list[str]:
-    maxconn = sum(_maxconn(x) for x in listeners) or DEFAULT_MAXCONN
+def _global(files: Files, ping: bool) -> list[str]:
+    # No global maxconn: haproxy derives it from the file limit it runs under
+    # (an explicit one beyond that limit stops it); each frontend has its own.
     out = ["global",
            "    master-worker",
-           f"    maxconn {maxconn}",
            f"    stats socket {files.stats_socket} mode 0600 level admin expose-fd listeners",
            "    stats timeout 30s"]
     if ping:  # haproxy forks the ping script for PING monitors

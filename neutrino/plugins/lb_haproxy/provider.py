@@ -25,12 +25,20 @@ from neutrino.conf import lb_haproxy as lb_conf
 from neutrino.context import Context
 from neutrino.plugins.lb_haproxy import hosting
 from neutrino.plugins.lb_haproxy.certificates import CertificateError, CertStore
+from neutrino.plugins.octavia import faults
 from neutrino.plugins.octavia import provider_api as papi
 from neutrino.resources import lb_haproxy
 from neutrino.resources.lb_graph import DELETED, ERROR, LoadBalancer
 from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
+
+
+class CertificateRetrieval(faults.Fault):
+    """A TLS reference the store cannot give (Octavia's 400, nothing written)."""
+
+    code = 400
+    msg = "Could not retrieve certificate: %(ref)s"
 
 
 class HaproxyProvider(papi.ProviderDriver):
@@ -67,7 +75,7 @@ class HaproxyProvider(papi.ProviderDriver):
             try:
                 self.certs.for_listener(listener)
             except CertificateError as exc:
-                raise papi.UnsupportedOption(str(exc)) from None
+                raise CertificateRetrieval(ref=exc.refs) from None
 
     def flavor_capabilities(self) -> dict[str, str]:
         return {"loadbalancer_topology": "The load balancer topology. One of: SINGLE - "
