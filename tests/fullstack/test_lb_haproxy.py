@@ -316,5 +316,5 @@ def test_deleting_the_load_balancer_leaves_no_namespace_process_or_port(stack: S
     assert f"qlbaas-{lb['id']}" not in sh("ip", "netns", "list").stdout
     haproxies = sh("pgrep", "-af", "haproxy", check=False).stdout
     assert lb["id"] not in haproxies, haproxies
-    assert stack.admin.get(f"/v2.0/ports/{lb['vip_port_id']}")[0] == 404
+    assert wait_for(lambda: stack.admin.get(f"/v2.0/ports/{lb['vip_port_id']}")[0] == 404, 10)
     assert not any(Path(f"/tmp/{stack.fabric.prefix}-n-loadbalancer/lbaas").glob("*"))
