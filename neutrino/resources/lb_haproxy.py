@@ -17,7 +17,8 @@ POOL_PROTOCOLS = ("HTTP", "HTTPS", "TCP", "PROXY", "PROXYV2")
 MONITOR_TYPES = ("HTTP", "HTTPS", "TCP", "PING", "TLS-HELLO")
 ALGORITHMS = {"ROUND_ROBIN": "roundrobin", "LEAST_CONNECTIONS": "leastconn",
               "SOURCE_IP": "source"}
-TOPOLOGIES = ("SINGLE",)
+TOPOLOGIES = ("SINGLE", "ACTIVE_STANDBY")
+ACTIVE_STANDBY = "ACTIVE_STANDBY"
 
 
 def live(objects: Iterable[T]) -> list[T]:
@@ -39,7 +40,12 @@ def unsupported(lb: LoadBalancer) -> str | None:
         if hm is not None and hm.provisioning_status != PENDING_DELETE and (
                 hm.type not in MONITOR_TYPES):
             return f"haproxy provider does not support {hm.type} health monitors."
-    topology = lb.flavor.get("loadbalancer_topology", "SINGLE")
+    topology = topology_of(lb)
     if topology not in TOPOLOGIES:
         return f"haproxy provider does not support the {topology} topology."
     return None
+
+
+def topology_of(lb: LoadBalancer) -> str:
+    """``SINGLE`` (one haproxy) or ``ACTIVE_STANDBY`` (two, keepalived between them)."""
+    return str(lb.flavor.get("loadbalancer_topology", "SINGLE"))

@@ -204,14 +204,18 @@ def test_a_tls_listener_needs_a_certificate_the_store_has(cloud: Cloud, owner: C
     assert f"bind {lb['vip_address']}:443 ssl crt" in deployment.config
 
 
-def test_active_standby_flavors_are_refused(admin: Client, owner: Client) -> None:
-    body = {"flavorprofile": {"name": "ha", "provider_name": "haproxy",
-                              "flavor_data": '{"loadbalancer_topology": "ACTIVE_STANDBY"}'}}
+def test_flavors_of_a_topology_haproxy_cannot_do_are_refused(admin: Client,
+                                                             owner: Client) -> None:
+    body = {"flavorprofile": {"name": "aa", "provider_name": "haproxy",
+                              "flavor_data": '{"loadbalancer_topology": "ACTIVE_ACTIVE"}'}}
     status, answer = admin.post(f"{LB}/flavorprofiles", body)
     assert status == 501, answer
-    assert "ACTIVE_STANDBY" in answer["faultstring"]
+    assert "ACTIVE_ACTIVE" in answer["faultstring"]
     status, answer = owner.post(f"{LB}/flavorprofiles", body)
     assert status == 403, answer
+    body["flavorprofile"]["flavor_data"] = '{"loadbalancer_topology": "ACTIVE_STANDBY"}'
+    status, answer = admin.post(f"{LB}/flavorprofiles", body)
+    assert status == 201, answer
 
 
 def test_deleting_tears_down_on_the_agent_and_frees_the_vip(cloud: Cloud,

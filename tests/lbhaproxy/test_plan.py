@@ -80,3 +80,26 @@ def test_provisioned_reports_pending_objects_done() -> None:
     gone = plan.provisioned(g.loadbalancer(status="PENDING_DELETE"))
     assert {s["provisioning_status"] for s in gone} == {"DELETED"}
     assert plan.provisioned(g.loadbalancer()) == []
+
+
+def test_an_active_standby_host_runs_keepalived_for_the_vip() -> None:
+    payload = g.payload()
+    payload["vrrp"] = {"vip": "10.0.0.10", "router_id": 7, "priority": 90,
+                       "peers": ["10.0.0.31"]}
+    payload["vip_port"]["fixed_ips"][0]["ip_address"] = "10.0.0.32"
+    d = plan.deployment(payload, STATE)
+    assert d is not None and d.keepalived is not None
+    assert d.addresses == ("10.0.0.32/24",) and d.vip == "10.0.0.10"
+    assert "bind 10.0.0.10:80" in d.config  # haproxy binds the VIP it may not hold
+    lines = [line.strip() for line in d.keepalived.splitlines()]
+    for line in ("virtual_router_id 7", "priority 90", "unicast_src_ip 10.0.0.32",
+                 "10.0.0.31", f"10.0.0.10/24 dev {d.device}", "nopreempt"):
+        assert line in lines
+    seen = plan.Observed(namespace=True, running=True, config=d.config, device=d.device)
+    assert plan.plan({g.LB: d}, {g.LB: seen}) == [plan.Build(d)]  # keepalived missing
+    both = plan.Observed(namespace=True, running=True, config=d.config, device=d.device,
+                         keepalived=d.keepalived)
+    assert plan.plan({g.LB: d}, {g.LB: both}) == []
+    moved = plan.Observed(namespace=True, running=True, config=d.config, device=d.device,
+                          keepalived="old")
+    assert plan.plan({g.LB: d}, {g.LB: moved}) == [plan.Reload(d)]

@@ -25,7 +25,8 @@ from tests.lbhaproxy import graphs as g
 class Db:
     def __init__(self) -> None:
         self.engine = sa.create_engine("sqlite://")
-        t.metadata.create_all(self.engine, tables=[t.agents, t.ml2_port_bindings])
+        t.metadata.create_all(self.engine, tables=[t.agents, t.ml2_port_bindings, t.ports,
+                                                   t.ipallocations])
 
     @contextlib.contextmanager
     def reader(self) -> Iterator[sa.Connection]:
@@ -57,7 +58,8 @@ class Casts:
 class Core:
     def __init__(self, db: Db) -> None:
         self.db, self.casts = db, Casts()
-        self.ports = {g.PORT: {"id": g.PORT, "network_id": g.NET, "mac_address": "fa:16:3e:0:0:1",
+        self.ports = {g.PORT: {"id": g.PORT, "name": "vip", "network_id": g.NET,
+                               "mac_address": "fa:16:3e:0:0:1",
                                "fixed_ips": [{"subnet_id": g.SUBNET, "ip_address": "10.0.0.10"}],
                                "binding:host_id": ""}}
 
@@ -70,6 +72,34 @@ class Core:
             conn.execute(sa.insert(t.ml2_port_bindings).values(
                 port_id=rid, host=data["binding:host_id"], vif_type="ovs"))
         return self.ports[rid]
+
+    def create(self, ctx: Any, plural: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        made = []
+        for item in items:
+            pid = str(uuid.uuid4())
+            address = f"10.0.0.{200 + len(self.ports)}"
+            mac = f"fa:16:3e:0:1:{len(self.ports):02x}"
+            port = {**item, "id": pid, "mac_address": mac,
+                    "fixed_ips": [{"subnet_id": g.SUBNET, "ip_address": address}]}
+            self.ports[pid] = port
+            now = dt.datetime.now()
+            with self.db.reader() as conn:
+                conn.execute(sa.insert(t.ports).values(
+                    id=pid, project_id=item["project_id"], name=item["name"],
+                    network_id=item["network_id"], mac_address=mac,
+                    admin_state_up=True, status="DOWN", device_id=item["device_id"],
+                    device_owner=item["device_owner"],
+                    created_at=now, updated_at=now))
+                conn.execute(sa.insert(t.ipallocations).values(
+                    port_id=pid, ip_address=address, subnet_id=g.SUBNET, network_id=g.NET))
+            self.update(ctx, plural, pid, {"binding:host_id": item["binding:host_id"]})
+            made.append(port)
+        return made
+
+    def delete(self, ctx: Any, plural: str, rid: str) -> None:
+        self.ports.pop(rid)
+        with self.db.reader() as conn:
+            conn.execute(sa.delete(t.ports).where(t.ports.c.id == rid))
 
     def get(self, ctx: Any, plural: str, rid: str) -> dict[str, Any]:
         if plural == "ports":
@@ -127,11 +157,12 @@ def test_what_haproxy_cannot_do_is_refused_before_anything_is_written(
     provider(reporter).check(lb())
 
 
-def test_active_standby_is_refused() -> None:
+def test_only_known_topologies_are_accepted() -> None:
     p = provider(Reporter(Db()))
-    with pytest.raises(papi.UnsupportedOption, match="ACTIVE_STANDBY"):
-        p.validate_flavor({"loadbalancer_topology": "ACTIVE_STANDBY"})
+    with pytest.raises(papi.UnsupportedOption, match="ACTIVE_ACTIVE"):
+        p.validate_flavor({"loadbalancer_topology": "ACTIVE_ACTIVE"})
     p.validate_flavor({"loadbalancer_topology": "SINGLE"})
+    p.validate_flavor({"loadbalancer_topology": "ACTIVE_STANDBY"})
 
 
 def test_a_tls_listener_needs_certificates_the_store_has(reporter: Reporter,
@@ -172,7 +203,7 @@ def test_a_new_load_balancer_goes_to_the_least_loaded_live_agent(reporter: Repor
     reporter.core.ports["p2"] = dict(reporter.core.ports[g.PORT], id="p2")
     reporter.lbs["other"] = other
     p = provider(reporter)
-    p._bind(other, "busy")
+    p._bind("p2", "busy")
     new = lb(status="PENDING_CREATE")
     reporter.lbs[g.LB] = new
     p.loadbalancer_create(new)
@@ -197,7 +228,7 @@ def test_changes_go_to_the_agent_that_serves_the_load_balancer(reporter: Reporte
     reporter.db.agent("h2")
     p = provider(reporter)
     reporter.lbs[g.LB] = lb()
-    p._bind(lb(), "h2")
+    p._bind(g.PORT, "h2")
     p.member_create(lb(status="PENDING_UPDATE"), g.M1)
     assert reporter.core.casts.sent[-1][2] == "h2"
 
@@ -207,7 +238,7 @@ def test_a_failover_moves_off_a_dead_agent_and_tells_both(reporter: Reporter) ->
     reporter.db.agent("h2")
     p = provider(reporter)
     reporter.lbs[g.LB] = lb()
-    p._bind(lb(), "h1")
+    p._bind(g.PORT, "h1")
     p.move_off_dead_agents()
     assert reporter.core.ports[g.PORT]["binding:host_id"] == "h2"
     sent = [(m, h) for _, m, h, _ in reporter.core.casts.sent]
@@ -219,7 +250,7 @@ def test_the_agent_gets_the_graph_vip_subnets_and_certificates(reporter: Reporte
     reporter.db.agent("h1")
     p = provider(reporter)
     reporter.lbs[g.LB] = lb()
-    p._bind(lb(), "h1")
+    p._bind(g.PORT, "h1")
     rpc = LoadBalancerCallbacks(p)
     assert rpc.get_ready_devices({}, host="h1") == [g.LB]
     assert rpc.get_ready_devices({}, host="h2") == []
@@ -236,7 +267,7 @@ def test_agent_reports_reach_the_octavia_plugin(reporter: Reporter) -> None:
     reporter.db.agent("h1")
     p = provider(reporter)
     reporter.lbs[g.LB] = lb()
-    p._bind(lb(), "h1")
+    p._bind(g.PORT, "h1")
     rpc = LoadBalancerCallbacks(p)
     rpc.update_status({}, statuses=[
         {"kind": "members", "id": g.M1, "operating_status": "ERROR"},
@@ -248,3 +279,37 @@ def test_agent_reports_reach_the_octavia_plugin(reporter: Reporter) -> None:
     assert reporter.core.ports[g.PORT]["binding:host_id"] == ""  # the VIP is let go
     rpc.update_loadbalancer_stats({}, stats=[{"listener_id": g.LISTENER, "bytes_in": 5}])
     assert reporter.stats == [papi.ListenerStats(g.LISTENER, bytes_in=5)]
+
+
+def test_active_standby_gets_a_vrrp_port_on_each_of_two_hosts(reporter: Reporter) -> None:
+    reporter.db.agent("h1")
+    reporter.db.agent("h2")
+    reporter.db.agent("h3", alive=False)
+    p = provider(reporter)
+    pair = lb(flavor={"loadbalancer_topology": "ACTIVE_STANDBY"})
+    reporter.lbs[g.LB] = pair
+    p.loadbalancer_create(pair)
+    vrrp_ports = [x for x in reporter.core.ports.values() if x["name"].startswith("octavia-lb-vrrp")]
+    assert sorted(x["binding:host_id"] for x in vrrp_ports) == ["h1", "h2"]
+    assert all(x["allowed_address_pairs"] == [{"ip_address": "10.0.0.10"}] for x in vrrp_ports)
+    assert reporter.core.ports[g.PORT]["binding:host_id"] == ""  # the VIP only holds the address
+    assert sorted(h for _, _, h, _ in reporter.core.casts.sent) == ["h1", "h2"]
+    rpc = LoadBalancerCallbacks(p)
+    assert rpc.get_ready_devices({}, host="h2") == [g.LB]
+    first = rpc.get_loadbalancer({}, loadbalancer_id=g.LB, host="h1")
+    second = rpc.get_loadbalancer({}, loadbalancer_id=g.LB, host="h2")
+    assert first and second
+    assert first["vrrp"]["priority"] == 100 and second["vrrp"]["priority"] == 90
+    assert first["vrrp"]["peers"] == [second["vip_port"]["fixed_ips"][0]["ip_address"]]
+    assert first["vrrp"]["vip"] == "10.0.0.10"
+    rpc.update_status({}, statuses=[{"kind": "loadbalancers", "id": g.LB,
+                                     "provisioning_status": "DELETED"}])
+    assert not [x for x in reporter.core.ports.values() if x["name"].startswith("octavia-lb")]
+
+
+def test_active_standby_needs_two_live_agents(reporter: Reporter) -> None:
+    reporter.db.agent("h1")
+    pair = lb(status="PENDING_CREATE", flavor={"loadbalancer_topology": "ACTIVE_STANDBY"})
+    reporter.lbs[g.LB] = pair
+    provider(reporter).loadbalancer_create(pair)
+    assert [s.provisioning_status for s in reporter.statuses if s.id == g.LB] == ["ERROR"]

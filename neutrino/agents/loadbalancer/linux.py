@@ -28,7 +28,7 @@ from pathlib import Path
 
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3.linux import LinuxHost, run
-from neutrino.agents.loadbalancer import haproxy_config
+from neutrino.agents.loadbalancer import haproxy_config, keepalived
 from neutrino.agents.loadbalancer.host import LbHost
 from neutrino.agents.loadbalancer.plan import (
     DEVICE_PREFIX,
@@ -130,6 +130,39 @@ class Haproxy:
         return b"".join(chunks).decode(errors="replace")
 
 
+class KeepalivedProcess:
+    """The keepalived of an ACTIVE_STANDBY load balancer, beside its haproxy."""
+
+    def __init__(self, state_dir: Path, ns: str) -> None:
+        self.ns = ns
+        self.config = state_dir / "keepalived.conf"
+        self.pid_file = state_dir / "keepalived.pid"
+        self.vrrp_pid_file = state_dir / "keepalived-vrrp.pid"
+        self.check = state_dir / "check.sh"
+
+    def pid(self) -> int | None:
+        try:
+            pid = int(self.pid_file.read_text().split()[0])
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid if str(self.config) in cmdline else None
+
+    def ensure(self, text: str, haproxy_pid_file: Path) -> None:
+        """Running with ``text``: started, or told to re-read it when it changed."""
+        self.check.write_text(keepalived.check_script(str(haproxy_pid_file)))
+        self.check.chmod(0o700)
+        changed = not self.config.exists() or self.config.read_text() != text
+        if changed:
+            self.config.write_text(text)
+        pid = self.pid()
+        if pid is None:
+            run(["ip", "netns", "exec", self.ns, "keepalived", "-P", "-f", str(self.config),
+                 "-p", str(self.pid_file), "-r", str(self.vrrp_pid_file)])
+        elif changed:
+            os.kill(pid, signal.SIGHUP)
+
+
 class LinuxLbHost(LbHost):
     def __init__(self, state_path: str, interface: InterfaceDriver, garps: int = 1,
                  ip: LinuxHost | None = None) -> None:
@@ -155,10 +188,12 @@ class LinuxLbHost(LbHost):
             if ns in spaces:
                 device = next((d for d in self.ip.links(ns) if d.startswith(DEVICE_PREFIX)),
                               None)
+            vrrp = KeepalivedProcess(entry, ns)
             out[lb_id] = Observed(
                 namespace=ns in spaces, running=proc.pid() is not None,
                 config=proc.config.read_text() if proc.config.exists() else None,
-                device=device)
+                device=device,
+                keepalived=vrrp.config.read_text() if vrrp.pid() is not None else None)
         return out
 
     def _write_files(self, deployment: Deployment) -> None:
@@ -194,6 +229,8 @@ class LinuxLbHost(LbHost):
         if self.garps:
             self.ip.announce(ns, deployment.device,
                              [a.split("/")[0] for a in deployment.addresses if ":" not in a])
+        if deployment.keepalived:  # the backup's haproxy binds the VIP it does not hold
+            run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_nonlocal_bind=1"])
         self._write_files(deployment)
         proc = self._haproxy(deployment.lb_id)
         changed = proc.install(deployment.config)
@@ -201,12 +238,27 @@ class LinuxLbHost(LbHost):
             proc.start()
         elif changed:
             proc.reload()
+        if deployment.keepalived:
+            KeepalivedProcess(state, ns).ensure(deployment.keepalived, proc.pid_file)
+        self._remember_vip(deployment)
 
     def reload(self, deployment: Deployment) -> None:
         self._write_files(deployment)
         proc = self._haproxy(deployment.lb_id)
         if proc.install(deployment.config) or proc.pid() is None:
             proc.reload()
+        if deployment.keepalived:
+            KeepalivedProcess(self.root / deployment.lb_id, deployment.namespace).ensure(
+                deployment.keepalived, proc.pid_file)
+        self._remember_vip(deployment)
+
+    def _remember_vip(self, deployment: Deployment) -> None:
+        """Which address makes this host the master (statistics come from it only)."""
+        path = self.root / deployment.lb_id / "vip"
+        if deployment.vip:
+            path.write_text(deployment.vip)
+        else:
+            path.unlink(missing_ok=True)
 
     def teardown(self, lb_id: str, device: str | None) -> None:
         ns = namespace(lb_id)
@@ -229,4 +281,12 @@ class LinuxLbHost(LbHost):
         shutil.rmtree(self.root / lb_id, ignore_errors=True)
 
     def stats(self, lb_id: str) -> str | None:
+        """haproxy's statistics; of an ACTIVE_STANDBY pair only the master's
+        (the backup's would overwrite its counters with its own idle ones)."""
+        vip = self.root / lb_id / "vip"
+        if vip.exists():
+            address = vip.read_text().strip()
+            held = run(["ip", "-n", namespace(lb_id), "-o", "addr", "show"], check=False)
+            if f" {address}/" not in held:
+                return None
         return self._haproxy(lb_id).show_stat()

@@ -16,7 +16,7 @@ class MemoryLbHost(LbHost):
 
     def observe(self) -> dict[str, Observed]:
         return {i: Observed(namespace=True, running=self.running.get(i, False),
-                            config=d.config, device=d.device)
+                            config=d.config, device=d.device, keepalived=d.keepalived)
                 for i, d in self.deployed.items()}
 
     def build(self, deployment: Deployment) -> None:

@@ -16,7 +16,7 @@ import dataclasses
 import ipaddress
 from typing import Any, Union
 
-from neutrino.agents.loadbalancer import haproxy_config
+from neutrino.agents.loadbalancer import haproxy_config, keepalived
 from neutrino.resources.lb_graph import (
     ACTIVE,
     DELETED,
@@ -54,6 +54,8 @@ class Deployment:
     gateways: tuple[str, ...]  # default routes (one per IP version)
     config: str
     files: tuple[tuple[str, str], ...]  # relative path -> content (certificates)
+    keepalived: str | None = None  # ACTIVE_STANDBY: this host's keepalived.conf
+    vip: str | None = None  # ACTIVE_STANDBY: the VIP address keepalived moves
 
 
 def files_for(state_dir: str) -> haproxy_config.Files:
@@ -92,13 +94,23 @@ def deployment(payload: dict[str, Any], state_dir: str) -> Deployment | None:
             certs.append((f"{rel}/{listener_id}/client_ca.pem", bundle["client_ca"]))
         if bundle.get("client_crl"):
             certs.append((f"{rel}/{listener_id}/client_crl.pem", bundle["client_crl"]))
+    device = (DEVICE_PREFIX + port["id"])[:14]
+    vrrp_conf = None
+    pair = payload.get("vrrp")
+    if pair and addresses:
+        prefix = addresses[0].split("/")[1]
+        vrrp = keepalived.Vrrp(f"{pair['vip']}/{prefix}", int(pair["router_id"]),
+                               int(pair["priority"]), tuple(pair.get("peers") or ()))
+        vrrp_conf = keepalived.config(vrrp, device, addresses[0].split("/")[0],
+                                      f"{state_dir}/check.sh", lb.id)
     return Deployment(
         lb_id=lb.id, namespace=namespace(lb.id), port_id=port["id"],
-        network_id=port["network_id"], device=(DEVICE_PREFIX + port["id"])[:14],
+        network_id=port["network_id"], device=device,
         mac_address=port["mac_address"], mtu=payload.get("mtu"),
         addresses=tuple(addresses),
         gateways=tuple(dict.fromkeys(gateways)),
-        config=haproxy_config.render(lb, files), files=tuple(certs))
+        config=haproxy_config.render(lb, files), files=tuple(certs),
+        keepalived=vrrp_conf, vip=pair["vip"] if vrrp_conf else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +121,7 @@ class Observed:
     running: bool = False
     config: str | None = None
     device: str | None = None  # the VIP device in the namespace
+    keepalived: str | None = None  # keepalived.conf, when keepalived runs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,9 +166,10 @@ def plan(wanted: dict[str, Deployment | None], observed: dict[str, Observed],
             continue
         if lb_id in rebuild or (present and seen.device not in (None, want.device)):
             actions += [Teardown(lb_id, seen.device), Build(want)]
-        elif not seen.namespace or not seen.running or seen.device is None:
+        elif not seen.namespace or not seen.running or seen.device is None or (
+                want.keepalived is not None and seen.keepalived is None):
             actions.append(Build(want))
-        elif seen.config != want.config:
+        elif seen.config != want.config or seen.keepalived != want.keepalived:
             actions.append(Reload(want))
     return actions
 

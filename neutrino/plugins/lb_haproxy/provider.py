@@ -23,7 +23,7 @@ from typing import Any
 
 from neutrino.conf import lb_haproxy as lb_conf
 from neutrino.context import Context
-from neutrino.plugins.lb_haproxy import hosting
+from neutrino.plugins.lb_haproxy import hosting, vrrp
 from neutrino.plugins.lb_haproxy.certificates import CertificateError, CertStore
 from neutrino.plugins.octavia import faults
 from neutrino.plugins.octavia import provider_api as papi
@@ -79,7 +79,8 @@ class HaproxyProvider(papi.ProviderDriver):
 
     def flavor_capabilities(self) -> dict[str, str]:
         return {"loadbalancer_topology": "The load balancer topology. One of: SINGLE - "
-                                         "One haproxy per load balancer."}
+                                         "One haproxy per load balancer. ACTIVE_STANDBY - Two "
+                                         "haproxy on two hosts, keepalived between them."}
 
     def validate_flavor(self, data: dict[str, Any]) -> None:
         super().validate_flavor(data)
@@ -90,47 +91,100 @@ class HaproxyProvider(papi.ProviderDriver):
 
     # -- placement --------------------------------------------------------------
 
-    def _placement(self) -> tuple[dict[str, hosting.LbAgent], dict[str, str]]:
-        """The agents, and the host of each of this provider's load balancers."""
+    def _placement(self) -> tuple[dict[str, hosting.LbAgent], dict[str, list[str]]]:
+        """The agents, and the hosts of each of this provider's load balancers."""
         graphs = self.reporter.graphs(self.name)
         with self.db.reader() as conn:
             agents = hosting.agents(conn, int(self.conf.agent_down_time))
             bound = hosting.hosts_of(conn, [g.vip.port_id for g in graphs])
-        return agents, {g.id: bound.get(g.vip.port_id, "") for g in graphs}
+            where = {}
+            for lb in graphs:
+                if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
+                    where[lb.id] = [p.host for p in vrrp.ports(conn, lb.id) if p.host]
+                else:
+                    where[lb.id] = [h for h in (bound.get(lb.vip.port_id),) if h]
+        return agents, where
 
-    def _bind(self, lb: LoadBalancer, host: str) -> None:
-        self.core.update(Context.admin(), "ports", lb.vip.port_id, {"binding:host_id": host})
+    def _bind(self, port_id: str, host: str) -> None:
+        self.core.update(Context.admin(), "ports", port_id, {"binding:host_id": host})
 
-    def place(self, lb: LoadBalancer, failover: bool = False) -> str | None:
-        """The host that serves ``lb`` (bound now if it was not); None when
-        no load-balancer agent can. A failover keeps the host while its
-        agent lives."""
+    def place(self, lb: LoadBalancer) -> list[str] | None:
+        """The hosts that serve ``lb`` (bound now where they were not); None
+        when there are not enough live load-balancer agents. A host whose
+        agent lives keeps the load balancer (a failover rebuilds it there)."""
         agents, where = self._placement()
-        current = where.get(lb.id) or self._bound_host(lb)
+        load = Counter(h for hosts in where.values() for h in hosts)
+        if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
+            return self._place_pair(lb, agents, load)
+        current = self._bound_host(lb)
         if current and current in agents and agents[current].usable:
-            return current
-        load = Counter(h for h in where.values() if h)
+            return [current]
         host = hosting.choose(agents, load, avoid=current or None)
         if host is None:
             return None
-        self._bind(lb, host)
+        self._bind(lb.vip.port_id, host)
         if current and current != host:
             self._cast(current, "loadbalancer_changed", lb.id)  # its agent tears down
-        return host
+        return [host]
+
+    def _place_pair(self, lb: LoadBalancer, agents: dict[str, hosting.LbAgent],
+                    load: Counter[str]) -> list[str] | None:
+        with self.db.reader() as conn:
+            have = {p.index: p for p in vrrp.ports(conn, lb.id)}
+        kept = {i: p.host for i, p in have.items()
+                if p.host in agents and agents[p.host].usable}
+        hosts = dict(kept)
+        for index in (0, 1):
+            if index in hosts:
+                continue
+            others = {h: a for h, a in agents.items() if h not in hosts.values()}
+            host = hosting.choose(others, load)
+            if host is None:
+                return None
+            hosts[index] = host
+            load[host] += 1
+        for index, host in hosts.items():
+            port = have.get(index)
+            if port is None:
+                self._make_vrrp_port(lb, index, host)
+            elif port.host != host:
+                if port.host:
+                    self._cast(port.host, "loadbalancer_changed", lb.id)
+                self._bind(port.id, host)
+        return [hosts[0], hosts[1]]
+
+    def _make_vrrp_port(self, lb: LoadBalancer, index: int, host: str) -> None:
+        fixed = {"subnet_id": lb.vip.subnet_id} if lb.vip.subnet_id else {}
+        self.core.create(Context.admin(), "ports", [{
+            "project_id": lb.project_id, "network_id": lb.vip.network_id,
+            "name": vrrp.name(lb.id, index), "admin_state_up": True,
+            "device_id": vrrp.device_id(lb.id), "device_owner": vrrp.DEVICE_OWNER,
+            "fixed_ips": [fixed] if fixed else [],
+            "allowed_address_pairs": [{"ip_address": lb.vip.address}],
+            "binding:host_id": host}])
 
     def _bound_host(self, lb: LoadBalancer) -> str:
         with self.db.reader() as conn:
             return hosting.hosts_of(conn, [lb.vip.port_id]).get(lb.vip.port_id, "")
 
+    def _hosts(self, lb: LoadBalancer) -> list[str]:
+        if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
+            with self.db.reader() as conn:
+                return [p.host for p in vrrp.ports(conn, lb.id) if p.host]
+        host = self._bound_host(lb)
+        return [host] if host else []
+
     def _changed(self, lb: LoadBalancer, method: str = "loadbalancer_changed") -> None:
-        host = self.place(lb, failover=method == "loadbalancer_failover")
-        if host is None:
-            LOG.error("load balancer %s: no load-balancer agent is alive to serve it", lb.id)
+        hosts = self.place(lb)
+        if hosts is None:
+            LOG.error("load balancer %s: not enough live load-balancer agents to serve it",
+                      lb.id)
             self.reporter.update_statuses([papi.ObjectStatus(s.kind, s.id, ERROR)
                                            for s in papi.pending_statuses(lb)
                                            if s.provisioning_status != DELETED])
             return
-        self._cast(host, method, lb.id)
+        for host in hosts:
+            self._cast(host, method, lb.id)
 
     # -- changes ----------------------------------------------------------------
 
@@ -141,10 +195,10 @@ class HaproxyProvider(papi.ProviderDriver):
         self._changed(lb)
 
     def loadbalancer_delete(self, lb: LoadBalancer, cascade: bool) -> None:
-        host = self._bound_host(lb)
-        if host:
+        hosts = self._hosts(lb)
+        for host in hosts:
             self._cast(host, "loadbalancer_changed", lb.id)
-        else:  # never placed: nothing to undo anywhere
+        if not hosts:  # never placed: nothing to undo anywhere
             self.report(papi.pending_statuses(lb))
 
     def loadbalancer_failover(self, lb: LoadBalancer) -> None:
@@ -164,7 +218,7 @@ class HaproxyProvider(papi.ProviderDriver):
 
     def loadbalancers_on(self, host: str) -> list[str]:
         _, where = self._placement()
-        return sorted(i for i, h in where.items() if h and h == host)
+        return sorted(i for i, hosts in where.items() if host in hosts)
 
     def describe(self, lb_id: str, host: str) -> dict[str, Any] | None:
         """``lb_id`` as the agent of ``host`` needs it; None when it is gone
@@ -173,8 +227,17 @@ class HaproxyProvider(papi.ProviderDriver):
         if lb is None or lb.provider != self.name:
             return None
         admin = Context.admin()
+        pair = None
+        port_id = lb.vip.port_id
+        if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
+            with self.db.reader() as conn:
+                pair = vrrp.ports(conn, lb.id)
+            mine = [p for p in pair if p.host == host]
+            if not mine:
+                return None
+            port_id = mine[0].id
         try:
-            port = self.core.get(admin, "ports", lb.vip.port_id)
+            port = self.core.get(admin, "ports", port_id)
         except Exception:  # noqa: BLE001 - the VIP port is gone: nothing to serve
             return None
         if port.get("binding:host_id") != host:
@@ -194,7 +257,13 @@ class HaproxyProvider(papi.ProviderDriver):
                 continue
             if bundle:
                 certificates[listener.id] = bundle
-        return {"loadbalancer": lb.to_dict(),
+        extra: dict[str, Any] = {}
+        if pair is not None:
+            me = next(p for p in pair if p.id == port_id)
+            extra["vrrp"] = {"vip": lb.vip.address, "router_id": vrrp.router_id(lb.id),
+                             "priority": 100 if me.index == 0 else 90,
+                             "peers": [p.address for p in pair if p.id != port_id and p.address]}
+        return {**extra, "loadbalancer": lb.to_dict(),
                 "vip_port": {"id": port["id"], "network_id": port["network_id"],
                              "mac_address": port["mac_address"],
                              "fixed_ips": port.get("fixed_ips") or []},
@@ -206,11 +275,18 @@ class HaproxyProvider(papi.ProviderDriver):
         gone = [s.id for s in statuses
                 if s.kind == papi.LOADBALANCERS and s.provisioning_status == DELETED]
         ports = [lb.vip.port_id for lb in (self.reporter.graph(i) for i in gone) if lb]
+        with self.db.reader() as conn:
+            pairs = [p.id for i in gone for p in vrrp.ports(conn, i)]
         self.reporter.update_statuses(statuses)
         for port_id in ports:
             try:
                 self.core.update(Context.admin(), "ports", port_id, {"binding:host_id": ""})
             except Exception:  # noqa: BLE001 - released with its load balancer
+                pass
+        for port_id in pairs:
+            try:
+                self.core.delete(Context.admin(), "ports", port_id)
+            except Exception:  # noqa: BLE001 - already gone
                 pass
 
     # -- the RPC process ----------------------------------------------------------
@@ -226,11 +302,12 @@ class HaproxyProvider(papi.ProviderDriver):
     def move_off_dead_agents(self) -> None:
         """Load balancers whose agent died go to a live one (a failover)."""
         agents, where = self._placement()
-        dead = {i for i, h in where.items() if h and h in agents and not agents[h].alive}
+        dead = {i for i, hosts in where.items()
+                if any(h in agents and not agents[h].alive for h in hosts)}
         if not dead or not any(a.usable for a in agents.values()):
             return
         for lb in self.reporter.graphs(self.name):
             if lb.id in dead:
-                LOG.warning("load balancer %s: its agent on %s is dead; failing over",
+                LOG.warning("load balancer %s: an agent of %s is dead; failing over",
                             lb.id, where[lb.id])
                 self._changed(lb, "loadbalancer_failover")
