@@ -52,6 +52,7 @@ class Stack:
     ext_ns: str
     state: Path
     octavia: Client  # the Octavia API wants a project: an admin of one
+    vhost: str
     made: dict[str, Any] = field(default_factory=dict)
 
 
@@ -87,7 +88,7 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, agent_type), 60), (
                 agent_type, _log_tail(node))
         yield Stack(server, admin, fabric, hosts, ext_ns, tmp,
-                    Client(server.url, uuid.uuid4().hex, roles="admin,member"))
+                    Client(server.url, uuid.uuid4().hex, roles="admin,member"), vhost)
     finally:
         fabric.stop_processes()
         cloud.remove_agent_namespaces(server)
@@ -98,12 +99,10 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
 def _remove_load_balancers(fabric: Fabric) -> None:
     """What a failed test leaves of the agent's load balancers (a killed agent
     cleans nothing): their haproxy and namespaces, found by their state directories."""
-    lbaas = Path(f"/tmp/{fabric.prefix}-n-loadbalancer/lbaas")
-    for entry in lbaas.iterdir() if lbaas.is_dir() else ():
-        pid_file = entry / "haproxy.pid"
-        if pid_file.exists():
-            sh("kill", "-9", pid_file.read_text().split()[0], check=False)
-        cloud.delete_namespace(f"qlbaas-{entry.name}")
+    for host, suffix in (("n", ""), ("1", "@h1")):
+        lbaas = Path(f"/tmp/{fabric.prefix}-{host}-loadbalancer/lbaas")
+        for entry in lbaas.iterdir() if lbaas.is_dir() else ():
+            cloud.delete_namespace(f"qlbaas-{entry.name}{suffix}")
 
 
 def _log_tail(host: Host) -> str:
@@ -205,7 +204,7 @@ def test_round_robin_across_members_on_two_hosts_through_a_floating_ip(stack: St
     assert status == 201, lb
     lb = _wait_lb_active(stack, lb["loadbalancer"]["id"])
     lb_id = lb["id"]
-    stack.made.update(lb=lb, ports=ports)
+    stack.made.update(lb=lb, ports=ports, ext=ext)
     listener = _create(stack, "listener", {"protocol": "HTTP", "protocol_port": 80,
                                            "loadbalancer_id": lb_id}, lb_id)
     pool = _create(stack, "pool", {"protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN",
@@ -318,3 +317,73 @@ def test_deleting_the_load_balancer_leaves_no_namespace_process_or_port(stack: S
     assert lb["id"] not in haproxies, haproxies
     assert wait_for(lambda: stack.admin.get(f"/v2.0/ports/{lb['vip_port_id']}")[0] == 404, 10)
     assert not any(Path(f"/tmp/{stack.fabric.prefix}-n-loadbalancer/lbaas").glob("*"))
+
+
+def _holder(vip: str, namespaces: list[str]) -> str | None:
+    """The namespace whose device carries ``vip`` (the VRRP master's)."""
+    for ns in namespaces:
+        if f" {vip}/" in sh("ip", "-n", ns, "-o", "addr", "show", check=False).stdout:
+            return ns
+    return None
+
+
+def test_active_standby_keeps_serving_when_the_masters_haproxy_dies(stack: Stack) -> None:
+    """Two load-balancer agents (network node and host 1); the load balancer's
+    flavor asks for ACTIVE_STANDBY: keepalived on both, the VIP on the master.
+    Killing the master's haproxy moves the VIP; the floating IP keeps answering."""
+    if "ext" not in stack.made:
+        pytest.skip("needs the round robin scenario")
+    fabric, host1 = stack.fabric, stack.hosts["1"]
+    host1.env["NEUTRINO_NS_SUFFIX"] = "h1"
+    try:
+        cloud.start_agent(fabric, host1, _lb_agent_conf(host1, stack.vhost), "loadbalancer")
+    finally:
+        host1.env.pop("NEUTRINO_NS_SUFFIX")
+    assert wait_for(lambda: cloud.agent_alive(stack.admin, host1.hostname,
+                                              "Loadbalancerv2 agent"), 60)
+    octavia = stack.octavia
+    status, profile = octavia.post(f"{LB}/flavorprofiles", {"flavorprofile": {
+        "name": "pair", "provider_name": "haproxy",
+        "flavor_data": '{"loadbalancer_topology": "ACTIVE_STANDBY"}'}})
+    assert status == 201, profile
+    status, flavor = octavia.post(f"{LB}/flavors", {"flavor": {
+        "name": "pair", "flavor_profile_id": profile["flavorprofile"]["id"]}})
+    assert status == 201, flavor
+    status, lb = octavia.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "name": "pair", "vip_subnet_id": stack.made["subnet_id"],
+        "flavor_id": flavor["flavor"]["id"]}})
+    assert status == 201, lb
+    lb = _wait_lb_active(stack, lb["loadbalancer"]["id"])
+    lb_id = lb["id"]
+    listener = _create(stack, "listener", {"protocol": "HTTP", "protocol_port": 80,
+                                           "loadbalancer_id": lb_id}, lb_id)
+    pool = _create(stack, "pool", {"protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN",
+                                   "listener_id": listener["id"]}, lb_id)
+    for name in ("m1", "m2"):
+        _create(stack, "member", {
+            "pool_id": pool["id"], "protocol_port": 80, "subnet_id": stack.made["subnet_id"],
+            "address": stack.made["ports"][name]["fixed_ips"][0]["ip_address"]}, lb_id)
+    status, fip = stack.admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": stack.made["ext"]["id"], "port_id": lb["vip_port_id"]}})
+    assert status == 201, fip
+    stack.made["fip"] = fip["floatingip"]["floating_ip_address"]
+    pair = [f"qlbaas-{lb_id}", f"qlbaas-{lb_id}@h1"]
+    assert wait_for(lambda: _holder(lb["vip_address"], pair), 30), _tail(stack)
+    assert wait_for(lambda: _get(stack, "/").startswith("m"), 60), _tail(stack)
+    master = _holder(lb["vip_address"], pair)
+    assert master is not None
+    for pid in sh("ip", "netns", "pids", master).stdout.split():
+        if Path(f"/proc/{pid}/comm").read_text().strip() == "haproxy":
+            sh("kill", "-9", pid, check=False)
+    backup = next(ns for ns in pair if ns != master)
+    assert wait_for(lambda: _holder(lb["vip_address"], pair) == backup, 30), _tail(stack)
+    assert wait_for(lambda: _get(stack, "/").startswith("m"), 30), _tail(stack)
+
+    status, body = octavia.delete(f"{LB}/loadbalancers/{lb_id}?cascade=true")
+    assert status == 204, body
+    assert wait_for(lambda: octavia.get(f"{LB}/loadbalancers/{lb_id}")[0] == 404, 60)
+    assert wait_for(lambda: not any(ns in sh("ip", "netns", "list").stdout for ns in pair),
+                    30), _tail(stack)
+    left = stack.admin.get(f"/v2.0/ports?device_id=lb-{lb_id}")[1]["ports"]
+    assert wait_for(lambda: not stack.admin.get(f"/v2.0/ports?device_id=lb-{lb_id}")[1][
+        "ports"], 10), left

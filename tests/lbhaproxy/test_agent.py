@@ -155,3 +155,14 @@ def test_the_server_away_keeps_what_is_served_and_syncs_later() -> None:
     server.down = False
     a.step()  # the failed full sync is due again
     assert g.LB in host.deployed
+
+
+def test_the_second_agent_of_a_pair_applies_but_does_not_report_provisioning() -> None:
+    server, host = Server(), MemoryLbHost()
+    server.lbs[g.LB] = dict(g.payload(status="PENDING_CREATE"), report_provisioning=False)
+    a = agent(server, host)
+    host.stat_text[g.LB] = stat()
+    a.step()
+    assert host.log == [("build", g.LB)]
+    assert server.provisioning("loadbalancers", g.LB) is None
+    assert server.operating(g.M1) == "ONLINE"  # its health, when it answers, still counts

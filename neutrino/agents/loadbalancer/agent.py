@@ -155,6 +155,8 @@ class LoadBalancerAgent(Agent):
     def _converge(self, lb_id: str, payload: dict[str, Any] | None,
                   observed: dict[str, plan.Observed], rebuild: bool) -> None:
         graph = LoadBalancer.from_dict(payload["loadbalancer"]) if payload else None
+        if payload is not None and payload.get("report_provisioning") is False:
+            graph = None  # the other agent of an ACTIVE_STANDBY pair reports
         try:
             want = plan.deployment(payload, self._state_dir(lb_id)) if payload else None
             actions = plan.plan({lb_id: want}, {k: v for k, v in observed.items() if k == lb_id},
@@ -170,8 +172,8 @@ class LoadBalancerAgent(Agent):
         if want is None:
             self.graphs.pop(lb_id, None)
             self._sent.pop(lb_id, None)
-        elif graph is not None:
-            self.graphs[lb_id] = graph
+        elif payload is not None:
+            self.graphs[lb_id] = LoadBalancer.from_dict(payload["loadbalancer"])
         if graph is not None:
             done = plan.provisioned(graph)
             if rebuild and not any(s["kind"] == "loadbalancers" for s in done):

@@ -99,11 +99,32 @@ class Haproxy:
             time.sleep(0.05)
 
     def reload(self) -> None:
+        """SIGUSR2 to the master; returns once the new worker answers (the old
+        one, finishing its connections, no longer takes new ones), so a change
+        reported done is in effect."""
         pid = self.pid()
         if pid is None:
             self.start()
             return
+        before = self.worker_pid()
         os.kill(pid, signal.SIGUSR2)
+        deadline = time.monotonic() + STOP_WAIT_S
+        while time.monotonic() < deadline:
+            now = self.worker_pid()
+            if now is not None and now != before:
+                return
+            time.sleep(0.05)
+        LOG.warning("haproxy of %s: no new worker after a reload", self.ns)
+
+    def worker_pid(self) -> int | None:
+        """The pid of the worker answering the stats socket."""
+        for line in (self._ask("show info") or "").splitlines():
+            if line.startswith("Pid:"):
+                try:
+                    return int(line.split(":", 1)[1])
+                except ValueError:
+                    return None
+        return None
 
     def stop(self) -> None:
         pid = self.pid()
@@ -117,11 +138,14 @@ class Haproxy:
             os.kill(pid, signal.SIGKILL)
 
     def show_stat(self) -> str | None:
+        return self._ask("show stat")
+
+    def _ask(self, command: str) -> str | None:
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                 sock.settimeout(5)
                 sock.connect(str(self.socket))
-                sock.sendall(b"show stat\n")
+                sock.sendall(command.encode() + b"\n")
                 chunks = []
                 while chunk := sock.recv(65536):
                     chunks.append(chunk)

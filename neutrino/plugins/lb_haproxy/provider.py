@@ -263,6 +263,9 @@ class HaproxyProvider(papi.ProviderDriver):
             extra["vrrp"] = {"vip": lb.vip.address, "router_id": vrrp.router_id(lb.id),
                              "priority": 100 if me.index == 0 else 90,
                              "peers": [p.address for p in pair if p.id != port_id and p.address]}
+            # one agent of the pair says when a change is done: two would race,
+            # a late report of an older change ending a newer one's PENDING_*
+            extra["report_provisioning"] = me.index == 0
         return {**extra, "loadbalancer": lb.to_dict(),
                 "vip_port": {"id": port["id"], "network_id": port["network_id"],
                              "mac_address": port["mac_address"],
