@@ -266,9 +266,10 @@ def test_l7_policies_send_static_to_another_pool_and_redirect(stack: Stack) -> N
                                         "redirect_url": "http://example.com/new"}, lb_id)
     _create(stack, "rule", {"policy": moved["id"], "type": "PATH", "compare_type": "EQUAL_TO",
                             "value": "/old"}, lb_id)
-    assert wait_for(lambda: _get(stack, "/static/app.css").startswith("m3"), 20), _tail(stack)
+    assert wait_for(lambda: _get(stack, "/static/app.css").startswith("m3"), 60), _tail(stack)
+    assert wait_for(lambda: _get(stack, "/old", "-o", "/dev/null", "-D", "-").startswith(
+        "HTTP/1.1 301"), 30), _tail(stack)
     headers = _get(stack, "/old", "-o", "/dev/null", "-D", "-")
-    assert headers.startswith("HTTP/1.1 301"), headers
     assert "location: http://example.com/new" in headers.lower()
     assert _names(stack) == {"m1", "m2"}
 
