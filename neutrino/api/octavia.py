@@ -521,6 +521,7 @@ def mount(outer: WSGIApp, octavia: WSGIApp, prefix: str,
         path = environ.get("PATH_INFO", "/")
         if path != prefix and not path.startswith(prefix + "/"):
             return outer(environ, start_response)
+        environ = dict(environ)  # the access log outside still sees the whole path
         environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + prefix
         environ["PATH_INFO"] = path[len(prefix):] or "/"
         if auth is None or environ["PATH_INFO"] == "/":

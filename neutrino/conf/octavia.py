@@ -21,6 +21,14 @@ OCTAVIA_OPTS = [
                      "a neutrino.octavia.providers entry point."),
     cfg.StrOpt("default_provider_driver", default="noop_driver",
                help="The provider of a load balancer created without one."),
+    cfg.StrOpt("noop_operating_statuses", default="offline",
+               choices=["offline", "healthy"],
+               help="What the noop_driver provider reports as operating statuses: "
+                    "'offline' as Octavia with its no-op drivers and no health manager "
+                    "(load balancers, listeners and pools OFFLINE), 'healthy' as a health "
+                    "manager would for a data plane where everything answers (load "
+                    "balancers, listeners and pools in use ONLINE, monitored members "
+                    "ONLINE), for clients that test a live provider."),
     cfg.IntOpt("pagination_max_limit", default=1000,
                help="The most items a list returns in one page."),
     cfg.BoolOpt("allow_tls_terminated_listeners", default=True,

@@ -254,11 +254,12 @@ class Graphs:
 
     def _check_port_free(self, objs: graph.Objects, lb: dict[str, Any], protocol: str,
                          port: int, own: str | None) -> None:
-        udp_like = ("UDP", "SCTP")
+        def family(proto: str) -> str:
+            return proto if proto in ("UDP", "SCTP") else "TCP"
         for other in objs.in_lb(lb["id"], "listener"):
             if other["id"] == own or other["protocol_port"] != port:
                 continue
-            if (other["protocol"] in udp_like) == (protocol in udp_like):
+            if family(other["protocol"]) == family(protocol):
                 raise faults.DuplicateListener(protocol=protocol, port=port)
 
     def _check_listener(self, objs: graph.Objects, lb: dict[str, Any],

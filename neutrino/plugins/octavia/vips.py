@@ -12,8 +12,12 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+import sqlalchemy as sa
+
 from neutrino import errors
 from neutrino.context import Context
+from neutrino.db import tables as t
+from neutrino.plugins import rbac
 from neutrino.plugins.octavia import faults
 
 DEVICE_OWNER = "Octavia"
@@ -28,12 +32,27 @@ class Vips:
         return self.plugin.core
 
     def _get(self, ctx: Context, plural: str, rid: str, label: str) -> dict[str, Any]:
+        """The network, subnet or port if the caller sees it: its own, or a
+        network (a subnet's network) shared with it or external."""
+        missing = faults.InvalidSubresource(resource=label, id=rid)
         try:
-            return self.core.get(ctx, plural, rid)  # type: ignore[no-any-return]
+            found: dict[str, Any] = self.core.get(Context.admin(), plural, rid)
         except errors.NeutronException as exc:
             if exc.code == 404:
-                raise faults.InvalidSubresource(resource=label, id=rid) from None
+                raise missing from None
             raise
+        if ctx.is_admin or found.get("project_id") == ctx.project_id:
+            return found
+        if plural == "ports":
+            raise missing
+        net_id = found["id"] if plural == "networks" else found["network_id"]
+        seen = rbac.network_visible_clause(ctx)
+        with self.plugin.db.reader() as conn:
+            visible = conn.execute(sa.select(t.networks.c.id).where(
+                t.networks.c.id == net_id, *([] if seen is None else [seen]))).first()
+        if visible is None:
+            raise missing
+        return found
 
     def subnet_visible(self, ctx: Context, subnet_id: str) -> dict[str, Any]:
         return self._get(ctx, "subnets", subnet_id, "Subnet")
