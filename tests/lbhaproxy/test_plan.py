@@ -103,3 +103,9 @@ def test_an_active_standby_host_runs_keepalived_for_the_vip() -> None:
     moved = plan.Observed(namespace=True, running=True, config=d.config, device=d.device,
                           keepalived="old")
     assert plan.plan({g.LB: d}, {g.LB: moved}) == [plan.Reload(d)]
+
+
+def test_a_stats_socket_too_deep_for_a_unix_path_moves_to_a_short_directory() -> None:
+    assert plan.files_for(STATE).stats_socket == f"{STATE}/haproxy.sock"
+    deep = "/tmp/" + "d" * 80 + "/" + g.LB
+    assert plan.files_for(deep).stats_socket == f"/run/neutrino-lbaas/{g.LB}.sock"

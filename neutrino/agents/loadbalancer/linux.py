@@ -12,8 +12,9 @@ use, so a bad one leaves the load balancer serving as before.
 
 Each load balancer's files live in ``<loadbalancer_state_path>/<id>/``:
 ``haproxy.cfg``, ``haproxy.pid``, ``haproxy.sock`` (statistics, read from
-outside the namespace: a unix socket is a file), ``ping.sh`` and
-``certs/``.
+outside the namespace: a unix socket is a file; under ``/run/neutrino-lbaas``
+when the state directory is too deep for a socket's path), ``ping.sh``
+and ``certs/``.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from neutrino.agents.loadbalancer.plan import (
     Observed,
     files_for,
     namespace,
+    stats_socket,
 )
 
 LOG = logging.getLogger(__name__)
@@ -55,7 +57,7 @@ class Haproxy:
         self.ns = ns
         self.config = state_dir / "haproxy.cfg"
         self.pid_file = state_dir / "haproxy.pid"
-        self.socket = state_dir / "haproxy.sock"
+        self.socket = Path(stats_socket(str(state_dir)))
 
     def pid(self) -> int | None:
         """The master's pid, believed only while its command line names this
@@ -68,7 +70,7 @@ class Haproxy:
         return pid if str(self.config) in cmdline else None
 
     def check(self, path: Path) -> None:
-        done = subprocess.run([HAPROXY, "-c", "-q", "-f", str(path)], capture_output=True,
+        done = subprocess.run([HAPROXY, "-c", "-f", str(path)], capture_output=True,
                               text=True, timeout=30)
         if done.returncode:
             raise HaproxyError(f"haproxy refuses {path}: {(done.stderr or done.stdout).strip()}")
@@ -88,6 +90,7 @@ class Haproxy:
         return True
 
     def start(self) -> None:
+        self.socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         done = subprocess.run(["ip", "netns", "exec", self.ns, HAPROXY, "-W", "-D",
                                "-f", str(self.config), "-p", str(self.pid_file)],
                               capture_output=True, text=True, timeout=30)
@@ -302,6 +305,7 @@ class LinuxLbHost(LbHost):
             self.ip.delete_namespace(ns)
         elif device:
             self.interface.unplug(device, None)
+        self._haproxy(lb_id).socket.unlink(missing_ok=True)
         shutil.rmtree(self.root / lb_id, ignore_errors=True)
 
     def stats(self, lb_id: str) -> str | None:

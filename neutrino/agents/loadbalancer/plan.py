@@ -58,9 +58,23 @@ class Deployment:
     vip: str | None = None  # ACTIVE_STANDBY: the VIP address keepalived moves
 
 
+# A unix socket's path has at most 107 bytes, haproxy's at most 97: a stats
+# socket whose state directory is deeper goes here, named by the load balancer.
+SOCKETS_FALLBACK = "/run/neutrino-lbaas"
+SOCKET_PATH_MAX = 97
+
+
+def stats_socket(state_dir: str) -> str:
+    path = f"{state_dir}/haproxy.sock"
+    if len(path.encode()) <= SOCKET_PATH_MAX:
+        return path
+    return f"{SOCKETS_FALLBACK}/{state_dir.rstrip('/').rsplit('/', 1)[-1]}.sock"
+
+
 def files_for(state_dir: str) -> haproxy_config.Files:
-    """Where one load balancer's haproxy finds its files (all under ``state_dir``)."""
-    return haproxy_config.Files(stats_socket=f"{state_dir}/haproxy.sock",
+    """Where one load balancer's haproxy finds its files (under ``state_dir``,
+    but for a stats socket whose path would be too long)."""
+    return haproxy_config.Files(stats_socket=stats_socket(state_dir),
                                 ping_script=f"{state_dir}/ping.sh",
                                 certs_dir=f"{state_dir}/certs")
 
