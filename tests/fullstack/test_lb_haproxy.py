@@ -80,15 +80,17 @@ def stack(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
         node = hosts["n"]
         cloud.start_agent(fabric, node, cloud.service_agent_conf(node, vhost, "l3"), "l3")
-        cloud.start_agent(fabric, node, _lb_agent_conf(node, vhost), "loadbalancer")
+        lb_agent = cloud.start_agent(fabric, node, _lb_agent_conf(node, vhost), "loadbalancer")
         for host in hosts.values():
             assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
                                                       "Open vSwitch agent"), 60)
         for agent_type in ("L3 agent", "Loadbalancerv2 agent"):
             assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, agent_type), 60), (
                 agent_type, _log_tail(node))
-        yield Stack(server, admin, fabric, hosts, ext_ns, tmp,
-                    Client(server.url, uuid.uuid4().hex, roles="admin,member"), vhost)
+        stack = Stack(server, admin, fabric, hosts, ext_ns, tmp,
+                      Client(server.url, uuid.uuid4().hex, roles="admin,member"), vhost)
+        stack.made["lb_agents"] = {"qlbaas-": lb_agent}
+        yield stack
     finally:
         fabric.stop_processes()
         cloud.remove_agent_namespaces(server)
@@ -320,6 +322,22 @@ def test_deleting_the_load_balancer_leaves_no_namespace_process_or_port(stack: S
     assert not any(Path(f"/tmp/{stack.fabric.prefix}-n-loadbalancer/lbaas").glob("*"))
 
 
+def _start_lb_agent(stack: Stack, name: str) -> subprocess.Popen[bytes]:
+    """The load-balancer agent of host ``name`` (host 1's namespaces suffixed)."""
+    host = stack.hosts[name]
+    if name == "1":
+        host.env["NEUTRINO_NS_SUFFIX"] = "h1"
+    try:
+        conf = host.dir / "loadbalancer-agent.conf"  # a restarted agent keeps its own
+        proc = cloud.start_agent(stack.fabric, host, conf if conf.exists() else
+                                 _lb_agent_conf(host, stack.vhost), "loadbalancer")
+    finally:
+        host.env.pop("NEUTRINO_NS_SUFFIX", None)
+    assert wait_for(lambda: cloud.agent_alive(stack.admin, host.hostname,
+                                              "Loadbalancerv2 agent"), 60)
+    return proc
+
+
 def _holder(vip: str, namespaces: list[str]) -> str | None:
     """The namespace whose device carries ``vip`` (the VRRP master's)."""
     for ns in namespaces:
@@ -334,14 +352,7 @@ def test_active_standby_keeps_serving_when_the_masters_haproxy_dies(stack: Stack
     Killing the master's haproxy moves the VIP; the floating IP keeps answering."""
     if "ext" not in stack.made:
         pytest.skip("needs the round robin scenario")
-    fabric, host1 = stack.fabric, stack.hosts["1"]
-    host1.env["NEUTRINO_NS_SUFFIX"] = "h1"
-    try:
-        cloud.start_agent(fabric, host1, _lb_agent_conf(host1, stack.vhost), "loadbalancer")
-    finally:
-        host1.env.pop("NEUTRINO_NS_SUFFIX")
-    assert wait_for(lambda: cloud.agent_alive(stack.admin, host1.hostname,
-                                              "Loadbalancerv2 agent"), 60)
+    second = _start_lb_agent(stack, "1")
     octavia = stack.octavia
     status, profile = octavia.post(f"{LB}/flavorprofiles", {"flavorprofile": {
         "name": "pair", "provider_name": "haproxy",
@@ -373,12 +384,22 @@ def test_active_standby_keeps_serving_when_the_masters_haproxy_dies(stack: Stack
     assert wait_for(lambda: _get(stack, "/").startswith("m"), 60), _tail(stack)
     master = _holder(lb["vip_address"], pair)
     assert master is not None
+    # the master's host fails: its agent is gone (nothing restarts haproxy), then haproxy
+    agent = second if master.endswith("@h1") else stack.made["lb_agents"]["qlbaas-"]
+    agent.terminate()
+    agent.wait(30)
     for pid in sh("ip", "netns", "pids", master).stdout.split():
         if Path(f"/proc/{pid}/comm").read_text().strip() == "haproxy":
             sh("kill", "-9", pid, check=False)
     backup = next(ns for ns in pair if ns != master)
     assert wait_for(lambda: _holder(lb["vip_address"], pair) == backup, 30), _tail(stack)
     assert wait_for(lambda: _get(stack, "/").startswith("m"), 30), _tail(stack)
+    # the host comes back: its agent rebuilds haproxy there, the VIP stays (nopreempt)
+    _start_lb_agent(stack, "1" if master.endswith("@h1") else "n")
+    assert wait_for(lambda: any(
+        Path(f"/proc/{pid}/comm").read_text().strip() == "haproxy"
+        for pid in sh("ip", "netns", "pids", master).stdout.split()), 30), _tail(stack)
+    assert _holder(lb["vip_address"], pair) == backup
 
     status, body = octavia.delete(f"{LB}/loadbalancers/{lb_id}?cascade=true")
     assert status == 204, body

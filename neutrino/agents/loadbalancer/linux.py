@@ -249,6 +249,8 @@ class LinuxLbHost(LbHost):
         for cidr in sorted(set(deployment.addresses) - have):
             self.ip.add_address(ns, deployment.device, cidr)
         for cidr in sorted(have - set(deployment.addresses)):
+            if deployment.vip and cidr.split("/")[0] == deployment.vip:
+                continue  # keepalived's, on the master
             self.ip.delete_address(ns, deployment.device, cidr)
         for gateway in deployment.gateways:
             default = "default" if ":" not in gateway else "::/0"
