@@ -338,6 +338,17 @@ def _start_lb_agent(stack: Stack, name: str) -> subprocess.Popen[bytes]:
     return proc
 
 
+def _haproxy_pids(ns: str) -> list[str]:
+    out = []
+    for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "haproxy":
+                out.append(pid)
+        except OSError:
+            pass  # gone meanwhile
+    return out
+
+
 def _holder(vip: str, namespaces: list[str]) -> str | None:
     """The namespace whose device carries ``vip`` (the VRRP master's)."""
     for ns in namespaces:
@@ -388,17 +399,14 @@ def test_active_standby_keeps_serving_when_the_masters_haproxy_dies(stack: Stack
     agent = second if master.endswith("@h1") else stack.made["lb_agents"]["qlbaas-"]
     agent.terminate()
     agent.wait(30)
-    for pid in sh("ip", "netns", "pids", master).stdout.split():
-        if Path(f"/proc/{pid}/comm").read_text().strip() == "haproxy":
-            sh("kill", "-9", pid, check=False)
+    for pid in _haproxy_pids(master):
+        sh("kill", "-9", pid, check=False)
     backup = next(ns for ns in pair if ns != master)
     assert wait_for(lambda: _holder(lb["vip_address"], pair) == backup, 30), _tail(stack)
     assert wait_for(lambda: _get(stack, "/").startswith("m"), 30), _tail(stack)
     # the host comes back: its agent rebuilds haproxy there, the VIP stays (nopreempt)
     _start_lb_agent(stack, "1" if master.endswith("@h1") else "n")
-    assert wait_for(lambda: any(
-        Path(f"/proc/{pid}/comm").read_text().strip() == "haproxy"
-        for pid in sh("ip", "netns", "pids", master).stdout.split()), 30), _tail(stack)
+    assert wait_for(lambda: _haproxy_pids(master), 30), _tail(stack)
     assert _holder(lb["vip_address"], pair) == backup
 
     status, body = octavia.delete(f"{LB}/loadbalancers/{lb_id}?cascade=true")
