@@ -147,3 +147,59 @@ def test_version_discovery_is_served_under_the_prefix(owner):
     status, body = owner.get("/load-balancer/")
     assert status == 200 and body["versions"][-1]["status"] == "CURRENT"
     assert owner.get("/load-balancer/v2")[1] == "v2"
+
+
+def test_a_whole_tree_in_one_create(owner):
+    sub = subnet(owner, "10.32.0.0/24")
+    status, body = owner.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "vip_subnet_id": sub["id"], "listeners": [{
+            "protocol": "HTTP", "protocol_port": 80,
+            "default_pool": {"protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN",
+                             "members": [{"address": "10.32.0.5", "protocol_port": 8080}],
+                             "healthmonitor": {"type": "HTTP", "delay": 5, "timeout": 3,
+                                               "max_retries": 3}},
+            "l7policies": [{"action": "REDIRECT_TO_POOL",
+                            "redirect_pool": {"protocol": "HTTP",
+                                              "lb_algorithm": "ROUND_ROBIN"},
+                            "rules": [{"type": "PATH", "compare_type": "STARTS_WITH",
+                                       "value": "/static"}]}]}]}})
+    assert status == 201, body
+    lb = body["loadbalancer"]
+    assert len(lb["listeners"]) == 1 and len(lb["pools"]) == 2
+    assert lb["listeners"][0]["provisioning_status"] == "PENDING_CREATE"
+    wait_active(owner, f"{LB}/loadbalancers/{lb['id']}", "loadbalancer")
+    status, tree = owner.get(f"{LB}/loadbalancers/{lb['id']}/status")
+    pools = tree["statuses"]["loadbalancer"]["listeners"][0]["pools"]
+    assert len(pools) == 2 and pools[0]["members"][0]["address"] == "10.32.0.5"
+    assert pools[0]["health_monitor"]["provisioning_status"] == "ACTIVE"
+
+
+def test_a_bad_child_leaves_nothing_of_the_tree(owner):
+    sub = subnet(owner, "10.33.0.0/24")
+    status, body = owner.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "name": "half", "vip_subnet_id": sub["id"],
+        "listeners": [{"protocol": "HTTP", "protocol_port": 99999}]}})
+    assert status == 400
+    status, body = owner.get(f"{LB}/loadbalancers?name=half")
+    assert body["loadbalancers"] == []
+    status, ports = owner.get(f"/v2.0/ports?network_id={sub['network_id']}&device_owner=Octavia")
+    assert ports["ports"] == []
+
+
+def test_additional_vips_are_more_addresses_of_the_vip_port(owner):
+    sub = subnet(owner, "10.34.0.0/24")
+    status, body = owner.post("/v2.0/subnets", {"subnet": {
+        "network_id": sub["network_id"], "cidr": "fd00:34::/64", "ip_version": 6}})
+    assert status == 201, body
+    v6 = body["subnet"]
+    status, body = owner.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "vip_subnet_id": sub["id"], "additional_vips": [{"subnet_id": v6["id"]}]}})
+    assert status == 201, body
+    lb = body["loadbalancer"]
+    assert [x["subnet_id"] for x in lb["additional_vips"]] == [v6["id"]]
+    status, port = owner.get(f"/v2.0/ports/{lb['vip_port_id']}")
+    assert {f["subnet_id"] for f in port["port"]["fixed_ips"]} == {sub["id"], v6["id"]}
+    other = subnet(owner, "10.35.0.0/24")
+    status, body = owner.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "vip_subnet_id": sub["id"], "additional_vips": [{"subnet_id": other["id"]}]}})
+    assert status == 400

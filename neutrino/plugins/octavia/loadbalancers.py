@@ -24,14 +24,9 @@ class LoadBalancers:
         plugin = self.plugin
         project_id = data.get("project_id") or ctx.project_id
         plugin.policy.authorize(ctx, "loadbalancer", "post", project_id)
-        if not project_id:
-            raise faults.BadRequest("Missing project ID in request where one is required.")
-        for unsupported in ("listeners", "pools"):
-            if data.get(unsupported):
-                raise faults.BadRequest(
-                    f"Invalid input for field/attribute {unsupported}. Value: "
-                    f"'{data[unsupported]}'. Creating a load balancer with its "
-                    "children in one call is not supported by neutrino.")
+        for nested in ("listeners", "pools"):
+            if data.get(nested) is not None and not isinstance(data[nested], list):
+                raise faults.InvalidInput(nested, data[nested], "Value should be a list")
         flavor_data, provider = self._flavor(data)
         az_data = self._zone(data, provider)
         provider = provider or plugin.conf.octavia.default_provider_driver
@@ -40,6 +35,11 @@ class LoadBalancers:
         if data.get("vip_qos_policy_id"):
             plugin.vips.qos_policy_exists(data["vip_qos_policy_id"])
         vip = plugin.vips.resolve(ctx, data)
+        extra_vips = plugin.vips.additional(ctx, vip, data.get("additional_vips"))
+        # a caller without a project (noauth's admin) makes it in the VIP's
+        project_id = project_id or vip["project_id"]
+        if not project_id:
+            raise faults.BadRequest("Missing project ID in request where one is required.")
         lb_id = str(uuid.uuid4())
         lb = {"id": lb_id, "kind": "loadbalancer", "project_id": project_id,
               "loadbalancer_id": lb_id, "parent_id": None,
@@ -57,22 +57,35 @@ class LoadBalancers:
               "vip_port_made": vip["made"]}
         port = None
         if vip["made"]:
-            port = plugin.vips.make_port(lb_id, project_id, vip, data.get("vip_sg_ids"))
-            fixed = next(f for f in port["fixed_ips"] if f["subnet_id"] == vip["vip_subnet_id"])
-            vip = {**vip, "vip_port_id": port["id"], "vip_address": fixed["ip_address"]}
+            port = plugin.vips.make_port(lb_id, project_id, vip, data.get("vip_sg_ids"),
+                                         extra_vips)
+            fixed = list(port["fixed_ips"])
+            main = next(f for f in fixed if f["subnet_id"] == vip["vip_subnet_id"])
+            vip = {**vip, "vip_port_id": port["id"], "vip_address": main["ip_address"]}
+            fixed.remove(main)
+            lb["additional_vips"] = [{"subnet_id": f["subnet_id"],
+                                      "ip_address": f["ip_address"]} for f in fixed]
         lb.update({k: vip[k] for k in ("vip_port_id", "vip_network_id", "vip_subnet_id",
                                        "vip_address")})
 
         def op(conn: Connection) -> tuple[dict[str, Any], g.LoadBalancer]:
             plugin.quotas.check(conn, "loadbalancer", project_id, 1)
             store.insert(conn, lb)
+            if data.get("listeners") or data.get("pools"):
+                plugin.objects.create_tree(conn, ctx, lb, data.get("listeners") or [],
+                                           data.get("pools") or [])
             objs = graph.Objects(store.of_loadbalancer(conn, lb_id))
             built = graph.build(objs.by_id[lb_id], objs)
             try:
                 plugin.provider(provider).check(built)
             except papi.UnsupportedOption as exc:
                 raise faults.ProviderUnsupported(prov=provider, user_msg=str(exc)) from None
-            return graph.view(objs.by_id[lb_id], objs), built
+            view = graph.view(objs.by_id[lb_id], objs)
+            if data.get("listeners") or data.get("pools"):
+                # a single-call create answers with the whole tree, as Octavia
+                view["listeners"] = [graph.view(x, objs) for x in objs.in_lb(lb_id, "listener")]
+                view["pools"] = [graph.view(x, objs) for x in objs.in_lb(lb_id, "pool")]
+            return view, built
         try:
             view, built = plugin.write(op)
         except Exception:

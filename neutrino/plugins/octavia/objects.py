@@ -10,6 +10,7 @@ was deleted).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import uuid
@@ -156,7 +157,10 @@ class Graphs:
     def _mark(self, conn: Connection, objs: graph.Objects, lb: dict[str, Any],
               *above: str | None) -> None:
         """The load balancer and the objects above a change: PENDING_UPDATE;
-        one of them already pending is Octavia's 409."""
+        one of them already pending is Octavia's 409. Under a load balancer
+        being created everything stays PENDING_CREATE."""
+        if lb["provisioning_status"] == g.PENDING_CREATE:
+            return
         ids = [lb["id"]]
         for oid in above:
             if oid is None or oid not in objs.by_id:
@@ -366,6 +370,8 @@ class Graphs:
         if unknown:
             raise faults.UnknownAttribute("session_persistence", unknown)
         sp = dict(current or {})
+        if given.get("type") and sp.get("type") != given["type"]:
+            sp = {}  # another kind of persistence keeps nothing of the last one
         for fld in res.SESSION_PERSISTENCE:
             if fld.name in given:
                 sp[fld.name] = (None if given[fld.name] is None
@@ -789,3 +795,77 @@ class Graphs:
             self._mark(conn, objs, lb)
             return None, "loadbalancer_failover"
         self._write(ctx, lb_id, "put_failover", "loadbalancer", fn)
+
+    # -- a load balancer's tree in one create ------------------------------------
+
+    def create_tree(self, conn: Connection, ctx: Context, lb: dict[str, Any],
+                    listeners: list[Any], pools: list[Any]) -> None:
+        """Octavia's single-call create: the load balancer's listeners (each
+        with its default pool, members, monitor, L7 policies, their rules and
+        redirect pools) and pools, written PENDING_CREATE in the load
+        balancer's own transaction."""
+        for raw in pools:
+            self._tree_pool(conn, ctx, lb, raw, None)
+        for raw in listeners:
+            data = validate.check(_single(res.LISTENER, "loadbalancer_id"),
+                                  _obj(raw, "listeners"), creating=True, where="listener")
+            pool_raw, policies_raw = data.pop("default_pool", None), data.pop("l7policies", None)
+            data["loadbalancer_id"] = lb["id"]
+            listener = self._tree_insert(conn, ctx, lb, "listener", data, None)
+            if pool_raw is not None:
+                self._tree_pool(conn, ctx, lb, pool_raw, listener["id"])
+            for pol_raw in policies_raw or []:
+                pol = validate.check(_single(res.L7POLICY, "listener_id", "redirect_pool_id"),
+                                     _obj(pol_raw, "l7policies"), creating=True,
+                                     where="l7policy", extra=("redirect_pool",))
+                redirect, rules = pol.pop("redirect_pool", None), pol.pop("rules", None)
+                if redirect is not None:
+                    pol["redirect_pool_id"] = self._tree_pool(conn, ctx, lb, redirect, None)
+                pol["listener_id"] = listener["id"]
+                policy = self._tree_insert(conn, ctx, lb, "l7policy", pol, None)
+                for rule_raw in rules or []:
+                    rule = validate.check(res.L7RULE, _obj(rule_raw, "rules"), creating=True,
+                                          where="rule")
+                    self._tree_insert(conn, ctx, lb, "l7rule", rule, policy["id"])
+        store.set_statuses(conn, [o["id"] for o in store.of_loadbalancer(conn, lb["id"])],
+                           g.PENDING_CREATE)
+
+    def _tree_pool(self, conn: Connection, ctx: Context, lb: dict[str, Any], raw: Any,
+                   listener_id: str | None) -> str:
+        data = validate.check(_single(res.POOL, "listener_id", "loadbalancer_id"),
+                              _obj(raw, "pool"), creating=True, where="pool")
+        members, monitor = data.pop("members", None), data.pop("healthmonitor", None)
+        data["listener_id"], data["loadbalancer_id"] = listener_id, lb["id"]
+        pool = self._tree_insert(conn, ctx, lb, "pool", data, None)
+        for member_raw in members or []:
+            member = validate.check(res.MEMBER, _obj(member_raw, "members"), creating=True,
+                                    where="member")
+            self._tree_insert(conn, ctx, lb, "member", member, pool["id"])
+        if monitor is not None:
+            hm = validate.check(_single(res.HEALTHMONITOR, "pool_id"),
+                                _obj(monitor, "healthmonitor"), creating=True,
+                                where="healthmonitor")
+            hm["pool_id"] = pool["id"]
+            self._tree_insert(conn, ctx, lb, "healthmonitor", hm, None)
+        return str(pool["id"])
+
+    def _tree_insert(self, conn: Connection, ctx: Context, lb: dict[str, Any], kind: str,
+                     data: dict[str, Any], parent: str | None) -> dict[str, Any]:
+        self._quota(conn, kind, lb["project_id"])
+        objs = graph.Objects(store.of_loadbalancer(conn, lb["id"]))
+        obj: dict[str, Any] = getattr(self, f"_create_{kind}")(conn, ctx, objs, lb, data, parent)
+        store.insert(conn, obj)
+        return obj
+
+
+def _single(rdef: res.OctaviaResource, *dropped: str) -> res.OctaviaResource:
+    """The resource as a single-call create nests it: without the reference
+    to its parent, which the nesting gives."""
+    return dataclasses.replace(rdef, fields=tuple(f for f in rdef.fields
+                                                  if f.name not in dropped))
+
+
+def _obj(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise faults.InvalidInput(where, raw, "Value should be an object")
+    return raw

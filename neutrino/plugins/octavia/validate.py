@@ -26,11 +26,13 @@ def body_of(raw: Any, key: str) -> dict[str, Any]:
 
 
 def check(rdef: res.OctaviaResource, data: dict[str, Any], creating: bool,
-          where: str | None = None) -> dict[str, Any]:
+          where: str | None = None, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """The body's attributes, checked and converted; on create with the
-    defaults of those left out."""
+    defaults of those left out. ``extra`` names nested objects a
+    single-call create also accepts (passed on unchecked)."""
     where = where or rdef.singular
     allowed = {f.name: f for f in rdef.fields if (f.post if creating else f.put)}
+    allowed.update({name: res.Field(name, "object") for name in extra})
     unknown = [k for k in data if k not in allowed]
     if unknown:
         raise faults.UnknownAttribute(where, unknown)
@@ -76,7 +78,8 @@ def convert(fld: res.Field, value: Any) -> Any:
         return _uuid(name, value)
     if kind == "ip":
         try:
-            return str(ipaddress.ip_address(str(value)))
+            ipaddress.ip_address(str(value))
+            return str(value)  # kept as written, as Octavia keeps it
         except ValueError:
             raise faults.InvalidInput(name, value, "Value should be IPv4 or IPv6 format") from None
     if kind == "uuid_list":

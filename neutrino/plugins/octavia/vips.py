@@ -83,19 +83,22 @@ class Vips:
                 raise faults.Validation(detail=f"No VIP address found on port {port_id}.")
             return {"vip_port_id": port_id, "vip_network_id": port["network_id"],
                     "vip_subnet_id": chosen[0]["subnet_id"],
-                    "vip_address": chosen[0]["ip_address"], "made": False}
+                    "vip_address": chosen[0]["ip_address"], "made": False,
+                    "project_id": port.get("project_id")}
         if subnet_id:
             subnet = self._get(ctx, "subnets", subnet_id, "Subnet")
             if net_id and subnet["network_id"] != net_id:
                 raise faults.Validation(detail="Subnet {} is not on network {}.".format(
                     subnet_id, net_id))
             net_id = subnet["network_id"]
+            owner = subnet.get("project_id")
             if address and ipaddress.ip_address(address) not in \
                     ipaddress.ip_network(subnet["cidr"]):
                 raise faults.Validation(detail=f"VIP address {address} is not on subnet "
                                         f"{subnet_id}.")
         else:
             network = self._get(ctx, "networks", net_id, "Network")
+            owner = network.get("project_id")
             subnets = [self.core.get(Context.admin(), "subnets", s)
                        for s in network.get("subnets") or []]
             if not subnets:
@@ -111,17 +114,47 @@ class Vips:
                 v4 = [s for s in subnets if s["ip_version"] == 4]
                 subnet_id = (v4 or subnets)[0]["id"]
         return {"vip_port_id": None, "vip_network_id": net_id, "vip_subnet_id": subnet_id,
-                "vip_address": address, "made": True}
+                "vip_address": address, "made": True, "project_id": owner}
+
+    def additional(self, ctx: Context, vip: dict[str, Any], given: Any) -> list[dict[str, Any]]:
+        """``additional_vips``: more addresses of the VIP port, each on a
+        subnet of the VIP's network the caller sees."""
+        if not given:
+            return []
+        if not isinstance(given, list) or not all(isinstance(x, dict) for x in given):
+            raise faults.InvalidInput("additional_vips", given, "Value should be a list of "
+                                      "objects")
+        if not vip["made"]:
+            raise faults.Validation(detail="additional_vips need the VIP port to be made "
+                                    "from a subnet or network, not given.")
+        out = []
+        for item in given:
+            unknown = [k for k in item if k not in ("subnet_id", "ip_address")]
+            if unknown or not item.get("subnet_id"):
+                raise faults.InvalidInput("additional_vips", given,
+                                          "Each needs a subnet_id and may have an ip_address")
+            subnet = self._get(ctx, "subnets", str(item["subnet_id"]), "Subnet")
+            if subnet["network_id"] != vip["vip_network_id"]:
+                raise faults.Validation(detail="All VIP subnets must belong to the same "
+                                        "network.")
+            address = item.get("ip_address")
+            if address is not None:
+                ipaddress.ip_address(str(address))
+            out.append({"subnet_id": subnet["id"], "ip_address": address})
+        return out
 
     def make_port(self, lb_id: str, project_id: str, vip: dict[str, Any],
-                  sg_ids: list[str] | None) -> dict[str, Any]:
+                  sg_ids: list[str] | None,
+                  extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         fixed: dict[str, Any] = {"subnet_id": vip["vip_subnet_id"]}
         if vip.get("vip_address"):
             fixed["ip_address"] = vip["vip_address"]
+        more = [{k: v for k, v in x.items() if v is not None} for x in extra or []]
         item: dict[str, Any] = {
             "project_id": project_id, "network_id": vip["vip_network_id"],
             "name": f"octavia-lb-{lb_id}", "admin_state_up": True,
-            "device_id": f"lb-{lb_id}", "device_owner": DEVICE_OWNER, "fixed_ips": [fixed]}
+            "device_id": f"lb-{lb_id}", "device_owner": DEVICE_OWNER,
+            "fixed_ips": [fixed, *more]}
         if sg_ids:
             item["security_groups"] = sg_ids
         try:
