@@ -273,3 +273,9 @@ def test_what_haproxy_cannot_do_is_refused(change: Any, message: str) -> None:
     assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) is None
     change(data)
     assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) == message
+
+
+def test_a_listener_binds_the_additional_vips_too() -> None:
+    data = g.graph(additional_vips=[{"subnet_id": "s6", "ip_address": "2001:db8::10"}])
+    front = section(render(data), f"frontend {g.LISTENER}")
+    assert "bind 10.0.0.10:80" in front and "bind [2001:db8::10]:80" in front

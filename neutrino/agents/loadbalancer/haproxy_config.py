@@ -133,8 +133,8 @@ def _frontend(lb: LoadBalancer, listener: Listener, pools: dict[str, Pool],
     mode = _mode(listener.protocol)
     out = [f"frontend {listener.id}",
            f"    maxconn {_maxconn(listener)}",
-           f"    bind {_address(lb.vip.address)}:{listener.protocol_port}"
-           f"{_bind_tls(listener, files)}",
+           *(f"    bind {_address(a)}:{listener.protocol_port}{_bind_tls(listener, files)}"
+             for a in _vip_addresses(lb)),
            f"    mode {mode}",
            f"    timeout client {listener.timeout_client_data}"]
     if listener.allowed_cidrs:
@@ -156,6 +156,12 @@ def _frontend(lb: LoadBalancer, listener: Listener, pools: dict[str, Pool],
         out.append(f"    default_backend {backend_name(listener.default_pool_id, listener.id)}")
     out.append("")
     return out
+
+
+def _vip_addresses(lb: LoadBalancer) -> list[str]:
+    """The VIP and its additional addresses (more fixed IPs of the VIP port)."""
+    extra = [v.get("ip_address") for v in lb.additional_vips]
+    return list(dict.fromkeys([lb.vip.address, *(a for a in extra if a)]))
 
 
 def _address(address: str) -> str:
