@@ -238,3 +238,29 @@ def test_a_failover_rebuilds_on_the_agent(cloud: Cloud, owner: Client, admin: Cl
     _active(owner, f"{LB}/loadbalancers/{lb['id']}", "loadbalancer")
     log = [op for op, i in cloud.lb_host.log if i == lb["id"]]
     assert log[-2:] == ["teardown", "build"]
+
+
+def _ingress(neutron: Client, group_id: str) -> set[tuple[Any, ...]]:
+    rules = neutron.get(f"/v2.0/security-group-rules?security_group_id={group_id}"
+                        "&direction=ingress")[1]["security_group_rules"]
+    return {(r["protocol"], r["port_range_min"], r["remote_ip_prefix"]) for r in rules}
+
+
+def test_the_vip_gets_a_security_group_opening_the_listeners_ports(cloud: Cloud,
+                                                                   owner: Client) -> None:
+    lb = _lb(owner)
+    neutron = Client(cloud.server.url, roles="admin")
+    _create(owner, "listeners", "listener", {
+        "protocol": "HTTP", "protocol_port": 80, "loadbalancer_id": lb["id"]}, lb["id"])
+    _create(owner, "listeners", "listener", {
+        "protocol": "TCP", "protocol_port": 5432, "loadbalancer_id": lb["id"],
+        "allowed_cidrs": ["192.0.2.0/24"]}, lb["id"])
+    groups = neutron.get(f"/v2.0/security-groups?name=lb-{lb['id']}")[1]["security_groups"]
+    assert len(groups) == 1 and groups[0]["project_id"] == lb["project_id"]
+    group_id = groups[0]["id"]
+    assert _ingress(neutron, group_id) == {("tcp", 80, None), ("tcp", 5432, "192.0.2.0/24")}
+    port = neutron.get(f"/v2.0/ports/{lb['vip_port_id']}")[1]["port"]
+    assert port["security_groups"] == [group_id]
+    status, body = owner.delete(f"{LB}/loadbalancers/{lb['id']}?cascade=true")
+    assert status == 204, body
+    assert wait_for(lambda: neutron.get(f"/v2.0/security-groups/{group_id}")[0] == 404, 30)

@@ -129,6 +129,20 @@ class Reporter(papi.StatusReporter):
         return [lb for lb in self.lbs.values() if lb.provider == provider]
 
 
+class Security:
+    """The VIP's security group, recorded (the API tests check the real one)."""
+
+    def __init__(self) -> None:
+        self.synced: list[tuple[str, list[str]]] = []
+        self.removed: list[str] = []
+
+    def sync(self, lb: LoadBalancer, ports: list[str]) -> None:
+        self.synced.append((lb.id, ports))
+
+    def remove(self, lb: LoadBalancer) -> None:
+        self.removed.append(lb.id)
+
+
 @pytest.fixture
 def reporter() -> Reporter:
     return Reporter(Db())
@@ -139,6 +153,7 @@ def provider(reporter: Reporter, store: Path | None = None) -> HaproxyProvider:
     conf([], project="neutrino-test")
     conf.register_opt(cfg.IntOpt("agent_down_time", default=75))
     p = HaproxyProvider(conf, reporter)
+    p._security = Security()  # type: ignore[assignment]
     conf.set_override("storage_path", str(store or "/nonexistent"), "certificates")
     p.certs = type(p.certs)(str(store or "/nonexistent"))
     return p

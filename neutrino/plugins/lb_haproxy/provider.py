@@ -25,6 +25,7 @@ from neutrino.conf import lb_haproxy as lb_conf
 from neutrino.context import Context
 from neutrino.plugins.lb_haproxy import hosting, vrrp
 from neutrino.plugins.lb_haproxy.certificates import CertificateError, CertStore
+from neutrino.plugins.lb_haproxy.vip_security import VipSecurity
 from neutrino.plugins.octavia import faults
 from neutrino.plugins.octavia import provider_api as papi
 from neutrino.resources import lb_haproxy
@@ -49,6 +50,13 @@ class HaproxyProvider(papi.ProviderDriver):
         super().__init__(conf, reporter)
         lb_conf.register(conf)
         self.certs = CertStore(conf.certificates.storage_path)
+        self._security: VipSecurity | None = None
+
+    @property
+    def security(self) -> VipSecurity:
+        if self._security is None:
+            self._security = VipSecurity(self.core, self.db)
+        return self._security
 
     # -- what the Octavia plugin gives ------------------------------------------
 
@@ -183,8 +191,22 @@ class HaproxyProvider(papi.ProviderDriver):
                                            for s in papi.pending_statuses(lb)
                                            if s.provisioning_status != DELETED])
             return
+        self._secure(lb)
         for host in hosts:
             self._cast(host, method, lb.id)
+
+    def _secure(self, lb: LoadBalancer) -> None:
+        """The VIP's security group in step with the listeners (a failure is
+        logged: the load balancer is realised all the same)."""
+        if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
+            with self.db.reader() as conn:
+                ports = [p.id for p in vrrp.ports(conn, lb.id)]
+        else:
+            ports = [lb.vip.port_id]
+        try:
+            self.security.sync(lb, ports)
+        except Exception:  # noqa: BLE001 - clients may be refused until the next change
+            LOG.exception("load balancer %s: its security group is not in step", lb.id)
 
     # -- changes ----------------------------------------------------------------
 
@@ -277,7 +299,8 @@ class HaproxyProvider(papi.ProviderDriver):
         gives its VIP port's binding back (a port the API made goes with it)."""
         gone = [s.id for s in statuses
                 if s.kind == papi.LOADBALANCERS and s.provisioning_status == DELETED]
-        ports = [lb.vip.port_id for lb in (self.reporter.graph(i) for i in gone) if lb]
+        graphs = [lb for lb in (self.reporter.graph(i) for i in gone) if lb]
+        ports = [lb.vip.port_id for lb in graphs]
         with self.db.reader() as conn:
             pairs = [p.id for i in gone for p in vrrp.ports(conn, i)]
         self.reporter.update_statuses(statuses)
@@ -291,6 +314,11 @@ class HaproxyProvider(papi.ProviderDriver):
                 self.core.delete(Context.admin(), "ports", port_id)
             except Exception:  # noqa: BLE001 - already gone
                 pass
+        for lb in graphs:
+            try:
+                self.security.remove(lb)
+            except Exception:  # noqa: BLE001 - a group left behind harms no one
+                LOG.exception("load balancer %s: its security group stays", lb.id)
 
     # -- the RPC process ----------------------------------------------------------
 
