@@ -20,6 +20,7 @@ from oslo_config import cfg
 
 from neutrino.conf.agents import l3 as l3_conf
 from neutrino.conf.agents import linuxbridge as linuxbridge_conf
+from neutrino.conf.agents import loadbalancer as loadbalancer_conf
 from neutrino.conf.agents import metering as metering_conf
 from neutrino.conf.agents import ovs as ovs_conf
 
@@ -40,6 +41,18 @@ def l3_agent(conf: cfg.ConfigOpts, owned_namespaces: Path | None = None) -> Any:
     l3_conf.register(conf)
     namespaces = None if owned_namespaces is None else linux.OwnRouterNamespaces(owned_namespaces)
     return agent.L3Agent(conf, interface.load(conf), namespaces=namespaces)
+
+
+def _loadbalancer(conf: cfg.ConfigOpts) -> Any:
+    # deferred: only the process running this agent loads it (module docstring)
+    from neutrino.agents import interface
+    from neutrino.agents.loadbalancer.agent import LoadBalancerAgent
+    from neutrino.agents.loadbalancer.linux import LinuxLbHost
+    from neutrino.agents.loadbalancer.rpc import LoadBalancerPluginApi
+    loadbalancer_conf.register(conf)
+    lb_host = LinuxLbHost(conf.haproxy.loadbalancer_state_path, interface.load(conf),
+                          conf.haproxy.send_gratuitous_arp)
+    return LoadBalancerAgent(conf, LoadBalancerPluginApi(conf, conf.host), lb_host)
 
 
 def _metering(conf: cfg.ConfigOpts) -> Any:
@@ -91,8 +104,9 @@ def _linuxbridge(conf: cfg.ConfigOpts) -> Any:
     return _UntilStopped(agent.LinuxBridgeAgent(conf))
 
 
-AGENTS = {"bgp": _bgp, "dhcp": _dhcp, "l3": l3_agent, "linuxbridge": _linuxbridge, "metadata": _metadata,
-          "metering": _metering, "ovs": _ovs}
+AGENTS = {"bgp": _bgp, "dhcp": _dhcp, "l3": l3_agent, "linuxbridge": _linuxbridge,
+          "loadbalancer": _loadbalancer, "metadata": _metadata, "metering": _metering,
+          "ovs": _ovs}
 
 
 class Foreground:

@@ -4,8 +4,8 @@ Each agent gets its own configuration object read from the server's files,
 as a separate ``neutrino agent <kind>`` process would, so agents register
 their options without meeting each other's. They are built and stopped
 exactly as that command does (``neutrino.agents.launch``). Stopping also
-removes what the DHCP and L3 agents made on the host (qdhcp-/qrouter-
-namespaces, dnsmasq, their devices), since the private switch those devices
+removes what the DHCP, L3 and load-balancer agents made on the host
+(qdhcp-/qrouter-/qlbaas- namespaces, dnsmasq, haproxy, their devices), since the private switch those devices
 hang on goes away with the all-in-one; the next start rebuilds them from
 the database.
 """
@@ -61,6 +61,9 @@ class LocalAgent:
                     if inner.vpn is not None:  # its charon, before its namespace
                         inner.vpn.router_removed(router_id)
                     inner.routers.remove(router_id)
+            elif self.kind == "loadbalancer":
+                for lb_id in list(inner.lb_host.observe()):
+                    inner.lb_host.teardown(lb_id, None)
         except Exception:  # noqa: BLE001 - the next start's full sync cleans up
             LOG.exception("%s agent: removing its namespaces failed", self.kind)
 

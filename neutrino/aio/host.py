@@ -25,7 +25,11 @@ OVS_TOOLS = (("ovsdb-tool", "openvswitch-switch"), ("ovsdb-server", "openvswitch
              ("ovs-ofctl", "openvswitch-switch"), ("ip", "iproute2"),
              ("nsenter", "util-linux"))
 AGENTS = ("ovs", "dhcp", "l3")
-TITLES = {"ovs": "OVS agent", "dhcp": "DHCP agent", "l3": "L3 agent"}
+# run only when the configuration asks for their service: the load-balancer
+# agent when the Octavia API's haproxy provider is enabled
+OPTIONAL_AGENTS = ("loadbalancer",)
+TITLES = {"ovs": "OVS agent", "dhcp": "DHCP agent", "l3": "L3 agent",
+          "loadbalancer": "load-balancer agent"}
 
 
 def _missing_tool(tools: tuple[tuple[str, str], ...]) -> str | None:
@@ -40,12 +44,13 @@ def skipped_agents(euid: int | None = None) -> dict[str, str]:
     euid = os.geteuid() if euid is None else euid
     if euid != 0:
         return {kind: "not running as root (namespaces and Open vSwitch need it)"
-                for kind in AGENTS}
+                for kind in AGENTS + OPTIONAL_AGENTS}
     ovs = _missing_tool(OVS_TOOLS) or (None if Path(OVS_SCHEMA).exists()
                                       else f"{OVS_SCHEMA} missing")
     if ovs:
         return {"ovs": ovs, "dhcp": f"needs Open vSwitch ({ovs})",
-                "l3": f"needs Open vSwitch ({ovs})"}
+                "l3": f"needs Open vSwitch ({ovs})",
+                "loadbalancer": f"needs Open vSwitch ({ovs})"}
     out = {}
     dnsmasq = _missing_tool((("dnsmasq", "dnsmasq-base"),))
     if dnsmasq:
@@ -53,6 +58,9 @@ def skipped_agents(euid: int | None = None) -> dict[str, str]:
     nft = _missing_tool((("nft", "nftables"),))
     if nft:
         out["l3"] = nft
+    haproxy = _missing_tool((("haproxy", "haproxy"), ("keepalived", "keepalived")))
+    if haproxy:
+        out["loadbalancer"] = haproxy
     return out
 
 

@@ -85,13 +85,24 @@ def _route_from_host(route: host_route.HostRoute) -> host_route.HostRoute | None
     return route
 
 
+def _asked_for(conf: cfg.ConfigOpts, kind: str) -> bool:
+    """Whether the configuration uses an optional agent's service."""
+    if kind != "loadbalancer":
+        return False
+    try:
+        return "haproxy" in (conf.octavia.enabled_provider_drivers or {})
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+        return False
+
+
 def _start_agents(conf: cfg.ConfigOpts) -> tuple[host.LocalSwitch | None, LocalAgents | None]:
     """The switch and the agents this host can run; one line per agent skipped."""
     skipped = host.skipped_agents()
-    for kind in host.AGENTS:
+    wanted = [*host.AGENTS, *(k for k in host.OPTIONAL_AGENTS if _asked_for(conf, k))]
+    for kind in wanted:
         if kind in skipped:
             say(f"{host.TITLES[kind]} skipped: {skipped[kind]}")
-    kinds = [k for k in host.AGENTS if k not in skipped]
+    kinds = [k for k in wanted if k not in skipped]
     if not kinds:
         return None, None
     make_conf = agent_conf_factory(conf)

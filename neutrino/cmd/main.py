@@ -20,8 +20,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current"])
     agent = sub.add_parser("agent", help="run an agent of this host", add_help=False)
-    agent.add_argument("kind", choices=["bgp", "dhcp", "l3", "linuxbridge", "metadata", "metering",
-                                        "ovs"])
+    agent.add_argument("kind", choices=["bgp", "dhcp", "l3", "linuxbridge", "loadbalancer",
+                                        "metadata", "metering", "ovs"])
     return parser.parse_known_args(argv)
 
 

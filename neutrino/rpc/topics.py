@@ -14,6 +14,9 @@ METERING_PLUGIN = "metering_plugin"  # metering agents -> server
 METERING_AGENT = "metering_agent"  # server -> metering agents (casts to a host)
 BGP_PLUGIN = "q-bgp-plugin"  # BGP DR agents -> server
 BGP_DRAGENT = "bgp_dragent"  # server -> BGP DR agents (casts to a host)
+# the haproxy load-balancer provider and its agents (upstream LBaaS v2's topics)
+LOADBALANCER_PLUGIN = "n-lbaasv2-plugin"  # load-balancer agents -> server
+LOADBALANCER_AGENT = "lbaasv2_agent"  # server -> load-balancer agents (casts to a host)
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
 

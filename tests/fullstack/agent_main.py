@@ -13,7 +13,8 @@ solves the same problem by renaming namespaces.
 An HA router lives on several emulated hosts at once, and each wants its
 own ``qrouter-<id>`` (a distributed router its ``fip-`` and ``snat-`` ones
 too): with ``NEUTRINO_NS_SUFFIX`` set, this host's router namespaces are
-``qrouter-<id>@<suffix>`` (as upstream's fullstack does).
+``qrouter-<id>@<suffix>`` (as upstream's fullstack does); so are an
+ACTIVE_STANDBY load balancer's ``qlbaas-<id>``.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any
 
 from neutrino.agents import launch
 from neutrino.agents.l3 import model, router
+from neutrino.agents.loadbalancer import plan as lb_plan
 from neutrino.cmd.main import main
 
 
@@ -38,6 +40,12 @@ def _suffix_namespaces(suffix: str) -> None:
 
     model.namespace_name = namespace_name  # type: ignore[assignment]
     router.RouterManager.stale_router_ids = stale_router_ids  # type: ignore[method-assign]
+    lb_namespace = lb_plan.namespace
+
+    def lb_namespace_name(lb_id: str) -> str:
+        return f"{lb_namespace(lb_id)}@{suffix}"
+
+    lb_plan.namespace = lb_namespace_name  # type: ignore[assignment]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""What haproxy's statistics say about a load balancer (pure).
+
+haproxy answers ``show stat`` on its stats socket with one CSV row per
+frontend (a listener), backend (a pool for one listener) and server (a
+member). From them come the operating statuses Octavia's health manager
+reports, worked out as it does: a member ONLINE while its checks pass,
+ERROR once they fail, NO_MONITOR without a monitor, DRAINING at weight 0
+or drained, OFFLINE when disabled; a pool ERROR when no member answers and
+DEGRADED when some do not; a listener ONLINE while it accepts and DEGRADED
+once full; the load balancer DEGRADED when any of its listeners or pools
+is not ONLINE. Anything administratively down is OFFLINE. And the
+listeners' counters, which the API sums into the load balancer's.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from neutrino.resources.lb_graph import (
+    DEGRADED,
+    DRAINING,
+    ERROR,
+    NO_MONITOR,
+    OFFLINE,
+    ONLINE,
+    LoadBalancer,
+    Pool,
+)
+from neutrino.resources.lb_haproxy import live
+
+# the kinds of object a status report names (the provider interface's keys)
+LOADBALANCERS, LISTENERS, POOLS, MEMBERS = "loadbalancers", "listeners", "pools", "members"
+HEALTHMONITORS, L7POLICIES, L7RULES = "healthmonitors", "l7policies", "l7rules"
+_RANK = {ONLINE: 0, NO_MONITOR: 0, DRAINING: 1, OFFLINE: 1, DEGRADED: 2, ERROR: 3}
+
+
+def parse_stat(text: str) -> list[dict[str, str]]:
+    """``show stat`` output (CSV under a ``# `` header) as rows."""
+    text = text.lstrip()
+    if text.startswith("# "):
+        text = text[2:]
+    return [dict(row) for row in csv.DictReader(io.StringIO(text)) if row.get("pxname")]
+
+
+def member_status(row: dict[str, str] | None, monitored: bool) -> str:
+    if row is None:
+        return OFFLINE
+    status = row.get("status", "").split(" ")[0]
+    if status == "MAINT" or status.startswith("MAINT"):
+        return OFFLINE
+    if status == "DRAIN" or (status == "UP" and row.get("weight") == "0"):
+        return DRAINING
+    if status == "no" or not monitored:  # "no check"
+        return NO_MONITOR
+    if status in ("UP", "NOLB"):
+        return ONLINE
+    return ERROR
+
+
+def _worst(statuses: list[str], default: str = ONLINE) -> str:
+    return max(statuses, key=lambda s: _RANK.get(s, 0)) if statuses else default
+
+
+def statuses(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each object's operating status as ``{"kind", "id", "operating_status"}``."""
+    frontends = {r["pxname"]: r for r in rows if r.get("svname") == "FRONTEND"}
+    backends = {r["pxname"]: r for r in rows if r.get("svname") == "BACKEND"}
+    servers: dict[tuple[str, str], dict[str, str]] = {
+        (r["pxname"], r["svname"]): r for r in rows
+        if r.get("svname") not in ("FRONTEND", "BACKEND")}
+    out: list[dict[str, str]] = []
+
+    def add(kind: str, oid: str, status: str) -> None:
+        out.append({"kind": kind, "id": oid, "operating_status": status})
+
+    listener_states: list[str] = []
+    for listener in live(lb.listeners):
+        row = frontends.get(listener.id)
+        if not (listener.admin_state_up and lb.admin_state_up) or row is None:
+            state = OFFLINE
+        else:
+            state = {"OPEN": ONLINE, "FULL": DEGRADED}.get(row.get("status", ""), OFFLINE)
+        listener_states.append(state)
+        add(LISTENERS, listener.id, state)
+        for policy in live(listener.l7policies):
+            add(L7POLICIES, policy.id, ONLINE if policy.admin_state_up else OFFLINE)
+            for rule in live(policy.rules):
+                add(L7RULES, rule.id, ONLINE if rule.admin_state_up else OFFLINE)
+    pool_states = [s for s in (_pool(lb, pool, backends, servers, add)
+                               for pool in live(lb.pools)) if s is not None]
+    if not lb.admin_state_up:
+        lb_state = OFFLINE
+    else:
+        worst = _worst(listener_states + pool_states)
+        lb_state = ONLINE if _RANK.get(worst, 0) < _RANK[DEGRADED] else DEGRADED
+    add(LOADBALANCERS, lb.id, lb_state)
+    return out
+
+
+def _pool(lb: LoadBalancer, pool: Pool, backends: dict[str, dict[str, str]],
+          servers: dict[tuple[str, str], dict[str, str]], add: Any) -> str | None:
+    """Report the pool, its members and monitor; the pool's status (None
+    when no listener uses it: nothing observes it)."""
+    hm = pool.healthmonitor
+    if hm is not None and hm.provisioning_status != "PENDING_DELETE":
+        add(HEALTHMONITORS, hm.id, ONLINE if hm.admin_state_up else OFFLINE)
+    monitored = hm is not None and hm.admin_state_up and hm.provisioning_status != "PENDING_DELETE"
+    names = [n for n in backends if n.startswith(f"{pool.id}:")]
+    if not (pool.admin_state_up and lb.admin_state_up):
+        for member in live(pool.members):
+            add(MEMBERS, member.id, OFFLINE)
+        add(POOLS, pool.id, OFFLINE)
+        return OFFLINE
+    member_states = []
+    for member in live(pool.members):
+        rows = [servers[(n, member.id)] for n in names if (n, member.id) in servers]
+        if not member.admin_state_up:
+            state = OFFLINE
+        elif not rows:
+            state = NO_MONITOR if not monitored else OFFLINE
+        else:
+            state = _worst([member_status(r, monitored) for r in rows])
+        member_states.append(state)
+        add(MEMBERS, member.id, state)
+    if not names:
+        return None
+    down = [backends[n].get("status") == "DOWN" for n in names]
+    if any(down):
+        state = ERROR
+    elif ERROR in member_states:
+        state = DEGRADED
+    else:
+        state = ONLINE
+    add(POOLS, pool.id, state)
+    return state
+
+
+def listener_stats(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Each listener's counters since its haproxy started, from its frontend."""
+    frontends = {r["pxname"]: r for r in rows if r.get("svname") == "FRONTEND"}
+    out = []
+    for listener in live(lb.listeners):
+        row = frontends.get(listener.id, {})
+        out.append({"listener_id": listener.id,
+                    "bytes_in": _int(row.get("bin")),
+                    "bytes_out": _int(row.get("bout")),
+                    "active_connections": _int(row.get("scur")),
+                    "total_connections": _int(row.get("stot")),
+                    "request_errors": _int(row.get("ereq"))})
+    return out
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or 0)
+    except ValueError:
+        return 0
+
