@@ -1,6 +1,3 @@
-"""A real browser for the topology page's tests: Debian's headless
-``chromium`` driven through ``chromium-driver`` by selenium. A machine
-without them fails these tests (``make system-deps`` installs them)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,24 +5,11 @@ from typing import Iterator
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-# Screenshots the tests take, kept after the run (ignored by git).
-ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artefacts"
+from tests.browser import chromium
 
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[webdriver.Chrome]:
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1900,1000", f"--user-data-dir={tmp_path / 'chromium'}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    try:
+    with chromium(tmp_path / "chromium") as driver:
         yield driver
-    finally:
-        driver.quit()

@@ -13,10 +13,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
+from tests.browser import ARTEFACTS
 from tests.conftest import Client, Server
 from tests.rpc.bus import OvsAgent, agent_conf, bus
 from tests.rpc.conftest import fresh_vhost
-from tests.topology.conftest import ARTEFACTS
 from tests.waiting import until
 
 HOST = "topo-host-1"
