@@ -13,13 +13,16 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 
+from neutrino.agents.base import Agent
 from tests.browser import ARTEFACTS
 from tests.conftest import Client, Server
+from tests.dhcp._agents import DhcpAgent
 from tests.rpc.bus import OvsAgent, agent_conf, bus
 from tests.rpc.conftest import fresh_vhost
 from tests.waiting import until
 
 HOST = "topo-host-1"
+NETWORK_HOST = "topo-network-node"
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +52,45 @@ def agent(srv: Server, vhost: str, tmp_path_factory: pytest.TempPathFactory) -> 
         yield reporting
     finally:
         reporting.stop()
+
+
+class L3Agent(Agent):
+    """An L3 agent as the server sees it: it reports state, so routers are
+    scheduled to it."""
+    agent_type = "L3 agent"
+    binary = "neutron-l3-agent"
+    topic = "l3_agent"
+
+    def configurations(self) -> dict[str, Any]:
+        return {"agent_mode": "legacy"}
+
+
+@pytest.fixture(scope="module")
+def network_node(srv: Server, vhost: str,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Agent, Agent]]:
+    """A DHCP and an L3 agent reporting from ``NETWORK_HOST``."""
+    tmp = tmp_path_factory.mktemp("network-node")
+    dhcp = DhcpAgent(tmp, vhost, host=NETWORK_HOST, report_interval=1).start()
+    l3 = L3Agent(agent_conf(tmp, vhost, NETWORK_HOST, "[AGENT]\nreport_interval = 1\n"))
+    l3.register()
+    l3.start_reporting()
+    try:
+        yield dhcp, l3
+    finally:
+        l3.stop()
+        dhcp.stop()
+
+
+def served_by(admin: Client, agent_type: str, what: str, oid: str) -> str:
+    """The id of ``NETWORK_HOST``'s agent of ``agent_type``, once it serves
+    ``oid`` (scheduled by the server, or else asked to by the admin)."""
+    agent = admin.get(f"/v2.0/agents?host={NETWORK_HOST}&agent_type={agent_type}")[1]["agents"][0]
+    path = f"/v2.0/agents/{agent['id']}/{what}"
+    key = what.split("-")[1]
+    if oid not in {o["id"] for o in admin.get(path)[1][key]}:
+        body = {"network_id": oid} if key == "networks" else {"router_id": oid}
+        assert admin.post(path, body)[0] in (201, 200)
+    return str(agent["id"])
 
 
 def node(browser: WebDriver, kind: str, oid: str) -> WebElement | None:
@@ -91,9 +133,11 @@ def test_the_page_and_its_assets_come_from_the_package(srv: Server) -> None:
 
 
 def test_resources_created_through_the_api_appear_live_with_their_neighbours(
-        srv: Server, agent: OvsAgent, browser: WebDriver) -> None:
+        srv: Server, agent: OvsAgent, network_node: tuple[Agent, Agent],
+        browser: WebDriver) -> None:
     admin = Client(srv.url)
     until(lambda: admin.get(f"/v2.0/agents?host={HOST}")[1]["agents"])
+    until(lambda: len(admin.get(f"/v2.0/agents?host={NETWORK_HOST}")[1]["agents"]) == 2)
     browser.get(srv.url + "/topology")
     until(lambda: browser.find_element(By.ID, "status").get_attribute("data-state") == "ok")
     # Set once: a reload of the page would forget it.
@@ -139,6 +183,12 @@ def test_resources_created_through_the_api_appear_live_with_their_neighbours(
     assert edge(browser, f"port:{vm['id']}", f"host:{HOST}")
     assert edge(browser, f"port:{vm['id']}", f"security_group:{group['id']}")
     assert edge(browser, f"agent:{ovs['id']}", f"host:{HOST}")
+    # The agents that serve the network and the router.
+    dhcp_id = served_by(admin, "DHCP agent", "dhcp-networks", net["id"])
+    l3_id = served_by(admin, "L3 agent", "l3-routers", router["id"])
+    assert until(lambda: edge(browser, f"agent:{dhcp_id}", f"network:{net['id']}"))
+    assert until(lambda: edge(browser, f"agent:{l3_id}", f"router:{router['id']}"))
+    assert edge(browser, f"agent:{l3_id}", f"host:{NETWORK_HOST}")
 
     # The panel: the port's attributes and links to its neighbours.
     vm_node.click()

@@ -48,6 +48,19 @@
     return (await resp.json())[key] || [];
   }
 
+  // What each DHCP and L3 agent serves, as the agent schedulers' API lists
+  // it: [agent id, "network" | "router", object id].
+  const SERVES = {"DHCP agent": ["dhcp-networks", "networks", "network"],
+    "L3 agent": ["l3-routers", "routers", "router"]};
+  async function served(agents) {
+    const asks = agents.filter(a => SERVES[a.agent_type]).map(async a => {
+      const [path, key, kind] = SERVES[a.agent_type];
+      const objs = await list(`/v2.0/agents/${a.id}/${path}`, key);
+      return objs.map(o => [a.id, kind, o.id]);
+    });
+    return (await Promise.all(asks)).flat();
+  }
+
   function short(id) { return String(id || "").slice(0, 8); }
 
   function build(data) {
@@ -116,6 +129,7 @@
       if (f.router_id) edge(me, "router:" + f.router_id, "floating");
     }
     for (const a of data.agents) edge("agent:" + a.id, "host:" + a.host);
+    for (const [agent, kind, id] of data.served) edge("agent:" + agent, kind + ":" + id, "serves");
     return {nodes, edges};
   }
 
@@ -312,6 +326,7 @@
     try {
       const lists = await Promise.all(SOURCES.map(([key, path]) => list(path, key)));
       const data = Object.fromEntries(SOURCES.map(([key], i) => [key, lists[i]]));
+      data.served = await served(data.agents);
       const next = build(data);
       const sig = JSON.stringify([[...next.nodes.values()].map(n => [n.key, n.obj]), next.edges]);
       model = next;
