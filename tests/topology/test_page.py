@@ -124,6 +124,8 @@ def test_the_page_and_its_assets_come_from_the_package(srv: Server) -> None:
     page = requests.get(srv.url + "/topology", timeout=10)
     assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html")
     assert 'data-poll-ms="1000"' in page.text and "/topology/topology.js" in page.text
+    # Its own script and this server only: a token it holds goes nowhere else.
+    assert page.headers["Content-Security-Policy"].startswith("default-src 'self'")
     script = requests.get(srv.url + "/topology/topology.js", timeout=10)
     assert script.status_code == 200 and "javascript" in script.headers["Content-Type"]
     missing = requests.get(srv.url + "/topology/../etc/passwd", timeout=10)
