@@ -225,8 +225,11 @@ def test_a_member_sees_only_what_the_api_lists_for_their_project(
         srv: Server, browser: WebDriver) -> None:
     mine = created(Client(srv.url, "topo-p1"), "networks", {"network": {"name": "topo-mine"}})
     theirs = created(Client(srv.url, "topo-p2"), "networks", {"network": {"name": "topo-theirs"}})
-    browser.get(srv.url + "/topology?project=topo-p1&roles=member")
+    # A link to an object opens the page with its panel shown.
+    browser.get(srv.url + f"/topology?project=topo-p1&roles=member#network:{mine['id']}")
     shown(browser, "network", mine["id"])
+    assert until(lambda: browser.find_elements(
+        By.CSS_SELECTOR, '#attributes tr[data-attribute="name"] td + td'))[0].text == "topo-mine"
     assert node(browser, "network", theirs["id"]) is None
     # Agents and hosts are the admin's (the API's policy refuses them).
     assert browser.find_elements(By.CSS_SELECTOR, '#graph g.node[data-kind="agent"]') == []
