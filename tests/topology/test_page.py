@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 import pytest
 import requests
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
@@ -105,6 +106,15 @@ def shown(browser: WebDriver, kind: str, oid: str, timeout: float = 20) -> WebEl
 def edge(browser: WebDriver, a: str, b: str) -> bool:
     return bool(browser.find_elements(By.CSS_SELECTOR, f'path.edge[data-from="{a}"][data-to="{b}"]')
                 or browser.find_elements(By.CSS_SELECTOR, f'path.edge[data-from="{b}"][data-to="{a}"]'))
+
+
+def cell(browser: WebDriver, attribute: str) -> str | None:
+    """The panel's value of ``attribute``; None while the panel is redrawn."""
+    try:
+        return str(browser.find_element(
+            By.CSS_SELECTOR, f'#attributes tr[data-attribute="{attribute}"] td + td').text)
+    except (NoSuchElementException, StaleElementReferenceException):
+        return None
 
 
 def created(client: Client, plural: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -215,9 +225,12 @@ def test_resources_created_through_the_api_appear_live_with_their_neighbours(
     # A change and a deletion show without a reload.
     assert admin.put(f"/v2.0/networks/{net['id']}", {"network": {"name": "topo-renamed"}})[0] == 200
     until(lambda: "topo-renamed" in (node(browser, "network", net["id"]) or vm_node).text)
+    shown(browser, "floatingip", fip["id"]).click()
     assert admin.put(f"/v2.0/floatingips/{fip['id']}", {"floatingip": {"port_id": None}})[0] == 200
+    until(lambda: cell(browser, "port_id") == "")
     assert admin.delete(f"/v2.0/floatingips/{fip['id']}")[0] == 204
     until(lambda: node(browser, "floatingip", fip["id"]) is None)
+    assert browser.find_element(By.CSS_SELECTOR, "#panel .hint").text == "This object is gone."
     assert browser.execute_script("return window.notReloaded === true;")
 
 
