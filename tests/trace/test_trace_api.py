@@ -2,6 +2,9 @@
 packet, over real HTTP against resources made through the API."""
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from typing import Any, Iterator
 
@@ -170,3 +173,29 @@ def test_refusals_are_neutron_errors(server: Server, admin: Client,
         assert set(body["NeutronError"]) == {"type", "message", "detail"}
     status, body = admin.post("/v2.0/trace", [1])
     assert status == 400, body
+
+
+def _cli(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neutrino.cmd.main", "trace", "--url",
+                           server.url, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_cli_prints_the_hops_and_exits_with_the_verdict(
+        server: Server, admin: Client, lan: dict[str, Any]) -> None:
+    guarded = _made(admin, "security-groups", "security_group", name="tr-cli")
+    target = _port(admin, lan, security_groups=[guarded["id"]])
+    source = _port(admin, lan)
+    denied = _cli(server, "--port", source["id"], "--to", _ip(target), "--protocol", "tcp",
+                  "--dport", "443")
+    assert denied.returncode == 1, denied.stderr
+    assert "verdict: denied" in denied.stdout and "no ingress rule" in denied.stdout
+    assert "security_group_egress" in denied.stdout
+    _made(admin, "security-group-rules", "security_group_rule",
+          security_group_id=guarded["id"], direction="ingress", protocol="tcp",
+          port_range_min=443, port_range_max=443)
+    allowed = _cli(server, "--port", source["id"], "--to", _ip(target), "--protocol", "tcp",
+                   "--dport", "443", "--json")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["trace"]["verdict"] == "allowed"
+    refused = _cli(server, "--port", source["id"], "--to", "not-an-address")
+    assert refused.returncode == 2 and "400" in refused.stderr
