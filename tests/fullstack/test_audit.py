@@ -1,0 +1,99 @@
+"""Fullstack: ``neutrino audit`` finds what was changed on a host behind its
+OVS agent's back, and ``--repair`` makes the agent put it back.
+
+One emulated host with an OVS agent (``openvswitch`` firewall driver, so
+br-int holds many flows) and two instances on a VXLAN network. The host is
+broken by hand (flows deleted under the agent's cookie, a stray VIF port)
+and audited with the server's own configuration file.
+"""
+from __future__ import annotations
+
+import subprocess
+import uuid
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping
+from tests.waiting import wait_for
+
+pytestmark = needs_ovs()
+LOCAL_IP = "10.99.0.1"
+
+
+@pytest.fixture(scope="module")
+def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[tuple[Server, Client, Host, list[str]]]:
+    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost)
+    try:
+        admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
+        host = fabric.host("1")
+        cloud.add_phys_bridge(host)
+        cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IP,
+                                                         firewall_driver="openvswitch"))
+        assert wait_for(lambda: cloud.agent_alive(admin, host.hostname), 60)
+        net = cloud.network(admin, "au-net", "10.140.0.0/24")
+        vms = []
+        for suffix in ("a1", "a2"):
+            port = cloud.bound_port(admin, net, host.hostname)
+            vms.append((host.instance(suffix, port), port))
+            assert cloud.wait_active(admin, port["id"], 60)
+        assert ping(vms[0][0], vms[1][1]["fixed_ips"][0]["ip_address"])
+        yield server, admin, host, [ns for ns, _ in vms]
+    finally:
+        fabric.stop_processes()
+        server.stop()
+
+
+def _audit(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(server.command("audit", *args), capture_output=True, text=True,
+                          timeout=120, cwd=server.tmp)
+
+
+def _agent_cookie_table(host: Host) -> tuple[str, str]:
+    """A cookie and table of one of the agent's flows on br-int."""
+    for line in host.flows("br-int"):
+        fields = dict(part.split("=", 1) for part in line.replace(" ", ",").split(",")
+                      if "=" in part and not part.startswith("actions"))
+        if fields.get("cookie", "0x0") != "0x0" and "table" in fields:
+            return fields["cookie"], fields["table"]
+    raise AssertionError(host.flows("br-int"))
+
+
+def test_a_healthy_host_has_no_differences(env: Any) -> None:
+    server, *_ = env
+    result = _audit(server)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert "no differences" in result.stdout
+
+
+def test_deleted_flows_are_listed_and_repaired(env: Any) -> None:
+    server, _, host, vms = env
+    cookie, table = _agent_cookie_table(host)
+    before = len(host.flows("br-int"))
+    host.ofctl("del-flows", "br-int", f"cookie={cookie}/-1,table={table}")
+    assert len(host.flows("br-int")) < before
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"{host.hostname}: br-int holds" in found.stdout and "it programmed" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked" in repaired.stdout and "repaired: no differences" in repaired.stdout
+    assert len(host.flows("br-int")) >= before
+    assert _audit(server).returncode == 0
+
+
+def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
+    server, _, host, _ = env
+    stray = str(uuid.uuid4())
+    host.vsctl("add-port", "br-int", "austray", "--", "set", "interface", "austray",
+               "type=internal", f"external_ids:iface-id={stray}")
+    try:
+        found = _audit(server)
+        assert found.returncode == 1, (found.stdout, found.stderr)
+        assert f"br-int has a port for {stray}" in found.stdout
+    finally:
+        host.vsctl("--if-exists", "del-port", "br-int", "austray")
+    assert _audit(server).returncode == 0

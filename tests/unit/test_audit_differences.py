@@ -1,0 +1,49 @@
+"""``neutrino audit``'s comparison and the OVS agent's realised state, without hosts."""
+from __future__ import annotations
+
+from neutrino.agents.ovs import audit as agent_audit
+from neutrino.agents.ovs.flows import Flow
+from neutrino.agents.ovs.plan import Known, Wired
+from neutrino.agents.ovs.switch import VifPort
+from neutrino.cmd.audit import differences
+
+COOKIE = 0x5
+
+
+def _vif(pid: str, tag: int | None) -> VifPort:
+    return VifPort(f"tap{pid}", pid, "fa:16:3e:00:00:01", 3, tag)
+
+
+def _known() -> Known:
+    return Known(vlans={"net": 1}, wired={"p1": Wired(_vif("p1", 1), "net", True)},
+                 programmed={"br-int": frozenset({Flow(0, 1, "in_port=3", "drop"),
+                                                  Flow(0, 2, "", "NORMAL"),
+                                                  Flow(9, 1, "", "drop", cookie=7)})})
+
+
+def test_an_intact_host_reports_what_the_database_expects() -> None:
+    report = agent_audit.realised(_known(), {"p1": _vif("p1", 1)},
+                                  {"br-int": {COOKIE: 2, 7: 1}}, COOKIE)
+    assert report["flows"] == {"br-int": {"programmed": 2, "present": 2}}
+    assert differences("h", {"p1"}, report) == []
+
+
+def test_each_kind_of_drift_is_one_line() -> None:
+    report = agent_audit.realised(_known(), {"p1": _vif("p1", 9), "stray": _vif("stray", None)},
+                                  {"br-int": {COOKIE: 1}}, COOKIE)
+    lines = differences("h", {"p1", "p2"}, report)
+    assert lines == [
+        "h: port p2 is bound here but the agent has not wired it",
+        "h: port p1 is tagged 9 on the switch, the agent set local VLAN 1",
+        "h: br-int has a port for stray, which the agent has not wired "
+        "(a stray port, or one the server does not bind here)",
+        "h: br-int holds 1 flows under the agent's cookie, it programmed 2",
+    ]
+
+
+def test_a_port_gone_from_the_switch_and_a_silent_agent_are_differences() -> None:
+    report = agent_audit.realised(_known(), {}, {"br-int": {COOKIE: 2}}, COOKIE)
+    assert differences("h", set(), report) == [
+        "h: port p1 is wired but no longer bound to this host",
+        "h: port p1 is gone from br-int"]
+    assert differences("h", {"p1"}, None) == ["h: the agent did not answer"]
