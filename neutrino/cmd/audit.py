@@ -1,16 +1,20 @@
 """``neutrino audit [--repair]``: what the database says each host should
-have, next to what its Open vSwitch agent reports it has.
+have, next to what its Open vSwitch and DHCP agents report they have.
 
 Run with the server's configuration (its database and ``transport_url``).
 For each live OVS agent, the ports bound to its host (``binding:host_id``,
 VIF type ``ovs``) are compared with the agent's answer to a
-``realised_state`` call (``topics.AUDIT``): a port the host should have
+``realised_state`` call (``topics.AUDIT_OVS``): a port the host should have
 and the agent has not wired, a wired port no longer bound there, a port
 whose br-int tag is not the local VLAN the agent set (or that is gone from
 the switch), a br-int port the agent has not wired (a stray one), and a
 bridge holding fewer or more flows under the agent's cookie than it
-programmed. ``--repair`` casts ``resync`` to the agents
-with differences (a full pass re-adds every flow and tag) and audits again
+programmed. For each live DHCP agent, the networks scheduled to it with
+the (MAC, address) entries their dnsmasq should hold are compared with its
+answer (``topics.AUDIT_DHCP``): a network not served, a missing ``qdhcp-``
+namespace or dnsmasq, a missing or stale host entry, a network served but
+not scheduled there. ``--repair`` casts ``resync`` to the agents
+with differences (a full pass: every flow and tag, every dnsmasq file) and audits again
 until they are gone or the wait ends. Exit status: 0 nothing differs (after
 the repair), 1 differences remain, 2 the question could not be asked.
 """
@@ -25,6 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from neutrino.agents.dhcp.dnsmasq import NO_DHCP_OWNERS, STATEFUL
 from neutrino.conf.options import database_url
 from neutrino.db import tables as t
 from neutrino.db.engine import make_engine
@@ -33,6 +38,8 @@ from neutrino.rpc.transport import rpc_transport
 from neutrino.service import make_conf
 
 OVS_AGENT = "Open vSwitch agent"
+DHCP_AGENT = "DHCP agent"
+TOPIC = {OVS_AGENT: topics.AUDIT_OVS, DHCP_AGENT: topics.AUDIT_DHCP}
 
 
 def differences(host: str, bound: set[str], report: dict[str, Any] | None) -> list[str]:
@@ -62,14 +69,80 @@ def differences(host: str, bound: set[str], report: dict[str, Any] | None) -> li
     return out
 
 
-def expected(engine: Any, down_time: int) -> dict[str, set[str]]:
-    """Host -> the ports bound to it, for the hosts of live OVS agents."""
+def dhcp_differences(host: str, served: dict[str, set[tuple[str, str]]],
+                     report: dict[str, Any] | None) -> list[str]:
+    """Every way a DHCP agent's ``report`` differs from the networks the
+    database schedules to it, each with the (MAC, address) entries its
+    dnsmasq should hold."""
+    if report is None:
+        return [f"{host}: the DHCP agent did not answer"]
+    out = []
+    networks = report.get("networks", {})
+    for network_id, entries in sorted(served.items()):
+        found = networks.get(network_id)
+        if found is None:
+            out.append(f"{host}: network {network_id} is scheduled here but not served")
+            continue
+        if not found["namespace"]:
+            out.append(f"{host}: namespace qdhcp-{network_id} is missing")
+        if not found["dnsmasq"]:
+            out.append(f"{host}: dnsmasq of network {network_id} is not running")
+        held = {(mac, ip) for mac, ip in found["hosts"]}
+        for mac, ip in sorted(entries - held):
+            out.append(f"{host}: dnsmasq of network {network_id} has no host entry "
+                       f"{mac} {ip}")
+        for mac, ip in sorted(held - entries):
+            out.append(f"{host}: dnsmasq of network {network_id} has a stale host entry "
+                       f"{mac} {ip}")
+    for network_id in sorted(set(networks) - set(served)):
+        out.append(f"{host}: network {network_id} is served here but not scheduled here")
+    return out
+
+
+def _live_hosts(conn: Any, agent_type: str, down_time: int) -> list[str]:
     since = (dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
              - dt.timedelta(seconds=down_time))
+    return list(conn.execute(sa.select(t.agents.c.host).where(
+        t.agents.c.agent_type == agent_type,
+        t.agents.c.heartbeat_timestamp >= since)).scalars().all())
+
+
+def expected_dhcp(engine: Any, down_time: int) -> dict[str, dict[str, set[tuple[str, str]]]]:
+    """Host of a live DHCP agent -> network scheduled to it (with a DHCP
+    subnet) -> the (MAC, address) entries its dnsmasq should hold: each
+    port's address on a DHCP-enabled IPv4 or stateful DHCPv6 subnet."""
     with engine.connect() as conn:
-        hosts = conn.execute(sa.select(t.agents.c.host).where(
-            t.agents.c.agent_type == OVS_AGENT,
-            t.agents.c.heartbeat_timestamp >= since)).scalars().all()
+        hosts = _live_hosts(conn, DHCP_AGENT, down_time)
+        scheduled = conn.execute(
+            sa.select(t.agents.c.host, t.networkdhcpagentbindings.c.network_id)
+            .join(t.agents, t.agents.c.id == t.networkdhcpagentbindings.c.dhcp_agent_id)
+            .where(t.agents.c.host.in_(hosts))).all()
+        sub = t.subnets.c
+        dhcp_subnets = conn.execute(sa.select(sub.id, sub.network_id).where(
+            sub.enable_dhcp.is_(True),
+            sa.or_(sub.ip_version == 4, sub.ipv6_address_mode == STATEFUL))).all()
+        ip = t.ipallocations.c
+        entries = conn.execute(
+            sa.select(ip.network_id, ip.subnet_id, ip.ip_address, t.ports.c.mac_address)
+            .join(t.ports, t.ports.c.id == ip.port_id)
+            .where(t.ports.c.device_owner.not_in(NO_DHCP_OWNERS))).all()
+    with_dhcp = {network_id for _, network_id in dhcp_subnets}
+    enabled = {subnet_id for subnet_id, _ in dhcp_subnets}
+    per_network: dict[str, set[tuple[str, str]]] = {}
+    for network_id, subnet_id, address, mac in entries:
+        if subnet_id in enabled:
+            per_network.setdefault(network_id, set()).add((mac.lower(), address))
+    out: dict[str, dict[str, set[tuple[str, str]]]] = {host: {} for host in hosts}
+    for host, network_id in scheduled:
+        if network_id in with_dhcp:
+            out[host][network_id] = per_network.get(network_id, set())
+    return out
+
+
+def expected(engine: Any, down_time: int) -> dict[str, set[str]]:
+    """Host -> the ports bound to it, for the hosts of live OVS agents."""
+    with engine.connect() as conn:
+        hosts = _live_hosts(conn, OVS_AGENT, down_time)
         bound: dict[str, set[str]] = {host: set() for host in hosts}
         rows = conn.execute(sa.select(t.ml2_port_bindings.c.port_id, t.ml2_port_bindings.c.host)
                             .where(t.ml2_port_bindings.c.vif_type == "ovs",
@@ -80,7 +153,7 @@ def expected(engine: Any, down_time: int) -> dict[str, set[str]]:
 
 
 class Agents:
-    """Calls and casts to the agents of hosts on ``topics.AUDIT``."""
+    """Calls and casts to the agents of hosts, on their type's audit topic."""
 
     def __init__(self, conf: cfg.ConfigOpts, timeout: float) -> None:
         # deferred: only this command and the agents need oslo.messaging
@@ -89,34 +162,38 @@ class Agents:
         self.transport = rpc_transport(conf)
         self.timeout = timeout
 
-    def _client(self, host: str) -> Any:
-        target = self._messaging.Target(topic=topics.AUDIT, server=host, version="1.0")
+    def _client(self, host: str, agent_type: str) -> Any:
+        target = self._messaging.Target(topic=TOPIC[agent_type], server=host, version="1.0")
         return self._messaging.get_rpc_client(self.transport, target, timeout=self.timeout)
 
-    def realised(self, host: str) -> dict[str, Any] | None:
+    def realised(self, host: str, agent_type: str) -> dict[str, Any] | None:
         try:
-            return dict(self._client(host).call({}, "realised_state"))
+            return dict(self._client(host, agent_type).call({}, "realised_state"))
         except self._messaging.MessagingException:
             return None
 
-    def resync(self, host: str) -> None:
-        self._client(host).cast({}, "resync")
+    def resync(self, host: str, agent_type: str) -> None:
+        self._client(host, agent_type).cast({}, "resync")
 
     def close(self) -> None:
         self.transport.cleanup()
 
 
-def audit(engine: Any, agents: Agents, down_time: int) -> dict[str, list[str]]:
-    """Host -> its differences (hosts without any are left out)."""
-    found = {}
+def audit(engine: Any, agents: Agents, down_time: int) -> dict[tuple[str, str], list[str]]:
+    """(host, agent type) -> its differences (agents without any are left out)."""
+    found: dict[tuple[str, str], list[str]] = {}
     for host, bound in sorted(expected(engine, down_time).items()):
-        diff = differences(host, bound, agents.realised(host))
+        diff = differences(host, bound, agents.realised(host, OVS_AGENT))
         if diff:
-            found[host] = diff
+            found[host, OVS_AGENT] = diff
+    for host, served in sorted(expected_dhcp(engine, down_time).items()):
+        diff = dhcp_differences(host, served, agents.realised(host, DHCP_AGENT))
+        if diff:
+            found[host, DHCP_AGENT] = diff
     return found
 
 
-def _show(found: dict[str, list[str]]) -> None:
+def _show(found: dict[tuple[str, str], list[str]]) -> None:
     for lines in found.values():
         for line in lines:
             print(line)
@@ -147,9 +224,9 @@ def main(argv: list[str]) -> int:
             return 0
         if not args.repair:
             return 1
-        for host in found:
-            agents.resync(host)
-            print(f"{host}: resync asked")
+        for host, agent_type in found:
+            agents.resync(host, agent_type)
+            print(f"{host}: resync asked of the {agent_type}")
         deadline = time.monotonic() + args.wait
         while found and time.monotonic() < deadline:
             time.sleep(1)

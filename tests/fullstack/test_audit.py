@@ -2,14 +2,16 @@
 OVS agent's back, and ``--repair`` makes the agent put it back.
 
 One emulated host with an OVS agent (``openvswitch`` firewall driver, so
-br-int holds many flows) and two instances on a VXLAN network. The host is
-broken by hand (flows deleted under the agent's cookie, a stray VIF port)
-and audited with the server's own configuration file.
+br-int holds many flows) and a DHCP agent, and two instances on a VXLAN
+network. The host is broken by hand (flows deleted under the agent's
+cookie, a stray VIF port, a dnsmasq host entry removed) and audited with
+the server's own configuration file.
 """
 from __future__ import annotations
 
 import subprocess
 import uuid
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -33,7 +35,9 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         cloud.add_phys_bridge(host)
         cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IP,
                                                          firewall_driver="openvswitch"))
-        assert wait_for(lambda: cloud.agent_alive(admin, host.hostname), 60)
+        cloud.start_agent(fabric, host, cloud.service_agent_conf(host, vhost, "dhcp"), "dhcp")
+        for agent_type in ("Open vSwitch agent", "DHCP agent"):
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, agent_type), 60)
         net = cloud.network(admin, "au-net", "10.140.0.0/24")
         vms = []
         for suffix in ("a1", "a2"):
@@ -41,9 +45,10 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             vms.append((host.instance(suffix, port), port))
             assert cloud.wait_active(admin, port["id"], 60)
         assert ping(vms[0][0], vms[1][1]["fixed_ips"][0]["ip_address"])
-        yield server, admin, host, [ns for ns, _ in vms]
+        yield server, admin, host, [ns for ns, _ in vms], net
     finally:
         fabric.stop_processes()
+        cloud.remove_agent_namespaces(server)
         server.stop()
 
 
@@ -63,14 +68,15 @@ def _agent_cookie_table(host: Host) -> tuple[str, str]:
 
 
 def test_a_healthy_host_has_no_differences(env: Any) -> None:
-    server, *_ = env
+    server, *_ = env  # the DHCP agent may still be writing the network's dnsmasq files
+    assert wait_for(lambda: _audit(server).returncode == 0, 60), _audit(server).stdout
     result = _audit(server)
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert "no differences" in result.stdout
 
 
 def test_deleted_flows_are_listed_and_repaired(env: Any) -> None:
-    server, _, host, vms = env
+    server, _, host, vms, _ = env
     cookie, table = _agent_cookie_table(host)
     before = len(host.flows("br-int"))
     host.ofctl("del-flows", "br-int", f"cookie={cookie}/-1,table={table}")
@@ -86,7 +92,7 @@ def test_deleted_flows_are_listed_and_repaired(env: Any) -> None:
 
 
 def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
-    server, _, host, _ = env
+    server, _, host, _, _ = env
     stray = str(uuid.uuid4())
     host.vsctl("add-port", "br-int", "austray", "--", "set", "interface", "austray",
                "type=internal", f"external_ids:iface-id={stray}")
@@ -97,3 +103,20 @@ def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
     finally:
         host.vsctl("--if-exists", "del-port", "br-int", "austray")
     assert _audit(server).returncode == 0
+
+
+def test_a_removed_dnsmasq_host_entry_is_listed_and_rewritten(env: Any) -> None:
+    server, _, host, _, net = env
+    state = Path(f"/tmp/{host.fabric.prefix}-{host.name}-dhcp")  # cloud.service_agent_conf's
+    hosts = state / "dhcp" / net["id"] / "host"
+    lines = hosts.read_text().splitlines()
+    assert lines, hosts
+    mac = lines[0].split(",")[0]
+    hosts.write_text("".join(line + "\n" for line in lines[1:]))
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"dnsmasq of network {net['id']} has no host entry {mac}" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked of the DHCP agent" in repaired.stdout
+    assert mac in hosts.read_text()

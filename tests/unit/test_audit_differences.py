@@ -47,3 +47,26 @@ def test_a_port_gone_from_the_switch_and_a_silent_agent_are_differences() -> Non
         "h: port p1 is wired but no longer bound to this host",
         "h: port p1 is gone from br-int"]
     assert differences("h", {"p1"}, None) == ["h: the agent did not answer"]
+
+
+def test_dnsmasq_host_lines_give_their_mac_and_address() -> None:
+    from neutrino.agents.dhcp.audit import host_entries
+    text = ("fa:16:3e:00:00:01,host-10-0-0-5.example.,10.0.0.5\n"
+            "FA:16:3E:00:00:02,set:v6,host-fd00--7,[fd00::7],set:port-x\n"
+            "fa:16:3e:00:00:03,set:port-y\n")
+    assert host_entries(text) == [["fa:16:3e:00:00:01", "10.0.0.5"],
+                                  ["fa:16:3e:00:00:02", "fd00::7"]]
+
+
+def test_dhcp_drift_names_the_network_and_the_entry() -> None:
+    from neutrino.cmd.audit import dhcp_differences
+    served = {"n1": {("m1", "10.0.0.5"), ("m2", "10.0.0.6")}, "n2": set()}
+    report = {"networks": {
+        "n1": {"namespace": True, "dnsmasq": True,
+               "hosts": [["m1", "10.0.0.5"], ["m9", "10.0.0.9"]]},
+        "n3": {"namespace": False, "dnsmasq": False, "hosts": []}}}
+    assert dhcp_differences("h", served, report) == [
+        "h: dnsmasq of network n1 has no host entry m2 10.0.0.6",
+        "h: dnsmasq of network n1 has a stale host entry m9 10.0.0.9",
+        "h: network n2 is scheduled here but not served",
+        "h: network n3 is served here but not scheduled here"]

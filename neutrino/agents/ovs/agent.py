@@ -191,7 +191,7 @@ class LocalIpPushEndpoint:
 
 
 class AuditEndpoint:
-    """``neutrino audit``'s questions to this host's agent (``topics.AUDIT``)."""
+    """``neutrino audit``'s questions to this host's agent (``topics.AUDIT_OVS``)."""
 
     def __init__(self, agent: "OvsAgent") -> None:
         self.agent = agent
@@ -522,7 +522,7 @@ class OvsAgent(Agent):
             endpoints[LOCAL_IP_TOPIC] = LocalIpPushEndpoint(self)
         if self.dvr:
             endpoints[topics.DVR_UPDATE] = DvrUpdateEndpoint(self)
-        endpoints[topics.AUDIT] = AuditEndpoint(self)
+        endpoints[topics.AUDIT_OVS] = AuditEndpoint(self)
         for topic, endpoint in endpoints.items():
             self.listen(topic, [endpoint])
 
