@@ -13,7 +13,10 @@ programmed. For each live DHCP agent, the networks scheduled to it with
 the (MAC, address) entries their dnsmasq should hold are compared with its
 answer (``topics.AUDIT_DHCP``): a network not served, a missing ``qdhcp-``
 namespace or dnsmasq, a missing or stale host entry, a network served but
-not scheduled there. ``--repair`` casts ``resync`` to the agents
+not scheduled there. For each live L3 agent, the legacy routers scheduled
+to it with the addresses their ``qrouter-`` namespace should hold (their
+ports', their floating IPs') are compared with the namespaces and
+addresses on the host (``topics.AUDIT_L3``). ``--repair`` casts ``resync`` to the agents
 with differences (a full pass: every flow and tag, every dnsmasq file) and audits again
 until they are gone or the wait ends. Exit status: 0 nothing differs (after
 the repair), 1 differences remain, 2 the question could not be asked.
@@ -39,7 +42,8 @@ from neutrino.service import make_conf
 
 OVS_AGENT = "Open vSwitch agent"
 DHCP_AGENT = "DHCP agent"
-TOPIC = {OVS_AGENT: topics.AUDIT_OVS, DHCP_AGENT: topics.AUDIT_DHCP}
+L3_AGENT = "L3 agent"
+TOPIC = {OVS_AGENT: topics.AUDIT_OVS, DHCP_AGENT: topics.AUDIT_DHCP, L3_AGENT: topics.AUDIT_L3}
 
 
 def differences(host: str, bound: set[str], report: dict[str, Any] | None) -> list[str]:
@@ -96,6 +100,55 @@ def dhcp_differences(host: str, served: dict[str, set[tuple[str, str]]],
                        f"{mac} {ip}")
     for network_id in sorted(set(networks) - set(served)):
         out.append(f"{host}: network {network_id} is served here but not scheduled here")
+    return out
+
+
+def l3_differences(host: str, routers: dict[str, set[str]],
+                   report: dict[str, Any] | None) -> list[str]:
+    """Every way an L3 agent's ``report`` differs from the routers the
+    database schedules to it, each with the addresses its namespace should
+    hold (its interfaces', its gateway's, its floating IPs)."""
+    if report is None:
+        return [f"{host}: the L3 agent did not answer"]
+    out = []
+    found = report.get("routers", {})
+    for router_id, addresses in sorted(routers.items()):
+        if router_id not in found:
+            out.append(f"{host}: namespace qrouter-{router_id} is missing")
+            continue
+        for address in sorted(addresses - set(found[router_id]["addresses"])):
+            out.append(f"{host}: router {router_id} lacks address {address}")
+    for router_id in sorted(set(found) - set(routers)):
+        out.append(f"{host}: namespace qrouter-{router_id} is here but the router is not "
+                   "scheduled here")
+    return out
+
+
+def expected_l3(engine: Any, down_time: int) -> dict[str, dict[str, set[str]]]:
+    """Host of a live L3 agent -> legacy router scheduled to it -> the
+    addresses its namespace should hold (HA and distributed routers, whose
+    addresses move or are split across hosts, are left out)."""
+    with engine.connect() as conn:
+        hosts = _live_hosts(conn, L3_AGENT, down_time)
+        bind, r = t.routerl3agentbindings.c, t.routers.c
+        scheduled = conn.execute(
+            sa.select(t.agents.c.host, bind.router_id)
+            .join(t.agents, t.agents.c.id == bind.l3_agent_id)
+            .join(t.routers, r.id == bind.router_id)
+            .where(t.agents.c.host.in_(hosts), r.ha.is_(False), r.distributed.is_(False))).all()
+        ports = conn.execute(
+            sa.select(t.routerports.c.router_id, t.ipallocations.c.ip_address)
+            .join(t.ipallocations, t.ipallocations.c.port_id == t.routerports.c.port_id)).all()
+        fips = conn.execute(sa.select(t.floatingips.c.router_id,
+                                      t.floatingips.c.floating_ip_address)
+                            .where(t.floatingips.c.fixed_port_id.is_not(None))).all()
+    addresses: dict[str, set[str]] = {}
+    for router_id, address in [*ports, *fips]:
+        if router_id:
+            addresses.setdefault(router_id, set()).add(address)
+    out: dict[str, dict[str, set[str]]] = {host: {} for host in hosts}
+    for host, router_id in scheduled:
+        out[host][router_id] = addresses.get(router_id, set())
     return out
 
 
@@ -190,6 +243,10 @@ def audit(engine: Any, agents: Agents, down_time: int) -> dict[tuple[str, str], 
         diff = dhcp_differences(host, served, agents.realised(host, DHCP_AGENT))
         if diff:
             found[host, DHCP_AGENT] = diff
+    for host, routers in sorted(expected_l3(engine, down_time).items()):
+        diff = l3_differences(host, routers, agents.realised(host, L3_AGENT))
+        if diff:
+            found[host, L3_AGENT] = diff
     return found
 
 

@@ -21,6 +21,7 @@ LOADBALANCER_AGENT = "lbaasv2_agent"  # server -> load-balancer agents (casts to
 # (a call: what the agent has realised) and ``resync`` (a cast: a full pass)
 AUDIT_OVS = "neutrino-audit-ovs"
 AUDIT_DHCP = "neutrino-audit-dhcp"
+AUDIT_L3 = "neutrino-audit-l3"
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
 

@@ -2,10 +2,11 @@
 OVS agent's back, and ``--repair`` makes the agent put it back.
 
 One emulated host with an OVS agent (``openvswitch`` firewall driver, so
-br-int holds many flows) and a DHCP agent, and two instances on a VXLAN
-network. The host is broken by hand (flows deleted under the agent's
-cookie, a stray VIF port, a dnsmasq host entry removed) and audited with
-the server's own configuration file.
+br-int holds many flows), a DHCP agent and an L3 agent, two instances on a
+VXLAN network and a router on it. The host is broken by hand (flows
+deleted under the agent's cookie, a stray VIF port, a dnsmasq host entry
+removed, a router's address removed) and audited with the server's own
+configuration file.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
-from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh
 from tests.waiting import wait_for
 
 pytestmark = needs_ovs()
@@ -28,15 +29,16 @@ LOCAL_IP = "10.99.0.1"
 @pytest.fixture(scope="module")
 def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[tuple[Server, Client, Host, list[str]]]:
-    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost)
+    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost, "router")
     try:
         admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
         host = fabric.host("1")
         cloud.add_phys_bridge(host)
         cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IP,
                                                          firewall_driver="openvswitch"))
-        cloud.start_agent(fabric, host, cloud.service_agent_conf(host, vhost, "dhcp"), "dhcp")
-        for agent_type in ("Open vSwitch agent", "DHCP agent"):
+        for kind in ("dhcp", "l3"):
+            cloud.start_agent(fabric, host, cloud.service_agent_conf(host, vhost, kind), kind)
+        for agent_type in ("Open vSwitch agent", "DHCP agent", "L3 agent"):
             assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, agent_type), 60)
         net = cloud.network(admin, "au-net", "10.140.0.0/24")
         vms = []
@@ -45,6 +47,13 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             vms.append((host.instance(suffix, port), port))
             assert cloud.wait_active(admin, port["id"], 60)
         assert ping(vms[0][0], vms[1][1]["fixed_ips"][0]["ip_address"])
+        status, router = admin.post("/v2.0/routers", {"router": {"name": "au-r"}})
+        assert status == 201, router
+        subnet = admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]
+        status, body = admin.put(f"/v2.0/routers/{router['router']['id']}/add_router_interface",
+                                 {"subnet_id": subnet["id"]})
+        assert status == 200, body
+        net["router_id"] = router["router"]["id"]
         yield server, admin, host, [ns for ns, _ in vms], net
     finally:
         fabric.stop_processes()
@@ -120,3 +129,19 @@ def test_a_removed_dnsmasq_host_entry_is_listed_and_rewritten(env: Any) -> None:
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the DHCP agent" in repaired.stdout
     assert mac in hosts.read_text()
+
+
+def test_a_removed_router_address_is_listed_and_put_back(env: Any) -> None:
+    server, _, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    assert wait_for(lambda: "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout, 60)
+    device = next(line.split()[1] for line in sh("ip", "-n", ns, "-o", "addr").stdout.splitlines()
+                  if "10.140.0.1/24" in line)
+    sh("ip", "-n", ns, "addr", "del", "10.140.0.1/24", "dev", device)
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"router {net['router_id']} lacks address 10.140.0.1" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked of the L3 agent" in repaired.stdout
+    assert "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout

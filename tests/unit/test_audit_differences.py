@@ -70,3 +70,18 @@ def test_dhcp_drift_names_the_network_and_the_entry() -> None:
         "h: dnsmasq of network n1 has a stale host entry m9 10.0.0.9",
         "h: network n2 is scheduled here but not served",
         "h: network n3 is served here but not scheduled here"]
+
+
+def test_router_namespace_addresses_and_drift() -> None:
+    from neutrino.agents.l3.audit import namespace_addresses
+    from neutrino.cmd.audit import l3_differences
+    text = ("1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever\n"
+            "2: qr-1    inet 10.0.0.1/24 brd 10.0.0.255 scope global qr-1\n"
+            "3: qg-2    inet6 fd00::1/64 scope global \\       valid_lft forever\n")
+    assert namespace_addresses(text) == ["10.0.0.1", "127.0.0.1", "fd00::1"]
+    report = {"routers": {"r1": {"addresses": ["10.0.0.1"]}, "r9": {"addresses": []}}}
+    assert l3_differences("h", {"r1": {"10.0.0.1", "172.24.4.9"}, "r2": set()}, report) == [
+        "h: router r1 lacks address 172.24.4.9",
+        "h: namespace qrouter-r2 is missing",
+        "h: namespace qrouter-r9 is here but the router is not scheduled here"]
+    assert l3_differences("h", {}, None) == ["h: the L3 agent did not answer"]
