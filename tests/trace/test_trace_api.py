@@ -139,6 +139,11 @@ def test_routed_packet_crosses_the_router_and_leaves_by_snat_or_floating_ip(
     out = _trace(admin, port_id=vm["id"], destination_ip="172.30.9.200", protocol="icmp")
     nat = [h for h in out["hops"] if h["kind"] == "floating_ip"]
     assert nat and nat[0]["translated_source"] == fip["floating_ip_address"]
+    from_fip = _trace(admin, source_ip=fip["floating_ip_address"],
+                      destination_ip="172.30.9.200", protocol="icmp")
+    assert from_fip["hops"][0]["port_id"] == vm["id"]  # the floating IP's port sends
+    assert [h["translated_source"] for h in from_fip["hops"] if h["kind"] == "floating_ip"] == [
+        fip["floating_ip_address"]]
     inbound = _trace(admin, source_ip="172.30.9.200",
                      destination_ip=fip["floating_ip_address"], protocol="tcp",
                      destination_port=22)
