@@ -17,6 +17,11 @@ BGP_DRAGENT = "bgp_dragent"  # server -> BGP DR agents (casts to a host)
 # the haproxy load-balancer provider and its agents (upstream LBaaS v2's topics)
 LOADBALANCER_PLUGIN = "n-lbaasv2-plugin"  # load-balancer agents -> server
 LOADBALANCER_AGENT = "lbaasv2_agent"  # server -> load-balancer agents (casts to a host)
+# neutrino's own: ``neutrino audit`` -> an agent of a host: ``realised_state``
+# (a call: what the agent has realised) and ``resync`` (a cast: a full pass)
+AUDIT_OVS = "neutrino-audit-ovs"
+AUDIT_DHCP = "neutrino-audit-dhcp"
+AUDIT_L3 = "neutrino-audit-l3"
 
 STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
 
