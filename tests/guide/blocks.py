@@ -29,10 +29,13 @@ def guide_blocks() -> dict[str, tuple[str, str]]:
 
 
 class Session:
-    """One shell session through the guide: what a block exports, the next sees."""
+    """One shell session through the guide: what a block exports, the next sees.
+    With ``netns``, the shell runs in that network namespace (another host)."""
 
-    def __init__(self, tmp: Path, replacements: list[tuple[str, str]]) -> None:
+    def __init__(self, tmp: Path, replacements: list[tuple[str, str]],
+                 netns: str | None = None) -> None:
         self.tmp = tmp
+        self.netns = netns
         self.exported = tmp / "exported.sh"
         self.exported.write_text("")
         self.replacements = replacements
@@ -46,7 +49,10 @@ class Session:
 
     def run(self, block: str) -> str:
         script = f"source {self.exported}\n{self.text(block)}\nexport -p > {self.exported}\n"
-        done = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
+        shell = ["bash", "-e", "-c", script]
+        if self.netns:
+            shell = ["ip", "netns", "exec", self.netns, *shell]
+        done = subprocess.run(shell, capture_output=True, text=True,
                               cwd=self.tmp, env=self.env, timeout=600)
         assert done.returncode == 0, (self.text(block), done.stdout[-3000:],
                                       done.stderr[-3000:])
