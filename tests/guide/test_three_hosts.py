@@ -21,12 +21,13 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from tests.conftest import ROOT, Client, create_database, free_port
-from tests.fullstack import cloud
+from tests.fullstack import cloud as fullstack
 from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping, sh, terminate_all
 from tests.guide.blocks import Session, guide_blocks, wait_up
 from tests.rpc.bus import bus
@@ -84,9 +85,10 @@ def test_an_instance_on_the_compute_node_reaches_the_outside_through_the_network
             admin = Client(url, roles="admin")
 
             sessions["network"].run(blocks["hosts-network-bridges"][1])
+            agents = {}
             for name, host in hosts.items():
-                _start_agents(fabric, host, sessions[name.rstrip("1")],
-                              blocks[f"hosts-{name.rstrip('1')}-agents"][1])
+                agents.update(_start_agents(fabric, host, sessions[name.rstrip("1")],
+                                            blocks[f"hosts-{name.rstrip('1')}-agents"][1]))
             expected = {("Open vSwitch agent", hosts["network1"].hostname),
                         ("DHCP agent", hosts["network1"].hostname),
                         ("L3 agent", hosts["network1"].hostname),
@@ -102,7 +104,7 @@ def test_an_instance_on_the_compute_node_reaches_the_outside_through_the_network
             vm_port = admin.get("/v2.0/ports?name=vm1-port")[1]["ports"][0]
             assert vm_port["binding:host_id"] == hosts["compute1"].hostname, vm_port
             vm = hosts["compute1"].instance("vm1", vm_port, prefix_len=None)
-            assert cloud.wait_active(admin, vm_port["id"], 90), _logs(tmp_path)
+            assert fullstack.wait_active(admin, vm_port["id"], 90), _logs(tmp_path)
             leased = dhcp(vm, fabric.root)
             assert leased == vm_port["fixed_ips"][0]["ip_address"], _logs(tmp_path)
             # the router's gateway and SNAT are wired once the L3 agent has run
@@ -116,16 +118,91 @@ def test_an_instance_on_the_compute_node_reaches_the_outside_through_the_network
             (tmp_path / "outside").mkdir()
             Session(tmp_path / "outside", common, netns=outside).run(
                 blocks["hosts-outside-ping"][1])
+            _troubleshoot(Cloud(blocks, sessions, hosts, admin, fabric, tmp_path, agents),
+                          vm, outside, vm_port)
             fabric.stop_processes()
     finally:
         try:
             fabric.stop_processes()
             if server is not None:
-                cloud.remove_agent_namespaces(SimpleNamespace(url=url))  # type: ignore[arg-type]
+                fullstack.remove_agent_namespaces(SimpleNamespace(url=url))  # type: ignore[arg-type]
                 terminate_all([server], grace=30)
         finally:
             fabric.destroy()
             drop()  # type: ignore[operator]
+
+
+@dataclass
+class Cloud:
+    blocks: dict[str, tuple[str, str]]
+    sessions: dict[str, Session]
+    hosts: dict[str, Host]
+    admin: Client
+    fabric: Fabric
+    tmp: Path
+    agents: dict[tuple[str, str], subprocess.Popen[bytes]]
+
+    def run(self, host: str, block: str) -> str:
+        return self.sessions[host].run(self.blocks[block][1])
+
+
+def _troubleshoot(cloud: Cloud, vm: str, outside: str, vm_port: dict[str, Any]) -> None:
+    """The guide's "Troubleshooting by symptom": each symptom provoked on
+    this cloud, then its blocks run and what they show checked."""
+    admin, compute, network = cloud.admin, cloud.hosts["compute1"], cloud.hosts["network1"]
+    # a port bound to compute1 that nothing plugged stays DOWN
+    net = admin.get(f"/v2.0/networks/{vm_port['network_id']}")[1]["network"]
+    unplugged = fullstack.bound_port(admin, net, compute.hostname, name="vm2-port")
+    assert unplugged["status"] == "DOWN", unplugged
+    shown = cloud.run("controller", "trouble-port-status")
+    assert "DOWN" in shown and compute.hostname in shown, shown
+    assert cloud.run("compute", "trouble-port-plugged").strip() == ""
+
+    # the floating IP gets no traffic once its group lets no ping in
+    status, rules = admin.get("/v2.0/security-group-rules?protocol=icmp&security_group_id="
+                              + vm_port["security_groups"][0])
+    assert status == 200 and len(rules["security_group_rules"]) == 1, rules
+    admin.delete(f"/v2.0/security-group-rules/{rules['security_group_rules'][0]['id']}")
+    assert wait_for(lambda: not ping(outside, FLOATING, tries=1), 30)
+    cloud.run("network", "trouble-fip-router")  # its greps fail the block if NAT is missing
+    listed = cloud.run("controller", "trouble-fip-rules")
+    assert vm_port["security_groups"][0] in listed and "icmp" not in listed.lower(), listed
+    cloud.run("controller", "trouble-fip-fix")
+    assert wait_for(lambda: ping(outside, FLOATING, tries=1), 60), _logs(cloud.tmp)
+
+    # the compute node's OVS agent and the network node's DHCP agent die
+    # (with the network's dnsmasq): the agents go dead, the instance gets no lease
+    for host, kind in ((compute, "ovs"), (network, "dhcp")):
+        proc = cloud.agents[(host.name, kind)]
+        proc.kill()
+        proc.wait()
+    qdhcp = f"qdhcp-{net['id']}"
+    for pid in sh("ip", "netns", "pids", qdhcp, check=False).stdout.split():
+        sh("kill", "-9", pid, check=False)
+    assert wait_for(lambda: not fullstack.agent_alive(admin, compute.hostname, "Open vSwitch agent")
+                    and not fullstack.agent_alive(admin, network.hostname, "DHCP agent"), 150)
+    assert dhcp(vm, cloud.fabric.root, attempts=1) is None
+    agents = cloud.run("controller", "trouble-agents").strip().splitlines()
+    assert f"Open vSwitch agent {compute.hostname} False" in agents, agents
+    assert f"DHCP agent {network.hostname} False" in agents, agents
+    assert f"L3 agent {network.hostname} True" in agents, agents
+    assert agents[-1] == "OK", agents
+    hosting = cloud.run("controller", "trouble-dhcp-agent").strip()
+    assert hosting == f"{network.hostname} False", hosting
+    assert cloud.run("network", "trouble-dhcp-server").strip() == ""
+
+    # started again as the guide starts them, the lease comes back
+    for name, kind in (("compute1", "ovs"), ("network1", "dhcp")):
+        short = name.rstrip("1")
+        line = next(ln for ln in cloud.blocks[f"hosts-{short}-agents"][1].splitlines()
+                    if f"neutrino agent {kind} " in ln)
+        cloud.agents.update(_start_agents(cloud.fabric, cloud.hosts[name],
+                                          cloud.sessions[short], line))
+    assert wait_for(lambda: fullstack.agent_alive(admin, compute.hostname, "Open vSwitch agent")
+                    and fullstack.agent_alive(admin, network.hostname, "DHCP agent"), 90)
+    assert wait_for(lambda: dhcp(vm, cloud.fabric.root, attempts=1)
+                    == vm_port["fixed_ips"][0]["ip_address"], 90), _logs(cloud.tmp)
+    assert "dnsmasq" in cloud.run("network", "trouble-dhcp-server")
 
 
 def _session(root: Path, common: list[tuple[str, str]], host: Host | None) -> Session:
@@ -151,14 +228,20 @@ def _write_files(blocks: dict[str, tuple[str, str]], sessions: dict[str, Session
             target.write_text(session.text(text))
 
 
-def _start_agents(fabric: Fabric, host: Host, session: Session, block: str) -> None:
+def _start_agents(fabric: Fabric, host: Host, session: Session, block: str
+                  ) -> dict[tuple[str, str], subprocess.Popen[bytes]]:
+    """The block's agents, as ``(host's name, kind) -> process``."""
+    started = {}
     for line in session.text(block).strip().splitlines():
         argv = shlex.split(line)
         assert argv[:2] == ["neutrino", "agent"], line
         with open(session.tmp / f"agent-{argv[2]}.log", "ab") as out:
-            fabric.procs.append(subprocess.Popen(  # type: ignore[arg-type]
-                [sys.executable, "-m", "tests.fullstack.agent_main", *argv[1:]],
-                stdout=out, stderr=out, cwd=host.dir, env=session.env))
+            proc = subprocess.Popen([sys.executable, "-m", "tests.fullstack.agent_main",
+                                     *argv[1:]], stdout=out, stderr=out, cwd=host.dir,
+                                    env=session.env)
+        fabric.procs.append(proc)
+        started[(host.name, argv[2])] = proc
+    return started
 
 
 def _outside_host(fabric: Fabric, node: Host) -> tuple[str, str]:
