@@ -187,6 +187,10 @@ def _troubleshoot(cloud: Cloud, vm: str, outside: str, vm_port: dict[str, Any]) 
     assert f"DHCP agent {network.hostname} False" in agents, agents
     assert f"L3 agent {network.hostname} True" in agents, agents
     assert agents[-1] == "OK", agents
+    dead = cloud.run("controller", "trouble-agents-metrics").strip().splitlines()
+    assert len(dead) == 2, dead
+    assert any(compute.hostname in line and "Open vSwitch agent" in line for line in dead), dead
+    assert any(network.hostname in line and "DHCP agent" in line for line in dead), dead
     hosting = cloud.run("controller", "trouble-dhcp-agent").strip()
     assert hosting == f"{network.hostname} False", hosting
     assert cloud.run("network", "trouble-dhcp-server").strip() == ""
