@@ -5,7 +5,7 @@ boundary the guide names only adds (tables, columns that may stay empty,
 indexes), and the boundary itself does not, so the guide names the newest
 one that matters. Live: a server of the previous release (this
 repository's newest commit whose schema head is older than ours, taken from
-git) serves a PostgreSQL database while the guide's ``neutrino db
+git) serves a PostgreSQL (and a MariaDB) database while the guide's ``neutrino db
 upgrade`` brings it to our head; it keeps creating and showing resources,
 then the guide's ``neutrino serve`` replaces it and sees everything.
 """
@@ -144,9 +144,9 @@ def _previous_release(dest: Path) -> tuple[Path, str]:
     pytest.skip("no commit with an older schema head in this repository's history")
 
 
-@pytest.fixture
-def database(tmp_path: Path) -> Iterator[str]:
-    url, drop = create_database("postgresql", tmp_path)
+@pytest.fixture(params=["postgresql", "mariadb"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    url, drop = create_database(request.param, tmp_path)
     try:
         yield url
     finally:
