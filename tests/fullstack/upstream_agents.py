@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -105,3 +106,83 @@ def log_tail(host: Host, name: str, lines: int = 40) -> str:
              if "ERROR" in ln or "WARNING" in ln or "Traceback" in ln or not ln[:4].isdigit()]
     return f"--- {name}\n" + "\n".join(found[-lines:]) + "\n" + sh(
         "ip", "netns", "list").stdout
+
+
+def _anchor() -> Path:
+    """The upstream anchor: ``UPSTREAM_ANCHOR``, else ``../shared/anchors``
+    beside the clone (or beside the directory of worktrees holding it)."""
+    if os.environ.get("UPSTREAM_ANCHOR"):
+        return Path(os.environ["UPSTREAM_ANCHOR"])
+    repo = Path(__file__).resolve().parents[2]
+    found = [up / "shared" / "anchors" / "upstream-neutron" for up in repo.parents[:2]]
+    return next((path for path in found if path.exists()), found[0])
+
+
+ANCHOR = _anchor()
+
+
+def server_missing_reason() -> str | None:
+    """Why upstream's server cannot run here, or None."""
+    reason = missing_reason()
+    if reason:
+        return reason
+    if not (ANCHOR / "start.sh").exists():
+        return f"{ANCHOR / 'start.sh'} missing (the upstream anchor)"
+    if not (VENV / "bin" / "uwsgi").exists() or not (VENV / "bin" / "neutron-rpc-server").exists():
+        return f"{VENV} has no uwsgi or neutron-rpc-server (the anchor's start.sh installs them)"
+    if sh("mysqladmin", "ping", check=False).returncode != 0:
+        return "MariaDB is not running (the anchor's database)"
+    return None
+
+
+class UpstreamServer:
+    """Upstream's API (the anchor's ``start.sh``: uwsgi, MariaDB) and its
+    ``neutron-rpc-server`` on a RabbitMQ vhost, with a database, a port and
+    directories of their own; ``stop`` removes them."""
+
+    def __init__(self, fabric: Fabric, vhost: str, port: int) -> None:
+        self.fabric, self.port = fabric, port
+        self.root = fabric.public_dir("upstream")
+        self.db = f"neutron_{fabric.prefix}"
+        self.env = {**os.environ, "NEUTRON_VENV": str(VENV), "ANCHOR_ROOT": str(self.root),
+                    "NEUTRON_PORT": str(port), "DB_NAME": self.db, "WRITE_READY": "0",
+                    "TRANSPORT_URL": f"rabbit://guest:guest@127.0.0.1:5672/{vhost}",
+                    "TENANT_NETWORK_TYPES": "vxlan", "SERVICE_PLUGINS": "router"}
+        self.conf_dir = self.root / "neutron" / "etc"
+        self.url = f"http://127.0.0.1:{port}"
+        self.rpc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> "UpstreamServer":
+        done = subprocess.run(["bash", str(ANCHOR / "start.sh")], env=self.env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        # the anchor serves no agents (no RPC workers): this server does
+        workers = self.conf_dir / "rpc-workers.conf"
+        workers.write_text("[DEFAULT]\nrpc_workers = 1\nrpc_state_report_workers = 1\n")
+        with open(self.root / "rpc-server.log", "ab") as out:
+            self.rpc = subprocess.Popen(
+                [str(VENV / "bin" / "neutron-rpc-server"),
+                 "--config-file", str(self.conf_dir / "neutron.conf"),
+                 "--config-file", str(self.conf_dir / "ml2_conf.ini"),
+                 "--config-file", str(workers)],
+                stdout=out, stderr=out, env=self.env, start_new_session=True)
+        return self
+
+    def stop(self) -> None:
+        if self.rpc is not None and self.rpc.poll() is None:
+            os.killpg(self.rpc.pid, signal.SIGTERM)  # its session: the workers it forked
+            try:
+                self.rpc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.rpc.pid, signal.SIGKILL)
+                self.rpc.wait(10)
+        subprocess.run(["bash", str(ANCHOR / "stop.sh")], env=self.env,
+                       capture_output=True, timeout=120)
+        subprocess.run(["mysql", "-uroot", "-e", f"DROP DATABASE IF EXISTS `{self.db}`"],
+                       capture_output=True, timeout=60)
+
+    def log_tail(self, lines: int = 30) -> str:
+        path = self.root / "rpc-server.log"
+        found = [ln for ln in (path.read_text().splitlines() if path.exists() else [])
+                 if "ERROR" in ln or "WARNING" in ln or "Traceback" in ln]
+        return "--- rpc-server.log\n" + "\n".join(found[-lines:])
