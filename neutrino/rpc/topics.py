@@ -23,7 +23,14 @@ AUDIT_OVS = "neutrino-audit-ovs"
 AUDIT_DHCP = "neutrino-audit-dhcp"
 AUDIT_L3 = "neutrino-audit-l3"
 
-STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
+STATE_VERSION = "1.4"  # report_state (1.0), has_alive_neutron_server (1.2), and more since
+
+# RPC namespaces: upstream's neutron-lib serves the DHCP, metadata, security
+# group, DVR, state and resources calls at namespace None; neutrino's agents
+# of the previous release still call the DHCP and metadata ones at these
+# names, so the server accepts both (oslo.messaging's ``legacy_namespaces``).
+LEGACY_DHCP_NAMESPACE = "dhcp"
+LEGACY_METADATA_NAMESPACE = "metadata"
 
 # server -> agents: fanouts of upstream's ``<AGENT>-<resource>-<operation>``
 AGENT = "q-agent-notifier"
