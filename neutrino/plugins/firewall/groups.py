@@ -16,6 +16,7 @@ may change all but its name and delete it (with its two policies).
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 import sqlalchemy as sa
@@ -31,6 +32,7 @@ from neutrino.resources import firewall as res
 G, GP, D = rows.G, rows.GP, rows.D
 POLICY_KEYS = ("ingress_firewall_policy_id", "egress_firewall_policy_id")
 DEFAULT_LOCKED = ("name", "description", "admin_state_up", *POLICY_KEYS)
+OVS_AGENT, L2_EXTENSION = "Open vSwitch agent", "fwaas_v2"
 
 
 def _status(ports: Sequence[str], group: dict[str, Any], pending: str) -> str:
@@ -78,9 +80,21 @@ def check_ports(conn: Connection, ctx: Context, driver: str, ports: Sequence[str
 
 
 def _bound_to_ovs(conn: Connection, port_id: str) -> bool:
-    vif = conn.execute(sa.select(t.ml2_port_bindings.c.vif_type).where(
-        t.ml2_port_bindings.c.port_id == port_id)).scalar()
-    return vif == "ovs"
+    """Bound to OVS on a host whose Open vSwitch agent runs the ``fwaas_v2``
+    extension (its state report's ``extensions``): the only ports an L2
+    agent applies groups on."""
+    found = conn.execute(sa.select(t.ml2_port_bindings.c.vif_type,
+                                   t.ml2_port_bindings.c.host).where(
+        t.ml2_port_bindings.c.port_id == port_id)).first()
+    if found is None or found.vif_type != "ovs" or not found.host:
+        return False
+    reported = conn.execute(sa.select(t.agents.c.configurations).where(
+        t.agents.c.agent_type == OVS_AGENT, t.agents.c.host == found.host)).scalar()
+    try:
+        extensions = json.loads(reported or "{}").get("extensions") or ()
+    except (ValueError, AttributeError):
+        return False
+    return L2_EXTENSION in extensions
 
 
 def _set_ports(conn: Connection, group_id: str, ports: Sequence[str]) -> None:

@@ -197,8 +197,9 @@ class FirewallPluginV2(ServicePlugin):
 
     @property
     def l2_supported(self) -> bool:
-        """Instances' ports need an L2 agent extension neutrino does not have."""
-        return False
+        """Instances' ports are served where the host's Open vSwitch agent
+        runs the ``fwaas_v2`` extension (``groups.check_ports``)."""
+        return True
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
