@@ -13,7 +13,8 @@ The compute host's OVS agent runs the ``fwaas_v2`` L2 extension (with the
 openvswitch security-group driver): a group on an instance's port filters
 its traffic after its security group, so a connection passes only where
 both allow it, rule by rule, with the same handling of established
-connections.
+connections; a new instance port there joins its project's default group
+(ingress denied) until taken out of it.
 """
 from __future__ import annotations
 
@@ -220,6 +221,13 @@ def test_an_instance_ports_group_and_security_group_must_both_allow_a_connection
     assert cloud.wait_active(c.admin, served["id"], 60), c.log_tail()
     assert cloud.wait_active(c.admin, client["id"], 60), c.log_tail()
     address = served["fixed_ips"][0]["ip_address"]
+    # the new port joined the project's default group: ingress denied, egress allowed
+    default = c.admin.get(f"{GROUPS}?name=default")[1]["firewall_groups"][0]
+    assert default["ports"] == [served["id"]], default
+    assert wait_for(lambda: c.status(default["id"]) == "ACTIVE", 60), c.log_tail()
+    assert _connect(peer, address, 9090) == "TIMEOUT"
+    status, body = c.admin.put(f"{GROUPS}/{default['id']}", {"firewall_group": {"ports": []}})
+    assert status == 200, body
     assert wait_for(lambda: _connect(peer, address, 9090) == "OPEN", 60), c.log_tail()
     assert _connect(peer, address, 7070) == "TIMEOUT"
 
