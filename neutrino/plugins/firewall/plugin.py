@@ -135,6 +135,9 @@ class FirewallPluginV2(ServicePlugin):
         into its project's default group (made if missing), and its agent told."""
         if not str(port.get("device_owner") or "").startswith(res.COMPUTE_PREFIX):
             return
+        with self.db.reader() as conn:  # no default group made for ports never served
+            if not groups.l2_supported(conn, str(port["id"])):
+                return
         self.ensure_default(port.get("project_id"))
         gid = self._write(lambda conn: groups.join_default(conn, port))
         if gid is not None:
