@@ -3,8 +3,9 @@ instance port adds its own tables after the security groups' (a packet
 must pass both), with the L3 side's rule semantics, and its status."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from neutrino.agents.l3.fwaas import Rule
 from neutrino.agents.ovs import fwaas, plan
 from neutrino.agents.ovs.flows import Flow
 from neutrino.agents.ovs.switch import VifPort
@@ -31,7 +32,7 @@ def _rule(action: str = "allow", **attrs: Any) -> dict[str, Any]:
             "enabled": True, "action": action, **attrs}
 
 
-def _group(ingress: list[dict[str, Any]] = (), egress: list[dict[str, Any]] = (),
+def _group(ingress: Sequence[dict[str, Any]] = (), egress: Sequence[dict[str, Any]] = (),
            **attrs: Any) -> dict[str, Any]:
     return {"id": "fwg", "ports": ["p1"], "admin_state_up": True,
             "ingress_rule_list": list(ingress), "egress_rule_list": list(egress), **attrs}
@@ -107,13 +108,13 @@ def test_egress_rules_let_accepted_packets_on_to_switching() -> None:
 
 
 def test_port_ranges_of_both_ends_become_every_pair_of_masks() -> None:
-    rule = fwaas.Rule(4, "udp", None, "10.0.0.9", "80:81", "1024:2047", "allow")
+    rule = Rule(4, "udp", None, "10.0.0.9", "80:81", "1024:2047", "allow")
     assert fwaas.rule_matches(rule) == [
         "udp,nw_dst=10.0.0.9/32,tp_src=0x0050/0xfffe,tp_dst=0x0400/0xfc00"]
-    rule = fwaas.Rule(6, "tcp", "2001:db8::/64", None, None, "80:82", "allow")
+    rule = Rule(6, "tcp", "2001:db8::/64", None, None, "80:82", "allow")
     assert fwaas.rule_matches(rule) == ["tcp6,ipv6_src=2001:db8::/64,tp_dst=0x0050/0xfffe",
                                         "tcp6,ipv6_src=2001:db8::/64,tp_dst=82"]
-    assert fwaas.rule_matches(fwaas.Rule(6, None, None, None, None, None, "deny")) == ["ipv6"]
+    assert fwaas.rule_matches(Rule(6, None, None, None, None, None, "deny")) == ["ipv6"]
 
 
 def test_a_group_set_down_drops_its_ports_ip_and_reports_down() -> None:
