@@ -68,7 +68,11 @@ def test_a_ports_group_is_applied_reported_and_pulled_again_when_it_changes(
 
 def test_the_extension_needs_the_ovs_l2_driver_and_the_openvswitch_firewall(
         tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="firewall_l2_driver"):
-        _agent(tmp_path, FirewallServer([]), CONF.replace("firewall_l2_driver = ovs", ""))
+    # upstream's default noop L2 driver: nothing applied, the extension not reported
+    server = FirewallServer([_group(egress=[_rule()])])
+    agent, switch = _agent(tmp_path, server, CONF.replace("firewall_l2_driver = ovs", ""))
+    agent.run_once()
+    assert server.pulls == [] and agent.configurations()["extensions"] == []
+    assert not any("resubmit(,74)" in spec for spec in switch.flows["br-int"].values())
     with pytest.raises(ValueError, match="firewall_driver"):
         _agent(tmp_path, FirewallServer([]), CONF.replace("openvswitch", "noop"))

@@ -248,13 +248,14 @@ class OvsAgent(Agent):
         self.local_ip = "local_ip" in [e.strip() for e in conf.AGENT.extensions]
         self.local_ips: dict[str, dict[str, local_ip.Association]] = {}
         self._local_ips_pulled = False
+        # ``fwaas_v2`` with ``[fwaas] firewall_l2_driver = ovs``; with upstream's
+        # default ``noop`` L2 driver (an all-in-one's [agent] extensions are the
+        # L3 agent's too) it applies nothing, and is not reported
         self.fwaas = fwaas.enabled(conf.AGENT.extensions)
         if self.fwaas:
             fwaas_config.register_agent(conf)
-            if conf.fwaas.firewall_l2_driver.strip() not in fwaas.L2_DRIVERS:
-                raise ValueError("[agent] extensions fwaas_v2 needs [fwaas] "
-                                 "firewall_l2_driver = ovs")
-            if self.firewall != "openvswitch":
+            self.fwaas = conf.fwaas.firewall_l2_driver.strip() in fwaas.L2_DRIVERS
+            if self.fwaas and self.firewall != "openvswitch":
                 raise ValueError("[agent] extensions fwaas_v2 needs [securitygroup] "
                                  "firewall_driver = openvswitch")
         self.firewall_groups: dict[str, Any] = {}  # port id -> its group, as pulled
@@ -288,7 +289,8 @@ class OvsAgent(Agent):
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
                 "enable_distributed_routing": self.dvr, "devices": len(self.known.wired),
-                "extensions": sorted(e.strip() for e in self.conf.AGENT.extensions),
+                "extensions": sorted(e.strip() for e in self.conf.AGENT.extensions
+                                     if self.fwaas or e.strip() != fwaas.EXTENSION),
                 **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------
