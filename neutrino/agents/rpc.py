@@ -86,6 +86,20 @@ class PluginApi(ServerClient):
         return client.call(admin_context(), "bulk_pull", resource_type="LocalIPAssociation",
                            version="1.0") or []
 
+    def _firewall_client(self) -> Any:
+        return oslo_messaging.get_rpc_client(
+            self.transport, oslo_messaging.Target(topic=topics.FIREWALL_PLUGIN, version="1.0"))
+
+    def firewall_groups_for_ports(self, port_ids: list[str]) -> list[dict[str, Any]]:
+        """``fwaas_v2``: the firewall groups holding these ports, with their
+        ordered rules (``q-firewall-plugin``)."""
+        return self._firewall_client().call({}, "get_firewall_groups_for_ports",
+                                            port_ids=port_ids) or []
+
+    def set_firewall_group_status(self, group_id: str, status: str) -> None:
+        self._firewall_client().call({}, "set_firewall_group_status", fwg_id=group_id,
+                                     status=status, host=self.host)
+
 
 class LoggingApi(ServerClient):
     """The agent side of ``logging-plugin`` (upstream's ``LoggingApiStub``)."""

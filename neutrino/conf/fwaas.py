@@ -60,8 +60,9 @@ FWAAS_AGENT_OPTS = [
                help="Name of the FWaaS conntrack driver (accepted; established flows are "
                     "kept by the ruleset's connection tracking)."),
     cfg.StrOpt("firewall_l2_driver", default="noop",
-               help="Name of the firewall L2 driver (accepted; instance ports are not "
-                    "supported by neutrino's FWaaS)."),
+               help="Name of the firewall L2 driver: 'ovs' lets the OVS agent's fwaas_v2 "
+                    "extension apply groups on instance ports (with the openvswitch "
+                    "security-group driver)."),
 ]
 
 

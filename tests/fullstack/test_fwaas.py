@@ -8,6 +8,13 @@ lets through, drops and rejects the first instance's connections rule by
 rule as its ingress policy changes (the group ``ACTIVE`` once the agent
 applied each change), and a connection the changed policy still allows
 goes on, while one it no longer allows stops.
+
+The compute host's OVS agent runs the ``fwaas_v2`` L2 extension (with the
+openvswitch security-group driver): a group on an instance's port filters
+its traffic after its security group, so a connection passes only where
+both allow it, rule by rule, with the same handling of established
+connections; a new instance port there joins its project's default group
+(ingress denied) until taken out of it.
 """
 from __future__ import annotations
 
@@ -27,6 +34,7 @@ from tests.waiting import wait_for
 pytestmark = [needs_ovs()]
 LOCAL_IPS = {"n": "10.99.0.3", "1": "10.99.0.1"}
 FWAAS = "extensions = fwaas_v2\n[fwaas]\nenabled = true\n"
+L2_FWAAS = "extensions = fwaas_v2\n[fwaas]\nfirewall_l2_driver = ovs\n"
 GROUPS, POLICIES, RULES = ("/v2.0/fwaas/firewall_groups", "/v2.0/fwaas/firewall_policies",
                            "/v2.0/fwaas/firewall_rules")
 
@@ -69,7 +77,8 @@ def fwcloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         for host in hosts.values():
             cloud.add_phys_bridge(host)
         for name, host in hosts.items():
-            cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
+            l2 = {"firewall_driver": "openvswitch", "agent_options": L2_FWAAS} if name == "1" else {}
+            cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name], **l2))
         node = hosts["n"]
         cloud.start_agent(fabric, node, cloud.service_agent_conf(node, vhost, "l3",
                                                                  agent=FWAAS), "l3")
@@ -174,3 +183,97 @@ def test_traffic_across_a_router_follows_the_firewall_group_rule_by_rule(
     assert status == 200 and body["firewall_group"]["status"] == "INACTIVE", body
     assert wait_for(lambda: _connect(vm1, address, 9090) == "OPEN", 60), c.log_tail()
     assert c.admin.delete(f"{GROUPS}/{group['id']}")[0] == 204
+
+
+def _talker(c: Cloud, ns: str, address: str, port: int) -> Any:
+    """A connection kept open; ``say`` a word, read its echo (or TIMEOUT)."""
+    talker = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", TALK,
+                               address, str(port)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    c.hosts["1"].fabric.procs.append(talker)  # type: ignore[arg-type]
+    assert talker.stdout is not None and talker.stdout.readline().strip() == "CONNECTED"
+
+    def say(word: str) -> str:
+        assert talker.stdin is not None and talker.stdout is not None
+        talker.stdin.write(word + "\n")
+        talker.stdin.flush()
+        return talker.stdout.readline().strip()
+    return talker, say
+
+
+def test_an_instance_ports_group_and_security_group_must_both_allow_a_connection(
+        fwcloud: Cloud) -> None:
+    c = fwcloud
+    net = cloud.network(c.admin, "fw-l2", "10.110.3.0/24")
+    sg = cloud.security_group(c.admin, "fw-l2-sg")
+    for port in (8080, 9090):  # the security group lets in 8080 and 9090, not 7070
+        c.post("/v2.0/security-group-rules", "security_group_rule", security_group_id=sg,
+               direction="ingress", ethertype="IPv4", protocol="tcp",
+               port_range_min=port, port_range_max=port)
+    served = cloud.bound_port(c.admin, net, c.hosts["1"].hostname, security_groups=[sg])
+    client = cloud.bound_port(c.admin, net, c.hosts["n"].hostname,
+                              port_security_enabled=False)
+    vm, peer = c.hosts["1"].instance("l2s", served), c.hosts["n"].instance("l2c", client)
+    for port in (7070, 8080, 9090):
+        c.hosts["1"].fabric.procs.append(subprocess.Popen(
+            ["ip", "netns", "exec", vm, sys.executable, "-c", ECHO_LINES, str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    assert cloud.wait_active(c.admin, served["id"], 60), c.log_tail()
+    assert cloud.wait_active(c.admin, client["id"], 60), c.log_tail()
+    address = served["fixed_ips"][0]["ip_address"]
+    # the new port joined the project's default group: ingress denied, egress allowed
+    default = c.admin.get(f"{GROUPS}?name=default")[1]["firewall_groups"][0]
+    assert default["ports"] == [served["id"]], default
+    assert wait_for(lambda: c.status(default["id"]) == "ACTIVE", 60), c.log_tail()
+    assert _connect(peer, address, 9090) == "TIMEOUT"
+    status, body = c.admin.put(f"{GROUPS}/{default['id']}", {"firewall_group": {"ports": []}})
+    assert status == 200, body
+    assert wait_for(lambda: _connect(peer, address, 9090) == "OPEN", 60), c.log_tail()
+    assert _connect(peer, address, 7070) == "TIMEOUT"
+
+    allow_8080 = c.post(RULES, "firewall_rule", protocol="tcp", destination_port="8080",
+                        action="allow")
+    allow_7070 = c.post(RULES, "firewall_rule", protocol="tcp", destination_port="7070",
+                        action="allow")
+    anything = c.post(RULES, "firewall_rule", action="allow")
+    ingress = c.post(POLICIES, "firewall_policy",
+                     firewall_rules=[allow_8080["id"], allow_7070["id"]])
+    egress = c.post(POLICIES, "firewall_policy", firewall_rules=[anything["id"]])
+    group = c.post(GROUPS, "firewall_group", ports=[served["id"]],
+                   ingress_firewall_policy_id=ingress["id"],
+                   egress_firewall_policy_id=egress["id"])
+    assert group["status"] == "PENDING_CREATE"
+    assert wait_for(lambda: c.status(group["id"]) == "ACTIVE", 60), c.log_tail()
+    assert _connect(peer, address, 8080) == "OPEN"  # both allow
+    assert _connect(peer, address, 9090) == "TIMEOUT"  # the group does not
+    assert _connect(peer, address, 7070) == "TIMEOUT"  # the security group does not
+
+    talker, say = _talker(c, peer, address, 8080)
+    assert say("one") == "one"
+    # a deny rule first for 9090: the policy still allows 8080, the connection goes on
+    deny = c.post(RULES, "firewall_rule", protocol="tcp", destination_port="9090",
+                  action="deny")
+    status, body = c.admin.put(f"{POLICIES}/{ingress['id']}/insert_rule", {
+        "firewall_rule_id": deny["id"], "insert_before": allow_8080["id"]})
+    assert status == 200, body
+    assert wait_for(lambda: c.status(group["id"]) == "ACTIVE", 60), c.log_tail()
+    assert say("two") == "two"
+    # the allow rule disabled: the established connection stops with it
+    status, body = c.admin.put(f"{RULES}/{allow_8080['id']}",
+                               {"firewall_rule": {"enabled": False}})
+    assert status == 200, body
+    assert wait_for(lambda: c.status(group["id"]) == "ACTIVE", 60), c.log_tail()
+    assert say("three") == "TIMEOUT"
+    talker.kill()
+    assert _connect(peer, address, 8080) == "TIMEOUT"
+
+    # the group set down drops everything; the port leaving it: its security group alone
+    status, body = c.admin.put(f"{GROUPS}/{group['id']}",
+                               {"firewall_group": {"admin_state_up": False}})
+    assert status == 200, body
+    assert wait_for(lambda: c.status(group["id"]) == "DOWN", 60), c.log_tail()
+    status, body = c.admin.put(f"{GROUPS}/{group['id']}", {"firewall_group": {"ports": []}})
+    assert status == 200 and body["firewall_group"]["status"] == "INACTIVE", body
+    assert wait_for(lambda: _connect(peer, address, 9090) == "OPEN", 60), c.log_tail()
+    assert _connect(peer, address, 8080) == "OPEN"
+    assert _connect(peer, address, 7070) == "TIMEOUT"

@@ -3,9 +3,16 @@ as upstream's neutron-fwaas (agent driver) and its default policy answer them:
 the owner's, hidden from other projects unless shared, an admin's over all."""
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import sqlalchemy as sa
+
+from neutrino.db import tables
+from neutrino.db.engine import make_engine
+from neutrino.plugins.ml2.agents_db import AGENT_TYPE_OVS
 from tests.conftest import Client
+from tests.ml2.binding_helpers import report_agent
 
 RULES = "/v2.0/fwaas/firewall_rules"
 POLICIES = "/v2.0/fwaas/firewall_policies"
@@ -366,3 +373,110 @@ def test_fwaas_v2_is_listed(owner: Client) -> None:
     assert aliases["fwaas_v2"]["name"] == "FWaaS v2"
     providers = owner.get("/v2.0/service-providers")[1]["service_providers"]
     assert {"service_type": "FIREWALL_V2", "name": "fwaas_db", "default": True} in providers
+
+
+def _agent_reports(server: Any, group_id: str, status: str) -> None:
+    """A group's status as its agent's ``set_firewall_group_status`` leaves it."""
+    engine = make_engine(f"sqlite:///{server.tmp / 'var' / 'neutrino.sqlite'}")
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.update(tables.firewall_groups_v2).where(
+                tables.firewall_groups_v2.c.id == group_id).values(status=status))
+    finally:
+        engine.dispose()
+
+
+def _default_group(client: Client) -> dict[str, Any]:
+    listed = client.get(f"{GROUPS}?name=default")[1]["firewall_groups"]
+    assert len(listed) == 1, listed
+    return dict(listed[0])
+
+
+def _instance_port(owner: Client, admin: Client, fw_server: Any, extensions: list[str],
+                   leave_default: bool = True, **attrs: Any) -> str:
+    """An instance's port of the owner, bound to OVS on a host whose Open
+    vSwitch agent reports ``extensions``; unless ``leave_default`` is false,
+    taken out of the default group it may have joined."""
+    host = f"fw-host-{uuid.uuid4().hex[:8]}"
+    report_agent(fw_server, AGENT_TYPE_OVS, host, {"bridge_mappings": {},
+                                                    "tunnel_types": ["vxlan"],
+                                                    "extensions": extensions})
+    net = owner.post("/v2.0/networks", {"network": {}})[1]["network"]["id"]
+    status, body = admin.post("/v2.0/ports", {"port": {
+        "network_id": net, "project_id": _project(owner), "device_owner": "compute:nova",
+        "binding:host_id": host, **attrs}})
+    assert status == 201 and body["port"]["binding:vif_type"] == "ovs", body
+    if leave_default:
+        default = _default_group(owner)
+        _agent_reports(fw_server, default["id"], "ACTIVE")
+        ports = [p for p in default["ports"] if p != body["port"]["id"]]
+        status, put = owner.put(f"{GROUPS}/{default['id']}", {"firewall_group": {"ports": ports}})
+        assert status == 200, put
+    return str(body["port"]["id"])
+
+
+def test_an_instance_port_joins_a_group_where_its_ovs_agent_runs_the_extension(
+        owner: Client, other: Client, admin: Client, fw_server: Any) -> None:
+    port = _instance_port(owner, admin, fw_server, ["fwaas_v2"])
+    egress = _policy(owner, firewall_rules=[_rule(owner, action="allow")["id"]])["id"]
+    status, body = other.post(GROUPS, {"firewall_group": {"ports": [port]}})
+    assert status == 404 and _error(body) == (
+        "PortNotFound", f"Port {port} could not be found.")
+    group = _group(owner, ports=[port], egress_firewall_policy_id=egress)
+    assert group["ports"] == [port] and group["status"] == "PENDING_CREATE"
+    status, body = owner.post(GROUPS, {"firewall_group": {"ports": [port]}})
+    assert status == 409 and _error(body)[0] == "FirewallGroupPortInUse"
+    # an admin may put another project's instance port in a group of its own
+    theirs = _instance_port(owner, admin, fw_server, ["fwaas_v2"])
+    assert _group(admin, ports=[theirs])["ports"] == [theirs]
+    listed = owner.get(f"{GROUPS}?ports={port}")[1]["firewall_groups"]
+    assert [g["id"] for g in listed] == [group["id"]]
+
+
+def test_an_instance_port_whose_agent_lacks_the_extension_is_not_supported(
+        owner: Client, admin: Client, fw_server: Any) -> None:
+    port = _instance_port(owner, admin, fw_server, ["qos"])
+    for client in (owner, admin):
+        status, body = client.post(GROUPS, {"firewall_group": {"ports": [port]}})
+        assert status == 409 and _error(body) == (
+            "FirewallGroupPortNotSupported",
+            f"Port {port} is not supported by firewall driver 'fwaas_db'.")
+    group = _group(owner)
+    status, body = owner.put(f"{GROUPS}/{group['id']}", {"firewall_group": {"ports": [port]}})
+    assert status == 409 and _error(body)[0] == "FirewallGroupPortNotSupported"
+    assert owner.get(f"{GROUPS}/{group['id']}")[1]["firewall_group"]["ports"] == []
+
+
+def test_a_new_instance_port_joins_its_projects_default_group_where_it_is_served(
+        owner: Client, admin: Client, other: Client, fw_server: Any) -> None:
+    port = _instance_port(owner, admin, fw_server, ["fwaas_v2"], leave_default=False)
+    default = _default_group(owner)
+    assert default["ports"] == [port] and default["status"] == "PENDING_UPDATE"
+    assert [g["id"] for g in owner.get(f"{GROUPS}?ports={port}")[1]["firewall_groups"]] == [
+        default["id"]]
+    assert other.get(f"{GROUPS}?ports={port}")[1]["firewall_groups"] == []
+    # not served by the L2 extension, or without port security: left alone
+    unserved = _instance_port(owner, admin, fw_server, ["qos"], leave_default=False)
+    insecure = _instance_port(owner, admin, fw_server, ["fwaas_v2"], leave_default=False,
+                              port_security_enabled=False)
+    assert _default_group(owner)["ports"] == [port]
+    status, body = owner.post(GROUPS, {"firewall_group": {"ports": [insecure]}})
+    assert status == 409 and _error(body)[0] == "FirewallGroupPortNotSupported"
+    assert owner.get(f"{GROUPS}?ports={unserved}")[1]["firewall_groups"] == []
+
+
+def test_an_instance_port_bound_later_joins_the_default_group_then(
+        owner: Client, admin: Client, fw_server: Any) -> None:
+    host = f"fw-host-{uuid.uuid4().hex[:8]}"
+    report_agent(fw_server, AGENT_TYPE_OVS, host, {"bridge_mappings": {},
+                                                    "tunnel_types": ["vxlan"],
+                                                    "extensions": ["fwaas_v2"]})
+    net = owner.post("/v2.0/networks", {"network": {}})[1]["network"]["id"]
+    status, body = owner.post("/v2.0/ports", {"port": {"network_id": net,
+                                                       "device_owner": "compute:nova"}})
+    assert status == 201, body
+    port = body["port"]["id"]
+    assert port not in _default_group(owner)["ports"]
+    status, body = admin.put(f"/v2.0/ports/{port}", {"port": {"binding:host_id": host}})
+    assert status == 200 and body["port"]["binding:vif_type"] == "ovs", body
+    assert _default_group(owner)["ports"] == [port]

@@ -63,7 +63,7 @@ def enabled(extensions: Iterable[str]) -> bool:
     return any(e.strip() == EXTENSION for e in extensions)
 
 
-def _rules(listed: Iterable[dict[str, Any]]) -> tuple[Rule, ...]:
+def policy_rules(listed: Iterable[dict[str, Any]]) -> tuple[Rule, ...]:
     """A policy's enabled rules, in order (a disabled one is skipped)."""
     return tuple(Rule(int(r.get("ip_version") or 4), r.get("protocol"),
                       r.get("source_ip_address"), r.get("destination_ip_address"),
@@ -84,8 +84,8 @@ def port_firewalls(router: dict[str, Any]) -> tuple[PortFirewall, ...]:
             out.append(PortFirewall(
                 model.device_name(model.INTERNAL_PREFIX, port_id), str(group["id"]),
                 bool(group.get("admin_state_up", True)),
-                _rules(group.get("ingress_rule_list", ())),
-                _rules(group.get("egress_rule_list", ()))))
+                policy_rules(group.get("ingress_rule_list", ())),
+                policy_rules(group.get("egress_rule_list", ()))))
     return tuple(sorted(out, key=lambda p: p.device))
 
 

@@ -33,6 +33,13 @@ the server's ``security_group_info_for_devices`` about the ports it
 with the rest under the same cookie. The security-group fanouts (rule or
 member updated) mark the ports of the named groups, and the ports whose
 rules name them as remote, for a re-read.
+
+With ``[agent] extensions = fwaas_v2`` and ``[fwaas] firewall_l2_driver =
+ovs`` (upstream's names; the openvswitch firewall driver is needed) the
+firewall groups of the wired ports are pulled (``q-firewall-plugin``) on
+the first pass, when ports are (re)wired and after the server's fanout on
+``firewall_agent``; they are applied after the security groups (``fwaas``)
+and each group's status is reported once its flows are in.
 """
 from __future__ import annotations
 
@@ -53,6 +60,7 @@ from neutrino.agents.ovs import (
     audit,
     firewall,
     flows,
+    fwaas,
     l2pop,
     local_ip,
     log_extension,
@@ -63,6 +71,7 @@ from neutrino.agents.ovs import (
 from neutrino.agents.ovs.ovsctl import OvsCtl
 from neutrino.agents.ovs.switch import Switch
 from neutrino.agents.rpc import LoggingApi, PluginApi
+from neutrino.conf import fwaas as fwaas_config
 from neutrino.conf import placement
 from neutrino.conf.agents import network_log as log_config
 from neutrino.conf.agents import ovs as config
@@ -178,6 +187,24 @@ class LogPushEndpoint:
             self.agent._wake.set()
 
 
+class FirewallAgentEndpoint:
+    """Upstream's casts to FWaaS agent extensions (``firewall_agent``,
+    fanout): a group changed; the next pass pulls the groups again."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        self.target = oslo_messaging.Target(version="1.0")
+        self.agent = agent
+
+    def create_firewall_group(self, context: Any, **kwargs: Any) -> None:
+        self.agent.firewall_groups_changed()
+
+    def update_firewall_group(self, context: Any, **kwargs: Any) -> None:
+        self.agent.firewall_groups_changed()
+
+    def delete_firewall_group(self, context: Any, **kwargs: Any) -> None:
+        self.agent.firewall_groups_changed()
+
+
 class LocalIpPushEndpoint:
     """The server's fanout of local IP port associations made or deleted."""
 
@@ -237,10 +264,23 @@ class OvsAgent(Agent):
         self.local_ip = "local_ip" in [e.strip() for e in conf.AGENT.extensions]
         self.local_ips: dict[str, dict[str, local_ip.Association]] = {}
         self._local_ips_pulled = False
+        # ``fwaas_v2`` with ``[fwaas] firewall_l2_driver = ovs``; with upstream's
+        # default ``noop`` L2 driver (an all-in-one's [agent] extensions are the
+        # L3 agent's too) it applies nothing, and is not reported
+        self.fwaas = fwaas.enabled(conf.AGENT.extensions)
+        if self.fwaas:
+            fwaas_config.register_agent(conf)
+            self.fwaas = conf.fwaas.firewall_l2_driver.strip() in fwaas.L2_DRIVERS
+            if self.fwaas and self.firewall != "openvswitch":
+                raise ValueError("[agent] extensions fwaas_v2 needs [securitygroup] "
+                                 "firewall_driver = openvswitch")
+        self.firewall_groups: dict[str, Any] = {}  # port id -> its group, as pulled
+        self._groups_stale = True
+        self._reported: dict[str, str] = {}  # group id -> the status last reported
         self.settings = plan.Settings(self.bridges, self.mappings, tuple(self.tunnel_types),
                                       conf.OVS.local_ip, self.l2pop, self.arp_responder,
                                       self.firewall == "openvswitch", self.qos, self.netlog,
-                                      self.local_ip, self.cookie)
+                                      self.local_ip, self.cookie, fwaas=self.fwaas)
         # ``dvr``: with tunnels only (distributed routers on provider VLANs are not done)
         self.dvr = bool(conf.AGENT.enable_distributed_routing and self.tunnel_types)
         self.dvr_macs: frozenset[str] = frozenset()  # every host's, as pulled or pushed
@@ -265,6 +305,8 @@ class OvsAgent(Agent):
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
                 "enable_distributed_routing": self.dvr, "devices": len(self.known.wired),
+                "extensions": sorted(e.strip() for e in self.conf.AGENT.extensions
+                                     if self.fwaas or e.strip() != fwaas.EXTENSION),
                 **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------
@@ -292,6 +334,10 @@ class OvsAgent(Agent):
         with self._lock:
             self.local_ips.pop(port_id, None)
         self.mark_dirty(port_id)
+
+    def firewall_groups_changed(self) -> None:
+        self._groups_stale = True
+        self._wake.set()
 
     def local_ips_pushed(self, associations: list[dict[str, Any]], deleted: bool) -> None:
         with self._lock:
@@ -370,6 +416,7 @@ class OvsAgent(Agent):
         reading = plan.security_to_read(self.settings, observed, wiring)
         security = self.read_security(reading)
         observed = self.pull_policies(observed, wiring)
+        observed = self.pull_firewall_groups(observed, wiring)
         logs = (self.logs.read(known.logs, (wiring.asked | reading) & set(wiring.known.wired))
                 if self.logs is not None else None)
         bound = self.read_bound() if plan.bound_to_read(observed) else None
@@ -381,6 +428,7 @@ class OvsAgent(Agent):
         if self.logs is not None:
             self.logs.applied(self.known.logs)
         self.marks.mark(decided.sg_dirty, security=True)
+        self.report_firewall_groups(decided.firewall_statuses)
         self.marks.mark(l2_devices.report(self.plugin_rpc, decided.up, decided.down,
                                           decided.refresh_tunnels))
         self._first = False
@@ -481,6 +529,38 @@ class OvsAgent(Agent):
             self.policies.update(pulled)
         return replace(observed, policies={**observed.policies, **pulled})
 
+    def pull_firewall_groups(self, observed: plan.Observed,
+                             wiring: plan.Wiring) -> plan.Observed:
+        """``fwaas_v2``: the groups of the wired ports, pulled again when a
+        cast said one changed or ports were (re)wired; on failure the last
+        ones stay and the next pass pulls again."""
+        if not self.fwaas:
+            return observed
+        if self._groups_stale or observed.full or wiring.asked:
+            self._groups_stale = False
+            wired = sorted(wiring.known.wired)
+            try:
+                pulled = self.plugin_rpc.firewall_groups_for_ports(wired) if wired else []
+            except Exception:  # noqa: BLE001 - pulled again next pass
+                LOG.exception("pulling firewall groups failed")
+                self._groups_stale = True
+            else:
+                self.firewall_groups = dict(fwaas.by_port(pulled))
+                self._reported = {}
+        return replace(observed, firewall_groups=dict(self.firewall_groups))
+
+    def report_firewall_groups(self, statuses: dict[str, str]) -> None:
+        """Each applied group's status, once after it was pulled or changed."""
+        for group_id, status in sorted(statuses.items()):
+            if self._reported.get(group_id) == status:
+                continue
+            try:
+                self.plugin_rpc.set_firewall_group_status(group_id, status)
+                self._reported[group_id] = status
+            except Exception:  # noqa: BLE001 - reported again next pass
+                LOG.exception("firewall group %s: reporting status %s failed", group_id,
+                              status)
+
     def apply(self, decided: plan.Plan) -> None:
         """Make the switch as the plan says: tags and tunnels, meters and
         shaping, then the flows, and only then retire what no flow names."""
@@ -520,6 +600,8 @@ class OvsAgent(Agent):
             endpoints[LOG_TOPIC] = LogPushEndpoint(self)
         if self.local_ip:
             endpoints[LOCAL_IP_TOPIC] = LocalIpPushEndpoint(self)
+        if self.fwaas:
+            endpoints[topics.FIREWALL_AGENT] = FirewallAgentEndpoint(self)
         if self.dvr:
             endpoints[topics.DVR_UPDATE] = DvrUpdateEndpoint(self)
         endpoints[topics.AUDIT_OVS] = AuditEndpoint(self)

@@ -27,6 +27,10 @@ Tables (upstream's numbers, so traces read alike):
     pass; the rest is dropped.
 82  ingress rules; accepted -> output to the port (reg5).
 
+A port in a firewall group (``fwaas``) has its accepted packets go on to
+the group's tables (74 egress, 84 ingress) instead, which then switch or
+output them as above.
+
 A port of a stateless group (``stateful = False``) is filtered without
 conntrack: its IP packets go straight to the rule tables, a rule accepts
 single packets and commits nothing, so an answer passes only if a rule of
@@ -54,6 +58,7 @@ from neutrino.agents.secgroup_facts import (  # noqa: F401 - expand_remote, link
 
 BASE_EGRESS, RULES_EGRESS, ACCEPT_OR_INGRESS = 71, 72, 73
 BASE_INGRESS, RULES_INGRESS = 81, 82
+FWAAS_EGRESS, FWAAS_INGRESS = 74, 84  # a firewall group's entry tables (``fwaas``)
 REG_PORT, REG_NET = "NXM_NX_REG5[]", "NXM_NX_REG6[]"
 
 DRIVERS = {  # [securitygroup] firewall_driver values -> our driver name
@@ -85,10 +90,20 @@ class PortSecurity:
     rules: tuple[dict[str, Any], ...] = field(default=())  # remote groups expanded
     stateful: bool = True
     rule_groups: tuple[frozenset[str], ...] = field(default=())  # each rule's groups
+    fwaas: bool = False  # in a firewall group: accepted packets go on to its tables
 
     @property
     def zone(self) -> int:
         return self.ofport
+
+    @property
+    def egress_accepted(self) -> str:
+        """Where an accepted egress packet goes: switching, or the group's table."""
+        return f"resubmit(,{FWAAS_EGRESS if self.fwaas else ACCEPT_OR_INGRESS})"
+
+    @property
+    def ingress_accepted(self) -> str:
+        return f"resubmit(,{FWAAS_INGRESS})" if self.fwaas else f"output:{self.name}"
 
 
 def from_info(info: dict[str, Any], port_id: str, name: str, ofport: int,
@@ -219,7 +234,7 @@ def _rule_flows(p: PortSecurity, logged: Logged = NOT_LOGGED) -> list[Flow]:
         egress = rule["direction"] == "egress"
         table = RULES_EGRESS if egress else RULES_INGRESS
         who = f"in_port={p.name}" if egress else f"reg5={p.ofport}"
-        then = f"resubmit(,{ACCEPT_OR_INGRESS})" if egress else f"output:{p.name}"
+        then = p.egress_accepted if egress else p.ingress_accepted
         for match in rule_matches(rule):
             if p.stateful:
                 out.append(Flow(table, 70, f"ct_state=+new-est-inv+trk,{who},{match}",
@@ -248,13 +263,13 @@ def port_flows(p: PortSecurity, logged: Logged = NOT_LOGGED) -> list[Flow]:
     if not p.stateful:
         return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p, logged) + extra
     flows += [Flow(RULES_EGRESS, 100, f"ct_state=+est-rel-inv+trk,in_port={p.name}",
-                  f"resubmit(,{ACCEPT_OR_INGRESS})"),
+                  p.egress_accepted),
              Flow(RULES_EGRESS, 100, f"ct_state=+rel-inv+trk,in_port={p.name}",
-                  f"resubmit(,{ACCEPT_OR_INGRESS})"),
+                  p.egress_accepted),
              Flow(RULES_INGRESS, 100, f"ct_state=+est-rel-inv+trk,reg5={p.ofport}",
-                  f"output:{p.name}"),
+                  p.ingress_accepted),
              Flow(RULES_INGRESS, 100, f"ct_state=+rel-inv+trk,reg5={p.ofport}",
-                  f"output:{p.name}")]
+                  p.ingress_accepted)]
     return flows + _egress_base(p) + _ingress_base(p) + _rule_flows(p, logged) + extra
 
 

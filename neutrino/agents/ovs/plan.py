@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from neutrino.agents import l2_devices, secgroup_facts
-from neutrino.agents.ovs import dvr, firewall, flows, l2pop, local_ip, netlog, qos
+from neutrino.agents.ovs import dvr, firewall, flows, fwaas, l2pop, local_ip, netlog, qos
 from neutrino.agents.ovs.flows import Flow, LocalNet
 from neutrino.agents.ovs.switch import PortTag, VifPort
 
@@ -48,6 +48,7 @@ class Settings:
     netlog: bool = False  # the ``log`` extension (with the openvswitch firewall)
     local_ips: bool = False  # the ``local_ip`` extension
     cookie: int = 1
+    fwaas: bool = False  # the ``fwaas_v2`` extension (with the openvswitch firewall)
     dvr_mac: str | None = None  # ``enable_distributed_routing``: this host's DVR MAC
 
     def flow_bridges(self) -> list[str]:
@@ -101,6 +102,8 @@ class Observed:
     # port id -> the local IP associations it answers for, as pushed or pulled
     local_ips: dict[str, tuple[local_ip.Association, ...]] = field(default_factory=dict)
     dvr_macs: frozenset[str] = frozenset()  # ``dvr``: the other hosts' DVR MACs
+    # ``fwaas_v2``: port id -> its firewall group (with its rule lists), as pulled
+    firewall_groups: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,8 @@ class Plan:
     refresh_tunnels: bool = False  # ask for this host's l2population entries again
     dirty: set[str] = field(default_factory=set)  # to re-read next pass
     sg_dirty: set[str] = field(default_factory=set)  # security to re-read next pass
+    # ``fwaas_v2``: group id -> the status to report for the groups applied here
+    firewall_statuses: dict[str, str] = field(default_factory=dict)
 
 
 # -- what to ask -----------------------------------------------------------------------
@@ -292,6 +297,7 @@ def plan_wired(settings: Settings, observed: Observed, wiring: Wiring,
     if settings.qos:
         known, meters, shaping, stale_meters = _qos(known, observed)
     desired, replugged = desired_flows(settings, known, observed)
+    applied = group_firewalls(settings, known, observed.firewall_groups)
     changes = [_flow_change(settings, observed, known, bridge, wanted)
                for bridge, wanted in desired.items()]
     known = replace(known, programmed={**known.programmed, **desired},
@@ -300,7 +306,7 @@ def plan_wired(settings: Settings, observed: Observed, wiring: Wiring,
     return Plan(known, wiring.tags, new_tunnels, meters, shaping, changes, retire,
                 stale_meters, wiring.up, down,
                 refresh_tunnels=settings.l2pop and observed.full, dirty=set(answers.failed),
-                sg_dirty=sg_dirty | replugged)
+                sg_dirty=sg_dirty | replugged, firewall_statuses=fwaas.statuses(applied))
 
 
 OVS_VIF_TYPES = ("ovs", "vhostuser")  # the bindings an OVS agent's ports have
@@ -419,8 +425,12 @@ def desired_flows(settings: Settings, known: Known, observed: Observed
     integration = set(flows.integration_flows(nets, settings.mappings))
     replugged: set[str] = set()
     if settings.firewall:
-        filtering, replugged = firewall_flows(known, settings.netlog)
+        groups = group_firewalls(settings, known, observed.firewall_groups)
+        filtering, replugged = firewall_flows(known, settings.netlog,
+                                              {g.name for g in groups})
         integration |= set(filtering)
+        if settings.fwaas:
+            integration |= set(fwaas.firewall_flows(groups))
     if settings.qos:
         integration |= set(qos_flows(known, observed.policies))
     if settings.local_ips:
@@ -459,7 +469,28 @@ def dvr_ports(known: Known) -> list[dvr.DvrPort]:
             and known.nets[w.network_id].network_type in flows.TUNNEL_TYPES]
 
 
-def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set[str]]:
+def group_firewalls(settings: Settings, known: Known, groups: dict[str, Any]
+                    ) -> list[fwaas.PortFirewall]:
+    """``fwaas_v2``: the firewall groups of the ports filtered here (up, and
+    with their security facts current), one entry per port."""
+    if not (settings.fwaas and settings.firewall):
+        return []
+    out = []
+    for pid, group in sorted(groups.items()):
+        wired, security = known.wired.get(pid), known.port_security.get(pid)
+        if (wired is None or security is None or not wired.admin_up
+                or wired.network_id not in known.vlans
+                or (security.ofport, security.vlan) != (wired.port.ofport,
+                                                        known.vlans[wired.network_id])):
+            continue
+        out.append(fwaas.port_firewall(group, wired.port.name, wired.port.ofport))
+    return out
+
+
+def firewall_flows(known: Known, logging: bool = False, grouped: frozenset[str] | set[str]
+                   = frozenset()) -> tuple[list[Flow], set[str]]:
+    """The security groups' flows; ``grouped``: the ports (by name) whose
+    accepted packets go on to their firewall group's tables."""
     filtered, unfiltered, stale = [], [], set()
     logged: dict[str, firewall.Logged] = {}
     port_logs = netlog.port_logs(known.logs) if logging else {}
@@ -475,6 +506,8 @@ def firewall_flows(known: Known, logging: bool = False) -> tuple[list[Flow], set
         if security is None:
             unfiltered.append((wired.port.name, vlan))
         else:
+            if security.name in grouped:
+                security = replace(security, fwaas=True)
             filtered.append(security)
             if pid in port_logs:
                 logged[security.name] = netlog.log_flows(port_logs[pid])

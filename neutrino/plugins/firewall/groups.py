@@ -16,6 +16,7 @@ may change all but its name and delete it (with its two policies).
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 import sqlalchemy as sa
@@ -31,6 +32,7 @@ from neutrino.resources import firewall as res
 G, GP, D = rows.G, rows.GP, rows.D
 POLICY_KEYS = ("ingress_firewall_policy_id", "egress_firewall_policy_id")
 DEFAULT_LOCKED = ("name", "description", "admin_state_up", *POLICY_KEYS)
+OVS_AGENT, L2_EXTENSION = "Open vSwitch agent", "fwaas_v2"
 
 
 def _status(ports: Sequence[str], group: dict[str, Any], pending: str) -> str:
@@ -53,7 +55,7 @@ def check_policies(conn: Connection, ctx: Context, project_id: str,
 
 
 def check_ports(conn: Connection, ctx: Context, driver: str, ports: Sequence[str],
-                group_id: str | None, l2_supported: bool) -> None:
+                group_id: str | None) -> None:
     """Each port the caller's, a router interface (or a supported instance
     port), and in no other group."""
     for port_id in ports:
@@ -64,7 +66,7 @@ def check_ports(conn: Connection, ctx: Context, driver: str, ports: Sequence[str
         if owner in res.ROUTER_INTERFACE_OWNERS:
             continue
         if owner.startswith(res.COMPUTE_PREFIX):
-            if not (l2_supported and _bound_to_ovs(conn, port_id)):
+            if not l2_supported(conn, port_id):
                 raise errors.FirewallGroupPortNotSupported(driver_name=driver, port_id=port_id)
             continue
         raise errors.FirewallGroupPortInvalid(port_id=port_id)
@@ -77,10 +79,28 @@ def check_ports(conn: Connection, ctx: Context, driver: str, ports: Sequence[str
             raise errors.FirewallGroupPortInUse(port_ids=taken)
 
 
-def _bound_to_ovs(conn: Connection, port_id: str) -> bool:
-    vif = conn.execute(sa.select(t.ml2_port_bindings.c.vif_type).where(
-        t.ml2_port_bindings.c.port_id == port_id)).scalar()
-    return vif == "ovs"
+def l2_supported(conn: Connection, port_id: str) -> bool:
+    """Bound to OVS on a host whose Open vSwitch agent runs the ``fwaas_v2``
+    extension (its state report's ``extensions``), with port security on:
+    the only ports an L2 agent applies groups on (it filters after the
+    security groups, so a port they leave alone is not filtered; upstream
+    accepts those and filters them, neutrino refuses them)."""
+    found = conn.execute(sa.select(t.ml2_port_bindings.c.vif_type,
+                                   t.ml2_port_bindings.c.host).where(
+        t.ml2_port_bindings.c.port_id == port_id)).first()
+    if found is None or found.vif_type != "ovs" or not found.host:
+        return False
+    secured = conn.execute(sa.select(t.port_port_security.c.port_security_enabled).where(
+        t.port_port_security.c.port_id == port_id)).scalar()
+    if secured is False:
+        return False
+    reported = conn.execute(sa.select(t.agents.c.configurations).where(
+        t.agents.c.agent_type == OVS_AGENT, t.agents.c.host == found.host)).scalar()
+    try:
+        extensions = json.loads(reported or "{}").get("extensions") or ()
+    except (ValueError, AttributeError):
+        return False
+    return L2_EXTENSION in extensions
 
 
 def _set_ports(conn: Connection, group_id: str, ports: Sequence[str]) -> None:
@@ -90,15 +110,14 @@ def _set_ports(conn: Connection, group_id: str, ports: Sequence[str]) -> None:
                                      for p in ports])
 
 
-def create(conn: Connection, ctx: Context, data: dict[str, Any], driver: str,
-           l2_supported: bool) -> str:
+def create(conn: Connection, ctx: Context, data: dict[str, Any], driver: str) -> str:
     if data.get("name") == res.DEFAULT_FWG:
         raise errors.FirewallDefaultParameterExists(resource_type="Firewall Group",
                                                     name=res.DEFAULT_FWG)
     row = store.standard_row(ctx.project_id, data, revision=0)
     ports = data.get("ports") or []
     check_policies(conn, ctx, row["project_id"], data)
-    check_ports(conn, ctx, driver, ports, None, l2_supported)
+    check_ports(conn, ctx, driver, ports, None)
     row.update(shared=bool(data.get("shared")), admin_state_up=data.get("admin_state_up", True),
                status=_status(ports, data, res.PENDING_CREATE),
                **{k: data.get(k) for k in POLICY_KEYS})
@@ -116,7 +135,7 @@ def _refuse_pending(group: Any) -> None:
 
 
 def update(conn: Connection, ctx: Context, gid: str, data: dict[str, Any],
-           revision: int | None, driver: str, l2_supported: bool) -> tuple[list[str], bool]:
+           revision: int | None, driver: str) -> tuple[list[str], bool]:
     """Apply a change; the ports it held before, and whether agents must apply it."""
     if data.get("name") == res.DEFAULT_FWG:
         raise errors.FirewallDefaultParameterExists(resource_type="Firewall Group",
@@ -136,7 +155,7 @@ def update(conn: Connection, ctx: Context, gid: str, data: dict[str, Any],
                      if k in data}}
     check_policies(conn, ctx, current.project_id, {k: data.get(k) for k in POLICY_KEYS})
     if "ports" in data:
-        check_ports(conn, ctx, driver, data["ports"], gid, l2_supported)
+        check_ports(conn, ctx, driver, data["ports"], gid)
         _set_ports(conn, gid, data["ports"])
     changed = (set(new["ports"]) != set(old["ports"])
                or any(new[k] != old[k] for k in (*POLICY_KEYS, "admin_state_up")))
@@ -237,3 +256,25 @@ def make_default(conn: Connection, conf: Any, project_id: str) -> str:
     conn.execute(sa.insert(G).values(**row))
     conn.execute(sa.insert(D).values(project_id=project_id, firewall_group_id=row["id"]))
     return str(row["id"])
+
+
+def join_default(conn: Connection, port: dict[str, Any]) -> str | None:
+    """A newly bound instance port the L2 extension serves, in no group yet,
+    joins its project's default group (upstream's plugin does this on the
+    port's first binding); the group goes ``PENDING_UPDATE`` for its agent
+    when it has policies, even while already pending (upstream's update
+    would refuse it, and the port would be left out). The group's id, or
+    None when the port stays as it is."""
+    pid, project = str(port["id"]), port.get("project_id")
+    if (not project or not str(port.get("device_owner") or "").startswith(res.COMPUTE_PREFIX)
+            or not l2_supported(conn, pid)):
+        return None
+    gid = default_of(conn, str(project))
+    if gid is None or conn.execute(sa.select(GP.c.port_id).where(GP.c.port_id == pid)).first():
+        return None
+    group = rows.row(conn, "firewall_groups", gid, for_update=True)
+    conn.execute(sa.insert(GP).values(firewall_group_id=gid, port_id=pid))
+    store.bump(conn, G, gid, {"status": _status([pid], {k: getattr(group, k)
+                                                        for k in POLICY_KEYS},
+                                                res.PENDING_UPDATE)})
+    return gid

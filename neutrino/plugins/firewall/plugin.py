@@ -23,6 +23,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, ServicePlugin
 from neutrino.plugins.firewall import groups, policies, rows, rules
@@ -43,6 +44,8 @@ DEFAULT_PROVIDER = {"service_type": SERVICE_TYPE, "name": "fwaas_db", "driver": 
 MEMBER = "(rule:admin_only) or (role:member and project_id:%(project_id)s)"
 READER = "(rule:admin_only) or (role:reader and project_id:%(project_id)s)"
 ADMIN = "rule:admin_only"
+VIF_TYPE = "binding:vif_type"
+UNBOUND = (None, "", "unbound", "binding_failed")
 SINGULARS = {"firewall_rules": "firewall_rule", "firewall_policies": "firewall_policy",
              "firewall_groups": "firewall_group"}
 
@@ -113,6 +116,32 @@ class FirewallPluginV2(ServicePlugin):
     def connect(self, core: Any) -> None:
         super().connect(core)
         self.notifier = AgentNotifier(getattr(core, "casts", None))
+        core.events.subscribe("ports", ev.AFTER_CREATE, self._port_created)
+        core.events.subscribe("ports", ev.AFTER_UPDATE, self._port_updated)
+
+    # -- the default group on new instance ports ---------------------------------------
+
+    def _port_created(self, ctx: Any, port: dict[str, Any]) -> None:
+        if port.get(VIF_TYPE) not in UNBOUND:
+            self.join_default(port)
+
+    def _port_updated(self, ctx: Any, original: dict[str, Any] | None,
+                      current: dict[str, Any]) -> None:
+        if (original or {}).get(VIF_TYPE) in UNBOUND and current.get(VIF_TYPE) not in UNBOUND:
+            self.join_default(current)
+
+    def join_default(self, port: dict[str, Any]) -> None:
+        """A compute port's first binding where the L2 extension serves it:
+        into its project's default group (made if missing), and its agent told."""
+        if not str(port.get("device_owner") or "").startswith(res.COMPUTE_PREFIX):
+            return
+        with self.db.reader() as conn:  # no default group made for ports never served
+            if not groups.l2_supported(conn, str(port["id"])):
+                return
+        self.ensure_default(port.get("project_id"))
+        gid = self._write(lambda conn: groups.join_default(conn, port))
+        if gid is not None:
+            self._tell([({"id": gid}, [])])
 
     # -- transactions ---------------------------------------------------------------
 
@@ -184,7 +213,7 @@ class FirewallPluginV2(ServicePlugin):
             elif plural == "firewall_policies":
                 ids = [policies.create(conn, ctx, item) for item in items]
             else:
-                ids = [groups.create(conn, ctx, item, self.driver_name, self.l2_supported)
+                ids = [groups.create(conn, ctx, item, self.driver_name)
                        for item in items]
             return self._shown(conn, plural, ids)
         made = self._write(op)
@@ -194,11 +223,6 @@ class FirewallPluginV2(ServicePlugin):
                     self.notifier.group_changed("create_firewall_group", group,
                                                 group["ports"], [])
         return made
-
-    @property
-    def l2_supported(self) -> bool:
-        """Instances' ports need an L2 agent extension neutrino does not have."""
-        return False
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
@@ -215,7 +239,7 @@ class FirewallPluginV2(ServicePlugin):
                     self._pending(conn, [rid], told)
             else:
                 old_ports, notify = groups.update(conn, ctx, rid, data, revision,
-                                                  self.driver_name, self.l2_supported)
+                                                  self.driver_name)
                 if notify:
                     told.append(({"id": rid}, old_ports))
             return self._shown(conn, plural, [rid])[0]
