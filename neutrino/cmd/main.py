@@ -1,4 +1,5 @@
-"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``db current``, ``agent <kind>``."""
+"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``db current``, ``db import``,
+``agent <kind>``."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +11,7 @@ from neutrino.cmd import agents, serve
 from neutrino.cmd.logs import quiet_foreign_banners, setup_logging
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
+from neutrino.db.upstream import importer
 from neutrino.service import make_conf
 
 
@@ -18,7 +20,11 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the API server", add_help=False)
     db = sub.add_parser("db", help="database schema management")
-    db.add_argument("action", choices=["upgrade", "current"])
+    db.add_argument("action", choices=["upgrade", "current", "import"])
+    db.add_argument("--from", dest="source", metavar="URL",
+                    help="import: the upstream Neutron database to read (never written)")
+    db.add_argument("--skip-unsupported", action="store_true",
+                    help="import: leave behind what neutrino cannot carry instead of refusing")
     agent = sub.add_parser("agent", help="run an agent of this host", add_help=False)
     agent.add_argument("kind", choices=["bgp", "dhcp", "l3", "linuxbridge", "loadbalancer",
                                         "metadata", "metering", "ovs"])
@@ -38,13 +44,31 @@ def _die(exc: BaseException) -> None:
     sys.exit(2)
 
 
+def _import(args: argparse.Namespace, target: str) -> None:
+    if not args.source:
+        print("neutrino: db import needs --from <upstream Neutron database URL>", file=sys.stderr)
+        sys.exit(2)
+    try:
+        report = importer.run(args.source, target, skip_unsupported=args.skip_unsupported)
+    except importer.ImportRefused as exc:
+        print(f"neutrino: import refused: {exc}", file=sys.stderr)
+        sys.exit(1)
+    for line in report.skipped:
+        print(f"left behind: {line}")
+    copied = {name: n for name, n in report.copied.items() if n}
+    print(f"imported {sum(copied.values())} rows into {len(copied)} tables; "
+          f"database at {migrate.describe(migrate.current(target))}")
+
+
 def main(argv: list[str] | None = None) -> None:
     quiet_foreign_banners()
     args, rest = _parse(sys.argv[1:] if argv is None else argv)
     conf = _conf(rest)
     setup_logging(conf)
     if args.command == "db":
-        if args.action == "upgrade":
+        if args.action == "import":
+            _import(args, database_url(conf))
+        elif args.action == "upgrade":
             migrate.upgrade(database_url(conf))
             print(f"database at {migrate.describe(migrate.current(database_url(conf)))}")
         else:
