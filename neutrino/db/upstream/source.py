@@ -23,14 +23,15 @@ class Source:
 
     def __init__(self, url: str) -> None:
         self.engine = sa.create_engine(normalise_url(url))
-        self.conn = self.engine.connect()
         dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            self.conn = self.engine.connect().execution_options(
+                isolation_level="REPEATABLE READ", postgresql_readonly=True)
+        else:
+            self.conn = self.engine.connect()
         if dialect == "mysql":
             self.conn.exec_driver_sql("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             self.conn.exec_driver_sql("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
-        elif dialect == "postgresql":
-            self.conn.exec_driver_sql(
-                "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         self.meta = sa.MetaData()
         self.meta.reflect(bind=self.conn)
         self._rows: dict[str, list[dict[str, Any]]] = {}
