@@ -14,7 +14,7 @@ OTHER_PROJECT = "b0000000000000000000000000000002"
 COLLECTIONS = (
     "networks", "subnets", "ports", "subnetpools", "address-scopes", "security-groups",
     "security-group-rules", "routers", "floatingips", "qos/policies", "rbac-policies",
-    "trunks", "segments", "local-ips", "ndp_proxies", "quotas",
+    "trunks", "segments", "local-ips", "ndp_proxies", "quotas", "address-groups", "log/logs",
 )
 # Collections under each item of another: (parent collection, path below an item).
 NESTED = (("routers", "conntrack_helpers"), ("floatingips", "port_forwardings"),
@@ -80,6 +80,12 @@ def populate(api: Api) -> dict[str, str]:
              port_range_max=80, remote_ip_prefix="203.0.113.7/24", description="http")
     api.post("/security-group-rules", "security_group_rule", security_group_id=sg["id"],
              direction="ingress", ethertype="IPv4", remote_group_id=sg["id"])
+    group = api.post("/address-groups", "address_group", name="ag", description="group",
+                     addresses=["198.51.100.0/28", "2001:db8::/64"])
+    api.post("/security-group-rules", "security_group_rule", security_group_id=sg["id"],
+             direction="ingress", ethertype="IPv4", remote_address_group_id=group["id"])
+    api.post("/log/logs", "log", name="drops", resource_type="security_group",
+             resource_id=sg["id"], event="DROP")
     port = api.post("/ports", "port", network_id=net["id"], name="vm1",
                     fixed_ips=[{"subnet_id": sub["id"]}], security_groups=[sg["id"]],
                     allowed_address_pairs=[{"ip_address": "10.80.0.200"}],

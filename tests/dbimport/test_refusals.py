@@ -60,15 +60,21 @@ def test_a_table_neutrino_has_no_place_for_is_refused_and_nothing_written(tmp_pa
     assert not (tmp_path / "target.sqlite").exists()
 
 
-def test_skip_unsupported_leaves_it_behind_and_carries_the_rest(tmp_path: Path) -> None:
-    target = f"sqlite:///{tmp_path / 'target.sqlite'}"
-    report = importer.run(_source(tmp_path / "src.sqlite"), target, skip_unsupported=True)
-    assert report.skipped == ["table evpn_networks: 1 row(s) neutrino has no place for"]
-    assert report.copied["networks"] == 1
-    [net] = _networks(target)
-    assert (net["id"], net["project_id"], net["description"], net["revision_number"],
-            net["created_at"], net["updated_at"], net["mtu"]) == \
-        (NET, "p1", "kept", 4, CREATED, CREATED, 1450)
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "mariadb"])
+def test_skip_unsupported_leaves_it_behind_and_carries_the_rest(tmp_path: Path,
+                                                               backend: str) -> None:
+    target, drop = create_database(backend, tmp_path)
+    try:
+        report = importer.run(_source(tmp_path / "src.sqlite"), target, skip_unsupported=True)
+        assert report.skipped == ["table evpn_networks: 1 row(s) neutrino has no place for"]
+        assert report.copied["networks"] == 1
+        assert report.copied["securitygroupdefaultrules"] == 0  # the seeded ones stay
+        [net] = _networks(target)
+        assert (net["id"], net["project_id"], net["description"], net["revision_number"],
+                net["created_at"], net["updated_at"], net["mtu"], net["name"]) == \
+            (NET, "p1", "kept", 4, CREATED, CREATED, 1450, "n1")
+    finally:
+        drop()  # type: ignore[operator]
 
 
 def test_a_postgresql_source_is_read_in_a_read_only_snapshot(tmp_path: Path) -> None:

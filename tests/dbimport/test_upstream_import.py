@@ -24,7 +24,7 @@ if not (ANCHOR / "start.sh").exists():
 # neutrino configured as the anchor's neutron.conf and ml2_conf.ini are.
 NEUTRINO_EXTRA = (
     "service_plugins = router,qos,segments,trunk,port_forwarding,conntrack_helper,"
-    "ndp_proxy,local_ip,flavors,auto_allocate\n"
+    "ndp_proxy,local_ip,log,flavors,auto_allocate\n"
     "[quotas]\nquota_network = -1\nquota_subnet = -1\nquota_port = -1\n"
     "[ml2]\ntype_drivers = flat,vlan,vxlan,local\ntenant_network_types = vxlan,vlan\n"
     "mechanism_drivers = openvswitch\nextension_drivers = port_security,qos\n"
