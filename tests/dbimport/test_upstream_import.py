@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.conftest import ROOT, Server, free_port
+from tests.conftest import ROOT, Server, create_database, free_port
 from tests.dbimport.cloud import Api, differences, populate
 
 ANCHOR = Path(os.environ.get("NEUTRINO_UPSTREAM_ANCHOR",
@@ -66,9 +66,9 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
 ONE_SIDED = {"numa_affinity_policy", "device_profile", "trunk"}
 
 
-def _import(source: str, target: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    conf = target.parent / f"{target.stem}.conf"
-    conf.write_text(f"[database]\nconnection = sqlite:///{target}\n")
+def _import(source: str, target: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    conf = tmp / "import.conf"
+    conf.write_text(f"[database]\nconnection = {target}\n")
     return subprocess.run([sys.executable, "-m", "neutrino.cmd.main", "db", "import",
                            "--from", source, *extra, "--config-file", str(conf)],
                           capture_output=True, text=True, timeout=300)
@@ -79,29 +79,30 @@ def test_an_imported_cloud_reads_the_same_and_keeps_working(upstream: tuple[str,
     api_url, db_url = upstream
     theirs = Api(api_url)
     ids = populate(theirs)
-    target = tmp_path / "imported.sqlite"
-    done = _import(db_url, target)
-    assert done.returncode == 0, done.stderr
-    assert "imported" in done.stdout
-
-    server = Server(tmp_path, db_url=f"sqlite:///{target}", extra=NEUTRINO_EXTRA).start()
-    try:
-        ours = Api(server.url)
-        found = differences(theirs, ours)
-        assert [d for d in found if not any(f" {field}:" in d for field in ONE_SIDED)
-                and "security_group_rules:" not in d] == []
-        _security_groups_embed_the_same_rules(theirs, ours)
-        _keeps_working(ours, ids)
-    finally:
-        server.stop()
-
-    # the source was only read: importing it again into a new target works
-    again = _import(db_url, tmp_path / "again.sqlite")
-    assert again.returncode == 0, again.stderr
-    # and a target that holds anything is refused
-    refused = _import(db_url, target)
-    assert refused.returncode == 1
-    assert "not empty" in refused.stderr and "table networks has rows" in refused.stderr
+    # into each backend neutrino runs on (the source stays as it was: only read)
+    for backend in ("sqlite", "postgresql", "mariadb"):
+        (tmp_path / backend).mkdir()
+        target, drop = create_database(backend, tmp_path / backend)
+        try:
+            done = _import(db_url, target, tmp_path / backend)
+            assert done.returncode == 0, done.stderr
+            assert "imported" in done.stdout
+            server = Server(tmp_path / backend, db_url=target, extra=NEUTRINO_EXTRA).start()
+            try:
+                ours = Api(server.url)
+                found = differences(theirs, ours)
+                assert [d for d in found if not any(f" {field}:" in d for field in ONE_SIDED)
+                        and "security_group_rules:" not in d] == [], backend
+                _security_groups_embed_the_same_rules(theirs, ours)
+                _keeps_working(ours, ids)
+            finally:
+                server.stop()
+            # a target that holds anything is refused
+            refused = _import(db_url, target, tmp_path / backend)
+            assert refused.returncode == 1
+            assert "not empty" in refused.stderr and "table networks has rows" in refused.stderr
+        finally:
+            drop()  # type: ignore[operator]
 
 
 def _security_groups_embed_the_same_rules(theirs: Api, ours: Api) -> None:
