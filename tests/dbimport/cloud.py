@@ -15,6 +15,7 @@ COLLECTIONS = (
     "networks", "subnets", "ports", "subnetpools", "address-scopes", "security-groups",
     "security-group-rules", "routers", "floatingips", "qos/policies", "rbac-policies",
     "trunks", "segments", "local-ips", "ndp_proxies", "quotas", "address-groups", "log/logs",
+    "metering/metering-labels", "metering/metering-label-rules",
 )
 # Collections under each item of another: (parent collection, path below an item).
 NESTED = (("routers", "conntrack_helpers"), ("floatingips", "port_forwardings"),
@@ -131,6 +132,11 @@ def populate(api: Api) -> dict[str, str]:
     api.post("/trunks", "trunk", port_id=parent["id"], name="t1", description="a trunk",
              sub_ports=[{"port_id": child["id"], "segmentation_type": "vlan",
                          "segmentation_id": 101}])
+    label = api.post("/metering/metering-labels", "metering_label", name="out",
+                     description="traffic out")
+    api.post("/metering/metering-label-rules", "metering_label_rule",
+             metering_label_id=label["id"], direction="egress",
+             remote_ip_prefix="0.0.0.0/0", excluded=False)
     api.post("/local-ips", "local_ip", network_id=net["id"], name="lip",
              local_ip_address="10.80.0.50")
     ids.update(network=net["id"], subnet=sub["id"], subnet2=sub2["id"], pool=pool["id"],

@@ -24,7 +24,7 @@ if not (ANCHOR / "start.sh").exists():
 # neutrino configured as the anchor's neutron.conf and ml2_conf.ini are.
 NEUTRINO_EXTRA = (
     "service_plugins = router,qos,segments,trunk,port_forwarding,conntrack_helper,"
-    "ndp_proxy,local_ip,log,flavors,auto_allocate\n"
+    "ndp_proxy,local_ip,log,metering,flavors,auto_allocate\n"
     "[quotas]\nquota_network = -1\nquota_subnet = -1\nquota_port = -1\n"
     "[ml2]\ntype_drivers = flat,vlan,vxlan,local\ntenant_network_types = vxlan,vlan\n"
     "mechanism_drivers = openvswitch\nextension_drivers = port_security,qos\n"
@@ -45,7 +45,7 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, st
     env = {**os.environ, "NEUTRON_PORT": str(free_port()), "DB_NAME": db,
            "NEUTRON_ANCHOR_DIR": str(base), "WRITE_READY": "0",
            "SERVICE_PLUGINS": "router,qos,segments,trunk,port_forwarding,conntrack_helper,"
-                              "ndp_proxy,local_ip,log",
+                              "ndp_proxy,local_ip,log,metering",
            "TENANT_NETWORK_TYPES": "vxlan,vlan"}
     done = subprocess.run(["bash", str(ANCHOR / "start.sh")], env=env, capture_output=True,
                           text=True, timeout=1800)
