@@ -88,6 +88,19 @@ def test_a_postgresql_source_is_read_in_a_read_only_snapshot(tmp_path: Path) -> 
         drop()  # type: ignore[operator]
 
 
+def test_a_separate_service_projects_table_is_refused_even_where_names_match(
+        tmp_path: Path) -> None:
+    source = _source(tmp_path / "src.sqlite", evpn=False)
+    engine = sa.create_engine(source)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE vpnservices (id TEXT, tenant_id TEXT)")
+        conn.exec_driver_sql("INSERT INTO vpnservices VALUES ('v', 'p1')")
+    engine.dispose()
+    with pytest.raises(importer.ImportRefused) as refused:
+        importer.run(source, f"sqlite:///{tmp_path / 'target.sqlite'}")
+    assert refused.value.problems == ["table vpnservices: 1 row(s) neutrino has no place for"]
+
+
 def test_an_attribute_neutrino_does_not_serve_is_refused(tmp_path: Path) -> None:
     source = _source(tmp_path / "src.sqlite", transparent=True, evpn=False)
     with pytest.raises(importer.ImportRefused) as refused:
