@@ -9,7 +9,7 @@ CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 # Debian packages the test suite uses, and the headers mysqlclient (the
 # fast MySQL/MariaDB driver) builds against.
-DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived radvd ndisc6 libmariadb-dev pkg-config mariadb-server galera-4 rsync strongswan-charon strongswan-swanctl libcharon-extra-plugins gobgpd bird2 libstrongswan-extra-plugins
+DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived radvd ndisc6 libmariadb-dev pkg-config mariadb-server galera-4 rsync strongswan-charon strongswan-swanctl libcharon-extra-plugins gobgpd bird2 libstrongswan-extra-plugins chromium chromium-driver
 PYTEST_ARGS ?=
 
 .PHONY: run test fuzz install bytecode system-deps bench clean

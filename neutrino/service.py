@@ -15,7 +15,7 @@ from oslo_config import cfg
 
 from neutrino import metrics
 from neutrino.api import app as app_mod
-from neutrino.api import limits
+from neutrino.api import limits, topology
 from neutrino.api import octavia as octavia_api
 from neutrino.api.controller import Api
 from neutrino.api.healthcheck import Healthcheck, Probe, disabled_by
@@ -158,6 +158,8 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
     wsgi.add_route("/healthcheck", Healthcheck([*health_probes(conf), *(probes or [])]))
     if conf.metrics.enabled:
         wsgi.add_route("/metrics", MetricsEndpoint(api))
+    if conf.topology.enabled:
+        topology.add_routes(wsgi, conf.topology.poll_interval)
     auth = None
     octavia_auth = None
     octavia_plugin = octavia_api.find_plugin(api)
@@ -168,7 +170,7 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
         auth = auth_token.AuthProtocol(wsgi, {"oslo_config_config": conf})
         if octavia_app is not None:
             octavia_auth = auth_token.AuthProtocol(octavia_app, {"oslo_config_config": conf})
-    app = app_mod.with_auth(wsgi, auth)
+    app = app_mod.with_auth(wsgi, auth, anonymous=topology.is_page if conf.topology.enabled else None)
     if octavia_app is not None:
         app = octavia_api.mount(app, octavia_app, conf.octavia.path_prefix, octavia_auth)
     return app_mod.with_access_log(limits.with_body_limit(

@@ -230,6 +230,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 # starting them first lets the short files fill in around them.
 LONG_MODULES = (
     "tests/fullstack/test_stack.py", "tests/scaleout/", "tests/aio/",
+    "tests/guide/test_three_hosts.py",
     "tests/fullstack/test_ovs_agent.py", "tests/fullstack/test_metadata.py",
     "tests/fullstack/test_ovs_extras.py", "tests/lbagent/", "tests/fullstack/",
     "tests/l3host/", "tests/metering/", "tests/dhcpagent/",

@@ -21,6 +21,7 @@ from oslo_config import cfg
 from neutrino import metrics
 from neutrino.conf.agents import common as agent_conf
 from neutrino.rpc import topics
+from neutrino.rpc.admin_context import admin_context
 from neutrino.rpc.servers import stop_all
 from neutrino.rpc.transport import rpc_transport
 
@@ -77,7 +78,7 @@ class Agent(abc.ABC):
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
         try:
             client = self._rpc() if timeout is None else self._rpc().prepare(timeout=timeout)
-            answer = client.call({}, "report_state",
+            answer = client.call(admin_context(), "report_state",
                                  agent_state={"agent_state": self.state()}, time=now)
         except Exception:  # noqa: BLE001 - retried at the next interval
             if self._stop.is_set():  # the stop closed the transport under the report

@@ -1,5 +1,6 @@
 """The DHCP agent's side of its calls to the server (``q-plugin``, namespace
-``dhcp``), one method per server method, with upstream's versions."""
+None as upstream's neutron-lib has it), one method per server method, with
+upstream's versions."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,7 +11,7 @@ from neutrino.rpc import topics
 
 class DhcpPluginApi(ServerClient):
     def __init__(self, conf: Any, host: str) -> None:
-        super().__init__(conf, topics.PLUGIN, namespace="dhcp")
+        super().__init__(conf, topics.PLUGIN)
         self.host = host
 
     def _call(self, method: str, version: str, **kwargs: Any) -> Any:

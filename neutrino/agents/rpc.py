@@ -7,6 +7,9 @@ import oslo_messaging
 
 from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
+from neutrino.rpc.admin_context import admin_context
+
+SG_INFO_VERSION = "1.3"
 
 
 class PluginApi(ServerClient):
@@ -49,7 +52,11 @@ class PluginApi(ServerClient):
         return self.call("security_group_rules_for_devices", "1.1", devices=devices)
 
     def security_group_info_for_devices(self, devices: list[str]) -> dict[str, Any]:
-        return self.call("security_group_info_for_devices", "1.2", devices=devices)
+        """At 1.3 with ``call_version``, as upstream's agents ask: upstream's
+        server answers member addresses as ``[ip, mac]`` pairs only then
+        (plain addresses otherwise, which the firewall cannot read)."""
+        return self.call("security_group_info_for_devices", SG_INFO_VERSION,
+                         devices=devices, call_version=SG_INFO_VERSION)
 
     def tunnel_sync(self, tunnel_ip: str, tunnel_type: str) -> dict[str, Any]:
         """The other agents' endpoints of ``tunnel_type``: ``{"tunnels": [...]}``."""
@@ -68,7 +75,7 @@ class PluginApi(ServerClient):
         """The QoS policies ``ids`` (resources RPC ``bulk_pull``)."""
         client = oslo_messaging.get_rpc_client(
             self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
-        return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
+        return client.call(admin_context(), "bulk_pull", resource_type="QosPolicy", version="1.10",
                            filter_kwargs={"id": ids}) or []
 
     def local_ip_associations(self) -> list[dict[str, Any]]:
@@ -76,7 +83,7 @@ class PluginApi(ServerClient):
         client = oslo_messaging.get_rpc_client(
             self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1",
                                                   namespace=topics.LOCAL_IP_NAMESPACE))
-        return client.call({}, "bulk_pull", resource_type="LocalIPAssociation",
+        return client.call(admin_context(), "bulk_pull", resource_type="LocalIPAssociation",
                            version="1.0") or []
 
 

@@ -1,11 +1,13 @@
 """What every agent-side client of the server's RPC shares: a transport of
-its own, a client for one topic (and namespace), versioned calls, close."""
+its own, a client for one topic (and namespace), versioned calls made with
+upstream's admin context (``neutrino.rpc.admin_context``), close."""
 from __future__ import annotations
 
 from typing import Any
 
 import oslo_messaging
 
+from neutrino.rpc.admin_context import admin_context
 from neutrino.rpc.transport import rpc_transport
 
 
@@ -17,7 +19,7 @@ class ServerClient:
 
     def call(self, method: str, version: str | None = None, **kwargs: Any) -> Any:
         client = self.client.prepare(version=version) if version else self.client
-        return client.call({}, method, **kwargs)
+        return client.call(admin_context(), method, **kwargs)
 
     def close(self) -> None:
         self.transport.cleanup()

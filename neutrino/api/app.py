@@ -119,16 +119,23 @@ IDENTITY_HEADERS = ("HTTP_X_ROLES", "HTTP_X_USER_ID", "HTTP_X_PROJECT_ID", "HTTP
                     "HTTP_X_PROJECT_NAME", "HTTP_OPENSTACK_SYSTEM_SCOPE")
 
 
-def with_auth(app: WSGIApp, auth: WSGIApp | None) -> WSGIApp:
+def with_auth(app: WSGIApp, auth: WSGIApp | None,
+              anonymous: Callable[[str], bool] | None = None) -> WSGIApp:
     """Version discovery and the health check stay anonymous (a health
     check that brings a token is validated, so an admin gets the details);
-    everything under /v2.0 is authenticated."""
+    so do the paths ``anonymous`` accepts (static pages that hold no data,
+    whose script brings the token itself); everything under /v2.0 is
+    authenticated."""
     if auth is None:
         return app
 
     def dispatch(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
         if path in ("", "/"):
+            return app(environ, start_response)
+        if anonymous is not None and anonymous(path):
+            for key in IDENTITY_HEADERS:
+                environ.pop(key, None)
             return app(environ, start_response)
         if path == "/healthcheck" and "HTTP_X_AUTH_TOKEN" not in environ:
             # Identity headers are the token's to set, never an anonymous caller's.

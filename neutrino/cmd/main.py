@@ -1,5 +1,6 @@
 """The ``neutrino`` command: ``serve``, ``db upgrade``, ``db current``, ``db import``,
-``agent <kind>``."""
+``agent <kind>``, ``trace`` (a client of the API: no configuration file),
+``audit [--repair]``."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +8,7 @@ import sys
 
 from oslo_config import cfg
 
-from neutrino.cmd import agents, serve
+from neutrino.cmd import agents, audit, serve, trace
 from neutrino.cmd.logs import quiet_foreign_banners, setup_logging
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
@@ -19,6 +20,10 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(prog="neutrino")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run the API server", add_help=False)
+    sub.add_parser("audit", help="differences between the database and what agents report",
+                   add_help=False)
+    sub.add_parser("trace", help="the path of one packet and what decides it (asks the API)",
+                   add_help=False)
     db = sub.add_parser("db", help="database schema management")
     db.add_argument("action", choices=["upgrade", "current", "import"])
     db.add_argument("--from", dest="source", metavar="URL",
@@ -62,7 +67,12 @@ def _import(args: argparse.Namespace, target: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     quiet_foreign_banners()
-    args, rest = _parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["trace"]:
+        sys.exit(trace.main(argv[1:]))
+    if argv[:1] == ["audit"]:
+        sys.exit(audit.main(argv[1:]))
+    args, rest = _parse(argv)
     conf = _conf(rest)
     setup_logging(conf)
     if args.command == "db":

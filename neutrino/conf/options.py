@@ -10,7 +10,18 @@ import socket
 
 from oslo_config import cfg
 
-from neutrino.conf import dhcp, fwaas, l3, metrics, ml2, nova, octavia, placement, supervision
+from neutrino.conf import (
+    dhcp,
+    fwaas,
+    l3,
+    metrics,
+    ml2,
+    nova,
+    octavia,
+    placement,
+    supervision,
+    topology,
+)
 
 CORE_OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), sample_default="example.domain",
@@ -117,6 +128,7 @@ def register(conf: cfg.ConfigOpts) -> None:
     octavia.register(conf)
     supervision.register(conf)
     metrics.register(conf)
+    topology.register(conf)
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:

@@ -17,8 +17,20 @@ BGP_DRAGENT = "bgp_dragent"  # server -> BGP DR agents (casts to a host)
 # the haproxy load-balancer provider and its agents (upstream LBaaS v2's topics)
 LOADBALANCER_PLUGIN = "n-lbaasv2-plugin"  # load-balancer agents -> server
 LOADBALANCER_AGENT = "lbaasv2_agent"  # server -> load-balancer agents (casts to a host)
+# neutrino's own: ``neutrino audit`` -> an agent of a host: ``realised_state``
+# (a call: what the agent has realised) and ``resync`` (a cast: a full pass)
+AUDIT_OVS = "neutrino-audit-ovs"
+AUDIT_DHCP = "neutrino-audit-dhcp"
+AUDIT_L3 = "neutrino-audit-l3"
 
-STATE_VERSION = "1.4"  # report_state (1.0), with resources_synced and more since
+STATE_VERSION = "1.4"  # report_state (1.0), has_alive_neutron_server (1.2), and more since
+
+# RPC namespaces: upstream's neutron-lib serves the DHCP, metadata, security
+# group, DVR, state and resources calls at namespace None; neutrino's agents
+# of the previous release still call the DHCP and metadata ones at these
+# names, so the server accepts both (oslo.messaging's ``legacy_namespaces``).
+LEGACY_DHCP_NAMESPACE = "dhcp"
+LEGACY_METADATA_NAMESPACE = "metadata"
 
 # server -> agents: fanouts of upstream's ``<AGENT>-<resource>-<operation>``
 AGENT = "q-agent-notifier"

@@ -56,6 +56,19 @@ def test_an_empty_other_config_value_is_left_out_not_refused(ovs: OvsCtl) -> Non
     ovs.delete_port("br-int", "tapx2")
 
 
+def test_tagging_a_port_plugged_as_a_dead_vlan_trunk_makes_it_an_access_port(
+        ovs: OvsCtl, host: Host) -> None:
+    """Upstream's interface driver plugs DHCP and router ports so (``vlan_mode
+    = trunk, trunks = [4095]``); a tag alone leaves such a port isolated."""
+    ovs.ensure_bridge("br-int", "netdev")
+    ovs.add_internal_port("br-int", "tapx3", "port-3", "fa:16:3e:00:00:03")
+    host.vsctl("set", "Port", "tapx3", "vlan_mode=trunk", "trunks=4095")
+    ovs.set_port_tag("tapx3", 7, {"net_uuid": "net-3"})
+    assert [host.vsctl("get", "Port", "tapx3", column).strip()
+            for column in ("tag", "vlan_mode", "trunks")] == ["7", "[]", "[]"]
+    ovs.delete_port("br-int", "tapx3")
+
+
 def test_tunnel_ports_list_their_remote(ovs: OvsCtl) -> None:
     ovs.ensure_bridge("br-tun", "netdev")
     ovs.ensure_tunnel("br-tun", "vxlan-0a630002", "vxlan", "10.99.0.1", "10.99.0.2")

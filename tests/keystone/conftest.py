@@ -338,6 +338,22 @@ def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
         ks.stop()
 
 
+def authtoken(ks: Keystone) -> str:
+    """The ``[keystone_authtoken]`` section of a neutrino behind ``ks``."""
+    return f"""
+[keystone_authtoken]
+www_authenticate_uri = {ks.url}
+auth_url = {ks.url}
+auth_type = password
+username = {SERVICE_USER}
+password = {PASSWORD}
+project_name = {SERVICE_PROJECT}
+user_domain_name = Default
+project_domain_name = Default
+region_name = {REGION}
+"""
+
+
 @pytest.fixture(scope="session")
 def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
     ks = keystone
@@ -349,18 +365,7 @@ def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
     ks.create_user("reader-of-a", project_a, "reader")
     admin_project = ks.call("GET", f"/projects?name={ADMIN_PROJECT}").json()["projects"][0]["id"]
     srv = Server(tmp_path_factory.mktemp("neutrino-keystone"), auth_strategy="keystone",
-                 extra=f"""
-[keystone_authtoken]
-www_authenticate_uri = {ks.url}
-auth_url = {ks.url}
-auth_type = password
-username = {SERVICE_USER}
-password = {PASSWORD}
-project_name = {SERVICE_PROJECT}
-user_domain_name = Default
-project_domain_name = Default
-region_name = {REGION}
-""").start()
+                 extra=authtoken(ks)).start()
     try:
         yield Cloud(
             keystone=ks, neutrino=srv,

@@ -12,12 +12,9 @@ has no Open vSwitch kernel module).
 """
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -27,46 +24,13 @@ import requests
 
 from neutrino.agents import iproute
 from neutrino.aio.host import LocalSwitch
-from tests.conftest import ROOT, free_port
+from tests.conftest import free_port
 from tests.fullstack.hosts import missing_reason
+from tests.guide.blocks import Session, guide_blocks, wait_up
 from tests.keystone.conftest import Keystone, ensure_keystone_venv
 from tests.rpc.bus import bus
 from tests.rpc.conftest import fresh_vhost
 from tests.waiting import wait_for
-
-GUIDE = ROOT / "docs" / "operators-guide.md"
-BLOCK = re.compile(r"<!-- guide: (\S+)([^>]*)-->\s*```(\w+)\n(.*?)```", re.S)
-
-
-def guide_blocks() -> dict[str, tuple[str, str]]:
-    """Each marked block of the guide: name -> (what the marker adds, text)."""
-    return {name: (extra.strip(), text) for name, extra, _, text in BLOCK.findall(
-        GUIDE.read_text())}
-
-
-class Session:
-    """One shell session through the guide: what a block exports, the next sees."""
-
-    def __init__(self, tmp: Path, replacements: list[tuple[str, str]]) -> None:
-        self.tmp = tmp
-        self.exported = tmp / "exported.sh"
-        self.exported.write_text("")
-        self.replacements = replacements
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
-        self.env["PATH"] = f"{Path(sys.executable).parent}:{self.env['PATH']}"
-
-    def text(self, block: str) -> str:
-        for old, new in self.replacements:
-            block = block.replace(old, new)
-        return block
-
-    def run(self, block: str) -> str:
-        script = f"source {self.exported}\n{self.text(block)}\nexport -p > {self.exported}\n"
-        done = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True,
-                              cwd=self.tmp, env=self.env, timeout=600)
-        assert done.returncode == 0, (self.text(block), done.stdout[-3000:],
-                                      done.stderr[-3000:])
-        return done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +78,7 @@ def test_a_single_host_with_keystone_as_the_guide_says(
             server = subprocess.Popen(serve, stdout=out, stderr=out, cwd=tmp_path,
                                       env=session.env)
         try:
-            _wait_up(f"http://127.0.0.1:{port}/", server, log)
+            wait_up(f"http://127.0.0.1:{port}/", server, log)
             used = session.run(blocks["keystone-use"][1])
             lines = used.splitlines()
             assert "networks 5" in lines, used  # the demo project's network quota
@@ -190,15 +154,3 @@ def _logs(tmp: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
                      for p in sorted(tmp.glob("agent-*.log")))
 
-
-def _wait_up(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert server.poll() is None, log.read_text()[-3000:]
-        try:
-            if requests.get(url, timeout=1).ok:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"neutrino did not answer: {log.read_text()[-3000:]}")

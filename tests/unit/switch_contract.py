@@ -79,6 +79,7 @@ class SwitchContract:
         switch.add_flows("brc-f", ["cookie=0x22,table=3,priority=2,actions=NORMAL"])  # replaces
         switch.add_flows("brc-f", [])
         assert switch.cookies("brc-f") == {0x11, 0x22}
+        assert switch.flow_counts("brc-f") == {0x11: 1, 0x22: 1}
         switch.delete_flows_strict("brc-f", ["table=0,priority=1,in_port=tapc5"])
         assert switch.cookies("brc-f") == {0x22}
         switch.add_flows("brc-f", ["cookie=0x33,table=5,priority=1,actions=drop"])

@@ -20,10 +20,11 @@ from oslo_config import cfg
 
 from neutrino.agents import interface
 from neutrino.agents.base import Agent, timed_pass
-from neutrino.agents.dhcp import dnsmasq, metadata, options
+from neutrino.agents.dhcp import audit, dnsmasq, metadata, options
 from neutrino.agents.dhcp.driver import DnsmasqDriver
 from neutrino.conf.agents import dhcp as dhcp_conf
 from neutrino.resources.dhcp import dhcp_device_id
+from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
 
@@ -74,6 +75,21 @@ def _network_id(method: str, payload: dict[str, Any]) -> str | None:
         return payload["network_id"]
     item = payload.get(method.split("_", 1)[0]) or {}
     return item.get("id") if method.startswith("network") else item.get("network_id")
+
+
+class AuditEndpoint:
+    """``neutrino audit``'s questions to this host's DHCP agent (``topics.AUDIT_DHCP``)."""
+
+    def __init__(self, agent: "DhcpAgent") -> None:
+        self.agent = agent
+        self.target = oslo_messaging.Target(version="1.0")
+
+    def realised_state(self, context: Any) -> dict[str, Any]:
+        return {"host": self.agent.host, "agent_type": self.agent.agent_type,
+                **audit.realised(self.agent.driver, set(self.agent.networks))}
+
+    def resync(self, context: Any) -> None:
+        self.agent.mark_full_resync()
 
 
 class DhcpAgent(Agent):
@@ -272,6 +288,7 @@ class DhcpAgent(Agent):
 
     def start_listening(self) -> None:
         self.listen(TOPIC, [Notifications(self)])
+        self.listen(topics.AUDIT_DHCP, [AuditEndpoint(self)])
 
     def run(self) -> None:
         """Listen, report, sync; then converge whatever gets dirty, until stopped."""

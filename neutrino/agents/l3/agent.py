@@ -31,7 +31,7 @@ from oslo_config import cfg
 
 from neutrino.agents.base import Agent, count_resync, timed_pass
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import fwaas, keepalived, metadata, qos, ra, vpn
+from neutrino.agents.l3 import audit, fwaas, keepalived, metadata, qos, ra, vpn
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
@@ -127,6 +127,21 @@ class FirewallAgentEndpoint:
     def delete_firewall_group(self, context: Any, firewall_group: Any = None,
                               **kwargs: Any) -> None:
         self._changed(firewall_group)
+
+
+class AuditEndpoint:
+    """``neutrino audit``'s questions to this host's L3 agent (``topics.AUDIT_L3``)."""
+
+    def __init__(self, agent: "L3Agent") -> None:
+        self.agent = agent
+        self.target = oslo_messaging.Target(version="1.0")
+
+    def realised_state(self, context: Any) -> dict[str, Any]:
+        return {"host": self.agent.host, "agent_type": self.agent.agent_type,
+                **audit.realised()}
+
+    def resync(self, context: Any) -> None:
+        self.agent.mark_full_sync()
 
 
 class L3Agent(Agent):
@@ -442,6 +457,7 @@ class L3Agent(Agent):
         if self.plugin_rpc is None:
             self.plugin_rpc = L3PluginApi(self.conf, self.host)
         self.listen(L3_AGENT_TOPIC, [L3AgentEndpoint(self)])
+        self.listen(topics.AUDIT_L3, [AuditEndpoint(self)])
         if self.qos_extensions:
             self.listen(topics.QOS_POLICY_PUSH, [QosPushEndpoint(self)])
         if self.vpn is not None:

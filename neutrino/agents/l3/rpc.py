@@ -7,6 +7,7 @@ import oslo_messaging
 
 from neutrino.agents.server_client import ServerClient
 from neutrino.rpc import topics
+from neutrino.rpc.admin_context import admin_context
 
 L3_AGENT_TOPIC = "l3_agent"  # where the server's notifications to L3 agents go
 
@@ -40,7 +41,7 @@ class L3PluginApi(ServerClient):
         """The QoS policies ``ids`` (resources RPC ``bulk_pull``, as the L2 agents')."""
         client = oslo_messaging.get_rpc_client(
             self.transport, oslo_messaging.Target(topic=topics.RESOURCES_PULL, version="1.1"))
-        return client.call({}, "bulk_pull", resource_type="QosPolicy", version="1.10",
+        return client.call(admin_context(), "bulk_pull", resource_type="QosPolicy", version="1.10",
                            filter_kwargs={"id": ids}) or []
 
     def _firewall_client(self) -> Any:
@@ -50,9 +51,9 @@ class L3PluginApi(ServerClient):
     def firewall_groups_for_ports(self, port_ids: list[str]) -> list[dict[str, Any]]:
         """``fwaas_v2``: the firewall groups on these router interfaces, with
         their ordered rules (``q-firewall-plugin``)."""
-        return self._firewall_client().call({}, "get_firewall_groups_for_ports",
+        return self._firewall_client().call(admin_context(), "get_firewall_groups_for_ports",
                                             port_ids=port_ids) or []
 
     def set_firewall_group_status(self, group_id: str, status: str) -> None:
-        self._firewall_client().call({}, "set_firewall_group_status", fwg_id=group_id,
+        self._firewall_client().call(admin_context(), "set_firewall_group_status", fwg_id=group_id,
                                      status=status, host=self.host)

@@ -50,6 +50,7 @@ from oslo_config import cfg
 from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
 from neutrino.agents.ovs import (
+    audit,
     firewall,
     flows,
     l2pop,
@@ -187,6 +188,21 @@ class LocalIpPushEndpoint:
     def push(self, context: Any, resource_list: list[dict[str, Any]] | None = None,
              event_type: str = "created", **kwargs: Any) -> None:
         self.agent.local_ips_pushed(resource_list or [], event_type == "deleted")
+
+
+class AuditEndpoint:
+    """``neutrino audit``'s questions to this host's agent (``topics.AUDIT_OVS``)."""
+
+    def __init__(self, agent: "OvsAgent") -> None:
+        self.agent = agent
+        self.target = oslo_messaging.Target(version="1.0")
+
+    def realised_state(self, context: Any) -> dict[str, Any]:
+        return self.agent.realised_state()
+
+    def resync(self, context: Any) -> None:
+        self.agent.resync()
+        self.agent._wake.set()
 
 
 class OvsAgent(Agent):
@@ -506,11 +522,20 @@ class OvsAgent(Agent):
             endpoints[LOCAL_IP_TOPIC] = LocalIpPushEndpoint(self)
         if self.dvr:
             endpoints[topics.DVR_UPDATE] = DvrUpdateEndpoint(self)
+        endpoints[topics.AUDIT_OVS] = AuditEndpoint(self)
         for topic, endpoint in endpoints.items():
             self.listen(topic, [endpoint])
 
     def resync(self) -> None:
         self._first = True
+
+    def realised_state(self) -> dict[str, Any]:
+        """What this agent wired and what the switch holds now (``audit``)."""
+        known = self.known
+        vifs = {p.iface_id: p for p in self.ovs.vif_ports(self.bridges.integration)}
+        counts = {b: self.ovs.flow_counts(b) for b in known.programmed}
+        return {"host": self.host, "agent_type": self.agent_type,
+                **audit.realised(known, vifs, counts, self.cookie)}
 
     def run(self, stop: threading.Event) -> None:
         self.plugin_rpc = self.plugin_rpc or PluginApi(self.conf, f"ovs-agent-{self.host}",

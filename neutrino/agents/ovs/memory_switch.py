@@ -165,8 +165,14 @@ class MemorySwitch(Switch):
                               if _cookie(s) != cookie}
 
     def cookies(self, bridge: str) -> set[int]:
+        return set(self.flow_counts(bridge))
+
+    def flow_counts(self, bridge: str) -> dict[int, int]:
         self._bridge(bridge)
-        return {_cookie(s) for s in self.flows.get(bridge, {}).values()}
+        counts: dict[int, int] = {}
+        for spec in self.flows.get(bridge, {}).values():
+            counts[_cookie(spec)] = counts.get(_cookie(spec), 0) + 1
+        return counts
 
     def meters(self, bridge: str) -> dict[int, tuple[int, int]]:
         return dict(self.meter_table.get(bridge, {}))

@@ -68,12 +68,18 @@ class OfctlFlows(SwitchFlows):
                 if line.strip() and not line.startswith("NXST_FLOW")]
 
     def cookies(self, bridge: str) -> set[int]:
-        found: set[int] = set()
+        return set(self.flow_counts(bridge))
+
+    def flow_counts(self, bridge: str) -> dict[int, int]:
+        counts: dict[int, int] = {}
         for line in self.dump_flows(bridge):
+            cookie = 0  # dump-flows leaves out a zero cookie
             for part in line.replace(",", " ").split():
                 if part.startswith("cookie="):
-                    found.add(int(part.split("=", 1)[1], 16))
-        return found
+                    cookie = int(part.split("=", 1)[1], 16)
+                    break
+            counts[cookie] = counts.get(cookie, 0) + 1
+        return counts
 
     # -- QoS: meters ------------------------------------------------------------------
 

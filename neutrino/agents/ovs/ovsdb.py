@@ -193,13 +193,18 @@ class OvsdbPorts(SwitchPorts):
         """Tag ports, all in one transaction: the switch is waited for once,
         not per port (a wait per port is what makes a large resync slow).
         An empty ``other_config`` value (a flat network has no segmentation
-        id) removes that key instead of storing ``""``."""
+        id) removes that key instead of storing ``""``. ``vlan_mode`` and
+        ``trunks`` are cleared, as upstream's agent clears them: upstream's
+        interface driver plugs DHCP and router ports as a trunk of the dead
+        VLAN only, which would keep such a port isolated under its tag."""
         commands = []
         for port, tag, other_config in tags:
             keep = {k: v for k, v in other_config.items() if v != ""}
             drop = [k for k, v in other_config.items() if v == ""]
             commands.append(self.api.db_set("Port", port, ("tag", tag),
                                             ("other_config", keep)))
+            commands.append(self.api.db_clear("Port", port, "vlan_mode"))
+            commands.append(self.api.db_clear("Port", port, "trunks"))
             if drop:
                 commands.append(self.api.db_remove("Port", port, "other_config", *drop))
         self._commit(commands)

@@ -112,6 +112,11 @@ class SwitchFlows(abc.ABC):
         """The cookies of the bridge's flows."""
 
     @abc.abstractmethod
+    def flow_counts(self, bridge: str) -> dict[int, int]:
+        """How many flows the bridge holds under each cookie: what an audit
+        compares with the flows the agent programmed."""
+
+    @abc.abstractmethod
     def meters(self, bridge: str) -> dict[int, tuple[int, int]]:
         """Meter id -> (kbps, burst kb) of the bridge's meters."""
 

@@ -1,4 +1,5 @@
-"""What DHCP agents ask the server (topic ``q-plugin``, namespace ``dhcp``).
+"""What DHCP agents ask the server (topic ``q-plugin``, namespace None as
+upstream's, ``dhcp`` still accepted for neutrino's earlier agents).
 
 Upstream's method names, arguments and answers, so an upstream DHCP agent
 can use this server: the networks an agent serves with their DHCP-enabled
@@ -24,10 +25,10 @@ from neutrino.plugins.dhcp import scheduler as sch
 from neutrino.plugins.dhcp.hosting import Hosting
 from neutrino.plugins.ml2 import provisioning
 from neutrino.resources.dhcp import dhcp_device_id
+from neutrino.rpc import topics
 
 LOG = logging.getLogger(__name__)
 
-NAMESPACE = "dhcp"  # upstream's RPC_NAMESPACE_DHCP_PLUGIN
 # 1.x as upstream (1.10: get_network_info with segments); new methods bump the minor.
 VERSION = "1.10"
 N, P, B, NB = t.networks.c, t.ports.c, t.ml2_port_bindings.c, t.networkdhcpagentbindings.c
@@ -40,7 +41,8 @@ def _query(**filters: list[Any]) -> store.ListQuery:
 
 
 class DhcpEndpoint:
-    target = oslo_messaging.Target(namespace=NAMESPACE, version=VERSION)
+    target = oslo_messaging.Target(version=VERSION,
+                                   legacy_namespaces=[topics.LEGACY_DHCP_NAMESPACE])
 
     def __init__(self, core: Any, hosting: Hosting) -> None:
         self.core = core

@@ -1,10 +1,13 @@
-"""What the metadata agent asks the server (topic ``q-plugin``, namespace ``metadata``).
+"""What the metadata agent asks the server (topic ``q-plugin``, namespace None
+as upstream's, ``metadata`` still accepted for neutrino's earlier agents).
 
 Upstream's MetadataRpcCallback has one method, ``get_ports(filters)``: the
 ports matching the filters, as the API would list them to an admin. The
 agent asks twice per lookup: a router's interface ports (``device_id`` and
 ``device_owner``), then the port holding the instance's address on those
 networks (``network_id`` and ``fixed_ips: {"ip_address": [...]}``).
+Upstream's DHCP agent makes the same call (its ``BasePluginApi.get_ports``)
+at the same namespace, so this one method answers both agents.
 """
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ import oslo_messaging
 
 from neutrino.context import Context
 from neutrino.plugins import store
+from neutrino.rpc import topics
 
-NAMESPACE = "metadata"  # upstream's RPC_NAMESPACE_METADATA
 VERSION = "1.0"
 
 
@@ -30,7 +33,8 @@ def _fixed_ips_alternatives(value: Any) -> list[list[str]]:
 
 
 class MetadataEndpoint:
-    target = oslo_messaging.Target(namespace=NAMESPACE, version=VERSION)
+    target = oslo_messaging.Target(version=VERSION,
+                                   legacy_namespaces=[topics.LEGACY_METADATA_NAMESPACE])
 
     def __init__(self, core: Any) -> None:
         self.core = core

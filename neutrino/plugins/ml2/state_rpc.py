@@ -4,6 +4,10 @@ The first report of an agent (or the first after it restarted, with
 ``start_flag``) creates or refreshes its row and ``started_at``; later ones
 move the heartbeat. What an admin set through the API (``admin_state_up``,
 ``description``) is never overwritten by a report.
+
+``has_alive_neutron_server`` is upstream's start-up probe: an Open vSwitch
+agent asks it before anything else and answers whether both the bus and the
+server's database work; without an answer upstream's agent never starts.
 """
 from __future__ import annotations
 
@@ -49,6 +53,17 @@ class StateReportEndpoint:
             except Exception:  # noqa: BLE001 - a listener never fails the report
                 LOG.exception("agent state listener %s failed", listener)
         return status
+
+    def has_alive_neutron_server(self, context: Any, **kwargs: Any) -> bool:
+        """True when the server reaches its database (the bus works, since
+        the question arrived)."""
+        try:
+            with self.db.reader() as conn:
+                conn.execute(sa.select(1))
+        except sa.exc.DBAPIError:
+            LOG.warning("has_alive_neutron_server: the database is unreachable")
+            return False
+        return True
 
     @retrying
     def _record(self, state: dict[str, Any]) -> str:

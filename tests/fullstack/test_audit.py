@@ -1,0 +1,147 @@
+"""Fullstack: ``neutrino audit`` finds what was changed on a host behind its
+OVS agent's back, and ``--repair`` makes the agent put it back.
+
+One emulated host with an OVS agent (``openvswitch`` firewall driver, so
+br-int holds many flows), a DHCP agent and an L3 agent, two instances on a
+VXLAN network and a router on it. The host is broken by hand (flows
+deleted under the agent's cookie, a stray VIF port, a dnsmasq host entry
+removed, a router's address removed) and audited with the server's own
+configuration file.
+"""
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import Client, Server
+from tests.fullstack import cloud
+from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping, sh
+from tests.waiting import wait_for
+
+pytestmark = needs_ovs()
+LOCAL_IP = "10.99.0.1"
+
+
+@pytest.fixture(scope="module")
+def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[tuple[Server, Client, Host, list[str]]]:
+    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost, "router")
+    try:
+        admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
+        host = fabric.host("1")
+        cloud.add_phys_bridge(host)
+        cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IP,
+                                                         firewall_driver="openvswitch"))
+        for kind in ("dhcp", "l3"):
+            cloud.start_agent(fabric, host, cloud.service_agent_conf(host, vhost, kind), kind)
+        for agent_type in ("Open vSwitch agent", "DHCP agent", "L3 agent"):
+            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, agent_type), 60)
+        net = cloud.network(admin, "au-net", "10.140.0.0/24")
+        vms = []
+        for suffix in ("a1", "a2"):
+            port = cloud.bound_port(admin, net, host.hostname)
+            vms.append((host.instance(suffix, port), port))
+            assert cloud.wait_active(admin, port["id"], 60)
+        assert ping(vms[0][0], vms[1][1]["fixed_ips"][0]["ip_address"])
+        status, router = admin.post("/v2.0/routers", {"router": {"name": "au-r"}})
+        assert status == 201, router
+        subnet = admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]
+        status, body = admin.put(f"/v2.0/routers/{router['router']['id']}/add_router_interface",
+                                 {"subnet_id": subnet["id"]})
+        assert status == 200, body
+        net["router_id"] = router["router"]["id"]
+        yield server, admin, host, [ns for ns, _ in vms], net
+    finally:
+        fabric.stop_processes()
+        cloud.remove_agent_namespaces(server)
+        server.stop()
+
+
+def _audit(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(server.command("audit", *args), capture_output=True, text=True,
+                          timeout=120, cwd=server.tmp)
+
+
+def _agent_cookie_table(host: Host) -> tuple[str, str]:
+    """A cookie and table of one of the agent's flows on br-int."""
+    for line in host.flows("br-int"):
+        fields = dict(part.split("=", 1) for part in line.replace(" ", ",").split(",")
+                      if "=" in part and not part.startswith("actions"))
+        if fields.get("cookie", "0x0") != "0x0" and "table" in fields:
+            return fields["cookie"], fields["table"]
+    raise AssertionError(host.flows("br-int"))
+
+
+def test_a_healthy_host_has_no_differences(env: Any) -> None:
+    server, *_ = env  # the DHCP agent may still be writing the network's dnsmasq files
+    assert wait_for(lambda: _audit(server).returncode == 0, 60), _audit(server).stdout
+    result = _audit(server)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert "no differences" in result.stdout
+
+
+def test_deleted_flows_are_listed_and_repaired(env: Any) -> None:
+    server, _, host, vms, _ = env
+    cookie, table = _agent_cookie_table(host)
+    before = len(host.flows("br-int"))
+    host.ofctl("del-flows", "br-int", f"cookie={cookie}/-1,table={table}")
+    assert len(host.flows("br-int")) < before
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"{host.hostname}: br-int holds" in found.stdout and "it programmed" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked" in repaired.stdout and "repaired: no differences" in repaired.stdout
+    assert len(host.flows("br-int")) >= before
+    assert _audit(server).returncode == 0
+
+
+def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
+    server, _, host, _, _ = env
+    stray = str(uuid.uuid4())
+    host.vsctl("add-port", "br-int", "austray", "--", "set", "interface", "austray",
+               "type=internal", f"external_ids:iface-id={stray}")
+    try:
+        found = _audit(server)
+        assert found.returncode == 1, (found.stdout, found.stderr)
+        assert f"br-int has a port for {stray}" in found.stdout
+    finally:
+        host.vsctl("--if-exists", "del-port", "br-int", "austray")
+    assert _audit(server).returncode == 0
+
+
+def test_a_removed_dnsmasq_host_entry_is_listed_and_rewritten(env: Any) -> None:
+    server, _, host, _, net = env
+    state = Path(f"/tmp/{host.fabric.prefix}-{host.name}-dhcp")  # cloud.service_agent_conf's
+    hosts = state / "dhcp" / net["id"] / "host"
+    lines = hosts.read_text().splitlines()
+    assert lines, hosts
+    mac = lines[0].split(",")[0]
+    hosts.write_text("".join(line + "\n" for line in lines[1:]))
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"dnsmasq of network {net['id']} has no host entry {mac}" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked of the DHCP agent" in repaired.stdout
+    assert mac in hosts.read_text()
+
+
+def test_a_removed_router_address_is_listed_and_put_back(env: Any) -> None:
+    server, _, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    assert wait_for(lambda: "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout, 60)
+    device = next(line.split()[1] for line in sh("ip", "-n", ns, "-o", "addr").stdout.splitlines()
+                  if "10.140.0.1/24" in line)
+    sh("ip", "-n", ns, "addr", "del", "10.140.0.1/24", "dev", device)
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"router {net['router_id']} lacks address 10.140.0.1" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked of the L3 agent" in repaired.stdout
+    assert "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout
