@@ -234,6 +234,7 @@ LONG_MODULES = (
     "tests/fullstack/test_ovs_agent.py", "tests/fullstack/test_metadata.py",
     "tests/fullstack/test_ovs_extras.py", "tests/lbagent/", "tests/fullstack/",
     "tests/l3host/", "tests/metering/", "tests/dhcpagent/",
+    "tests/dbimport/test_upstream_import.py",
 )
 
 

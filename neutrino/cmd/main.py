@@ -1,5 +1,6 @@
-"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``db current``, ``agent <kind>``,
-``trace`` (a client of the API: no configuration file), ``audit [--repair]``."""
+"""The ``neutrino`` command: ``serve``, ``db upgrade``, ``db current``, ``db import``,
+``agent <kind>``, ``trace`` (a client of the API: no configuration file),
+``audit [--repair]``."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +12,7 @@ from neutrino.cmd import agents, audit, serve, trace
 from neutrino.cmd.logs import quiet_foreign_banners, setup_logging
 from neutrino.conf.options import database_url
 from neutrino.db import migrate
+from neutrino.db.upstream import importer
 from neutrino.service import make_conf
 
 
@@ -23,7 +25,11 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     sub.add_parser("trace", help="the path of one packet and what decides it (asks the API)",
                    add_help=False)
     db = sub.add_parser("db", help="database schema management")
-    db.add_argument("action", choices=["upgrade", "current"])
+    db.add_argument("action", choices=["upgrade", "current", "import"])
+    db.add_argument("--from", dest="source", metavar="URL",
+                    help="import: the upstream Neutron database to read (never written)")
+    db.add_argument("--skip-unsupported", action="store_true",
+                    help="import: leave behind what neutrino cannot carry instead of refusing")
     agent = sub.add_parser("agent", help="run an agent of this host", add_help=False)
     agent.add_argument("kind", choices=["bgp", "dhcp", "l3", "linuxbridge", "loadbalancer",
                                         "metadata", "metering", "ovs"])
@@ -43,6 +49,22 @@ def _die(exc: BaseException) -> None:
     sys.exit(2)
 
 
+def _import(args: argparse.Namespace, target: str) -> None:
+    if not args.source:
+        print("neutrino: db import needs --from <upstream Neutron database URL>", file=sys.stderr)
+        sys.exit(2)
+    try:
+        report = importer.run(args.source, target, skip_unsupported=args.skip_unsupported)
+    except importer.ImportRefused as exc:
+        print(f"neutrino: import refused: {exc}", file=sys.stderr)
+        sys.exit(1)
+    for line in report.skipped:
+        print(f"left behind: {line}")
+    copied = {name: n for name, n in report.copied.items() if n}
+    print(f"imported {sum(copied.values())} rows into {len(copied)} tables; "
+          f"database at {migrate.describe(migrate.current(target))}")
+
+
 def main(argv: list[str] | None = None) -> None:
     quiet_foreign_banners()
     argv = sys.argv[1:] if argv is None else argv
@@ -54,7 +76,9 @@ def main(argv: list[str] | None = None) -> None:
     conf = _conf(rest)
     setup_logging(conf)
     if args.command == "db":
-        if args.action == "upgrade":
+        if args.action == "import":
+            _import(args, database_url(conf))
+        elif args.action == "upgrade":
             migrate.upgrade(database_url(conf))
             print(f"database at {migrate.describe(migrate.current(database_url(conf)))}")
         else:
