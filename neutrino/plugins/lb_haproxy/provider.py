@@ -90,6 +90,11 @@ class HaproxyProvider(papi.ProviderDriver):
                                          "One haproxy per load balancer. ACTIVE_STANDBY - Two "
                                          "haproxy on two hosts, keepalived between them."}
 
+    def availability_zone_capabilities(self) -> dict[str, str]:
+        return {"compute_zone": "The availability zone of the load-balancer agents "
+                                "([AGENT] availability_zone) that may serve the load "
+                                "balancer."}
+
     def validate_flavor(self, data: dict[str, Any]) -> None:
         super().validate_flavor(data)
         topology = data.get("loadbalancer_topology", "SINGLE")
@@ -121,6 +126,7 @@ class HaproxyProvider(papi.ProviderDriver):
         when there are not enough live load-balancer agents. A host whose
         agent lives keeps the load balancer (a failover rebuilds it there)."""
         agents, where = self._placement()
+        agents = hosting.in_zone(agents, lb.availability_zone.get("compute_zone"))
         load = Counter(h for hosts in where.values() for h in hosts)
         if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
             return self._place_pair(lb, agents, load)
