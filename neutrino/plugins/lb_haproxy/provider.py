@@ -86,9 +86,11 @@ class HaproxyProvider(papi.ProviderDriver):
                 raise CertificateRetrieval(ref=exc.refs) from None
 
     def flavor_capabilities(self) -> dict[str, str]:
-        return {"loadbalancer_topology": "The load balancer topology. One of: SINGLE - "
-                                         "One haproxy per load balancer. ACTIVE_STANDBY - Two "
-                                         "haproxy on two hosts, keepalived between them."}
+        # no ':' or ',' in it: tempest's expected_flavor_capability (an oslo
+        # DictOpt) must be able to name it
+        return {"loadbalancer_topology": "The load balancer topology. SINGLE - one haproxy "
+                                         "per load balancer. ACTIVE_STANDBY - two haproxy on "
+                                         "two hosts with keepalived between them."}
 
     def availability_zone_capabilities(self) -> dict[str, str]:
         return {"compute_zone": "The availability zone of the load-balancer agents "
