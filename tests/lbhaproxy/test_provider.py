@@ -320,6 +320,20 @@ def test_agent_reports_reach_the_octavia_plugin(reporter: Reporter) -> None:
     assert reporter.stats == [papi.ListenerStats(g.LISTENER, bytes_in=5)]
 
 
+def test_monitors_and_policies_the_agent_made_active_are_online(reporter: Reporter) -> None:
+    reporter.db.agent("h1")
+    p = provider(reporter)
+    reporter.lbs[g.LB] = lb()
+    p._bind(g.PORT, "h1")
+    LoadBalancerCallbacks(p).update_status({}, statuses=[
+        {"kind": "healthmonitors", "id": g.HM, "provisioning_status": "ACTIVE"},
+        {"kind": "l7policies", "id": g.POLICY, "provisioning_status": "ACTIVE"},
+        {"kind": "loadbalancers", "id": g.LB, "provisioning_status": "ACTIVE"}])
+    assert reporter.statuses[:2] == [
+        papi.ObjectStatus("healthmonitors", g.HM, "ACTIVE", "ONLINE"),
+        papi.ObjectStatus("l7policies", g.POLICY, "ACTIVE", "ONLINE")]
+
+
 def test_active_standby_gets_a_vrrp_port_on_each_of_two_hosts(reporter: Reporter) -> None:
     reporter.db.agent("h1")
     reporter.db.agent("h2")

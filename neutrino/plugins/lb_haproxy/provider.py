@@ -311,6 +311,10 @@ class HaproxyProvider(papi.ProviderDriver):
         ports = [lb.vip.port_id for lb in graphs]
         with self.db.reader() as conn:
             pairs = [p.id for i in gone for p in vrrp.ports(conn, i)]
+        for lb_id in {s.id for s in statuses if s.kind == papi.LOADBALANCERS} - set(gone):
+            lb = self.reporter.graph(lb_id)
+            if lb is not None:
+                statuses = papi.online_when_active(lb, statuses)
         self.reporter.update_statuses(statuses)
         for port_id in ports:
             try:
