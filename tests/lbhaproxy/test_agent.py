@@ -166,3 +166,11 @@ def test_the_second_agent_of_a_pair_applies_but_does_not_report_provisioning() -
     assert host.log == [("build", g.LB)]
     assert server.provisioning("loadbalancers", g.LB) is None
     assert server.operating(g.M1) == "ONLINE"  # its health, when it answers, still counts
+
+
+def test_the_agent_reports_its_availability_zone_for_compute_zone_placement() -> None:
+    a = agent(Server(), MemoryLbHost())
+    assert a.state()["availability_zone"] == "nova"
+    a.conf.set_override("availability_zone", "az2", "AGENT")
+    assert a.state()["availability_zone"] == "az2"
+    assert a.state()["agent_type"] == "Loadbalancerv2 agent"

@@ -218,6 +218,25 @@ def test_flavors_of_a_topology_haproxy_cannot_do_are_refused(admin: Client,
     assert status == 201, answer
 
 
+def test_availability_zone_profiles_take_compute_zone_only(admin: Client,
+                                                           owner: Client) -> None:
+    body = {"availability_zone_profile": {
+        "name": "az", "provider_name": "haproxy",
+        "availability_zone_data": '{"compute_zone": "az1", "management_network": "n"}'}}
+    status, answer = admin.post(f"{LB}/availabilityzoneprofiles", body)
+    assert status == 501, answer
+    assert answer["faultstring"] == (
+        UNSUPPORTED + "Unsupported availability zone metadata: management_network")
+    status, answer = owner.post(f"{LB}/availabilityzoneprofiles", body)
+    assert status == 403, answer
+    body["availability_zone_profile"]["availability_zone_data"] = '{"compute_zone": "az1"}'
+    status, answer = admin.post(f"{LB}/availabilityzoneprofiles", body)
+    assert status == 201, answer
+    status, answer = admin.get(f"{LB}/providers/haproxy/availability_zone_capabilities")
+    assert status == 200, answer
+    assert [c["name"] for c in answer["availability_zone_capabilities"]] == ["compute_zone"]
+
+
 def test_deleting_tears_down_on_the_agent_and_frees_the_vip(cloud: Cloud,
                                                             owner: Client) -> None:
     lb = _lb(owner)

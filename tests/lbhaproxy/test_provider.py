@@ -33,14 +33,14 @@ class Db:
         with self.engine.begin() as conn:
             yield conn
 
-    def agent(self, host: str, alive: bool = True, up: bool = True) -> None:
+    def agent(self, host: str, alive: bool = True, up: bool = True, zone: str = "") -> None:
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         beat = now if alive else now - dt.timedelta(hours=1)
         with self.reader() as conn:
             conn.execute(sa.insert(t.agents).values(
                 id=str(uuid.uuid4()), agent_type=hosting.AGENT_TYPE, binary="b", topic="t",
                 host=host, admin_state_up=up, created_at=now, started_at=now,
-                heartbeat_timestamp=beat, configurations="{}"))
+                heartbeat_timestamp=beat, configurations="{}", availability_zone=zone))
 
 
 class Casts:
@@ -228,6 +228,30 @@ def test_a_new_load_balancer_goes_to_the_least_loaded_live_agent(reporter: Repor
     assert p.loadbalancers_on("idle") == [g.LB]
 
 
+def test_a_compute_zone_places_on_that_zones_agents_only(reporter: Reporter) -> None:
+    reporter.db.agent("a-idle", zone="az1")
+    reporter.db.agent("b-in-zone", zone="az2")
+    p = provider(reporter)
+    assert "compute_zone" in p.availability_zone_capabilities()
+    p.validate_availability_zone({"compute_zone": "az2"})
+    new = LoadBalancer.from_dict({**g.graph(), "provisioning_status": "PENDING_CREATE",
+                                  "availability_zone": {"compute_zone": "az2"}})
+    reporter.lbs[g.LB] = new
+    p.loadbalancer_create(new)
+    assert reporter.core.ports[g.PORT]["binding:host_id"] == "b-in-zone"
+
+
+def test_a_compute_zone_without_a_live_agent_fails_the_change(reporter: Reporter) -> None:
+    reporter.db.agent("h1", zone="az1")
+    new = LoadBalancer.from_dict({**g.graph(), "provisioning_status": "PENDING_CREATE",
+                                  "availability_zone": {"compute_zone": "elsewhere"}})
+    reporter.lbs[g.LB] = new
+    provider(reporter).loadbalancer_create(new)
+    assert {(s.kind, s.provisioning_status) for s in reporter.statuses
+            if s.id == g.LB} == {("loadbalancers", "ERROR")}
+    assert reporter.core.casts.sent == []
+
+
 def test_without_a_live_agent_the_change_fails(reporter: Reporter) -> None:
     reporter.db.agent("dead", alive=False)
     new = lb(status="PENDING_CREATE")
@@ -294,6 +318,20 @@ def test_agent_reports_reach_the_octavia_plugin(reporter: Reporter) -> None:
     assert reporter.core.ports[g.PORT]["binding:host_id"] == ""  # the VIP is let go
     rpc.update_loadbalancer_stats({}, stats=[{"listener_id": g.LISTENER, "bytes_in": 5}])
     assert reporter.stats == [papi.ListenerStats(g.LISTENER, bytes_in=5)]
+
+
+def test_monitors_and_policies_the_agent_made_active_are_online(reporter: Reporter) -> None:
+    reporter.db.agent("h1")
+    p = provider(reporter)
+    reporter.lbs[g.LB] = lb()
+    p._bind(g.PORT, "h1")
+    LoadBalancerCallbacks(p).update_status({}, statuses=[
+        {"kind": "healthmonitors", "id": g.HM, "provisioning_status": "ACTIVE"},
+        {"kind": "l7policies", "id": g.POLICY, "provisioning_status": "ACTIVE"},
+        {"kind": "loadbalancers", "id": g.LB, "provisioning_status": "ACTIVE"}])
+    assert reporter.statuses[:2] == [
+        papi.ObjectStatus("healthmonitors", g.HM, "ACTIVE", "ONLINE"),
+        papi.ObjectStatus("l7policies", g.POLICY, "ACTIVE", "ONLINE")]
 
 
 def test_active_standby_gets_a_vrrp_port_on_each_of_two_hosts(reporter: Reporter) -> None:

@@ -84,6 +84,11 @@ class LoadBalancerAgent(Agent):
     def configurations(self) -> dict[str, Any]:
         return {"device_drivers": ["haproxy_ns"], "instances": len(self.graphs)}
 
+    def availability_zone(self) -> str | None:
+        """Reported so that the haproxy provider places load balancers of an
+        availability zone (its profile's ``compute_zone``) on this zone's agents."""
+        return str(self.conf.AGENT.availability_zone)
+
     # -- what casts do --------------------------------------------------------------
 
     def mark_dirty(self, lb_id: str | None, rebuild: bool = False) -> None:

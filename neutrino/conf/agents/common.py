@@ -22,7 +22,9 @@ L2_AGENT_OPTS = [
 AVAILABILITY_ZONE_OPTS = [
     cfg.StrOpt("availability_zone", max_length=255, default="nova",
                help="Availability zone of this node (the DHCP and L3 agents report it; "
-                    "/v2.0/availability_zones lists the zones so reported)."),
+                    "/v2.0/availability_zones lists the zones so reported; the "
+                    "load-balancer agent reports it for the haproxy provider's "
+                    "compute_zone)."),
 ]
 
 INTERFACE_OPTS = [
@@ -44,7 +46,7 @@ def register_l2(conf: cfg.ConfigOpts) -> None:
 
 def register_availability_zone(conf: cfg.ConfigOpts) -> None:
     """``[AGENT] availability_zone``, for the agents that host networks or
-    routers (upstream's DHCP and L3 agents)."""
+    routers (upstream's DHCP and L3 agents) or load balancers."""
     register_missing(conf, AVAILABILITY_ZONE_OPTS, "AGENT")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf.agents import common
 from neutrino.conf.registry import register_missing
 
 AGENT_OPTS = [
@@ -27,3 +28,5 @@ HAPROXY_OPTS = [
 def register(conf: cfg.ConfigOpts) -> None:
     register_missing(conf, AGENT_OPTS)
     register_missing(conf, HAPROXY_OPTS, "haproxy")
+    # the zone the haproxy provider's compute_zone places load balancers by
+    common.register_availability_zone(conf)

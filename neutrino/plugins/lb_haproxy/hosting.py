@@ -6,7 +6,10 @@ and binding the port is also what has the host's L2 agent wire the VIP
 device the load-balancer agent plugs. The host is chosen among the
 load-balancer agents that are alive and administratively up, the least
 loaded first (load balancers bound there), as upstream's LBaaS agent
-scheduler could.
+scheduler could. A load balancer in an availability zone whose profile
+names a ``compute_zone`` runs only on agents of that zone (their
+``[AGENT] availability_zone``), as Octavia's amphora driver boots amphorae
+only in that compute zone.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ class LbAgent:
     host: str
     alive: bool
     admin_state_up: bool
+    availability_zone: str = ""
 
     @property
     def usable(self) -> bool:
@@ -36,10 +40,19 @@ class LbAgent:
 
 def agents(conn: Connection, down_time: int) -> dict[str, LbAgent]:
     now = agents_db.utcnow()
-    rows = conn.execute(sa.select(A.host, A.heartbeat_timestamp, A.admin_state_up)
+    rows = conn.execute(sa.select(A.host, A.heartbeat_timestamp, A.admin_state_up,
+                                  A.availability_zone)
                         .where(A.agent_type == AGENT_TYPE))
     return {r.host: LbAgent(r.host, agents_db.is_alive(r.heartbeat_timestamp, down_time, now),
-                            bool(r.admin_state_up)) for r in rows}
+                            bool(r.admin_state_up), r.availability_zone or "")
+            for r in rows}
+
+
+def in_zone(candidates: dict[str, LbAgent], zone: str | None) -> dict[str, LbAgent]:
+    """The agents of ``zone`` (all of them when no zone is asked for)."""
+    if not zone:
+        return dict(candidates)
+    return {h: a for h, a in candidates.items() if a.availability_zone == zone}
 
 
 def hosts_of(conn: Connection, port_ids: Iterable[str]) -> dict[str, str]:

@@ -86,9 +86,16 @@ class HaproxyProvider(papi.ProviderDriver):
                 raise CertificateRetrieval(ref=exc.refs) from None
 
     def flavor_capabilities(self) -> dict[str, str]:
-        return {"loadbalancer_topology": "The load balancer topology. One of: SINGLE - "
-                                         "One haproxy per load balancer. ACTIVE_STANDBY - Two "
-                                         "haproxy on two hosts, keepalived between them."}
+        # no ':' or ',' in it: tempest's expected_flavor_capability (an oslo
+        # DictOpt) must be able to name it
+        return {"loadbalancer_topology": "The load balancer topology. SINGLE - one haproxy "
+                                         "per load balancer. ACTIVE_STANDBY - two haproxy on "
+                                         "two hosts with keepalived between them."}
+
+    def availability_zone_capabilities(self) -> dict[str, str]:
+        return {"compute_zone": "The availability zone of the load-balancer agents "
+                                "([AGENT] availability_zone) that may serve the load "
+                                "balancer."}
 
     def validate_flavor(self, data: dict[str, Any]) -> None:
         super().validate_flavor(data)
@@ -121,6 +128,7 @@ class HaproxyProvider(papi.ProviderDriver):
         when there are not enough live load-balancer agents. A host whose
         agent lives keeps the load balancer (a failover rebuilds it there)."""
         agents, where = self._placement()
+        agents = hosting.in_zone(agents, lb.availability_zone.get("compute_zone"))
         load = Counter(h for hosts in where.values() for h in hosts)
         if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
             return self._place_pair(lb, agents, load)
@@ -303,6 +311,10 @@ class HaproxyProvider(papi.ProviderDriver):
         ports = [lb.vip.port_id for lb in graphs]
         with self.db.reader() as conn:
             pairs = [p.id for i in gone for p in vrrp.ports(conn, i)]
+        for lb_id in {s.id for s in statuses if s.kind == papi.LOADBALANCERS} - set(gone):
+            lb = self.reporter.graph(lb_id)
+            if lb is not None:
+                statuses = papi.online_when_active(lb, statuses)
         self.reporter.update_statuses(statuses)
         for port_id in ports:
             try:

@@ -271,3 +271,28 @@ def pending_statuses(lb: LoadBalancer) -> list[ObjectStatus]:
         add(POOLS, pool)
     add(LOADBALANCERS, lb)
     return out
+
+
+ONLINE_WHEN_ACTIVE = (HEALTHMONITORS, L7POLICIES, L7RULES)
+
+
+def online_when_active(lb: LoadBalancer, statuses: list[ObjectStatus]) -> list[ObjectStatus]:
+    """``statuses`` with the health monitors, L7 policies and rules made
+    ACTIVE also ONLINE (OFFLINE when disabled), as Octavia's worker marks
+    them: no health manager reports those."""
+    enabled = {}
+    for listener in lb.listeners:
+        for policy in listener.l7policies:
+            enabled[policy.id] = policy.admin_state_up
+            enabled.update({rule.id: rule.admin_state_up for rule in policy.rules})
+    for pool in lb.pools:
+        if pool.healthmonitor is not None:
+            enabled[pool.healthmonitor.id] = pool.healthmonitor.admin_state_up
+    out = []
+    for st in statuses:
+        if (st.kind in ONLINE_WHEN_ACTIVE and st.provisioning_status == "ACTIVE"
+                and st.operating_status is None and st.id in enabled):
+            st = ObjectStatus(st.kind, st.id, "ACTIVE",
+                              "ONLINE" if enabled[st.id] else "OFFLINE")
+        out.append(st)
+    return out
