@@ -175,8 +175,11 @@ def test_resources_created_through_the_api_appear_live_with_their_neighbours(
 
     assert "topo-private" in shown(browser, "network", net["id"]).text
     assert "10.77.0.0/24" in shown(browser, "subnet", sub["id"]).text
-    router_node = shown(browser, "router", router["id"])
-    assert "topo-router" in router_node.text and "gw 203.0.113." in router_node.text
+    # the page may first draw the router from a poll taken before its gateway port was read
+    router_node = until(lambda: n if "gw 203.0.113." in (n := shown(browser, "router",
+                                                                  router["id"])).text else None,
+                        20)
+    assert "topo-router" in router_node.text
     vm_node = shown(browser, "port", vm["id"])
     assert vm["fixed_ips"][0]["ip_address"] in vm_node.text
     assert vm_node.get_attribute("data-status") == vm["status"]
