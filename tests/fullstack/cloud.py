@@ -189,7 +189,7 @@ def start_l3_agent(fabric: Fabric, host: Host, vhost: str, defaults: str = "") -
 
 
 def wait_agents(admin: Client, hosts: list[Host], agent_type: str,
-                timeout: float = 60) -> None:
+                timeout: float = 120) -> None:
     for host in hosts:
         assert wait_for(lambda: agent_alive(admin, host.hostname, agent_type), timeout), \
             f"{agent_type} on {host.hostname} not alive"
