@@ -157,7 +157,8 @@ def build_wsgi(conf: cfg.ConfigOpts, api: Api | None = None,
     wsgi = app_mod.build_falcon(api)
     wsgi.add_route("/healthcheck", Healthcheck([*health_probes(conf), *(probes or [])]))
     if conf.metrics.enabled:
-        wsgi.add_route("/metrics", MetricsEndpoint(api))
+        wsgi.add_route("/metrics", MetricsEndpoint(
+            api, conf.metrics.database_facts_cache_time))
     if conf.topology.enabled:
         topology.add_routes(wsgi, conf.topology.poll_interval)
     auth = None

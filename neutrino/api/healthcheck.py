@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import falcon
+
+from neutrino.api.fresh import Fresh
 
 # A probe answers None when what it checks works, else why it does not.
 Check = Callable[[], "str | None"]
@@ -28,21 +28,20 @@ class Probe:
     reason: str
     check: Check
     cache_time: float = 0.0
-    _answer: tuple[float, str | None] | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _fresh: Fresh[str | None] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._fresh = Fresh(self._answer, self.cache_time)
+
+    def _answer(self) -> str | None:
+        try:
+            return self.check()
+        except Exception as exc:  # noqa: BLE001 - a failing probe is a finding
+            return f"{type(exc).__name__}: {exc}"
 
     def failure(self) -> str | None:
         """The check's answer, reused while it is fresh; one thread asks at a time."""
-        with self._lock:
-            now = time.monotonic()
-            if self._answer is not None and now - self._answer[0] < self.cache_time:
-                return self._answer[1]
-            try:
-                answer = self.check()
-            except Exception as exc:  # noqa: BLE001 - a failing probe is a finding
-                answer = f"{type(exc).__name__}: {exc}"
-            self._answer = (time.monotonic(), answer)
-            return answer
+        return self._fresh.get()
 
 
 def disabled_by(path: str) -> Check:

@@ -3,8 +3,10 @@ middleware counting the API's requests.
 
 Requests are labelled by Falcon's route template (``/v2.0/ports/{id}``), so
 the series stay few whatever the ids. What the database knows rather than
-any process (agent liveness, IP availability per network) is read when
-scraped, from the plugins, as the API's own lists read it.
+any process (agent liveness, IP availability per network) is read from the
+plugins, as the API's own lists read it, at most once per ``[metrics]
+database_facts_cache_time`` by each worker (a scrape in between is answered
+from the last reading).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import falcon
 
 from neutrino import errors, metrics
 from neutrino.api.controller import Api
+from neutrino.api.fresh import Fresh
 from neutrino.context import Context
 from neutrino.db.query import ListQuery
 
@@ -45,10 +48,14 @@ class DatabaseFacts:
     """A prometheus_client collector of what the database holds: each
     agent's liveness, each network's IP addresses in use and in total."""
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, max_age: float = 0.0) -> None:
         self.api = api
+        self.fresh = Fresh(lambda: list(self.read()), max_age)
 
     def collect(self) -> Iterator[Any]:
+        yield from self.fresh.get()
+
+    def read(self) -> Iterator[Any]:
         # deferred: prometheus_client is imported only with [metrics] enabled
         from prometheus_client.core import GaugeMetricFamily
         ctx = Context.admin()
@@ -87,8 +94,8 @@ class MetricsEndpoint:
     """``GET /metrics``: Prometheus' text format, admins only (403 with a
     Neutron error otherwise, as a policy refusal)."""
 
-    def __init__(self, api: Api) -> None:
-        self.facts = DatabaseFacts(api)
+    def __init__(self, api: Api, facts_max_age: float = 0.0) -> None:
+        self.facts = DatabaseFacts(api, facts_max_age)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         ctx = getattr(req.context, "neutron", None)

@@ -13,6 +13,10 @@ METRICS_OPTS = [
     cfg.PortOpt("agent_bind_port", default=0,
                 help="Port of an agent's own /metrics listener; 0: none (an agent of the "
                      "all-in-one counts into the server's /metrics instead)."),
+    cfg.FloatOpt("database_facts_cache_time", default=10.0, min=0.0,
+                 help="Seconds each API worker reuses its last reading of what /metrics "
+                      "takes from the database (agent liveness, IP availability per "
+                      "network), so frequent scrapes do not each read it; 0: every scrape."),
 ]
 
 

@@ -33,18 +33,25 @@ metadata = MetaData(naming_convention={
 })
 
 
-def _standard(*extra: SchemaItem) -> list[SchemaItem]:
-    """Columns that every resource with standard attributes has."""
+def _named(*extra: SchemaItem) -> list[SchemaItem]:
+    """A project's named resource: its id, owner, name and description."""
     return [
         Column("id", String(36), primary_key=True),
         Column("project_id", String(255), index=True),
         Column("name", String(255), nullable=False, default=""),
         Column("description", String(255), nullable=False, default=""),
+        *extra,
+    ]
+
+
+def _standard(*extra: SchemaItem) -> list[SchemaItem]:
+    """Columns that every resource with standard attributes has."""
+    return _named(
         Column("created_at", DateTime, nullable=False),
         Column("updated_at", DateTime, nullable=False),
         Column("revision_number", Integer, nullable=False, default=0),
         *extra,
-    ]
+    )
 
 
 def _fk(table: str, ondelete: str | None = "CASCADE") -> ForeignKey:
@@ -1049,41 +1056,35 @@ dvr_host_macs = Table(
 
 vpn_ikepolicies = Table(
     "vpn_ikepolicies", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("name", String(255), nullable=False, default=""),
-    Column("description", String(255), nullable=False, default=""),
-    Column("auth_algorithm", String(16), nullable=False),
-    Column("encryption_algorithm", String(20), nullable=False),
-    Column("phase1_negotiation_mode", String(16), nullable=False),
-    Column("lifetime_units", String(16), nullable=False),
-    Column("lifetime_value", Integer, nullable=False),
-    Column("ike_version", String(8), nullable=False),
-    Column("pfs", String(8), nullable=False),
+    *_named(
+        Column("auth_algorithm", String(16), nullable=False),
+        Column("encryption_algorithm", String(20), nullable=False),
+        Column("phase1_negotiation_mode", String(16), nullable=False),
+        Column("lifetime_units", String(16), nullable=False),
+        Column("lifetime_value", Integer, nullable=False),
+        Column("ike_version", String(8), nullable=False),
+        Column("pfs", String(8), nullable=False),
+    ),
 )
 
 vpn_ipsecpolicies = Table(
     "vpn_ipsecpolicies", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("name", String(255), nullable=False, default=""),
-    Column("description", String(255), nullable=False, default=""),
-    Column("transform_protocol", String(16), nullable=False),
-    Column("auth_algorithm", String(16), nullable=False),
-    Column("encryption_algorithm", String(20), nullable=False),
-    Column("encapsulation_mode", String(16), nullable=False),
-    Column("lifetime_units", String(16), nullable=False),
-    Column("lifetime_value", Integer, nullable=False),
-    Column("pfs", String(8), nullable=False),
+    *_named(
+        Column("transform_protocol", String(16), nullable=False),
+        Column("auth_algorithm", String(16), nullable=False),
+        Column("encryption_algorithm", String(20), nullable=False),
+        Column("encapsulation_mode", String(16), nullable=False),
+        Column("lifetime_units", String(16), nullable=False),
+        Column("lifetime_value", Integer, nullable=False),
+        Column("pfs", String(8), nullable=False),
+    ),
 )
 
 vpn_endpoint_groups = Table(
     "vpn_endpoint_groups", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("name", String(255), nullable=False, default=""),
-    Column("description", String(255), nullable=False, default=""),
-    Column("endpoint_type", String(16), nullable=False),
+    *_named(
+        Column("endpoint_type", String(16), nullable=False),
+    ),
 )
 
 vpn_endpoints = Table(
@@ -1095,46 +1096,42 @@ vpn_endpoints = Table(
 
 vpnservices = Table(
     "vpnservices", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("name", String(255), nullable=False, default=""),
-    Column("description", String(255), nullable=False, default=""),
-    Column("status", String(16), nullable=False),
-    Column("admin_state_up", Boolean, nullable=False),
-    Column("external_v4_ip", String(16)),
-    Column("external_v6_ip", String(64)),
-    Column("router_id", String(36), _fk("routers", None), nullable=False, index=True),
-    Column("subnet_id", String(36), _fk("subnets", None), index=True),
-    Column("flavor_id", String(36), _fk("flavors", None)),
+    *_named(
+        Column("status", String(16), nullable=False),
+        Column("admin_state_up", Boolean, nullable=False),
+        Column("external_v4_ip", String(16)),
+        Column("external_v6_ip", String(64)),
+        Column("router_id", String(36), _fk("routers", None), nullable=False, index=True),
+        Column("subnet_id", String(36), _fk("subnets", None), index=True),
+        Column("flavor_id", String(36), _fk("flavors", None)),
+    ),
 )
 
 ipsec_site_connections = Table(
     "ipsec_site_connections", metadata,
-    Column("id", String(36), primary_key=True),
-    Column("project_id", String(255), index=True),
-    Column("name", String(255), nullable=False, default=""),
-    Column("description", String(255), nullable=False, default=""),
-    Column("peer_address", String(255), nullable=False),
-    Column("peer_id", String(255), nullable=False),
-    Column("local_id", String(255), nullable=False, default=""),
-    Column("route_mode", String(8), nullable=False),
-    Column("mtu", Integer, nullable=False),
-    Column("initiator", String(16), nullable=False),
-    Column("auth_mode", String(16), nullable=False),
-    Column("psk", String(255), nullable=False),
-    Column("dpd_action", String(16), nullable=False),
-    Column("dpd_interval", Integer, nullable=False),
-    Column("dpd_timeout", Integer, nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("admin_state_up", Boolean, nullable=False),
-    Column("vpnservice_id", String(36), _fk("vpnservices", None), nullable=False,
-           index=True),
-    Column("ipsecpolicy_id", String(36), _fk("vpn_ipsecpolicies", None), nullable=False,
-           index=True),
-    Column("ikepolicy_id", String(36), _fk("vpn_ikepolicies", None), nullable=False,
-           index=True),
-    Column("local_ep_group_id", String(36), _fk("vpn_endpoint_groups", None), index=True),
-    Column("peer_ep_group_id", String(36), _fk("vpn_endpoint_groups", None), index=True),
+    *_named(
+        Column("peer_address", String(255), nullable=False),
+        Column("peer_id", String(255), nullable=False),
+        Column("local_id", String(255), nullable=False, default=""),
+        Column("route_mode", String(8), nullable=False),
+        Column("mtu", Integer, nullable=False),
+        Column("initiator", String(16), nullable=False),
+        Column("auth_mode", String(16), nullable=False),
+        Column("psk", String(255), nullable=False),
+        Column("dpd_action", String(16), nullable=False),
+        Column("dpd_interval", Integer, nullable=False),
+        Column("dpd_timeout", Integer, nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("admin_state_up", Boolean, nullable=False),
+        Column("vpnservice_id", String(36), _fk("vpnservices", None), nullable=False,
+               index=True),
+        Column("ipsecpolicy_id", String(36), _fk("vpn_ipsecpolicies", None), nullable=False,
+               index=True),
+        Column("ikepolicy_id", String(36), _fk("vpn_ikepolicies", None), nullable=False,
+               index=True),
+        Column("local_ep_group_id", String(36), _fk("vpn_endpoint_groups", None), index=True),
+        Column("peer_ep_group_id", String(36), _fk("vpn_endpoint_groups", None), index=True),
+    ),
 )
 
 ipsec_peer_cidrs = Table(

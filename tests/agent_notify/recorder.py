@@ -17,8 +17,10 @@ from neutrino.rpc.transport import rpc_transport
 from neutrino.service import make_conf
 
 TOPICS = (topics.PORT_UPDATE, topics.PORT_DELETE, topics.NETWORK_UPDATE,
-          topics.NETWORK_DELETE, topics.SECURITY_GROUP_UPDATE, topics.L2POPULATION_UPDATE)
+          topics.NETWORK_DELETE, topics.SECURITY_GROUP_UPDATE, topics.L2POPULATION_UPDATE,
+          topics.BINDING_ACTIVATE, topics.BINDING_DEACTIVATE)
 METHODS = ("port_update", "port_delete", "network_update", "network_delete",
+           "binding_activate", "binding_deactivate",
            "security_groups_rule_updated", "security_groups_member_updated",
            "add_fdb_entries", "remove_fdb_entries", "update_fdb_entries")
 

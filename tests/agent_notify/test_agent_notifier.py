@@ -7,6 +7,7 @@ sentinel ``port_update`` sent last has arrived, every earlier one has too."""
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any, Callable
 
 from tests.agent_notify.recorder import RecordingAgent
@@ -172,3 +173,25 @@ def test_state_reports_put_nothing_on_the_bus_for_other_agents(
     assert answers == {"alive"}
     flush(admin, [listener], sentinel)
     assert [m for m, c in listener.calls if c.get("port", {}).get("id") != sentinel["id"]] == []
+
+
+def test_activating_a_binding_tells_the_old_host_to_let_go_and_the_new_one_to_take_over(
+        admin: Client, agents: Callable[..., RecordingAgent]) -> None:
+    """A live migration's last step (``binding-extended``): the agents are
+    told, over their fanouts, which host now holds the port."""
+    source, target = agents(), agents(tunneling_ip="192.0.2.2")
+    nova = Client(admin.url, uuid.uuid4().hex, "service,admin")  # the compute service
+    net = network(admin)
+    p = port(admin, net, device_owner="compute:nova", device_id=str(uuid.uuid4()),
+             **{"binding:host_id": source.host})
+    status, body = nova.post(f"/v2.0/ports/{p['id']}/bindings",
+                             {"binding": {"host": target.host}})
+    assert status == 201, body
+    assert body["binding"]["status"] == "INACTIVE"
+    status, body = nova.put(f"/v2.0/ports/{p['id']}/bindings/{target.host}/activate", {})
+    assert status == 200, body
+    for agent in (source, target):
+        assert wait_for(lambda: agent.of("binding_activate")), agent.calls
+        assert agent.of("binding_activate") == [{"port_id": p["id"], "host": target.host}]
+        assert agent.of("binding_deactivate") == [
+            {"port_id": p["id"], "host": source.host, "network_id": net["id"]}]

@@ -158,3 +158,80 @@ def security_group(admin: Client, name: str) -> str:
     status, body = admin.post("/v2.0/security-groups", {"security_group": {"name": name}})
     assert status == 201, body
     return str(body["security_group"]["id"])
+
+
+# -- routers: what the L3 scenarios (DVR, HA, IPv6, NDP proxy) share --------------------
+
+def external_switch(fabric: Fabric, nodes: list[Host], address: str) -> str:
+    """The external host: a bridge carrying ``address`` (``ip/prefix``) with a
+    veth leg into each node's physnet1 bridge."""
+    ns = fabric.netns("ext")
+    sh("ip", "-n", ns, "link", "add", "brx", "type", "bridge")
+    sh("ip", "-n", ns, "addr", "add", address, "dev", "brx")
+    sh("ip", "-n", ns, "link", "set", "brx", "up")
+    for node in nodes:
+        end = f"{fabric.prefix}x{node.name}"
+        sh("ip", "link", "add", end, "netns", node.ns, "type", "veth", "peer",
+           "name", f"leg{node.name}", "netns", ns)
+        sh("ip", "-n", ns, "link", "set", f"leg{node.name}", "master", "brx", "up")
+        node.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
+        sh("ip", "-n", node.ns, "link", "set", end, "up")
+        node.vsctl("add-port", PHYS_BRIDGE, end)
+    return ns
+
+
+def start_l3_agent(fabric: Fabric, host: Host, vhost: str, defaults: str = "") -> Any:
+    """An L3 agent on ``host``, its namespaces suffixed with the host's name
+    (several hosts share this kernel); ``defaults``: more ``[DEFAULT]`` lines."""
+    conf = service_agent_conf(host, vhost, "l3", defaults=defaults)
+    host.env["NEUTRINO_NS_SUFFIX"] = host.hostname
+    return start_agent(fabric, host, conf, "l3")
+
+
+def wait_agents(admin: Client, hosts: list[Host], agent_type: str,
+                timeout: float = 120) -> None:
+    for host in hosts:
+        assert wait_for(lambda: agent_alive(admin, host.hostname, agent_type), timeout), \
+            f"{agent_type} on {host.hostname} not alive"
+
+
+def router_namespaces(hosts: list[Host], prefixes: tuple[str, ...] = ("qrouter-",)
+                      ) -> list[str]:
+    """The router namespaces (``prefixes``) the L3 agents of ``hosts`` made."""
+    return [ns for ns in sh("ip", "netns", "list").stdout.split()
+            if ns.startswith(prefixes) and any(ns.endswith("@" + h.hostname) for h in hosts)]
+
+
+def external_network(admin: Client, name: str, cidr: str, gateway_ip: str
+                     ) -> dict[str, Any]:
+    """A flat external network on physnet1 with one subnet, no DHCP."""
+    status, ext = admin.post("/v2.0/networks", {"network": {
+        "name": name, "router:external": True, "provider:network_type": "flat",
+        "provider:physical_network": "physnet1"}})
+    assert status == 201, ext
+    status, body = admin.post("/v2.0/subnets", {"subnet": {
+        "network_id": ext["network"]["id"], "ip_version": 4, "cidr": cidr,
+        "gateway_ip": gateway_ip, "enable_dhcp": False}})
+    assert status == 201, body
+    return dict(ext["network"])
+
+
+def subnet_id(admin: Client, net: dict[str, Any]) -> str:
+    return str(admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"])
+
+
+def add_interfaces(admin: Client, router_id: str, nets: list[dict[str, Any]]) -> None:
+    for net in nets:
+        status, body = admin.put(f"/v2.0/routers/{router_id}/add_router_interface",
+                                 {"subnet_id": subnet_id(admin, net)})
+        assert status == 200, body
+
+
+def log_lines(host: Host, name: str, last: int, errors_only: bool = False) -> list[str]:
+    """neutrino's own last lines of ``host``'s log ``name`` (for a failure's message)."""
+    path = host.dir / name
+    if not path.exists():
+        return []
+    lines = [ln for ln in path.read_text().splitlines() if " neutrino." in ln
+             and (not errors_only or "ERROR" in ln or "Error" in ln)]
+    return lines[-last:]

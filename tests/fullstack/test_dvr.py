@@ -28,6 +28,7 @@ from tests.waiting import wait_for
 pytestmark = needs_ovs()
 LOCAL_IPS = {"a": "10.96.0.1", "b": "10.96.0.2", "n": "10.96.0.3"}
 EXT_HOST_IP = "172.24.7.1"
+ROUTER_NAMESPACES = ("qrouter-", "snat-", "fip-")
 ML2 = cloud.ML2.replace("mechanism_drivers = openvswitch",
                         "mechanism_drivers = openvswitch,l2population")
 OVS_DVR = "l2_population = true\nenable_distributed_routing = true\n"
@@ -48,36 +49,12 @@ class Cloud:
     ovs: dict[str, Any]
 
 
-def _external_switch(fabric: Fabric, hosts: list[Host]) -> str:
-    ns = fabric.netns("ext")
-    sh("ip", "-n", ns, "link", "add", "brx", "type", "bridge")
-    sh("ip", "-n", ns, "addr", "add", f"{EXT_HOST_IP}/24", "dev", "brx")
-    sh("ip", "-n", ns, "link", "set", "brx", "up")
-    for host in hosts:
-        end = f"{fabric.prefix}x{host.name}"
-        sh("ip", "link", "add", end, "netns", host.ns, "type", "veth", "peer",
-           "name", f"leg{host.name}", "netns", ns)
-        sh("ip", "-n", ns, "link", "set", f"leg{host.name}", "master", "brx", "up")
-        host.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
-        sh("ip", "-n", host.ns, "link", "set", end, "up")
-        host.vsctl("add-port", cloud.PHYS_BRIDGE, end)
-    return ns
 
 
-def _l3_agent(fabric: Fabric, host: Host, vhost: str, mode: str) -> Any:
-    conf = cloud.service_agent_conf(host, vhost, "l3", defaults=f"agent_mode = {mode}\n")
-    host.env["NEUTRINO_NS_SUFFIX"] = host.hostname
-    return cloud.start_agent(fabric, host, conf, "l3")
 
 
-def _our_namespaces(hosts: list[Host]) -> list[str]:
-    return [ns for ns in sh("ip", "netns", "list").stdout.split()
-            if ns.startswith(("qrouter-", "snat-", "fip-"))
-            and any(ns.endswith("@" + h.hostname) for h in hosts)]
 
 
-def _subnet_id(admin: Client, net: dict[str, Any]) -> str:
-    return str(admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"])
 
 
 @pytest.fixture(scope="module")
@@ -96,36 +73,25 @@ def dvr_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFacto
             fabric.underlay(x, y, LOCAL_IPS[x.name], LOCAL_IPS[y.name])
         for host in hosts.values():
             cloud.add_phys_bridge(host)
-        ext_ns = _external_switch(fabric, [a, b, n])
+        ext_ns = cloud.external_switch(fabric, [a, b, n], f"{EXT_HOST_IP}/24")
         for name, host in hosts.items():
             ovs[name] = cloud.start_agent(fabric, host, cloud.agent_conf(
                 host, vhost, LOCAL_IPS[name], agent_options=OVS_DVR))
         for name, host in hosts.items():
-            l3[name] = _l3_agent(fabric, host, vhost, "dvr_snat" if name == "n" else "dvr")
-        for host in hosts.values():
-            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
-                                                      "Open vSwitch agent"), 60)
-            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, "L3 agent"), 60)
+            mode = "dvr_snat" if name == "n" else "dvr"
+            l3[name] = cloud.start_l3_agent(fabric, host, vhost, f"agent_mode = {mode}\n")
+        cloud.wait_agents(admin, list(hosts.values()), "Open vSwitch agent")
+        cloud.wait_agents(admin, list(hosts.values()), "L3 agent")
 
-        status, ext = admin.post("/v2.0/networks", {"network": {
-            "name": "dvr-ext", "router:external": True, "provider:network_type": "flat",
-            "provider:physical_network": "physnet1"}})
-        assert status == 201, ext
-        status, body = admin.post("/v2.0/subnets", {"subnet": {
-            "network_id": ext["network"]["id"], "ip_version": 4, "cidr": "172.24.7.0/24",
-            "gateway_ip": EXT_HOST_IP, "enable_dhcp": False}})
-        assert status == 201, body
+        ext = cloud.external_network(admin, "dvr-ext", "172.24.7.0/24", EXT_HOST_IP)
         net1 = cloud.network(admin, "dvr-one", "10.103.1.0/24")
         net2 = cloud.network(admin, "dvr-two", "10.103.2.0/24")
         status, router = admin.post("/v2.0/routers", {"router": {
             "name": "dvr-r", "distributed": True,
-            "external_gateway_info": {"network_id": ext["network"]["id"]}}})
+            "external_gateway_info": {"network_id": ext["id"]}}})
         assert status == 201, router
         router = router["router"]
-        for net in (net1, net2):
-            status, body = admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
-                                     {"subnet_id": _subnet_id(admin, net)})
-            assert status == 200, body
+        cloud.add_interfaces(admin, router["id"], [net1, net2])
         port1 = cloud.bound_port(admin, net1, a.hostname)
         port2 = cloud.bound_port(admin, net2, b.hostname)
         vm1 = a.instance("v1", port1)
@@ -134,11 +100,11 @@ def dvr_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFacto
         sh("ip", "-n", vm2, "route", "replace", "default", "via", "10.103.2.1")
         assert cloud.wait_active(admin, port1["id"], 60)
         assert cloud.wait_active(admin, port2["id"], 60)
-        yield Cloud(admin, fabric, hosts, ext_ns, router, vm1, vm2, port1, ext["network"],
+        yield Cloud(admin, fabric, hosts, ext_ns, router, vm1, vm2, port1, ext,
                     l3, ovs)
     finally:
         terminate_all(list(l3.values()))  # then nothing puts the routers back
-        for ns in _our_namespaces(list(hosts.values())):
+        for ns in cloud.router_namespaces(list(hosts.values()), ROUTER_NAMESPACES):
             cloud.delete_namespace(ns)
         fabric.stop_processes()
         server.stop()
@@ -161,16 +127,12 @@ def _log_tail(cl: Cloud) -> str:
     for name, host in cl.hosts.items():
         out.append(f"=== {name}")
         out += host.flows("br-tun")
-        for ns in _our_namespaces([host]):
+        for ns in cloud.router_namespaces([host], ROUTER_NAMESPACES):
             out.append(f"--- {ns}")
             out.append(sh("ip", "-n", ns, "-br", "addr", check=False).stdout)
             out.append(sh("ip", "-n", ns, "rule", check=False).stdout)
             out.append(sh("ip", "-n", ns, "neigh", check=False).stdout)
-        path = host.dir / "l3-agent.log"
-        if path.exists():
-            lines = [ln for ln in path.read_text().splitlines()
-                     if " neutrino." in ln and ("ERROR" in ln or "Error" in ln)]
-            out.append("\n".join(lines[-10:]))
+        out += cloud.log_lines(host, "l3-agent.log", 10, errors_only=True)
     return "\n".join(out)
 
 

@@ -37,33 +37,10 @@ class Cloud:
     vm: str
 
 
-def _external_switch(fabric: Fabric, nodes: list[Host]) -> str:
-    """The external host: a bridge carrying its address, a veth leg per network node."""
-    ns = fabric.netns("ext")
-    sh("ip", "-n", ns, "link", "add", "brx", "type", "bridge")
-    sh("ip", "-n", ns, "addr", "add", f"{EXT_HOST_IP}/24", "dev", "brx")
-    sh("ip", "-n", ns, "link", "set", "brx", "up")
-    for node in nodes:
-        end = f"{fabric.prefix}x{node.name}"
-        sh("ip", "link", "add", end, "netns", node.ns, "type", "veth", "peer",
-           "name", f"leg{node.name}", "netns", ns)
-        sh("ip", "-n", ns, "link", "set", f"leg{node.name}", "master", "brx", "up")
-        node.nsx("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
-        sh("ip", "-n", node.ns, "link", "set", end, "up")
-        node.vsctl("add-port", cloud.PHYS_BRIDGE, end)
-    return ns
 
 
-def _l3_agent(fabric: Fabric, host: Host, vhost: str) -> Any:
-    conf = cloud.service_agent_conf(host, vhost, "l3")
-    conf.write_text(conf.read_text().replace("[AGENT]", "ha_vrrp_advert_int = 1\n[AGENT]"))
-    host.env["NEUTRINO_NS_SUFFIX"] = host.hostname
-    return cloud.start_agent(fabric, host, conf, "l3")
 
 
-def _router_namespaces(hosts: list[Host]) -> list[str]:
-    return [ns for ns in sh("ip", "netns", "list").stdout.split()
-            if ns.startswith("qrouter-") and any(ns.endswith("@" + h.hostname) for h in hosts)]
 
 
 def states(admin: Client, router_id: str) -> dict[str, str]:
@@ -91,41 +68,29 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
             fabric.underlay(x, y, LOCAL_IPS[x.name], LOCAL_IPS[y.name])
         for host in hosts.values():
             cloud.add_phys_bridge(host)
-        ext_ns = _external_switch(fabric, [a, b])
+        ext_ns = cloud.external_switch(fabric, [a, b], f"{EXT_HOST_IP}/24")
         for name, host in hosts.items():
             cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IPS[name]))
-        l3_procs = [_l3_agent(fabric, node, vhost) for node in (a, b)]
-        for host in hosts.values():
-            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
-                                                      "Open vSwitch agent"), 60)
-        for node in (a, b):
-            assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, "L3 agent"), 60)
+        l3_procs = [cloud.start_l3_agent(fabric, node, vhost, "ha_vrrp_advert_int = 1\n")
+                    for node in (a, b)]
+        cloud.wait_agents(admin, list(hosts.values()), "Open vSwitch agent")
+        cloud.wait_agents(admin, [a, b], "L3 agent")
 
-        status, ext = admin.post("/v2.0/networks", {"network": {
-            "name": "ha-ext", "router:external": True, "provider:network_type": "flat",
-            "provider:physical_network": "physnet1"}})
-        assert status == 201, ext
-        status, body = admin.post("/v2.0/subnets", {"subnet": {
-            "network_id": ext["network"]["id"], "ip_version": 4, "cidr": "172.24.6.0/24",
-            "gateway_ip": EXT_HOST_IP, "enable_dhcp": False}})
-        assert status == 201, body
+        ext = cloud.external_network(admin, "ha-ext", "172.24.6.0/24", EXT_HOST_IP)
         net = cloud.network(admin, "ha-tenant", "10.101.1.0/24")
         status, router = admin.post("/v2.0/routers", {"router": {
             "name": "ha-r", "ha": True,
-            "external_gateway_info": {"network_id": ext["network"]["id"]}}})
+            "external_gateway_info": {"network_id": ext["id"]}}})
         assert status == 201, router
         router = router["router"]
-        subnet_id = admin.get(f"/v2.0/subnets?network_id={net['id']}")[1]["subnets"][0]["id"]
-        status, body = admin.put(f"/v2.0/routers/{router['id']}/add_router_interface",
-                                 {"subnet_id": subnet_id})
-        assert status == 200, body
+        cloud.add_interfaces(admin, router["id"], [net])
         port = cloud.bound_port(admin, net, c.hostname)
         vm = c.instance("v1", port)
         sh("ip", "-n", vm, "route", "replace", "default", "via", "10.101.1.1")
         yield Cloud(admin, fabric, hosts, ext_ns, router, vm)
     finally:
         terminate_all(l3_procs)  # then nothing puts the routers back
-        for ns in _router_namespaces(list(hosts.values())):
+        for ns in cloud.router_namespaces(list(hosts.values())):
             cloud.delete_namespace(ns)  # and keepalived, started by our agents
         fabric.stop_processes()
         server.stop()
@@ -139,13 +104,11 @@ def _log_tail(cl: Cloud) -> str:
     for node in ("a", "b"):
         out.append(cl.hosts[node].vsctl("show"))
         out += cl.hosts[node].flows("br-int")
-    for ns in _router_namespaces(list(cl.hosts.values())):
+    for ns in cloud.router_namespaces(list(cl.hosts.values())):
         out.append(sh("ip", "-n", ns, "-br", "addr").stdout)
     for node in ("a", "b"):
-        path = cl.hosts[node].dir / "l3-agent.log"
-        if path.exists():
-            lines = [ln for ln in path.read_text().splitlines() if " neutrino." in ln]
-            out.append(f"--- {node}\n" + "\n".join(lines[-25:]))
+        out.append(f"--- {node}")
+        out += cloud.log_lines(cl.hosts[node], "l3-agent.log", 25)
     return "\n".join(out)
 
 

@@ -73,10 +73,8 @@ class Cloud:
         node = self.hosts["n"]
         out = [sh("ip", "netns", "list").stdout]
         for name in ("l3-agent.log", "agent.log"):
-            path = node.dir / name
-            if path.exists():
-                lines = [ln for ln in path.read_text().splitlines() if " neutrino." in ln]
-                out.append(f"--- {name}\n" + "\n".join(lines[-30:]))
+            out.append(f"--- {name}")
+            out += cloud.log_lines(node, name, 30)
         return "\n".join(out)
 
 
@@ -94,10 +92,8 @@ def v6cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         node = hosts["n"]
         cloud.start_agent(fabric, node, cloud.service_agent_conf(node, vhost, "l3", FAST_RA),
                           "l3")
-        for host in hosts.values():
-            assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
-                                                      "Open vSwitch agent"), 60)
-        assert wait_for(lambda: cloud.agent_alive(admin, node.hostname, "L3 agent"), 60)
+        cloud.wait_agents(admin, list(hosts.values()), "Open vSwitch agent")
+        cloud.wait_agents(admin, [node], "L3 agent")
         yield Cloud(server, fabric, hosts)
     finally:
         fabric.stop_processes()

@@ -97,6 +97,17 @@ class FakeL3Agent(Agent):
 
 
 
+@pytest.fixture
+def admin(srv: Server) -> Client:
+    """An admin of a project of its own, on the module's ``srv``."""
+    return Client(srv.url, uuid.uuid4().hex, roles="admin")
+
+
+@pytest.fixture
+def member(srv: Server) -> Client:
+    return Client(srv.url, uuid.uuid4().hex, roles="member,reader")
+
+
 def agent_conf(tmp: Path, vhost: str, host: str, report_interval: float = 0) -> Any:
     path = tmp / f"{host}.conf"
     path.write_text(f"[DEFAULT]\nhost = {host}\ntransport_url = {bus(vhost)}\n"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Iterator
 
 import pytest
 
-from tests.conftest import Client, Server
+from tests.conftest import Server
 from tests.l3 import _l3
 from tests.l3agent.conftest import agent_id, hosts_of, start_server
 from tests.waiting import wait_for
@@ -25,11 +24,6 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
                           "neutron.scheduler.l3_agent_scheduler.ChanceScheduler\n")
     yield server
     server.stop()
-
-
-@pytest.fixture
-def admin(srv: Server) -> Client:
-    return Client(srv.url, uuid.uuid4().hex, roles="admin")
 
 
 def test_routers_move_from_a_dead_agent_to_a_live_one(admin, l3_agents):

@@ -22,16 +22,6 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
     server.stop()
 
 
-@pytest.fixture
-def admin(srv: Server) -> Client:
-    return Client(srv.url, uuid.uuid4().hex, roles="admin")
-
-
-@pytest.fixture
-def member(srv: Server) -> Client:
-    return Client(srv.url, uuid.uuid4().hex, roles="member,reader")
-
-
 @pytest.fixture(autouse=True)
 def only_this_tests_agents(srv: Server) -> Iterator[None]:
     """Each test sees only the L3 agents it made: the others are forgotten."""

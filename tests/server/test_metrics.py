@@ -46,9 +46,36 @@ def vhost() -> Iterator[str]:
 def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server]:
     server = Server(tmp_path_factory.mktemp("metrics"), workers=2,
                     extra=f"transport_url = {bus(vhost)}\nservice_plugins = "
-                          "network_ip_availability\n[metrics]\nenabled = true\n").start()
+                          "network_ip_availability\n[metrics]\nenabled = true\n"
+                          "database_facts_cache_time = 0\n").start()
     yield server
     server.stop()
+
+
+def test_a_worker_reuses_its_reading_of_the_database_while_it_is_fresh(
+        tmp_path: Path) -> None:
+    """Frequent scrapes read the database once per ``database_facts_cache_time``;
+    requests are still counted at every scrape."""
+    server = Server(tmp_path, workers=1, extra="service_plugins = network_ip_availability\n"
+                    "[metrics]\nenabled = true\ndatabase_facts_cache_time = 3600\n").start()
+    try:
+        admin = Client(server.url)
+        first = admin.post("/v2.0/networks", {"network": {"name": "seen"}})[1]["network"]
+        assert admin.post("/v2.0/subnets", {"subnet": {
+            "network_id": first["id"], "ip_version": 4, "cidr": "10.78.0.0/29"}})[0] == 201
+        before = samples(scrape(server.url).text)
+        later = admin.post("/v2.0/networks", {"network": {"name": "later"}})[1]["network"]
+        assert admin.post("/v2.0/subnets", {"subnet": {
+            "network_id": later["id"], "ip_version": 4, "cidr": "10.78.1.0/29"}})[0] == 201
+        after = samples(scrape(server.url).text)
+        assert value(after, "neutrino_network_ips_total", network_id=first["id"]) == 5
+        assert value(after, "neutrino_network_ips_total", network_id=later["id"]) == 0
+        assert (value(after, "neutrino_api_requests_total", method="POST",
+                      route="/v2.0/networks")
+                - value(before, "neutrino_api_requests_total", method="POST",
+                        route="/v2.0/networks")) == 1
+    finally:
+        server.stop()
 
 
 def test_requests_are_counted_by_route_and_status_across_the_workers(srv: Server) -> None:

@@ -35,6 +35,7 @@ from neutrino.agents.l3 import audit, fwaas, keepalived, metadata, qos, ra, vpn
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
+from neutrino.conf.agents import common as agent_conf
 from neutrino.conf.agents import l3 as l3_conf
 from neutrino.rpc import topics
 
@@ -159,8 +160,9 @@ class L3Agent(Agent):
         super().__init__(conf, host)
         l3_conf.register(conf)
         _check_ipv6_gateway(conf.ipv6_gateway)
-        self.qos_extensions = qos.enabled(conf.AGENT.extensions)
-        self.firewall = fwaas.enabled(conf.AGENT.extensions) and bool(conf.fwaas.enabled)
+        self.extensions = agent_conf.extensions(conf, "l3")
+        self.qos_extensions = qos.enabled(self.extensions)
+        self.firewall = fwaas.EXTENSION in self.extensions and bool(conf.fwaas.enabled)
         self.policies: dict[str, dict[str, Any]] = {}  # QoS policies by id
         self.driver = driver
         self.plugin_rpc = plugin_rpc
@@ -183,7 +185,7 @@ class L3Agent(Agent):
         self._full_sync = True
         self._loop_thread: threading.Thread | None = None
         self.vpn = (vpn.VpnExtension(conf, self.host, self.vpn_routers)
-                    if vpn.enabled(conf.AGENT.extensions) else None)
+                    if vpn.EXTENSION in self.extensions else None)
 
     # -- identity ------------------------------------------------------------------
 

@@ -59,10 +59,6 @@ class PortFirewall:
     egress: tuple[Rule, ...]
 
 
-def enabled(extensions: Iterable[str]) -> bool:
-    return any(e.strip() == EXTENSION for e in extensions)
-
-
 def policy_rules(listed: Iterable[dict[str, Any]]) -> tuple[Rule, ...]:
     """A policy's enabled rules, in order (a disabled one is skipped)."""
     return tuple(Rule(int(r.get("ip_version") or 4), r.get("protocol"),

@@ -25,10 +25,6 @@ LOG = logging.getLogger(__name__)
 EXTENSION = "vpnaas"
 
 
-def enabled(extensions: list[str]) -> bool:
-    return EXTENSION in extensions
-
-
 class IpsecDriverApi(ServerClient):
     """The agent's side of upstream's ``ipsec_driver`` topic."""
 

@@ -73,6 +73,7 @@ from neutrino.agents.ovs.switch import Switch
 from neutrino.agents.rpc import LoggingApi, PluginApi
 from neutrino.conf import fwaas as fwaas_config
 from neutrino.conf import placement
+from neutrino.conf.agents import common as agent_conf
 from neutrino.conf.agents import network_log as log_config
 from neutrino.conf.agents import ovs as config
 from neutrino.rpc import topics
@@ -250,30 +251,31 @@ class OvsAgent(Agent):
         self.l2pop = bool(conf.AGENT.l2_population and self.tunnel_types)
         self.arp_responder = bool(conf.AGENT.arp_responder and self.l2pop)
         self.fdb = l2pop.Fdb(conf.OVS.local_ip)
-        self.qos = "qos" in [e.strip() for e in conf.AGENT.extensions]
+        self.extensions = agent_conf.extensions(conf, "ovs")
+        self.qos = "qos" in self.extensions
         self.policies: dict[str, dict[str, Any]] = {}  # QoS policy id -> policy
         self.ovs: Switch = ovs or OvsCtl(conf.OVS.ovsdb_connection, conf.OVS.ovsdb_timeout)
         self.plugin_rpc = plugin_rpc
         self.cookie = random.getrandbits(63) | 1
         self.firewall = firewall.driver_name(conf.SECURITYGROUP.firewall_driver)
         # upstream's ``log`` extension; it logs what the openvswitch firewall decides
-        self.netlog = ("log" in [e.strip() for e in conf.AGENT.extensions]
-                       and self.firewall == "openvswitch")
+        self.netlog = "log" in self.extensions and self.firewall == "openvswitch"
         self.logs: log_extension.LogExtension | None = None
         # upstream's ``local_ip`` extension: port id -> local IP id -> association
-        self.local_ip = "local_ip" in [e.strip() for e in conf.AGENT.extensions]
+        self.local_ip = "local_ip" in self.extensions
         self.local_ips: dict[str, dict[str, local_ip.Association]] = {}
         self._local_ips_pulled = False
         # ``fwaas_v2`` with ``[fwaas] firewall_l2_driver = ovs``; with upstream's
-        # default ``noop`` L2 driver (an all-in-one's [agent] extensions are the
-        # L3 agent's too) it applies nothing, and is not reported
-        self.fwaas = fwaas.enabled(conf.AGENT.extensions)
+        # default ``noop`` L2 driver it applies nothing, and is not reported
+        self.fwaas = fwaas.EXTENSION in self.extensions
         if self.fwaas:
             fwaas_config.register_agent(conf)
             self.fwaas = conf.fwaas.firewall_l2_driver.strip() in fwaas.L2_DRIVERS
             if self.fwaas and self.firewall != "openvswitch":
                 raise ValueError("[agent] extensions fwaas_v2 needs [securitygroup] "
                                  "firewall_driver = openvswitch")
+            if not self.fwaas:
+                self.extensions -= {fwaas.EXTENSION}
         self.firewall_groups: dict[str, Any] = {}  # port id -> its group, as pulled
         self._groups_stale = True
         self._reported: dict[str, str] = {}  # group id -> the status last reported
@@ -305,8 +307,7 @@ class OvsAgent(Agent):
                 "datapath_type": self.conf.OVS.datapath_type, "ovs_hybrid_plug": False,
                 "l2_population": self.l2pop, "arp_responder_enabled": self.arp_responder,
                 "enable_distributed_routing": self.dvr, "devices": len(self.known.wired),
-                "extensions": sorted(e.strip() for e in self.conf.AGENT.extensions
-                                     if self.fwaas or e.strip() != fwaas.EXTENSION),
+                "extensions": sorted(self.extensions),
                 **self.placement}
 
     # -- what the casts mark (their threads) -----------------------------------------

@@ -49,10 +49,6 @@ _PROTOCOLS = {("tcp", 4): "tcp", ("tcp", 6): "tcp6", ("udp", 4): "udp", ("udp", 
 _NUMBERS = {"dccp": 33, "icmp": 1, "ipv6-icmp": 58}
 
 
-def enabled(extensions: Iterable[str]) -> bool:
-    return any(e.strip() == EXTENSION for e in extensions)
-
-
 @dataclass(frozen=True)
 class PortFirewall:
     """One instance port's group, as wired here."""

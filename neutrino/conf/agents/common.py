@@ -34,6 +34,20 @@ INTERFACE_OPTS = [
 ]
 
 
+# The ``[agent] extensions`` each kind of agent loads, by upstream's names.
+# One file may name several kinds' (an all-in-one's neutrino.conf holds the
+# L3 and the OVS agent's together), so each agent keeps only its own.
+AGENT_EXTENSIONS = {
+    "ovs": frozenset({"qos", "log", "local_ip", "fwaas_v2"}),
+    "l3": frozenset({"fip_qos", "gateway_ip_qos", "vpnaas", "fwaas_v2"}),
+}
+
+
+def extensions(conf: cfg.ConfigOpts, kind: str) -> frozenset[str]:
+    """The ``[agent] extensions`` an agent of ``kind`` loads."""
+    return frozenset(e.strip() for e in conf.AGENT.extensions) & AGENT_EXTENSIONS[kind]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
     """What every agent reads (``[AGENT]``, ``[metrics]``)."""
     conf.register_opts(AGENT_OPTS, "AGENT")

@@ -8,7 +8,7 @@ leaves the speakers it was added to, whose agents are told.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -17,6 +17,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
+from neutrino.plugins.table_collection import TableCollection
 
 P = t.bgp_peers
 BOUND = t.bgp_speaker_peer_bindings
@@ -35,22 +36,17 @@ def row(conn: Connection, peer_id: str, for_update: bool = False) -> Any:
                          for_update=for_update)
 
 
-class Peers:
-    """The ``bgp_peers`` collection."""
+class Peers(TableCollection):
+    """The ``bgp_peers`` collection (admin only, by policy)."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = P
+    owner_scoped = False
 
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return to_dict(row(conn, rid))
+    def not_found(self, rid: str) -> Exception:
+        return errors.BgpPeerNotFound(id=rid)
 
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(P, query.filters, {})
-        with self.plugin.db.reader() as conn:
-            rows, more = store.paged_select(conn, P, clauses, query)
-        return [to_dict(r) for r in rows], more
+    def to_dicts(self, conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return [to_dict(r) for r in rows]
 
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ after each change commits (``plugin``).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -20,6 +20,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.bgp import advertised
+from neutrino.plugins.table_collection import TableCollection
 from neutrino.resources import validators as v
 
 S = t.bgp_speakers
@@ -69,11 +70,12 @@ def id_in(body: Any, key: str) -> str:
         raise errors.BadRequest(resource="bgp_speaker", msg=str(exc)) from None
 
 
-class Speakers:
-    """The ``bgp_speakers`` collection and its member actions."""
+class Speakers(TableCollection):
+    """The ``bgp_speakers`` collection and its member actions (admin only, by
+    policy)."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = S
+    owner_scoped = False
 
     @property
     def core(self) -> Any:
@@ -81,16 +83,11 @@ class Speakers:
 
     # -- reading -----------------------------------------------------------------------
 
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return to_dicts(conn, [row(conn, rid)])[0]
+    def not_found(self, rid: str) -> Exception:
+        return errors.BgpSpeakerNotFound(id=rid)
 
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(S, query.filters, {})
-        with self.plugin.db.reader() as conn:
-            rows, more = store.paged_select(conn, S, clauses, query)
-            return to_dicts(conn, list(rows)), more
+    def to_dicts(self, conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return to_dicts(conn, list(rows))
 
     def advertised_routes(self, ctx: Context, rid: str, body: Any) -> dict[str, Any]:
         with self.plugin.db.reader() as conn:

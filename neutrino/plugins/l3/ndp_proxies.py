@@ -10,7 +10,7 @@ request gets the same error.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import netaddr
 import sqlalchemy as sa
@@ -22,6 +22,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import store
 from neutrino.plugins.l3 import common as c
+from neutrino.plugins.table_collection import TableCollection
 
 T = TypeVar("T")
 N = t.ndp_proxies
@@ -117,35 +118,21 @@ def of_routers(conn: Connection, router_ids: list[str]) -> dict[str, list[dict[s
     return out
 
 
-class NdpProxies:
+class NdpProxies(TableCollection):
     """Serves ``ndp_proxies`` with the service collections' interface."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = N
 
     def write(self, fn: Callable[[Connection], T]) -> T:
         return self.plugin.core.write(fn)
 
-    def _row(self, conn: Connection, ctx: Context, rid: str, for_update: bool = False) -> Any:
-        row = store.get_row(conn, N, rid, _not_found(rid), for_update=for_update)
-        if not ctx.is_admin and row.project_id != ctx.project_id:
-            raise _not_found(rid)()
-        return row
-
     # -- reading -----------------------------------------------------------------
 
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return to_dict(self._row(conn, ctx, rid))
+    def not_found(self, rid: str) -> Exception:
+        return _not_found(rid)()
 
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(N, query.filters, {})
-        if not ctx.is_admin:
-            clauses.append(N.c.project_id == ctx.project_id)
-        with self.plugin.db.reader() as conn:
-            rows, more = store.paged_select(conn, N, clauses, query)
-        return [to_dict(r) for r in rows], more
+    def to_dicts(self, conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return [to_dict(r) for r in rows]
 
     # -- checks ------------------------------------------------------------------
 
@@ -223,7 +210,7 @@ class NdpProxies:
                     raise errors.NeutronDbObjectDuplicateEntry(
                         object_type="NDPProxy", attributes=["router_id", "ip_address"],
                         values=f"{item['router_id']}-{address}") from None
-                out.append(to_dict(self._row(conn, Context.admin(), row["id"])))
+                out.append(to_dict(self.row(conn, Context.admin(), row["id"])))
             return out
         created = self.write(op)
         self.plugin.routers_changed([p["router_id"] for p in created])
@@ -234,14 +221,14 @@ class NdpProxies:
         values = {k: data[k] for k in UPDATABLE if k in data}
 
         def op(conn: Connection) -> dict[str, Any]:
-            self._row(conn, ctx, rid, for_update=True)
+            self.row(conn, ctx, rid, for_update=True)
             store.bump(conn, N, rid, values, revision)
-            return to_dict(self._row(conn, ctx, rid))
+            return to_dict(self.row(conn, ctx, rid))
         return self.write(op)
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         def op(conn: Connection) -> str:
-            row = self._row(conn, ctx, rid, for_update=True)
+            row = self.row(conn, ctx, rid, for_update=True)
             store.check_revision(conn, N, rid, revision)
             conn.execute(sa.delete(N).where(N.c.id == rid))
             return str(row.router_id)

@@ -8,7 +8,7 @@ IP exists (``plugin``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -19,6 +19,7 @@ from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
 from neutrino.plugins.local_ip import associations as assoc
+from neutrino.plugins.table_collection import TableCollection
 from neutrino.resources import local_ip as res
 
 L = t.local_ips
@@ -35,36 +36,22 @@ def to_dict(row: Any) -> dict[str, Any]:
             "ip_mode": row.ip_mode}
 
 
-class LocalIps:
+class LocalIps(TableCollection):
     """The ``local_ips`` collection."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = L
 
     @property
     def core(self) -> Any:
         return self.plugin.core
 
-    def _row(self, conn: Connection, ctx: Context, rid: str, for_update: bool = False) -> Any:
-        row = store.get_row(conn, L, rid, _not_found(rid), for_update=for_update)
-        if not ctx.is_admin and row.project_id != ctx.project_id:
-            raise _not_found(rid)()
-        return row
-
     # -- reading -------------------------------------------------------------------
 
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return to_dict(self._row(conn, ctx, rid))
+    def not_found(self, rid: str) -> Exception:
+        return _not_found(rid)()
 
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        clauses = store.column_clauses(L, query.filters, {})
-        if not ctx.is_admin:
-            clauses.append(L.c.project_id == ctx.project_id)
-        with self.plugin.db.reader() as conn:
-            rows, more = store.paged_select(conn, L, clauses, query)
-        return [to_dict(r) for r in rows], more
+    def to_dicts(self, conn: Connection, rows: Sequence[Any]) -> list[dict[str, Any]]:
+        return [to_dict(r) for r in rows]
 
     # -- writing -------------------------------------------------------------------
 
@@ -102,7 +89,7 @@ class LocalIps:
 
     def _insert(self, conn: Connection, ctx: Context, row: dict[str, Any]) -> dict[str, Any]:
         conn.execute(sa.insert(L).values(**row))
-        return to_dict(self._row(conn, Context.admin(), row["id"]))
+        return to_dict(self.row(conn, Context.admin(), row["id"]))
 
     def _local_port(self, ctx: Context, row: dict[str, Any], network_id: str,
                     address: str | None) -> dict[str, Any]:
@@ -131,14 +118,14 @@ class LocalIps:
         values = {k: data[k] for k in UPDATABLE if k in data}
 
         def op(conn: Connection) -> dict[str, Any]:
-            self._row(conn, ctx, rid, for_update=True)
+            self.row(conn, ctx, rid, for_update=True)
             store.bump(conn, L, rid, values, revision)
-            return to_dict(self._row(conn, ctx, rid))
+            return to_dict(self.row(conn, ctx, rid))
         return self.core.write(op)  # type: ignore[no-any-return]
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
         def op(conn: Connection) -> Any:
-            row = self._row(conn, ctx, rid, for_update=True)
+            row = self.row(conn, ctx, rid, for_update=True)
             used = conn.execute(sa.select(t.local_ip_associations.c.fixed_port_id).where(
                 t.local_ip_associations.c.local_ip_id == rid).limit(1)).first()
             if used is not None:

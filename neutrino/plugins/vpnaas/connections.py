@@ -11,7 +11,7 @@ updated. ``dpd`` is stored as its three columns.
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins.table_collection import TableCollection
 from neutrino.plugins.vpnaas import endpoint_groups as egs
 from neutrino.plugins.vpnaas import exceptions as exc
 from neutrino.plugins.vpnaas import rows, services
@@ -62,16 +62,15 @@ def check_modes(conn_: dict[str, Any], subnet_id: str | None) -> None:
                                                suffix="s" if len(missing) > 1 else "")
 
 
-class Connections:
+class Connections(TableCollection):
     """The ``ipsec_site_connections`` collection."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = C
 
-    def row(self, conn: Connection, ctx: Context, rid: str, for_update: bool = False) -> Any:
-        return rows.owned_row(conn, ctx, C, rid, _not_found(rid), for_update)
+    def not_found(self, rid: str) -> Exception:
+        return _not_found(rid)()  # type: ignore[no-any-return]
 
-    def to_dicts(self, conn: Connection, found: list[Any]) -> list[dict[str, Any]]:
+    def to_dicts(self, conn: Connection, found: Sequence[Any]) -> list[dict[str, Any]]:
         cidrs = rows.children(conn, P, "ipsec_site_connection_id", "cidr",
                               [r.id for r in found])
         return [{**rows.named(r), **{c: getattr(r, c) for c in COLUMNS},
@@ -80,19 +79,6 @@ class Connections:
                  "ipsecpolicy_id": r.ipsecpolicy_id, "peer_cidrs": cidrs[r.id],
                  "dpd": {"action": r.dpd_action, "interval": r.dpd_interval,
                          "timeout": r.dpd_timeout}} for r in found]
-
-    def load(self, conn: Connection, ctx: Context, rid: str) -> dict[str, Any]:
-        return self.to_dicts(conn, [self.row(conn, ctx, rid)])[0]
-
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return self.load(conn, ctx, rid)
-
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        with self.plugin.db.reader() as conn:
-            found, more = rows.listed(conn, ctx, C, query)
-            return self.to_dicts(conn, found), more
 
     # -- checks --------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ cannot be deleted.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -16,6 +16,7 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import rbac, store
+from neutrino.plugins.table_collection import TableCollection
 from neutrino.plugins.vpnaas import exceptions as exc
 from neutrino.plugins.vpnaas import rows
 from neutrino.resources import validators as v
@@ -75,34 +76,22 @@ def cidr_version(cidr: str) -> int:
     return int(netaddr.IPNetwork(cidr).version)
 
 
-class EndpointGroups:
+class EndpointGroups(TableCollection):
     """The ``endpoint_groups`` collection."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = G
 
-    def row(self, conn: Connection, ctx: Context, rid: str, for_update: bool = False) -> Any:
-        return rows.owned_row(conn, ctx, G, rid, _not_found(rid), for_update)
+    def not_found(self, rid: str) -> Exception:
+        return _not_found(rid)()  # type: ignore[no-any-return]
 
-    def to_dicts(self, conn: Connection, found: list[Any]) -> list[dict[str, Any]]:
+    def filters(self) -> dict[str, store.FilterBuilder]:
+        return {"type": lambda values: G.c.endpoint_type.in_(values)}
+
+    def to_dicts(self, conn: Connection, found: Sequence[Any]) -> list[dict[str, Any]]:
         ids = [r.id for r in found]
         eps = rows.children(conn, E, "endpoint_group_id", "endpoint", ids)
         return [{**rows.named(r), "type": r.endpoint_type, "endpoints": eps[r.id]}
                 for r in found]
-
-    def load(self, conn: Connection, ctx: Context, rid: str) -> dict[str, Any]:
-        return self.to_dicts(conn, [self.row(conn, ctx, rid)])[0]
-
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return self.load(conn, ctx, rid)
-
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        special = {"type": lambda values: G.c.endpoint_type.in_(values)}
-        with self.plugin.db.reader() as conn:
-            found, more = rows.listed(conn, ctx, G, query, special)
-            return self.to_dicts(conn, found), more
 
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:

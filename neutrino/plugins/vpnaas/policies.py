@@ -7,14 +7,14 @@ stored as its two columns; an update changes only the keys it gives.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from typing import Any, Sequence
 
 import sqlalchemy as sa
-from sqlalchemy import Connection, Table
+from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins.table_collection import TableCollection
 from neutrino.plugins.vpnaas import exceptions as exc
 from neutrino.plugins.vpnaas import rows
 from neutrino.resources import vpnaas as res
@@ -35,19 +35,11 @@ def _as_given(shown: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-class _Policies(abc.ABC):
+class _Policies(TableCollection):
     """One policy collection: ``table``, its columns, its errors."""
 
-    table: Table
     columns: tuple[str, ...]
     used_by: Any  # the connections' column naming the policy
-
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
-
-    @abc.abstractmethod
-    def not_found(self, rid: str) -> Exception:
-        """The collection's 404."""
 
     @abc.abstractmethod
     def in_use(self, rid: str) -> Exception:
@@ -56,25 +48,12 @@ class _Policies(abc.ABC):
     def check(self, data: dict[str, Any]) -> None:
         """What the driver refuses (nothing, unless a subclass says)."""
 
-    def _nf(self, rid: str) -> Callable[[], Exception]:
-        return lambda: self.not_found(rid)
-
     def to_dict(self, row: Any) -> dict[str, Any]:
         return {**rows.named(row), **{c: getattr(row, c) for c in self.columns},
                 "lifetime": _lifetime(row)}
 
-    def row(self, conn: Connection, ctx: Context, rid: str, for_update: bool = False) -> Any:
-        return rows.owned_row(conn, ctx, self.table, rid, self._nf(rid), for_update)
-
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return self.to_dict(self.row(conn, ctx, rid))
-
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        with self.plugin.db.reader() as conn:
-            found, more = rows.listed(conn, ctx, self.table, query)
-        return [self.to_dict(r) for r in found], more
+    def to_dicts(self, conn: Connection, found: Sequence[Any]) -> list[dict[str, Any]]:
+        return [self.to_dict(r) for r in found]
 
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:

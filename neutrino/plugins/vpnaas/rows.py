@@ -1,32 +1,15 @@
-"""What the VPN collections share: owner-scoped row reads and the
-``ListQuery`` read of one table, as upstream scopes them (a project sees its
-own rows, an admin every row; another project's row is the resource's 404)."""
+"""What the VPN collections share beyond ``TableCollection``'s reads: the
+name columns every VPN resource shows, a new row's owner and name, and the
+ordered child rows (peer CIDRs, endpoints)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Table
 
 from neutrino.context import Context
 from neutrino.plugins import store
-
-
-def owned_row(conn: Connection, ctx: Context, table: Table, rid: str,
-              not_found: Callable[[], Exception], for_update: bool = False) -> Any:
-    row = store.get_row(conn, table, rid, not_found, for_update=for_update)
-    if not ctx.is_admin and row.project_id != ctx.project_id:
-        raise not_found()
-    return row
-
-
-def listed(conn: Connection, ctx: Context, table: Table, query: store.ListQuery,
-           special: dict[str, store.FilterBuilder] | None = None) -> tuple[list[Any], bool]:
-    clauses = store.column_clauses(table, query.filters, special or {})
-    if not ctx.is_admin:
-        clauses.append(table.c.project_id == ctx.project_id)
-    rows, more = store.paged_select(conn, table, clauses, query)
-    return list(rows), more
 
 
 def named(row: Any) -> dict[str, Any]:

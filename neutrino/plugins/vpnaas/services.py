@@ -10,7 +10,7 @@ updated (upstream's rule). It cannot go while connections use it.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
-from neutrino.plugins import store
+from neutrino.plugins.table_collection import TableCollection
 from neutrino.plugins.vpnaas import exceptions as exc
 from neutrino.plugins.vpnaas import rows
 
@@ -64,24 +64,16 @@ def check_subnet_on_router(conn: Connection, router_id: str, subnet_id: str) -> 
         raise exc.SubnetIsNotConnectedToRouter(subnet_id=subnet_id, router_id=router_id)
 
 
-class VpnServices:
+class VpnServices(TableCollection):
     """The ``vpnservices`` collection."""
 
-    def __init__(self, plugin: Any) -> None:
-        self.plugin = plugin
+    table = S
 
-    def row(self, conn: Connection, ctx: Context, rid: str, for_update: bool = False) -> Any:
-        return rows.owned_row(conn, ctx, S, rid, _not_found(rid), for_update)
+    def not_found(self, rid: str) -> Exception:
+        return _not_found(rid)()  # type: ignore[no-any-return]
 
-    def get(self, ctx: Context, plural: str, rid: str) -> dict[str, Any]:
-        with self.plugin.db.reader() as conn:
-            return to_dict(self.row(conn, ctx, rid))
-
-    def list(self, ctx: Context, plural: str,
-             query: store.ListQuery) -> tuple[list[dict[str, Any]], bool]:
-        with self.plugin.db.reader() as conn:
-            found, more = rows.listed(conn, ctx, S, query)
-        return [to_dict(r) for r in found], more
+    def to_dicts(self, conn: Connection, found: Sequence[Any]) -> list[dict[str, Any]]:
+        return [to_dict(r) for r in found]
 
     def _router(self, conn: Connection, ctx: Context, router_id: str) -> Any:
         router = conn.execute(sa.select(t.routers).where(t.routers.c.id == router_id)).first()
