@@ -260,6 +260,9 @@ def test_live_trace_agrees_with_the_model(env: Cloud, case: Case) -> None:
     if case.source != "ext":
         assert asked["source"]["host"] == env.hosts["1" if case.source in ("vm_a", "vm_c")
                                                     else "n"].hostname
+    if case is CASES[0]:  # from host 1 to host n: it arrives by n's tunnel from 1
+        assert asked["destination"]["entered_at"] == "br-tun vxlan-0a630001", asked
+        assert [t["bridge"] for t in asked["destination"]["tables"]][:2] == ["br-tun"] * 2
     if result["verdict"] == "denied":  # the host drops it where the model does
         last = live["hops"][-1]
         assert last["live"]["verdict"] == "dropped", live

@@ -105,6 +105,67 @@ def test_a_dropped_packet_names_the_table_its_flow_and_the_step() -> None:
                                     "stage": "security_group_egress"}
 
 
+# an ingress packet traced from br-tun's tunnel port: after conntrack, the
+# tool heads the resumed pipeline with the bridge it started on
+FROM_TUNNEL = """
+bridge("br-tun")
+----------------
+ 0. in_port=2, priority 1, cookie 0x1
+    resubmit(,4)
+ 4. tun_id=0x40f, priority 1, cookie 0x1
+    mod_vlan_vid:2
+    resubmit(,10)
+10. priority 1, cookie 0x1
+    learn(table=20,hard_timeout=300,priority=1,NXM_OF_VLAN_TCI[0..11])
+     >> suppressing side effects, so learn action ignored
+    output:1
+
+bridge("br-int")
+----------------
+ 0. priority 0, cookie 0x1
+    resubmit(,60)
+60. dl_vlan=2,dl_dst=fa:16:3e:cf:d7:59, priority 90, cookie 0x1
+    strip_vlan
+    load:0x6->NXM_NX_REG5[]
+    resubmit(,81)
+81. ip,reg5=0x6, priority 80, cookie 0x1
+    ct(table=82,zone=6)
+    drop
+     -> A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table 82.
+
+Final flow: unchanged
+Megaflow: recirc_id=0,eth,icmp,in_port=2,nw_frag=no
+Datapath actions: ct(zone=6),recirc(0x3)
+
+===============================================================================
+recirc(0x3) - resume conntrack with ct_state=new|trk
+===============================================================================
+
+Flow: recirc_id=0x3,ct_state=new|trk,ct_zone=6,eth,icmp,reg5=0x6,in_port=1
+
+bridge("br-tun")
+----------------
+    thaw
+        Resuming from table 82
+82. priority 0, cookie 0x1
+    drop
+
+Final flow: unchanged
+Megaflow: recirc_id=0x3,ct_state=+new-est-rel-inv+trk,eth,icmp,in_port=1,nw_frag=no
+Datapath actions: drop
+"""
+
+
+def test_a_resumed_pipeline_stays_on_the_bridge_that_sent_it_to_conntrack() -> None:
+    answer = live_trace.hops(FROM_TUNNEL)
+    assert [(t["bridge"], t["table"]) for t in answer["tables"]] == [
+        ("br-tun", 0), ("br-tun", 4), ("br-tun", 10), ("br-int", 0), ("br-int", 60),
+        ("br-int", 81), ("br-int", 82)]
+    assert answer["tables"][2]["actions"] == [
+        "learn(table=20,hard_timeout=300,priority=1,NXM_OF_VLAN_TCI[0..11])", "output:1"]
+    assert answer["dropped_at"]["stage"] == "security_group_ingress"
+
+
 def test_a_table_without_a_matching_flow_is_a_drop_there() -> None:
     text = 'bridge("br-int")\n----------------\n 0. No match.\n    drop\n\nDatapath actions: drop\n'
     answer = live_trace.hops(text)
@@ -136,6 +197,18 @@ def test_an_ingress_packet_from_another_host_enters_by_its_network_s_uplink(
     packet = {**PACKET, "direction": "ingress", "network_id": network,
               "from_port_id": "elsewhere"}
     assert live_trace.entry(packet, {}, NETS, {"physnet1": "br-phys"}, "patch-tun") == expected
+
+
+def test_an_ingress_packet_from_a_known_tunnel_enters_the_tunnel_bridge_with_its_vni() -> None:
+    packet = {**PACKET, "direction": "ingress", "from_port_id": "elsewhere",
+              "from_tunnel_ip": "10.99.0.1"}
+    tunnels = {"vxlan-0a630001": "vxlan"}
+    where = live_trace.entry(packet, {}, NETS, {}, "patch-tun", tunnels, "br-tun")
+    assert where == live_trace.Entry("vxlan-0a630001", bridge="br-tun", tun_id=1085)
+    assert live_trace.flow_spec(packet, where).startswith("in_port=vxlan-0a630001,tun_id=0x43d,")
+    # no tunnel to that host here: from br-int's patch, as without the address
+    assert live_trace.entry(packet, {}, NETS, {}, "patch-tun", {}, "br-tun") == (
+        live_trace.Entry("patch-tun", 1))
 
 
 def test_an_ingress_packet_from_a_local_sender_enters_at_the_sender_s_port() -> None:

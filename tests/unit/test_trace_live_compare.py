@@ -55,18 +55,21 @@ class Agents:
         return self.answers.get((topic, host), FORWARDED)
 
 
-def _run(packet: Packet, agents: Agents) -> dict[str, Any]:
-    return live.run(FACTS, packet, trace(FACTS, packet), agents)
+def _run(packet: Packet, agents: Agents, tunnel_ips: dict[str, str] | None = None
+         ) -> dict[str, Any]:
+    return live.run(FACTS, packet, trace(FACTS, packet), agents, tunnel_ips)
 
 
 def test_a_switched_packet_asks_the_source_and_destination_hosts_switches() -> None:
     agents = Agents({})
-    answer = _run(Packet("10.0.0.6", "tcp", 22, port_id="a1"), agents)
+    answer = _run(Packet("10.0.0.6", "tcp", 22, port_id="a1"), agents,
+                  {"compute-1": "192.0.2.1", "compute-2": "192.0.2.2"})
     assert [(t, h, p["direction"]) for t, h, p in agents.asked] == [
         (live.OVS, "compute-1", "egress"), (live.OVS, "compute-2", "ingress")]
     egress, ingress = agents.asked[0][2], agents.asked[1][2]
     assert egress["dl_dst"] == "fa:16:3e:00:00:2" and egress["destination_port"] == 22
     assert ingress["from_port_id"] == "a1" and ingress["nw_dst"] == "10.0.0.6"
+    assert ingress["from_tunnel_ip"] == "192.0.2.1"  # it arrives by compute-1's tunnel
     assert answer["agrees"] and answer["verdict"] == "allowed"
     assert all(h["live"]["verdict"] == "passed" for h in answer["hops"])
 

@@ -633,12 +633,15 @@ class OvsAgent(Agent):
         found: dict[str, Any] = {"host": self.host, "agent_type": self.agent_type}
         try:
             where = live_trace.entry(packet, {v.iface_id: v.name for v in vifs}, self.known.nets,
-                                     self.mappings, self.bridges.patch_tun)
-            text = appctl.ofproto_trace(integration, live_trace.flow_spec(packet, where),
+                                     self.mappings, self.bridges.patch_tun, self.known.tunnels,
+                                     self.bridges.tunnel)
+            text = appctl.ofproto_trace(where.bridge or integration,
+                                        live_trace.flow_spec(packet, where),
                                         [live_trace.CT_NEW] * live_trace.CT_PASSES)
         except (live_trace.TraceError, OvsError) as exc:
             return {**found, "error": str(exc)}
-        return {**found, "entered_at": where.port, **live_trace.hops(text, integration)}
+        return {**found, "entered_at": f"{where.bridge or integration} {where.port}",
+                **live_trace.hops(text, integration)}
 
     def run(self, stop: threading.Event) -> None:
         self.plugin_rpc = self.plugin_rpc or PluginApi(self.conf, f"ovs-agent-{self.host}",

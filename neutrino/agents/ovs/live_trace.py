@@ -3,8 +3,9 @@
 The server's tracer decides from the API's facts what a packet should do;
 only the switch knows what its flows do with it now. ``flow_spec`` turns
 the packet the server asks about into the flow ``ovs-appctl
-ofproto/trace`` takes (entering br-int where that packet enters on this
-host: the sender's own port, or the network's uplink with its local VLAN),
+ofproto/trace`` takes (entering the switch where that packet enters on
+this host: the sender's own port on br-int, the tunnel from the sender's
+host into br-tun, or the network's provider bridge patch),
 and ``hops`` turns the tool's answer into the tables it went through, the
 flow each one matched and where it was dropped or sent. A flow deleted
 behind the agent's back so shows as a packet dropped at the table whose
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from neutrino.agents.ovs import firewall
-from neutrino.agents.ovs.flows import TUNNEL_TYPES, LocalNet, int_patch_name
+from neutrino.agents.ovs.flows import TUNNEL_TYPES, LocalNet, int_patch_name, tunnel_port_name
 
 # Which step of the model a table of br-int belongs to, to name a drop.
 STAGES = {firewall.BASE_EGRESS: "port_security", firewall.RULES_EGRESS: "security_group_egress",
@@ -39,6 +40,8 @@ CT_PASSES = 4
 _TABLE = re.compile(r"^\s{0,2}(\d+)\.\s+(?:(.*?),\s)?priority (\d+)(?:, cookie (0x[0-9a-f]+))?$")
 _NO_MATCH = re.compile(r"^\s{0,2}(\d+)\.\s+No match")
 _BRIDGE = re.compile(r'^bridge\("([^"]+)"\)')
+_RESUME = re.compile(r"^recirc\(0x[0-9a-f]+\) - resume")
+_NOT_ACTIONS = ("->", ">>", "thaw", "Resuming from table")
 
 
 class TraceError(ValueError):
@@ -47,15 +50,22 @@ class TraceError(ValueError):
 
 @dataclass(frozen=True)
 class Entry:
-    """Where the packet enters br-int: a port name, and the VLAN it carries."""
+    """Where the packet enters this host's switch: a bridge's port, and the
+    VLAN or tunnel key it carries."""
     port: str
     vlan: int | None = None
+    bridge: str | None = None  # None: the integration bridge
+    tun_id: int | None = None
 
 
 def entry(packet: dict[str, Any], ports: dict[str, str], nets: dict[str, LocalNet],
-          mappings: dict[str, str], patch_tun: str) -> Entry:
+          mappings: dict[str, str], patch_tun: str, tunnels: dict[str, str] | None = None,
+          tunnel_bridge: str = "br-tun") -> Entry:
     """The sender's br-int port when it is on this host (``ports``: port id
-    -> br-int port name), else the uplink of the packet's network."""
+    -> br-int port name), else the uplink of the packet's network: the
+    tunnel from the sender's host (``from_tunnel_ip``) into the tunnel
+    bridge when this host has one to it (``tunnels``: port name -> type),
+    else br-int's patch from the tunnel bridge or the provider bridge."""
     sender = packet.get("from_port_id") or (
         packet["port_id"] if packet.get("direction") == "egress" else None)
     if sender in ports:
@@ -66,6 +76,10 @@ def entry(packet: dict[str, Any], ports: dict[str, str], nets: dict[str, LocalNe
     if net is None:
         raise TraceError(f"network {packet.get('network_id')} is not wired on this host")
     if net.network_type in TUNNEL_TYPES:
+        remote = packet.get("from_tunnel_ip")
+        name = tunnel_port_name(net.network_type, remote) if remote else None
+        if name is not None and name in (tunnels or {}) and net.segmentation_id is not None:
+            return Entry(name, bridge=tunnel_bridge, tun_id=net.segmentation_id)
         return Entry(patch_tun, net.vlan)
     bridge = mappings.get(net.physical_network or "")
     if bridge is None:
@@ -79,6 +93,8 @@ def flow_spec(packet: dict[str, Any], where: Entry) -> str:
     version6 = ":" in packet["nw_dst"]
     proto = packet["protocol"]
     fields = [f"in_port={where.port}"]
+    if where.tun_id is not None:
+        fields.append(f"tun_id={where.tun_id:#x}")
     if where.vlan is not None:
         fields.append(f"dl_vlan={where.vlan}")
     fields += [f"dl_src={packet['dl_src']}", f"dl_dst={packet['dl_dst']}",
@@ -97,10 +113,14 @@ def hops(output: str, integration: str = "br-int") -> dict[str, Any]:
     seen: list[dict[str, Any]] = []
     bridge = ""
     datapath = ""
+    resumed: str | None = None  # a recirculated packet resumes on the bridge it left
     for line in output.splitlines():
         found = _BRIDGE.match(line)
         if found:
-            bridge = found.group(1)
+            bridge, resumed = resumed or found.group(1), None
+            continue
+        if _RESUME.match(line):
+            resumed = seen[-1]["bridge"] if seen else None
             continue
         if line.startswith("Datapath actions:"):
             datapath = line.split(":", 1)[1].strip()
@@ -116,7 +136,7 @@ def hops(output: str, integration: str = "br-int") -> dict[str, Any]:
                          "actions": []})
             continue
         action = line.strip()
-        if seen and action and not action.startswith("->") and not set(action) <= {"-", "="}:
+        if seen and line.startswith("    ") and not action.startswith(_NOT_ACTIONS):
             seen[-1]["actions"].append(action)
     dropped = not datapath or datapath == "drop"
     last = seen[-1] if seen else None

@@ -67,8 +67,11 @@ def _first(hops: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
     return next((h for h in hops if h["kind"] == kind), None)
 
 
-def legs(facts: model.Facts, packet: model.Packet, traced: model.Trace) -> list[Leg]:
-    """The questions that put the model's path to the hosts it crosses."""
+def legs(facts: model.Facts, packet: model.Packet, traced: model.Trace,
+         tunnel_ips: dict[str, str] | None = None) -> list[Leg]:
+    """The questions that put the model's path to the hosts it crosses
+    (``tunnel_ips``: host -> its OVS agent's tunnel address, so a packet
+    arriving from another host is traced from that host's tunnel)."""
     ports, hops = _by_id(facts), traced.hops
     proto = {"protocol": packet.protocol, "destination_port": packet.destination_port}
     found: list[Leg] = []
@@ -105,11 +108,15 @@ def legs(facts: model.Facts, packet: model.Packet, traced: model.Trace) -> list[
         seen_from = sender if interface is None and sender is not None else _router_port(
             facts, router_id or "", target["network_id"], model.ROUTER_INTERFACE_OWNERS)
         if seen_from is not None:
-            found.append(Leg("destination", OVS, target.get(HOST_ID) or "", {
+            arriving: dict[str, Any] = {
                 "direction": "ingress", "port_id": target["id"],
                 "network_id": target["network_id"], "from_port_id": seen_from["id"],
                 "dl_src": seen_from["mac_address"], "dl_dst": target["mac_address"],
-                "nw_src": src, "nw_dst": address, **proto}))
+                "nw_src": src, "nw_dst": address, **proto}
+            sent_by = seen_from.get(HOST_ID)
+            if sent_by and sent_by != target.get(HOST_ID) and sent_by in (tunnel_ips or {}):
+                arriving["from_tunnel_ip"] = (tunnel_ips or {})[sent_by]
+            found.append(Leg("destination", OVS, target.get(HOST_ID) or "", arriving))
     return found
 
 
@@ -204,11 +211,11 @@ def compare(traced: model.Trace, answered: list[Leg]) -> dict[str, Any]:
                   for leg in answered]}
 
 
-def run(facts: model.Facts, packet: model.Packet, traced: model.Trace, ask: Ask
-        ) -> dict[str, Any]:
+def run(facts: model.Facts, packet: model.Packet, traced: model.Trace, ask: Ask,
+        tunnel_ips: dict[str, str] | None = None) -> dict[str, Any]:
     """Ask each leg's agent, then compare."""
     answered = []
-    for leg in legs(facts, packet, traced):
+    for leg in legs(facts, packet, traced, tunnel_ips):
         if not leg.host:
             leg.answer = {"error": f"the {leg.name} port is bound to no host"}
         else:

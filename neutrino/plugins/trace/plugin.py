@@ -71,6 +71,16 @@ def gather(api: Any, ctx: Context) -> model.Facts:
         floatingips=_listed(api, ctx, "floatingips") if routed else [])
 
 
+def tunnel_ips(api: Any, ctx: Context) -> dict[str, str]:
+    """Host -> its OVS agent's tunnel address (its ``tunneling_ip``)."""
+    found = {}
+    for agent in _listed(api, ctx, "agents"):
+        address = (agent.get("configurations") or {}).get("tunneling_ip")
+        if agent.get("agent_type") == "Open vSwitch agent" and address:
+            found[agent["host"]] = str(address)
+    return found
+
+
 def run(api: Any, ctx: Context, packet: model.Packet,
         ask: live.Ask | None = None) -> dict[str, Any]:
     """The model's answer; with ``ask`` (``live``), the hosts' beside it."""
@@ -80,7 +90,7 @@ def run(api: Any, ctx: Context, packet: model.Packet,
     traced = model.trace(facts, packet)
     answer = traced.as_dict()
     if ask is not None:
-        answer["live"] = live.run(facts, packet, traced, ask)
+        answer["live"] = live.run(facts, packet, traced, ask, tunnel_ips(api, ctx))
     return {"trace": answer}
 
 
