@@ -122,3 +122,19 @@ def test_an_agent_that_cannot_answer_is_named_and_nothing_is_claimed_for_its_hop
     assert answer["hops"][-1]["live"]["verdict"] == "unknown"
     assert "destination: the agent on compute-2 did not answer within 20s" in (
         answer["disagreements"])
+
+
+def test_a_hairpin_through_a_floating_ip_arrives_from_the_router_with_the_gateway_ip() -> None:
+    router = {"id": "r", "routes": [], "external_gateway_info": {
+        "network_id": "ext", "enable_snat": True,
+        "external_fixed_ips": [{"ip_address": "172.24.4.5"}]}}
+    fip = {"id": "f", "floating_ip_address": "172.24.4.20", "fixed_ip_address": "10.0.0.6",
+           "port_id": "b2", "router_id": "r"}
+    facts = Facts(ports=FACTS.ports, subnets=SUBNETS, rules=RULES, routers=[router],
+                  floatingips=[fip])
+    packet = Packet("172.24.4.20", "icmp", port_id="a1")
+    agents = Agents({})
+    live.run(facts, packet, trace(facts, packet), agents)
+    arriving = agents.asked[-1][2]
+    assert arriving["direction"] == "ingress" and arriving["from_port_id"] == "ri4"
+    assert (arriving["nw_src"], arriving["nw_dst"]) == ("172.24.4.5", "10.0.0.6")

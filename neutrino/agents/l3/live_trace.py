@@ -139,12 +139,10 @@ def chains(ruleset: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 def _run_chain(rules: list[dict[str, Any]], state: _State) -> tuple[dict[str, Any] | None, Any]:
     """The first rule ending the chain's evaluation and its verdict statement."""
     for rule in rules:
-        matched = True
         for item in rule["expr"]:
             if "match" in item:
                 if not _holds(item["match"], state):
-                    matched = False
-                    break
+                    break  # the next rule
                 continue
             if "mangle" in item and item["mangle"]["key"].get("meta", {}).get("key") == "mark":
                 state.mark = int(item["mangle"]["value"])
@@ -152,8 +150,6 @@ def _run_chain(rules: list[dict[str, Any]], state: _State) -> tuple[dict[str, An
             for verdict in ("dnat", "snat", "masquerade", "accept", "drop", "return"):
                 if verdict in item:
                     return rule, (verdict, item[verdict])
-        if matched:
-            continue
     return None, NO_MATCH
 
 

@@ -103,10 +103,16 @@ def legs(facts: model.Facts, packet: model.Packet, traced: model.Trace,
                 "from_gateway": bool(inbound), "nw_src": src,
                 "nw_dst": packet.destination_ip, **proto}))
     if target is not None and destination is not None:
-        fip = _first(hops, "floating_ip") or {}
+        # through a floating IP (from outside, or back in from the router's
+        # gateway: the hairpin), its router delivers from the translated source
+        fip = next((h for h in hops if h.get("translated_destination")), {})
         address = str(fip.get("translated_destination") or packet.destination_ip)
+        delivering = fip.get("router_id") or router_id or ""
+        if _first(hops, "external_gateway"):
+            src = next((str(h["translated_source"]) for h in reversed(hops)
+                        if h.get("translated_source")), src)
         seen_from = sender if interface is None and sender is not None else _router_port(
-            facts, router_id or "", target["network_id"], model.ROUTER_INTERFACE_OWNERS)
+            facts, delivering, target["network_id"], model.ROUTER_INTERFACE_OWNERS)
         if seen_from is not None:
             arriving: dict[str, Any] = {
                 "direction": "ingress", "port_id": target["id"],
