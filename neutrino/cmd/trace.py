@@ -4,6 +4,9 @@ A client of the API like any other (a Keystone token from ``--os-token`` or
 ``OS_TOKEN``; none with ``auth_strategy = noauth``), so it needs no
 configuration file and no database. The exit status is the verdict's:
 0 allowed, 1 denied or unreachable, 2 when the server refused the question.
+With ``--live`` the hosts on the path run the packet too: each hop shows
+the model's verdict and the host's, the disagreements are listed, and the
+exit status is 3 when the hosts disagree with the model.
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the server's API (default $NEUTRINO_URL or http://127.0.0.1:9696)")
     p.add_argument("--os-token", default=os.environ.get("OS_TOKEN"),
                    help="a Keystone token (default $OS_TOKEN)")
+    p.add_argument("--live", action="store_true",
+                   help="also run the packet through the hosts' switches and routers")
     p.add_argument("--json", action="store_true", help="print the server's answer as is")
     return p
 
@@ -43,7 +48,7 @@ def request_body(args: argparse.Namespace) -> dict[str, Any]:
     packet = {"port_id": args.port_id,
               "source_ip": args.source_ip or args.port_source_ip,
               "destination_ip": args.destination_ip, "protocol": args.protocol,
-              "destination_port": args.destination_port}
+              "destination_port": args.destination_port, "live": True if args.live else None}
     return {"trace": {k: v for k, v in packet.items() if v is not None}}
 
 
@@ -71,6 +76,21 @@ def render(trace: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_live(trace: dict[str, Any]) -> str:
+    """Each hop with the model's verdict and the host's, then the disagreements."""
+    live = trace["live"]
+    lines = []
+    for n, hop in enumerate(live["hops"], 1):
+        lines.append(f"{n:>2}. {hop['kind']:<22} {hop['detail']}")
+        host = hop.get("live")
+        lines.append(f"    model: {hop['model']:<11} host: "
+                     + (f"{host['verdict']} ({host['detail']})" if host else "not asked"))
+    lines.append(f"verdict: model {trace['verdict']} ({trace['reason']}), "
+                 f"hosts {live['verdict']}")
+    lines += [f"DISAGREES: {line}" for line in live["disagreements"]]
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     try:
@@ -82,5 +102,11 @@ def main(argv: list[str]) -> int:
         error = answer.get("NeutronError", {}) if isinstance(answer, dict) else {}
         print(f"neutrino trace: {status} {error.get('message', answer)}", file=sys.stderr)
         return 2
-    print(json.dumps(answer, indent=1) if args.json else render(answer["trace"]))
-    return EXIT.get(answer["trace"]["verdict"], 1)
+    trace = answer["trace"]
+    if args.json:
+        print(json.dumps(answer, indent=1))
+    else:
+        print(render_live(trace) if "live" in trace else render(trace))
+    if "live" in trace and not trace["live"]["agrees"]:
+        return 3
+    return EXIT.get(trace["verdict"], 1)

@@ -4,7 +4,10 @@
 attributes, and answers its path and verdict. The source is a port
 (``port_id``, sending from its first fixed IP of the destination's version
 or from ``source_ip``) or, without a port, ``source_ip``: an address
-outside the cloud, or a floating IP whose port then sends. Not a stored resource: the
+outside the cloud, or a floating IP whose port then sends. With ``live``, the
+agents of the hosts on the path run the same packet through their switch
+and router namespace, and the answer's ``live`` sets their verdicts beside
+the model's, hop by hop. Not a stored resource: the
 attributes are the request's shape, checked by the same validators as
 resources' bodies.
 """
@@ -29,4 +32,6 @@ ATTRIBUTES: dict[str, tuple[v.Validator, bool]] = {
     "destination_ip": (v.ip_address, True),
     "protocol": (v.values(*PROTOCOLS), True),
     "destination_port": (v.integer(0, 65535), False),
+    # also run the packet through the hosts' switches and routers (``trace --live``)
+    "live": (v.boolean, False),
 }

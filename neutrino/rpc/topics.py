@@ -18,10 +18,13 @@ BGP_DRAGENT = "bgp_dragent"  # server -> BGP DR agents (casts to a host)
 LOADBALANCER_PLUGIN = "n-lbaasv2-plugin"  # load-balancer agents -> server
 LOADBALANCER_AGENT = "lbaasv2_agent"  # server -> load-balancer agents (casts to a host)
 # neutrino's own: ``neutrino audit`` -> an agent of a host: ``realised_state``
-# (a call: what the agent has realised) and ``resync`` (a cast: a full pass)
+# (a call: what the agent has realised) and ``resync`` (a cast: a full pass);
+# the trace plugin -> the OVS and L3 agents of a host: ``trace_packet`` (1.1,
+# a call: one packet run through the host, ``trace --live``)
 AUDIT_OVS = "neutrino-audit-ovs"
 AUDIT_DHCP = "neutrino-audit-dhcp"
 AUDIT_L3 = "neutrino-audit-l3"
+AUDIT_VERSION = "1.1"
 
 STATE_VERSION = "1.4"  # report_state (1.0), has_alive_neutron_server (1.2), and more since
 

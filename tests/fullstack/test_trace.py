@@ -7,7 +7,11 @@ Instances are namespaces with their fixed IPs and their router as
 gateway. For each (source, destination, protocol) of a table,
 ``POST /v2.0/trace`` is asked and the same packet is sent (a ping, a TCP
 connection): the traced verdict must be what the packet does, a denied
-case names the missing rule and a NAT case the address it became.
+case names the missing rule and a NAT case the address it became. With
+``live``, the agents run the same packets through br-int's flows and the
+router's namespace: they agree with the model until a flow or an nft rule
+is deleted behind their back, and the answer then names the step where
+the host drops or translates differently.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -236,3 +241,87 @@ def test_nat_cases_name_the_translation_the_packet_gets(env: Cloud) -> None:
     hop = next(h for h in inbound["hops"] if h["kind"] == "floating_ip")
     assert hop["translated_destination"] == _ip(env.made["p_w"])
     assert inbound["verdict"] == "allowed"
+
+
+def _live(env: Cloud, case: Case) -> dict[str, Any]:
+    result = _trace(env, **_packet(env, case), live=True)
+    assert "live" in result, result
+    return result
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_live_trace_agrees_with_the_model(env: Cloud, case: Case) -> None:
+    result = _live(env, case)
+    live = result["live"]
+    assert live["agrees"], (case.name, live)
+    assert live["verdict"] == result["verdict"], (case.name, live)
+    asked = {h["leg"]: h for h in live["hosts"]}
+    assert all("error" not in h for h in asked.values()), asked
+    if case.source != "ext":
+        assert asked["source"]["host"] == env.hosts["1" if case.source in ("vm_a", "vm_c")
+                                                    else "n"].hostname
+    if case is CASES[0]:  # from host 1 to host n: it arrives by n's tunnel from 1
+        assert asked["destination"]["entered_at"] == "br-tun vxlan-0a630001", asked
+        assert [t["bridge"] for t in asked["destination"]["tables"]][:2] == ["br-tun"] * 2
+    if result["verdict"] == "denied":  # the host drops it where the model does
+        last = live["hops"][-1]
+        assert last["live"]["verdict"] == "dropped", live
+        assert asked["destination"]["dropped_at"]["table"] in (81, 82), asked
+
+
+def _ofport_name(env: Cloud, host: str, port: dict[str, Any]) -> str:
+    return env.hosts[host].vsctl("--bare", "--columns=name", "find", "Interface",
+                                 f"external_ids:iface-id={port['id']}").strip()
+
+
+def test_a_flow_deleted_behind_the_agent_is_named_where_the_host_drops(env: Cloud) -> None:
+    host = env.hosts["1"]
+    name = _ofport_name(env, "1", env.made["p_a"])
+    flows = [f for f in host.ofctl("--no-stats", "--names", "dump-flows", "br-int",
+                                   "table=72").splitlines() if f"in_port={name}" in f
+             and "ct_state=+new-est-inv+trk,ip," in f]
+    assert len(flows) == 1, flows
+    host.ofctl("--strict", "del-flows", "br-int",
+               f"table=72,priority=70,ct_state=+new-est-inv+trk,ip,in_port={name}")
+    try:
+        result = _live(env, CASES[0])
+        live = result["live"]
+        assert result["verdict"] == "allowed" and live["verdict"] == "denied", live
+        assert not live["agrees"]
+        egress = next(h for h in live["hops"] if h["kind"] == "security_group_egress")
+        assert egress["model"] == "passed" and egress["live"]["verdict"] == "dropped"
+        assert "table 72" in egress["live"]["detail"], egress
+        assert any(d.startswith("security_group_egress:") and "table 72" in d
+                   for d in live["disagreements"]), live["disagreements"]
+        assert not ping(env.made["vm_a"], _ip(env.made["p_b"]), tries=2)
+    finally:
+        host.ofctl("add-flow", "br-int", flows[0].strip())
+    assert _live(env, CASES[0])["live"]["agrees"]
+
+
+def test_an_nft_rule_deleted_behind_the_agent_is_named_as_the_snat_that_differs(
+        env: Cloud, tmp_path: Path) -> None:
+    router = env.admin.get("/v2.0/routers?name=tr-r")[1]["routers"][0]
+    ns = f"qrouter-{router['id']}"
+    saved = sh("ip", "netns", "exec", ns, "nft", "list", "table", "ip", "neutrino_l3").stdout
+    listed = sh("ip", "netns", "exec", ns, "nft", "-a", "list", "chain", "ip", "neutrino_l3",
+                "postrouting").stdout
+    handles = [line.rsplit("# handle ", 1)[1] for line in listed.splitlines()
+               if "oifname" in line and "ip saddr {" in line and "# handle" in line]
+    assert len(handles) == 1, listed
+    sh("ip", "netns", "exec", ns, "nft", "delete", "rule", "ip", "neutrino_l3", "postrouting",
+       "handle", handles[0])
+    try:
+        result = _live(env, CASES[7])
+        live = result["live"]
+        assert result["verdict"] == "allowed" and not live["agrees"], live
+        snat = next(h for h in live["hops"] if h["kind"] == "snat")
+        assert snat["translated_source"] == env.made["gateway_ip"]
+        assert snat["live"]["verdict"] == "differs", snat
+        assert "untranslated" in snat["live"]["detail"]
+        assert any(d.startswith("snat:") for d in live["disagreements"]), live
+    finally:
+        script = tmp_path / "restore.nft"
+        script.write_text("delete table ip neutrino_l3\n" + saved)
+        sh("ip", "netns", "exec", ns, "nft", "-f", str(script))
+    assert _live(env, CASES[7])["live"]["agrees"]

@@ -165,6 +165,10 @@ def _troubleshoot(cloud: Cloud, vm: str, outside: str, vm_port: dict[str, Any]) 
     admin.delete(f"/v2.0/security-group-rules/{rules['security_group_rules'][0]['id']}")
     assert wait_for(lambda: not ping(outside, FLOATING, tries=1), 30)
     cloud.run("network", "trouble-fip-router")  # its greps fail the block if NAT is missing
+    traced = cloud.run("controller", "trouble-fip-trace")
+    assert "verdict: model denied" in traced and "hosts denied" in traced, traced
+    assert "no ingress rule" in traced and "DISAGREES" not in traced, traced
+    assert "host: dropped" in traced and "exit status 1" in traced, traced
     listed = cloud.run("controller", "trouble-fip-rules")
     assert vm_port["security_groups"][0] in listed and "icmp" not in listed.lower(), listed
     cloud.run("controller", "trouble-fip-fix")

@@ -1,8 +1,9 @@
 """The live topology page in a real browser: resources created through the
 API appear on the page without a reload, with their neighbours, hosts and
 agents; the panel shows an object's attributes and links to its
-neighbours; a project's member sees only what the API lets them list; the
-page exists only with ``[topology] enabled``."""
+neighbours; the tracer panel runs a packet through ``POST /v2.0/trace`` and
+draws its path; a project's member sees only what the API lets them list;
+the page exists only with ``[topology] enabled``."""
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -13,6 +14,7 @@ from selenium.common.exceptions import NoSuchElementException, StaleElementRefer
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.select import Select
 
 from neutrino.agents.base import Agent
 from tests.browser import ARTEFACTS
@@ -35,7 +37,7 @@ def vhost() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server]:
     server = Server(tmp_path_factory.mktemp("topology"),
-                    extra=f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+                    extra=f"transport_url = {bus(vhost)}\nservice_plugins = router,trace\n"
                           "[ml2]\nmechanism_drivers = openvswitch\n"
                           "[topology]\nenabled = true\npoll_interval = 1\n").start()
     yield server
@@ -251,3 +253,82 @@ def test_a_member_sees_only_what_the_api_lists_for_their_project(
     assert browser.find_elements(By.CSS_SELECTOR, '#graph g.node[data-kind="agent"]') == []
     assert browser.find_elements(By.CSS_SELECTOR, '#graph g.node[data-kind="host"]') == []
 
+
+
+def path_nodes(browser: WebDriver, cls: str) -> set[str]:
+    return {str(g.get_attribute("data-key"))
+            for g in browser.find_elements(By.CSS_SELECTOR, f"#graph g.node.{cls}")}
+
+
+def trace_from_the_panel(browser: WebDriver, source: str, to: str, protocol: str) -> str:
+    """Fill the tracer, run it, and wait for its verdict."""
+    until(lambda: browser.find_elements(By.CSS_SELECTOR, f'#trace-source option[value="{source}"]'))
+    Select(browser.find_element(By.ID, "trace-source")).select_by_value(source)
+    box = browser.find_element(By.ID, "trace-to")
+    box.clear()
+    box.send_keys(to)
+    Select(browser.find_element(By.ID, "trace-protocol")).select_by_visible_text(protocol)
+    browser.find_element(By.ID, "trace-run").click()
+    script = "const v = document.getElementById('trace-verdict'); return v && v.dataset.verdict;"
+    return str(until(lambda: (v := browser.execute_script(script)) not in (None, "pending") and v,
+                     20))
+
+
+def test_the_tracer_panel_lists_the_hops_and_draws_the_path(
+        srv: Server, browser: WebDriver) -> None:
+    admin = Client(srv.url)
+    net = created(admin, "networks", {"network": {"name": "topo-trace"}})
+    created(admin, "subnets", {"subnet": {"network_id": net["id"], "cidr": "10.78.0.0/24",
+                                          "ip_version": 4}})
+    closed = created(admin, "security-groups", {"security_group": {"name": "topo-closed"}})
+    a = created(admin, "ports", {"port": {"network_id": net["id"], "name": "topo-tr-a"}})
+    b = created(admin, "ports", {"port": {"network_id": net["id"], "name": "topo-tr-b"}})
+    c = created(admin, "ports", {"port": {"network_id": net["id"], "name": "topo-tr-c",
+                                          "security_groups": [closed["id"]]}})
+    browser.get(srv.url + "/topology")
+    shown(browser, "port", c["id"])
+
+    assert trace_from_the_panel(browser, f"port:{a['id']}", b["fixed_ips"][0]["ip_address"],
+                                "icmp") == "allowed"
+    expected = admin.post("/v2.0/trace", {"trace": {
+        "port_id": a["id"], "destination_ip": b["fixed_ips"][0]["ip_address"],
+        "protocol": "icmp"}})[1]["trace"]
+    items = browser.find_elements(By.CSS_SELECTOR, "#trace-hops li")
+    assert [li.get_attribute("data-kind") for li in items] == [h["kind"] for h in expected["hops"]]
+    ingress = items[-1]
+    assert expected["hops"][-1]["security_group_rule_id"] in ingress.text
+    assert ingress.get_attribute("data-model") == "passed"
+    on_path = until(lambda: (k := path_nodes(browser, "on-path")) and k)
+    assert {f"port:{a['id']}", f"port:{b['id']}", f"network:{net['id']}"} <= on_path
+    assert path_nodes(browser, "path-stop") == set()
+    assert browser.find_elements(By.CSS_SELECTOR, "#graph path.edge.on-path")
+    ARTEFACTS.mkdir(exist_ok=True)
+    browser.save_screenshot(str(ARTEFACTS / "topology-trace.png"))
+
+    # A port whose group admits nothing: the hop that stops it, drawn as the stop.
+    assert trace_from_the_panel(browser, f"port:{a['id']}", c["fixed_ips"][0]["ip_address"],
+                                "icmp") == "denied"
+    last = browser.find_elements(By.CSS_SELECTOR, "#trace-hops li")[-1]
+    assert last.get_attribute("data-kind") == "security_group_ingress"
+    assert last.get_attribute("data-model") == "denied"
+    assert "no ingress rule" in last.text
+    stops = until(lambda: (k := path_nodes(browser, "path-stop")) and k)
+    assert {f"port:{c['id']}", f"security_group:{closed['id']}"} <= stops
+    browser.save_screenshot(str(ARTEFACTS / "topology-trace-denied.png"))
+
+    # Live: these ports are bound to no host, so no agent can run the packet;
+    # the panel says the hosts were not asked and lists why.
+    browser.find_element(By.ID, "trace-live").click()
+    assert trace_from_the_panel(browser, f"port:{a['id']}", b["fixed_ips"][0]["ip_address"],
+                                "icmp") == "allowed"
+    live = browser.find_element(By.ID, "trace-live-verdict")
+    assert live.get_attribute("data-agrees") == "false"
+    reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR,
+                                                        "#trace-disagreements li")]
+    assert any("bound to no host" in r for r in reasons), reasons
+    browser.find_element(By.ID, "trace-live").click()
+
+    # What the API refuses is shown as its error, and nothing stays drawn.
+    assert trace_from_the_panel(browser, f"port:{a['id']}", "not-an-address", "icmp") == "error"
+    assert "destination_ip" in browser.find_element(By.ID, "trace-verdict").text
+    assert path_nodes(browser, "on-path") == set()

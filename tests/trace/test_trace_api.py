@@ -171,6 +171,8 @@ def test_refusals_are_neutron_errors(server: Server, admin: Client,
          404),
         ({"source_ip": "10.0.0.1", "destination_ip": "10.120.0.9", "protocol": "icmp",
           "color": "red"}, 400),
+        ({"port_id": port["id"], "destination_ip": "10.120.0.9", "protocol": "icmp",
+          "live": "maybe"}, 400),
     ]
     for packet, code in cases:
         status, body = admin.post("/v2.0/trace", {"trace": packet})
@@ -204,3 +206,31 @@ def test_cli_prints_the_hops_and_exits_with_the_verdict(
     assert json.loads(allowed.stdout)["trace"]["verdict"] == "allowed"
     refused = _cli(server, "--port", source["id"], "--to", "not-an-address")
     assert refused.returncode == 2 and "400" in refused.stderr
+
+
+def test_live_without_hosts_to_ask_says_why_beside_each_hop(
+        server: Server, admin: Client, lan: dict[str, Any]) -> None:
+    """Ports bound to no host: the model answers, and the live part names
+    the hosts it could not ask instead of claiming they agree."""
+    a, b = _port(admin, lan), _port(admin, lan)
+    result = _trace(admin, port_id=a["id"], destination_ip=_ip(b), protocol="icmp", live=True)
+    assert result["verdict"] == "allowed"
+    live = result["live"]
+    assert not live["agrees"]
+    assert [h["kind"] for h in live["hops"]] == [h["kind"] for h in result["hops"]]
+    assert all(h["model"] == "passed" and h["live"]["verdict"] == "unknown"
+               for h in live["hops"])
+    assert {d for d in live["disagreements"]} == {
+        "source: the source port is bound to no host",
+        "destination: the destination port is bound to no host"}
+    assert "live" not in _trace(admin, port_id=a["id"], destination_ip=_ip(b), protocol="icmp",
+                                live=False)
+
+
+def test_cli_live_shows_both_verdicts_per_hop_and_exits_3_on_disagreement(
+        server: Server, admin: Client, lan: dict[str, Any]) -> None:
+    a, b = _port(admin, lan), _port(admin, lan)
+    done = _cli(server, "--port", a["id"], "--to", _ip(b), "--live")
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    assert "model: passed" in done.stdout and "host: unknown" in done.stdout
+    assert "DISAGREES: source: the source port is bound to no host" in done.stdout

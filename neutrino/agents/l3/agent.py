@@ -31,7 +31,7 @@ from oslo_config import cfg
 
 from neutrino.agents.base import Agent, count_resync, timed_pass
 from neutrino.agents.interface import InterfaceDriver
-from neutrino.agents.l3 import audit, fwaas, keepalived, metadata, qos, ra, vpn
+from neutrino.agents.l3 import audit, fwaas, keepalived, live_trace, metadata, qos, ra, vpn
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
@@ -131,15 +131,20 @@ class FirewallAgentEndpoint:
 
 
 class AuditEndpoint:
-    """``neutrino audit``'s questions to this host's L3 agent (``topics.AUDIT_L3``)."""
+    """``neutrino audit``'s and ``neutrino trace --live``'s questions to this
+    host's L3 agent (``topics.AUDIT_L3``)."""
 
     def __init__(self, agent: "L3Agent") -> None:
         self.agent = agent
-        self.target = oslo_messaging.Target(version="1.0")
+        self.target = oslo_messaging.Target(version=topics.AUDIT_VERSION)
 
     def realised_state(self, context: Any) -> dict[str, Any]:
         return {"host": self.agent.host, "agent_type": self.agent.agent_type,
                 **audit.realised()}
+
+    def trace_packet(self, context: Any, packet: dict[str, Any]) -> dict[str, Any]:
+        return {"host": self.agent.host, "agent_type": self.agent.agent_type,
+                **live_trace.trace(packet)}
 
     def resync(self, context: Any) -> None:
         self.agent.mark_full_sync()

@@ -57,11 +57,13 @@ from oslo_config import cfg
 from neutrino.agents import l2_devices
 from neutrino.agents.base import Agent, poll
 from neutrino.agents.ovs import (
+    appctl,
     audit,
     firewall,
     flows,
     fwaas,
     l2pop,
+    live_trace,
     local_ip,
     log_extension,
     packet_log,
@@ -69,7 +71,7 @@ from neutrino.agents.ovs import (
     qos,
 )
 from neutrino.agents.ovs.ovsctl import OvsCtl
-from neutrino.agents.ovs.switch import Switch
+from neutrino.agents.ovs.switch import OvsError, Switch
 from neutrino.agents.rpc import LoggingApi, PluginApi
 from neutrino.conf import fwaas as fwaas_config
 from neutrino.conf import placement
@@ -219,14 +221,18 @@ class LocalIpPushEndpoint:
 
 
 class AuditEndpoint:
-    """``neutrino audit``'s questions to this host's agent (``topics.AUDIT_OVS``)."""
+    """``neutrino audit``'s and ``neutrino trace --live``'s questions to this
+    host's agent (``topics.AUDIT_OVS``)."""
 
     def __init__(self, agent: "OvsAgent") -> None:
         self.agent = agent
-        self.target = oslo_messaging.Target(version="1.0")
+        self.target = oslo_messaging.Target(version=topics.AUDIT_VERSION)
 
     def realised_state(self, context: Any) -> dict[str, Any]:
         return self.agent.realised_state()
+
+    def trace_packet(self, context: Any, packet: dict[str, Any]) -> dict[str, Any]:
+        return self.agent.trace_packet(packet)
 
     def resync(self, context: Any) -> None:
         self.agent.resync()
@@ -619,6 +625,24 @@ class OvsAgent(Agent):
         counts = {b: self.ovs.flow_counts(b) for b in known.programmed}
         return {"host": self.host, "agent_type": self.agent_type,
                 **audit.realised(known, vifs, counts, self.cookie)}
+
+    def trace_packet(self, packet: dict[str, Any]) -> dict[str, Any]:
+        """``packet`` run through this host's br-int as its flows are now
+        (``trace --live``); an ``error`` when this host cannot trace it."""
+        integration = self.bridges.integration
+        vifs = self.ovs.vif_ports(integration)
+        found: dict[str, Any] = {"host": self.host, "agent_type": self.agent_type}
+        try:
+            where = live_trace.entry(packet, {v.iface_id: v.name for v in vifs}, self.known.nets,
+                                     self.mappings, self.bridges.patch_tun, self.known.tunnels,
+                                     self.bridges.tunnel)
+            text = appctl.ofproto_trace(where.bridge or integration,
+                                        live_trace.flow_spec(packet, where),
+                                        [live_trace.CT_NEW] * live_trace.CT_PASSES)
+        except (live_trace.TraceError, OvsError) as exc:
+            return {**found, "error": str(exc)}
+        return {**found, "entered_at": f"{where.bridge or integration} {where.port}",
+                **live_trace.hops(text, integration)}
 
     def run(self, stop: threading.Event) -> None:
         self.plugin_rpc = self.plugin_rpc or PluginApi(self.conf, f"ovs-agent-{self.host}",

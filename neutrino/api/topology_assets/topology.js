@@ -254,8 +254,147 @@
     for (const g of document.querySelectorAll("#graph .node")) {
       g.classList.toggle("selected", g.dataset.key === selected);
       g.classList.toggle("neighbour", near.has(g.dataset.key));
+      g.classList.toggle("on-path", path.keys.has(g.dataset.key));
+      g.classList.toggle("path-stop", path.stops.has(g.dataset.key));
+    }
+    for (const e of document.querySelectorAll("#graph path.edge")) {
+      e.classList.toggle("on-path", path.keys.has(e.dataset.from) && path.keys.has(e.dataset.to));
+    }
+    sources();
+  }
+
+  // The tracer: one packet through POST /v2.0/trace (the page's own
+  // credentials), its hops listed with what decided them and drawn on the
+  // graph: the objects on the path, and where it stops.
+  let path = {keys: new Set(), stops: new Set()};
+  const HOP_OBJECTS = [["port_id", "port"], ["network_id", "network"], ["router_id", "router"],
+    ["subnet_id", "subnet"], ["floatingip_id", "floatingip"], ["security_group_id", "security_group"]];
+
+  function hopKeys(hop) {
+    const keys = [];
+    for (const [attr, kind] of HOP_OBJECTS) if (hop[attr]) keys.push(kind + ":" + hop[attr]);
+    for (const g of hop.security_group_ids || []) keys.push("security_group:" + g);
+    return keys;
+  }
+
+  let sourcesShown = "";
+  function sources() {
+    const select = document.getElementById("trace-source");
+    const opts = [];
+    for (const n of model.nodes.values()) {
+      if (n.kind === "port" && !(n.obj.device_owner || "").startsWith("network:") && (n.obj.fixed_ips || []).length) {
+        opts.push(["port:" + n.id, `port ${n.label} (${n.obj.fixed_ips.map(i => i.ip_address).join(" ")})`]);
+      } else if (n.kind === "floatingip" && n.obj.port_id) {
+        opts.push(["ip:" + n.obj.floating_ip_address, `floating IP ${n.obj.floating_ip_address}`]);
+      }
+    }
+    opts.sort((a, b) => a[1].localeCompare(b[1]));
+    opts.push(["outside", "an outside address…"]);
+    const sig = JSON.stringify(opts);
+    if (sig === sourcesShown) return;
+    sourcesShown = sig;
+    const was = select.value;
+    select.replaceChildren(...opts.map(([value, text]) => {
+      const o = document.createElement("option");
+      o.value = value;
+      o.textContent = text;
+      return o;
+    }));
+    if (opts.some(([value]) => value === was)) select.value = was;
+    outsideShown();
+  }
+
+  function outsideShown() {
+    document.getElementById("trace-from-label").hidden = document.getElementById("trace-source").value !== "outside";
+  }
+
+  function traceBody() {
+    const source = document.getElementById("trace-source").value;
+    const body = {destination_ip: document.getElementById("trace-to").value.trim(),
+      protocol: document.getElementById("trace-protocol").value};
+    if (source.startsWith("port:")) body.port_id = source.slice(5);
+    else if (source.startsWith("ip:")) body.source_ip = source.slice(3);
+    else body.source_ip = document.getElementById("trace-from").value.trim();
+    const dport = document.getElementById("trace-dport").value;
+    if (dport !== "") body.destination_port = Number(dport);
+    if (document.getElementById("trace-live").checked) body.live = true;
+    return {trace: body};
+  }
+
+  function line(tag, text, attrs) {
+    const e = document.createElement(tag);
+    e.textContent = text;
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    return e;
+  }
+
+  function showTrace(t) {
+    const out = document.getElementById("trace-result");
+    const hops = t.live ? t.live.hops : t.hops;
+    out.replaceChildren(line("p", `${t.verdict}: ${t.reason}`, {id: "trace-verdict", "data-verdict": t.verdict}));
+    if (t.live) {
+      out.append(line("p", `hosts: ${t.live.verdict}` + (t.live.agrees ? ", as the model" : ", unlike the model"),
+        {id: "trace-live-verdict", "data-verdict": t.live.verdict, "data-agrees": String(t.live.agrees)}));
+      const ul = line("ul", "", {id: "trace-disagreements"});
+      for (const d of t.live.disagreements) ul.append(line("li", d));
+      out.append(ul);
+    }
+    const ol = line("ol", "", {id: "trace-hops"});
+    hops.forEach((hop, i) => {
+      const last = i === hops.length - 1;
+      const model = hop.model || (last && t.verdict !== "allowed" ? t.verdict : "passed");
+      const li = line("li", "", {"data-kind": hop.kind, "data-model": model,
+        "data-keys": hopKeys(hop).join(" ")});
+      if (hop.live) li.dataset.live = hop.live.verdict;
+      li.append(line("b", hop.kind), line("span", " " + hop.detail, {class: "detail"}));
+      const rule = hop.security_group_rule_id ? "rule " + hop.security_group_rule_id
+        : hop.rule ? "rule " + hop.rule : hop.nexthop ? "next hop " + hop.nexthop : "";
+      if (rule) li.append(line("span", rule, {class: "rule"}));
+      li.append(line("span", `model: ${model}` + (hop.live ? ` · host ${hop.live.host}: ${hop.live.verdict}` : ""),
+        {class: "hop-verdict"}));
+      if (hop.live && hop.live.verdict !== "passed") li.append(line("span", hop.live.detail, {class: "rule"}));
+      li.addEventListener("mouseenter", () => { for (const k of hopKeys(hop)) document.querySelector(`#graph g.node[data-key="${k}"]`)?.classList.add("hop-focus"); });
+      li.addEventListener("mouseleave", () => document.querySelectorAll("#graph .hop-focus").forEach(g => g.classList.remove("hop-focus")));
+      ol.append(li);
+    });
+    out.append(ol);
+    const keys = new Set(hops.flatMap(hopKeys)), stops = new Set();
+    const stop = hops.find(h => h.live && (h.live.verdict === "dropped" || h.live.verdict === "differs"));
+    if (t.verdict !== "allowed" && hops.length) hopKeys(hops[hops.length - 1]).forEach(k => stops.add(k));
+    if (stop) hopKeys(stop).forEach(k => stops.add(k));
+    path = {keys, stops};
+    highlight();
+  }
+
+  async function runTrace(ev) {
+    ev.preventDefault();
+    const out = document.getElementById("trace-result");
+    out.replaceChildren(line("p", "tracing…", {id: "trace-verdict", "data-verdict": "pending"}));
+    try {
+      const resp = await fetch("/v2.0/trace", {method: "POST", cache: "no-store",
+        headers: {...headers(), "Content-Type": "application/json"}, body: JSON.stringify(traceBody())});
+      const answer = await resp.json();
+      if (!resp.ok) {
+        const err = answer.NeutronError || {};
+        out.replaceChildren(line("p", `refused (HTTP ${resp.status}): ${err.message || JSON.stringify(answer)}`,
+          {id: "trace-verdict", "data-verdict": "error"}));
+        path = {keys: new Set(), stops: new Set()};
+        highlight();
+        return;
+      }
+      showTrace(answer.trace);
+    } catch (err) {
+      out.replaceChildren(line("p", "cannot trace: " + err.message, {id: "trace-verdict", "data-verdict": "error"}));
     }
   }
+
+  document.getElementById("tracer").addEventListener("submit", runTrace);
+  document.getElementById("trace-source").addEventListener("change", outsideShown);
+  document.getElementById("trace-clear").addEventListener("click", () => {
+    document.getElementById("trace-result").replaceChildren();
+    path = {keys: new Set(), stops: new Set()};
+    highlight();
+  });
 
   function show(v) {
     if (v === null || v === undefined) return "";

@@ -3,7 +3,9 @@
 Admin only (``create_trace``): the answer names security groups, rules,
 routers and ports of every project on the path. The facts are read
 through the API's own plugins (as an admin sees them), then handed to the
-pure model (``neutrino.plugins.trace.model``); nothing is written.
+pure model (``neutrino.plugins.trace.model``); nothing is written. With
+``live``, the agents of the hosts on the path are asked over RPC to run
+the same packet through their switch and router (``live.py``).
 """
 from __future__ import annotations
 
@@ -16,14 +18,15 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db.query import ListQuery
 from neutrino.plugins.base import ApiExtension, CustomRoute, ServicePlugin
-from neutrino.plugins.trace import model
+from neutrino.plugins.trace import live, model
+from neutrino.plugins.trace.agent_calls import AgentCalls
 from neutrino.resources import trace as res
 from neutrino.resources import validators as v
 
 POLICIES = {"create_trace": "rule:admin_only"}
 
 
-def parse(body: Any) -> model.Packet:
+def parse(body: Any) -> tuple[model.Packet, bool]:
     """The packet a request body describes, or a Neutron 400 saying what is wrong."""
     def bad(msg: str) -> errors.BadRequest:
         return errors.BadRequest(resource="trace", msg=msg)
@@ -49,7 +52,8 @@ def parse(body: Any) -> model.Packet:
     if source is not None and (ipaddress.ip_address(source).version
                                != ipaddress.ip_address(values["destination_ip"]).version):
         raise bad("'source_ip' and 'destination_ip' are of different IP versions")
-    return model.Packet(**values)
+    live = bool(values.pop("live", False))
+    return model.Packet(**values), live
 
 
 def _listed(api: Any, ctx: Context, plural: str) -> list[dict[str, Any]]:
@@ -67,11 +71,27 @@ def gather(api: Any, ctx: Context) -> model.Facts:
         floatingips=_listed(api, ctx, "floatingips") if routed else [])
 
 
-def run(api: Any, ctx: Context, packet: model.Packet) -> dict[str, Any]:
+def tunnel_ips(api: Any, ctx: Context) -> dict[str, str]:
+    """Host -> its OVS agent's tunnel address (its ``tunneling_ip``)."""
+    found = {}
+    for agent in _listed(api, ctx, "agents"):
+        address = (agent.get("configurations") or {}).get("tunneling_ip")
+        if agent.get("agent_type") == "Open vSwitch agent" and address:
+            found[agent["host"]] = str(address)
+    return found
+
+
+def run(api: Any, ctx: Context, packet: model.Packet,
+        ask: live.Ask | None = None) -> dict[str, Any]:
+    """The model's answer; with ``ask`` (``live``), the hosts' beside it."""
     facts = gather(api, ctx)
     if packet.port_id is not None and not any(p["id"] == packet.port_id for p in facts.ports):
         raise errors.PortNotFound(port_id=packet.port_id)
-    return {"trace": model.trace(facts, packet).as_dict()}
+    traced = model.trace(facts, packet)
+    answer = traced.as_dict()
+    if ask is not None:
+        answer["live"] = live.run(facts, packet, traced, ask, tunnel_ips(api, ctx))
+    return {"trace": answer}
 
 
 class TracePlugin(ServicePlugin):
@@ -80,9 +100,14 @@ class TracePlugin(ServicePlugin):
     service_type = "NEUTRINO_TRACE"
     supported_extension_aliases = (res.ALIAS,)
 
+    def __init__(self, conf: Any, db: Any) -> None:
+        super().__init__(conf, db)
+        self.agents = AgentCalls(conf)
+
     def extensions(self) -> list[ApiExtension]:
         def post(api: Any, ctx: Context, fields: dict[str, str], body: Any) -> Any:
-            return run(api, ctx, parse(body))
+            packet, wanted = parse(body)
+            return run(api, ctx, packet, self.agents.ask if wanted else None)
         rules = [policy.RuleDefault(name, check) for name, check in POLICIES.items()]
         return [ApiExtension(descriptor=res.TRACE_EXT, policies=rules,
                              routes=[CustomRoute("/trace", {"POST": ("create_trace", 200, post)})])]
