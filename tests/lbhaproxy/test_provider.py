@@ -334,6 +334,53 @@ def test_monitors_and_policies_the_agent_made_active_are_online(reporter: Report
         papi.ObjectStatus("l7policies", g.POLICY, "ACTIVE", "ONLINE")]
 
 
+NEW_MEMBER = "66666666-6666-4666-8666-666666666664"
+
+
+def _reported(reporter: Reporter, data: dict[str, Any],
+              statuses: list[dict[str, Any]]) -> dict[str, str | None]:
+    """The operating statuses the plugin was given for ``statuses`` reported
+    by the agent serving the load balancer ``data``."""
+    reporter.db.agent("h1")
+    p = provider(reporter)
+    reporter.lbs[g.LB] = LoadBalancer.from_dict(data)
+    p._bind(g.PORT, "h1")
+    LoadBalancerCallbacks(p).update_status({}, statuses=statuses)
+    return {st.id: st.operating_status for st in reporter.statuses}
+
+
+def test_a_new_member_without_monitor_is_no_monitor_once_active(reporter: Reporter) -> None:
+    data = g.graph()
+    data["pools"][1]["members"].append(g.member(NEW_MEMBER, "10.0.3.6", pool=g.STATIC,
+                                                provisioning_status="PENDING_CREATE",
+                                                admin_state_up=False))
+    got = _reported(reporter, data, [
+        {"kind": "members", "id": NEW_MEMBER, "provisioning_status": "ACTIVE"},
+        {"kind": "pools", "id": g.STATIC, "provisioning_status": "ACTIVE"},
+        {"kind": "loadbalancers", "id": g.LB, "provisioning_status": "ACTIVE"}])
+    # the disabled new member OFFLINE, its unmonitored neighbour NO_MONITOR at once
+    assert got[NEW_MEMBER] == "OFFLINE" and got[g.M3] == "NO_MONITOR"
+    assert reporter.statuses[0] == papi.ObjectStatus("members", NEW_MEMBER, "ACTIVE", "OFFLINE")
+    # members a health monitor watches wait for its checks
+    assert g.M1 not in got and g.M2 not in got
+
+
+def test_members_of_a_deleted_monitor_are_no_monitor_once_it_is_gone(reporter: Reporter) -> None:
+    data = g.graph()
+    data["pools"][0]["healthmonitor"]["provisioning_status"] = "PENDING_DELETE"
+    got = _reported(reporter, data, [
+        {"kind": "healthmonitors", "id": g.HM, "provisioning_status": "DELETED"},
+        {"kind": "loadbalancers", "id": g.LB, "provisioning_status": "ACTIVE"}])
+    assert got[g.M1] == got[g.M2] == "NO_MONITOR"
+
+
+def test_health_readings_are_passed_on_as_they_are(reporter: Reporter) -> None:
+    got = _reported(reporter, g.graph(), [
+        {"kind": "members", "id": g.M3, "operating_status": "DRAINING"},
+        {"kind": "loadbalancers", "id": g.LB, "operating_status": "ONLINE"}])
+    assert got == {g.M3: "DRAINING", g.LB: "ONLINE"}
+
+
 def test_active_standby_gets_a_vrrp_port_on_each_of_two_hosts(reporter: Reporter) -> None:
     reporter.db.agent("h1")
     reporter.db.agent("h2")

@@ -314,7 +314,7 @@ class HaproxyProvider(papi.ProviderDriver):
         for lb_id in {s.id for s in statuses if s.kind == papi.LOADBALANCERS} - set(gone):
             lb = self.reporter.graph(lb_id)
             if lb is not None:
-                statuses = papi.online_when_active(lb, statuses)
+                statuses = papi.unmonitored_members(lb, papi.online_when_active(lb, statuses))
         self.reporter.update_statuses(statuses)
         for port_id in ports:
             try:

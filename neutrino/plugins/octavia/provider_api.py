@@ -296,3 +296,34 @@ def online_when_active(lb: LoadBalancer, statuses: list[ObjectStatus]) -> list[O
                               "ONLINE" if enabled[st.id] else "OFFLINE")
         out.append(st)
     return out
+
+
+def unmonitored_members(lb: LoadBalancer, statuses: list[ObjectStatus]) -> list[ObjectStatus]:
+    """``statuses`` (a report that finished a change of ``lb``) with the
+    operating status of every member no health monitor watches: NO_MONITOR,
+    OFFLINE when it, its pool or ``lb`` is disabled. Octavia's API shows
+    exactly that once the member is ACTIVE; a provider whose health readings
+    come later (an agent's next look at its data plane) would otherwise
+    leave a new, disabled or no longer monitored member showing what it was
+    created with until then, and that reading could only say the same."""
+    if not any(st.kind == LOADBALANCERS and st.id == lb.id and st.provisioning_status
+               for st in statuses):
+        return statuses
+    reported = {st.id: i for i, st in enumerate(statuses)}
+    out = list(statuses)
+    for pool in lb.pools:
+        hm = pool.healthmonitor
+        if pool.provisioning_status == "PENDING_DELETE" or (
+                hm is not None and hm.admin_state_up and hm.provisioning_status != "PENDING_DELETE"):
+            continue
+        for member in pool.members:
+            if member.provisioning_status == "PENDING_DELETE":
+                continue
+            enabled = member.admin_state_up and pool.admin_state_up and lb.admin_state_up
+            status = "NO_MONITOR" if enabled else "OFFLINE"
+            i = reported.get(member.id)
+            if i is None:
+                out.append(ObjectStatus(MEMBERS, member.id, None, status))
+            elif out[i].provisioning_status != "DELETED" and out[i].operating_status is None:
+                out[i] = ObjectStatus(MEMBERS, member.id, out[i].provisioning_status, status)
+    return out
