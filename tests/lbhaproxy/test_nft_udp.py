@@ -149,3 +149,10 @@ def test_nft_accepts_the_ruleset() -> None:
         assert "dnat ip6 to [2001:db8::7]:80" in listed
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def test_a_replaced_table_starts_its_counters_where_the_old_one_was() -> None:
+    c_in, _, c_new = nft_udp.counter_names(g.UDP_LISTENER)
+    text = nft_udp.with_counters(nft_udp.render(udp()), {c_in: (5, 500), c_new: (3, 96)})
+    assert f"counter {c_in} {{\n        packets 5 bytes 500\n    }}" in text
+    assert f"counter {c_new} {{\n        packets 3 bytes 96\n    }}" in text

@@ -118,6 +118,11 @@ def test_counters_count_the_listeners_flows(udp_lab: UdpLab) -> None:
     stats = health.udp_listener_stats(lb, *found)[0]
     assert stats["total_connections"] >= 3 and stats["bytes_in"] > 0 and stats["bytes_out"] > 0
     assert stats["active_connections"] >= 3  # conntrack still holds them
+    udp_lab.apply(down=frozenset({g.U2}))  # the table replaced: the counts go on
+    again = health.udp_listener_stats(lb, *(udp_lab.lb_host.udp_stats(udp_lab.lb_id) or ("", "")))
+    assert again[0]["total_connections"] >= stats["total_connections"]
+    assert again[0]["bytes_in"] >= stats["bytes_in"]
+    udp_lab.apply()
 
 
 def test_teardown_leaves_no_namespace_or_file(udp_lab: UdpLab) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3.linux import LinuxHost, run
-from neutrino.agents.loadbalancer import haproxy_config, keepalived, nft_udp
+from neutrino.agents.loadbalancer import haproxy_config, health, keepalived, nft_udp
 from neutrino.agents.loadbalancer.host import LbHost
 from neutrino.agents.loadbalancer.plan import (
     DEVICE_PREFIX,
@@ -298,8 +298,9 @@ class LinuxLbHost(LbHost):
         ns, path = deployment.namespace, self.root / deployment.lb_id / "udp.nft"
         if deployment.udp:
             self.ip.enable_forwarding(ns)
+            counts = health.nft_counters(self._counters(ns)) if path.exists() else {}
             run(["ip", "netns", "exec", ns, "nft", "-f", "-"],
-                stdin=nft_udp.replace_script(deployment.udp))
+                stdin=nft_udp.replace_script(nft_udp.with_counters(deployment.udp, counts)))
             path.write_text(deployment.udp)
         elif path.exists():
             run(["ip", "netns", "exec", ns, "nft", "delete", "table", nft_udp.FAMILY,
@@ -363,11 +364,15 @@ class LinuxLbHost(LbHost):
             raise RuntimeError(f"probes of {lb_id} failed: {done.stderr.strip()}")
         return {str(k): bool(v) for k, v in json.loads(done.stdout or "{}").items()}
 
+    @staticmethod
+    def _counters(ns: str) -> str:
+        return run(["ip", "netns", "exec", ns, "nft", "-j", "list", "counters", "table",
+                    nft_udp.FAMILY, nft_udp.TABLE], check=False)
+
     def udp_stats(self, lb_id: str) -> tuple[str, str] | None:
         if not (self.root / lb_id / "udp.nft").exists() or not self._master(lb_id):
             return None
         ns = namespace(lb_id)
-        counters = run(["ip", "netns", "exec", ns, "nft", "-j", "list", "counters", "table",
-                        nft_udp.FAMILY, nft_udp.TABLE], check=False)
+        counters = self._counters(ns)
         flows = run(["ip", "netns", "exec", ns, "cat", "/proc/net/nf_conntrack"], check=False)
         return counters, flows

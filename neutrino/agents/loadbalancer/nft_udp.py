@@ -169,6 +169,16 @@ def render(lb: LoadBalancer, down: frozenset[str] = frozenset()) -> str:
     return "\n".join(out) + "\n"
 
 
+def with_counters(ruleset: str, counters: dict[str, tuple[int, int]]) -> str:
+    """``ruleset`` with its named counters starting from ``counters`` (name ->
+    (packets, bytes)): replacing the table then keeps the listeners' counts."""
+    for name, (packets, size) in counters.items():
+        ruleset = ruleset.replace(f"    counter {name} {{\n    }}",
+                                  f"    counter {name} {{\n        packets {packets} "
+                                  f"bytes {size}\n    }}")
+    return ruleset
+
+
 def replace_script(ruleset: str) -> str:
     """What ``nft -f`` takes to put ``ruleset`` in place of the table in one
     transaction (creating the table first so that deleting it never fails)."""
