@@ -166,10 +166,6 @@ def test_what_haproxy_cannot_do_is_501_and_nothing_is_written(
         request: pytest.FixtureRequest, owner: Client, other: Client, who: str) -> None:
     lb = _lb(owner)
     client: Client = request.getfixturevalue(who)
-    status, body = client.post(f"{LB}/listeners", {"listener": {
-        "protocol": "SCTP", "protocol_port": 53, "loadbalancer_id": lb["id"]}})
-    assert status == 501, body
-    assert body["faultstring"] == UNSUPPORTED + "haproxy provider does not support SCTP listeners."
     status, body = client.post(f"{LB}/pools", {"pool": {
         "protocol": "HTTP", "lb_algorithm": "SOURCE_IP_PORT", "loadbalancer_id": lb["id"]}})
     assert status == 501, body
@@ -179,8 +175,8 @@ def test_what_haproxy_cannot_do_is_501_and_nothing_is_written(
     assert _count(owner, f"pools?loadbalancer_id={lb['id']}", "pools") == 0
     _active(owner, f"{LB}/loadbalancers/{lb['id']}", "loadbalancer")  # not left pending
     # another project does not even see the load balancer
-    status, body = other.post(f"{LB}/listeners", {"listener": {
-        "protocol": "SCTP", "protocol_port": 53, "loadbalancer_id": lb["id"]}})
+    status, body = other.post(f"{LB}/pools", {"pool": {
+        "protocol": "HTTP", "lb_algorithm": "SOURCE_IP_PORT", "loadbalancer_id": lb["id"]}})
     assert status in (403, 404), body
 
 

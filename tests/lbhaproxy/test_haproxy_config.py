@@ -260,10 +260,10 @@ def test_a_load_balancer_down_serves_nothing() -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d["listeners"][0].update(protocol="SCTP"),
-     "haproxy provider does not support SCTP listeners."),
-    (lambda d: d["pools"][0].update(protocol="SCTP"),
-     "haproxy provider does not support SCTP pools."),
+    (lambda d: d["listeners"][0].update(protocol="QUIC"),
+     "haproxy provider does not support QUIC listeners."),
+    (lambda d: d["pools"][0].update(protocol="QUIC"),
+     "haproxy provider does not support QUIC pools."),
     (lambda d: d["pools"][0].update(lb_algorithm="SOURCE_IP_PORT"),
      "haproxy provider does not support SOURCE_IP_PORT algorithm."),
     (lambda d: d["pools"][0]["healthmonitor"].update(type="UDP-CONNECT"),

@@ -121,10 +121,13 @@ def test_what_udp_pools_may_use() -> None:
     assert lb_haproxy.unsupported(udp(algorithm="SOURCE_IP_PORT")) is None
     assert lb_haproxy.unsupported(udp(monitor="PING")) is None
     assert lb_haproxy.unsupported(udp(monitor="HTTP")) is None
-    data = g.udp_graph()
-    data["listeners"][-1]["protocol"] = "SCTP"
+    data = g.udp_graph(monitor="SCTP")
+    data["listeners"][-1]["protocol"] = data["pools"][-1]["protocol"] = "SCTP"
+    assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) is None
+    assert "sctp dport 53" in nft_udp.render(LoadBalancer.from_dict(data))
+    data["pools"][-1]["healthmonitor"]["type"] = "HTTPS"
     assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) == (
-        "haproxy provider does not support SCTP listeners.")
+        "haproxy provider does not support HTTPS health monitors.")
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("nft") is None,

@@ -30,7 +30,7 @@ from neutrino.resources.lb_graph import (
     Member,
     Pool,
 )
-from neutrino.resources.lb_haproxy import ALGORITHMS, HTTP_MODES, is_udp, live
+from neutrino.resources.lb_haproxy import ALGORITHMS, HTTP_MODES, by_nftables, live
 
 # haproxy's match methods for L7 rules' compare types
 MATCH = {"EQUAL_TO": "str", "STARTS_WITH": "beg", "ENDS_WITH": "end",
@@ -77,8 +77,8 @@ def render(lb: LoadBalancer, files: Files) -> str:
     """The whole configuration of ``lb``'s haproxy."""
     # a load balancer that is down keeps its namespace and answers nothing
     listeners = [x for x in live(lb.listeners) if x.admin_state_up and lb.admin_state_up
-                 and not is_udp(x.protocol)]
-    pools = {p.id: p for p in live(lb.pools) if p.admin_state_up and not is_udp(p.protocol)}
+                 and not by_nftables(x.protocol)]
+    pools = {p.id: p for p in live(lb.pools) if p.admin_state_up and not by_nftables(p.protocol)}
     ping = any(p.healthmonitor is not None and p.healthmonitor.type == "PING"
                and p.healthmonitor.provisioning_status != PENDING_DELETE
                for p in pools.values())

@@ -35,7 +35,7 @@ from neutrino.resources.lb_graph import (
     LoadBalancer,
     Pool,
 )
-from neutrino.resources.lb_haproxy import is_udp, live
+from neutrino.resources.lb_haproxy import by_nftables, live
 
 # the kinds of object a status report names (the provider interface's keys)
 LOADBALANCERS, LISTENERS, POOLS, MEMBERS = "loadbalancers", "listeners", "pools", "members"
@@ -87,7 +87,7 @@ def statuses(lb: LoadBalancer, rows: list[dict[str, str]],
     listener_states: list[str] = []
     for listener in live(lb.listeners):
         row = frontends.get(listener.id)
-        if is_udp(listener.protocol) and listener.admin_state_up and lb.admin_state_up:
+        if by_nftables(listener.protocol) and listener.admin_state_up and lb.admin_state_up:
             state = ONLINE
         elif not (listener.admin_state_up and lb.admin_state_up) or row is None:
             state = OFFLINE
@@ -100,7 +100,7 @@ def statuses(lb: LoadBalancer, rows: list[dict[str, str]],
             for rule in live(policy.rules):
                 add(L7RULES, rule.id, ONLINE if rule.admin_state_up else OFFLINE)
     pool_states = [s for s in (
-        _udp_pool(lb, pool, udp_members or {}, add) if is_udp(pool.protocol)
+        _udp_pool(lb, pool, udp_members or {}, add) if by_nftables(pool.protocol)
         else _pool(lb, pool, backends, servers, add)
         for pool in live(lb.pools)) if s is not None]
     if not lb.admin_state_up:
@@ -171,7 +171,7 @@ def _udp_pool(lb: LoadBalancer, pool: Pool, checked: Mapping[str, str], add: Any
             state = checked.get(member.id, NO_MONITOR)
         states.append(state)
         add(MEMBERS, member.id, state)
-    used = any(x.default_pool_id == pool.id and x.admin_state_up and is_udp(x.protocol)
+    used = any(x.default_pool_id == pool.id and x.admin_state_up and by_nftables(x.protocol)
                for x in live(lb.listeners))
     if not used:
         return None
@@ -191,7 +191,7 @@ def listener_stats(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[st
     frontends = {r["pxname"]: r for r in rows if r.get("svname") == "FRONTEND"}
     out = []
     for listener in live(lb.listeners):
-        if is_udp(listener.protocol):
+        if by_nftables(listener.protocol):
             continue
         row = frontends.get(listener.id, {})
         out.append({"listener_id": listener.id,

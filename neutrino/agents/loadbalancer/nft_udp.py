@@ -37,7 +37,7 @@ from __future__ import annotations
 import ipaddress
 
 from neutrino.resources.lb_graph import Listener, LoadBalancer, Member, Pool
-from neutrino.resources.lb_haproxy import is_udp, live
+from neutrino.resources.lb_haproxy import by_nftables, live
 
 TABLE = "neutrino_lb"
 FAMILY = "inet"
@@ -53,7 +53,7 @@ def udp_listeners(lb: LoadBalancer) -> list[Listener]:
     """The listeners this ruleset realises (live, up, on a load balancer that is up)."""
     if not lb.admin_state_up:
         return []
-    return [x for x in live(lb.listeners) if x.admin_state_up and is_udp(x.protocol)]
+    return [x for x in live(lb.listeners) if x.admin_state_up and by_nftables(x.protocol)]
 
 
 def _version(address: str) -> int:

@@ -10,11 +10,69 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
+
+SCTP = 132
+INIT, INIT_ACK, ABORT = 1, 2, 6
+
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), SCTP's checksum."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC32C[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def sctp_init(src_port: int, dst_port: int, tag: int) -> bytes:
+    """An SCTP packet holding one INIT chunk (RFC 9260 3.3.2), checksummed."""
+    chunk = struct.pack("!BBHIIHHI", INIT, 0, 20, tag, 65535, 1, 1, tag)
+    packet = struct.pack("!HHII", src_port, dst_port, 0, 0) + chunk
+    return packet[:8] + struct.pack("<I", crc32c(packet)) + packet[12:]
+
+
+def sctp_check(address: str, port: int, timeout: float) -> bool:
+    """An INIT to the member passes when answered by an INIT ACK (an ABORT,
+    or nothing, fails): SCTP's handshake started, as Octavia's check does,
+    from a raw socket (this kernel may have no SCTP sockets)."""
+    src_port = 1024 + int.from_bytes(os.urandom(2), "big") % 60000
+    tag = 1 + int.from_bytes(os.urandom(4), "big") % 0xFFFFFFFE
+    with socket.socket(socket.AF_INET, socket.SOCK_RAW, SCTP) as sock:
+        sock.sendto(sctp_init(src_port, port, tag), (address, 0))
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([sock], [], [], left)[0]:
+                break
+            data, peer = sock.recvfrom(65535)
+            header = (data[0] & 0x0F) * 4  # raw IPv4 sockets give the IP header
+            sctp = data[header:]
+            if peer[0] != address or len(sctp) < 13:
+                continue
+            sport, dport, vtag = struct.unpack("!HHI", sctp[:8])
+            if sport == port and dport == src_port and vtag == tag:
+                return sctp[12] == INIT_ACK
+    return False
 
 
 def udp_connect(address: str, port: int, timeout: float) -> bool:
@@ -84,6 +142,8 @@ def run_check(check: dict[str, Any]) -> bool:
         return udp_connect(address, port, timeout)
     if kind == "TCP":
         return tcp_connect(address, port, timeout)
+    if kind == "SCTP":
+        return sctp_check(address, port, timeout)
     if kind == "PING":
         return ping(address, timeout)
     if kind == "HTTP":

@@ -19,7 +19,7 @@ import dataclasses
 from typing import Mapping
 
 from neutrino.resources.lb_graph import ERROR, ONLINE, LoadBalancer
-from neutrino.resources.lb_haproxy import is_udp, live
+from neutrino.resources.lb_haproxy import by_nftables, live
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +59,7 @@ def monitored(lb: LoadBalancer) -> dict[str, Monitored]:
     out: dict[str, Monitored] = {}
     for pool in live(lb.pools):
         hm = pool.healthmonitor
-        if not is_udp(pool.protocol) or hm is None or not hm.admin_state_up or (
+        if not by_nftables(pool.protocol) or hm is None or not hm.admin_state_up or (
                 hm.provisioning_status == "PENDING_DELETE") or not pool.admin_state_up:
             continue
         for m in live(pool.members):

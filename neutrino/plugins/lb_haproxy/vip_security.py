@@ -37,7 +37,7 @@ def wanted_rules(lb: LoadBalancer, group_id: str) -> set[tuple[Any, ...]]:
     ethertype = "IPv6" if ipaddress.ip_address(lb.vip.address).version == 6 else "IPv4"
     out: set[tuple[Any, ...]] = set()
     for listener in lb_haproxy.live(lb.listeners):
-        protocol = "udp" if lb_haproxy.is_udp(listener.protocol) else "tcp"
+        protocol = "udp" if lb_haproxy.by_nftables(listener.protocol) else "tcp"
         for cidr in listener.allowed_cidrs or (None,):
             out.add((ethertype, protocol, listener.protocol_port, cidr, None))
     if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
