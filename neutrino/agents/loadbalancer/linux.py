@@ -16,7 +16,7 @@ outside the namespace: a unix socket is a file; under ``/run/neutrino-lbaas``
 when the state directory is too deep for a socket's path), ``ping.sh``,
 ``certs/`` and ``udp.nft`` (the UDP listeners' table as last applied).
 
-UDP listeners are nftables' table ``inet neutrino_lb`` in the namespace,
+UDP and SCTP listeners are nftables' table ``inet neutrino_lb`` in the namespace,
 replaced in one ``nft -f`` transaction; the namespace forwards (the
 datagrams go on to the members). Their members' checks run in the
 namespace as ``python -m neutrino.agents.loadbalancer.probe``.

@@ -1,11 +1,11 @@
-"""A load balancer's UDP listeners as an nftables ruleset (pure).
+"""A load balancer's UDP and SCTP listeners as an nftables ruleset (pure).
 
-haproxy does not carry UDP, and this kernel has no IPVS (Octavia's amphora
-balances UDP with LVS), so UDP listeners are realised by the kernel itself
-in the load balancer's namespace: one table, ``inet neutrino_lb``, where a
+haproxy carries neither, and this kernel has no IPVS (Octavia's amphora
+balances them with LVS), so they are realised by the kernel itself in the
+load balancer's namespace: one table, ``inet neutrino_lb``, where a
 datagram for a listener's VIP and port opening a new flow is DNATed to a
 member chosen by the pool's algorithm, and conntrack keeps the rest of the
-flow (its replies too) on that member. The flow's source is masqueraded to
+flow or SCTP association (its replies too) on that member. The flow's source is masqueraded to
 the load balancer's own address, as Octavia's amphora does for UDP, so
 members answer through the load balancer whatever their route to the
 client.
@@ -21,6 +21,8 @@ How a member is chosen (``weight`` members' share of each):
   members in rotation stay the same (``persistence_timeout`` and
   ``persistence_granularity`` are not applied: the hash has no expiry);
 - ``SOURCE_IP_PORT``: ``jhash`` of the client's address and port.
+
+(``UDP`` below stands for either protocol: the rules name the listener's.)
 
 In rotation: members up, of weight above 0, not failing their health
 monitor (``down``), of the VIP's address family; backup members only when

@@ -1,4 +1,4 @@
-"""The probes of UDP pools' members, run inside a load balancer's namespace
+"""The probes of UDP and SCTP pools' members, run inside a load balancer's namespace
 (``ip netns exec qlbaas-<id> python -m neutrino.agents.loadbalancer.probe``):
 the checks as JSON on stdin (``udp_health.Check`` fields), ``{member id:
 passed}`` as JSON on stdout. All of one load balancer's checks run at once,

@@ -1,11 +1,12 @@
-"""The health of UDP pools' members (pure): which checks are due, and what
-their results make of each member.
+"""The health of UDP and SCTP pools' members (pure): which checks are due,
+and what their results make of each member.
 
-haproxy checks the members of the pools it carries; UDP pools are
+haproxy checks the members of the pools it carries; UDP and SCTP pools are
 nftables' (``nft_udp``), so the agent checks their members itself, through
 the host adapter's probes (``probe``), with Octavia's semantics:
 ``UDP-CONNECT`` sends a datagram and fails only on an ICMP port
-unreachable (silence passes, as ``nc -uz`` judges it), ``PING`` an echo,
+unreachable (silence passes, as ``nc -uz`` judges it), ``SCTP`` an INIT
+that must be answered by an INIT ACK, ``PING`` an echo,
 ``TCP`` a connect, ``HTTP`` a request whose status must be among
 ``expected_codes``. As haproxy does, a member starts in rotation; it leaves
 after ``max_retries_down`` failures in a row (ERROR) and comes back after
@@ -27,7 +28,7 @@ class Check:
     """One probe of one member, as the host adapter runs it."""
 
     member_id: str
-    type: str  # UDP-CONNECT, PING, TCP, HTTP
+    type: str  # UDP-CONNECT, SCTP, PING, TCP, HTTP
     address: str
     port: int
     timeout: float
