@@ -307,11 +307,13 @@ def test_the_vip_gets_a_security_group_opening_the_listeners_ports(cloud: Cloud,
         "allowed_cidrs": ["192.0.2.0/24"]}, lb["id"])
     _create(owner, "listeners", "listener", {
         "protocol": "UDP", "protocol_port": 53, "loadbalancer_id": lb["id"]}, lb["id"])
+    _create(owner, "listeners", "listener", {
+        "protocol": "SCTP", "protocol_port": 38412, "loadbalancer_id": lb["id"]}, lb["id"])
     groups = neutron.get(f"/v2.0/security-groups?name=lb-{lb['id']}")[1]["security_groups"]
     assert len(groups) == 1 and groups[0]["project_id"] == lb["project_id"]
     group_id = groups[0]["id"]
     assert _ingress(neutron, group_id) == {("tcp", 80, None), ("tcp", 5432, "192.0.2.0/24"),
-                                           ("udp", 53, None)}
+                                           ("udp", 53, None), ("sctp", 38412, None)}
     port = neutron.get(f"/v2.0/ports/{lb['vip_port_id']}")[1]["port"]
     assert port["security_groups"] == [group_id]
     status, body = owner.delete(f"{LB}/loadbalancers/{lb['id']}?cascade=true")

@@ -9,7 +9,7 @@ with the configuration rendered from the graph and the certificates of its
 TLS listeners beside it. A change of configuration is a reload (haproxy's
 master starts new workers and the old ones finish their connections); a
 failover, or a VIP port that moved, rebuilds the namespace from nothing.
-UDP listeners are an nftables table in the same namespace (``nft_udp``),
+UDP and SCTP listeners are an nftables table in the same namespace (``nft_udp``),
 replaced whole whenever it changes, with the members failing their checks
 (``udp_health``) out of it.
 """
