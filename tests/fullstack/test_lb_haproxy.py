@@ -15,9 +15,9 @@ receiving traffic and shows ERROR through the API, then returns; an L7
 policy sends ``/static/*`` to another pool and another redirects; a
 listener change applied while a long download keeps flowing; statistics;
 and deleting the load balancer leaves no namespace, process or port. Then
-an ACTIVE_STANDBY pair, and a UDP load balancer over UDP echo members on
-the same instances (nftables in its namespace, members checked by the
-agent).
+an ACTIVE_STANDBY pair, a UDP load balancer over UDP echo members on the
+same instances (nftables in its namespace, members checked by the agent),
+and an SCTP one (a raw-socket INIT answered by a raw-socket member).
 """
 from __future__ import annotations
 
@@ -495,3 +495,46 @@ def test_udp_round_robin_a_stopped_member_leaves_and_returns_and_delete_leaves_n
     assert lb_id not in sh("pgrep", "-af", "haproxy", check=False).stdout
     assert wait_for(lambda: stack.admin.get(f"/v2.0/ports/{lb['vip_port_id']}")[0] == 404, 10)
     assert not Path(f"/tmp/{stack.fabric.prefix}-n-loadbalancer/lbaas/{lb_id}").exists()
+
+
+def test_sctp_reaches_a_member_through_a_floating_ip_and_its_check_passes(stack: Stack) -> None:
+    """SCTP on a kernel without SCTP sockets: the member answers INITs from a
+    raw socket, the client crafts its INIT (``probe.sctp_check``)."""
+    if "instances" not in stack.made or "ext" not in stack.made:
+        pytest.skip("needs the round robin scenario")
+    port = 38412
+    stack.fabric.procs.append(subprocess.Popen(  # type: ignore[arg-type]
+        ["ip", "netns", "exec", stack.made["instances"]["m1"], sys.executable, "-m",
+         "tests.lbhaproxy.sctp_responder", str(port)],
+        cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}))
+    octavia = stack.octavia
+    status, lb = octavia.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "name": "sctp", "vip_subnet_id": stack.made["subnet_id"], "provider": "haproxy"}})
+    assert status == 201, lb
+    lb = _wait_lb_active(stack, lb["loadbalancer"]["id"])
+    lb_id = lb["id"]
+    listener = _create(stack, "listener", {"protocol": "SCTP", "protocol_port": port,
+                                           "loadbalancer_id": lb_id}, lb_id)
+    pool = _create(stack, "pool", {"protocol": "SCTP", "lb_algorithm": "ROUND_ROBIN",
+                                   "listener_id": listener["id"]}, lb_id)
+    _create(stack, "healthmonitor", {"pool_id": pool["id"], "type": "SCTP", "delay": 1,
+                                     "timeout": 1, "max_retries": 1}, lb_id)
+    member = _create(stack, "member", {
+        "pool_id": pool["id"], "protocol_port": port, "subnet_id": stack.made["subnet_id"],
+        "address": stack.made["ports"]["m1"]["fixed_ips"][0]["ip_address"]}, lb_id)["id"]
+    status, fip = stack.admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": stack.made["ext"]["id"], "port_id": lb["vip_port_id"]}})
+    assert status == 201, fip
+    address = fip["floatingip"]["floating_ip_address"]
+    code = ("import sys; from neutrino.agents.loadbalancer.probe import sctp_check; "
+            f"sys.exit(0 if sctp_check('{address}', {port}, 2.0) else 1)")
+
+    def handshake() -> bool:
+        return sh("ip", "netns", "exec", stack.ext_ns, sys.executable, "-c", code,
+                  check=False).returncode == 0
+    assert wait_for(handshake, 60), _tail(stack)
+    assert wait_for(lambda: _operating(stack, "member", member, pool["id"]) == "ONLINE", 30)
+    status, body = octavia.delete(f"{LB}/loadbalancers/{lb_id}?cascade=true")
+    assert status == 204, body
+    assert wait_for(lambda: octavia.get(f"{LB}/loadbalancers/{lb_id}")[0] == 404, 60)
+    assert f"qlbaas-{lb_id}" not in sh("ip", "netns", "list").stdout
