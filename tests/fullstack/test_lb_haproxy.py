@@ -14,7 +14,10 @@ members through the floating IP; a member failing its health check stops
 receiving traffic and shows ERROR through the API, then returns; an L7
 policy sends ``/static/*`` to another pool and another redirects; a
 listener change applied while a long download keeps flowing; statistics;
-and deleting the load balancer leaves no namespace, process or port.
+and deleting the load balancer leaves no namespace, process or port. Then
+an ACTIVE_STANDBY pair, a UDP load balancer over UDP echo members on the
+same instances (nftables in its namespace, members checked by the agent),
+and an SCTP one (a raw-socket INIT answered by a raw-socket member).
 """
 from __future__ import annotations
 
@@ -128,6 +131,7 @@ def _member(stack: Stack, host: str, name: str, net: dict[str, Any], address: st
     port = cloud.bound_port(stack.admin, net, stack.hosts[host].hostname,
                             fixed_ips=[{"ip_address": address}])
     ns = stack.hosts[host].instance(name, port)
+    stack.made.setdefault("instances", {})[name] = ns
     sh("ip", "-n", ns, "route", "replace", "default", "via", "10.100.1.1")
     proc = subprocess.Popen(
         ["ip", "netns", "exec", ns, sys.executable, "-m", "tests.lbhaproxy.backend", name, "80",
@@ -417,3 +421,120 @@ def test_active_standby_keeps_serving_when_the_masters_haproxy_dies(stack: Stack
     left = stack.admin.get(f"/v2.0/ports?device_id=lb-{lb_id}")[1]["ports"]
     assert wait_for(lambda: not stack.admin.get(f"/v2.0/ports?device_id=lb-{lb_id}")[1][
         "ports"], 10), left
+
+
+def _udp_backend(stack: Stack, name: str) -> subprocess.Popen[bytes]:
+    """A UDP echo member answering its name on port 5353 in instance ``name``."""
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", stack.made["instances"][name], sys.executable, "-m",
+         "tests.lbhaproxy.udp_backend", "serve", name, "5353"],
+        cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)})
+    stack.fabric.procs.append(proc)  # type: ignore[arg-type]
+    return proc
+
+
+def _ask_udp(stack: Stack, address: str, times: int = 6) -> list[str]:
+    done = sh("ip", "netns", "exec", stack.ext_ns, sys.executable, "-m",
+              "tests.lbhaproxy.udp_backend", "ask", address, "53", str(times), check=False)
+    return done.stdout.split()
+
+
+def test_udp_round_robin_a_stopped_member_leaves_and_returns_and_delete_leaves_nothing(
+        stack: Stack) -> None:
+    if "instances" not in stack.made or "ext" not in stack.made:
+        pytest.skip("needs the round robin scenario")
+    backends = {name: _udp_backend(stack, name) for name in ("m1", "m2")}
+    octavia = stack.octavia
+    status, lb = octavia.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "name": "dns", "vip_subnet_id": stack.made["subnet_id"], "provider": "haproxy"}})
+    assert status == 201, lb
+    lb = _wait_lb_active(stack, lb["loadbalancer"]["id"])
+    lb_id = lb["id"]
+    listener = _create(stack, "listener", {"protocol": "UDP", "protocol_port": 53,
+                                           "loadbalancer_id": lb_id}, lb_id)
+    pool = _create(stack, "pool", {"protocol": "UDP", "lb_algorithm": "ROUND_ROBIN",
+                                   "listener_id": listener["id"]}, lb_id)
+    _create(stack, "healthmonitor", {"pool_id": pool["id"], "type": "UDP-CONNECT",
+                                     "delay": 1, "timeout": 1, "max_retries": 2,
+                                     "max_retries_down": 2}, lb_id)
+    members = {name: _create(stack, "member", {
+        "pool_id": pool["id"], "protocol_port": 5353, "subnet_id": stack.made["subnet_id"],
+        "address": stack.made["ports"][name]["fixed_ips"][0]["ip_address"]}, lb_id)["id"]
+        for name in ("m1", "m2")}
+    status, fip = stack.admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": stack.made["ext"]["id"], "port_id": lb["vip_port_id"]}})
+    assert status == 201, fip
+    address = fip["floatingip"]["floating_ip_address"]
+    assert wait_for(lambda: _ask_udp(stack, address, 1) != ["-"], 60), _tail(stack)
+    assert sorted(_ask_udp(stack, address, 6)) == ["m1"] * 3 + ["m2"] * 3
+    for mid in members.values():
+        assert wait_for(lambda: _operating(stack, "member", mid, pool["id"]) == "ONLINE", 30)
+    assert _operating(stack, "listener", listener["id"]) == "ONLINE"
+
+    backends["m2"].kill()
+    backends["m2"].wait()
+    assert wait_for(lambda: _operating(stack, "member", members["m2"], pool["id"]) == "ERROR",
+                    30), _tail(stack)
+    assert _operating(stack, "pool", pool["id"]) == "DEGRADED"
+    assert set(_ask_udp(stack, address, 6)) == {"m1"}
+    _udp_backend(stack, "m2")
+    assert wait_for(lambda: _operating(stack, "member", members["m2"], pool["id"]) == "ONLINE",
+                    30), _tail(stack)
+    assert wait_for(lambda: set(_ask_udp(stack, address, 6)) == {"m1", "m2"}, 10)
+
+    def counted() -> dict[str, int] | None:
+        stats = octavia.get(f"{LB}/loadbalancers/{lb_id}/stats")[1]["stats"]
+        return stats if stats["total_connections"] >= 12 and stats["bytes_out"] > 0 else None
+    assert wait_for(counted, 20), octavia.get(f"{LB}/loadbalancers/{lb_id}/stats")
+
+    status, body = octavia.delete(f"{LB}/loadbalancers/{lb_id}?cascade=true")
+    assert status == 204, body
+    assert wait_for(lambda: octavia.get(f"{LB}/loadbalancers/{lb_id}")[0] == 404, 60), (
+        _tail(stack))
+    assert f"qlbaas-{lb_id}" not in sh("ip", "netns", "list").stdout
+    assert lb_id not in sh("pgrep", "-af", "haproxy", check=False).stdout
+    assert wait_for(lambda: stack.admin.get(f"/v2.0/ports/{lb['vip_port_id']}")[0] == 404, 10)
+    assert not Path(f"/tmp/{stack.fabric.prefix}-n-loadbalancer/lbaas/{lb_id}").exists()
+
+
+def test_sctp_reaches_a_member_through_a_floating_ip_and_its_check_passes(stack: Stack) -> None:
+    """SCTP on a kernel without SCTP sockets: the member answers INITs from a
+    raw socket, the client crafts its INIT (``probe.sctp_check``)."""
+    if "instances" not in stack.made or "ext" not in stack.made:
+        pytest.skip("needs the round robin scenario")
+    port = 38412
+    stack.fabric.procs.append(subprocess.Popen(  # type: ignore[arg-type]
+        ["ip", "netns", "exec", stack.made["instances"]["m1"], sys.executable, "-m",
+         "tests.lbhaproxy.sctp_responder", str(port)],
+        cwd=str(ROOT), env={**os.environ, "PYTHONPATH": str(ROOT)}))
+    octavia = stack.octavia
+    status, lb = octavia.post(f"{LB}/loadbalancers", {"loadbalancer": {
+        "name": "sctp", "vip_subnet_id": stack.made["subnet_id"], "provider": "haproxy"}})
+    assert status == 201, lb
+    lb = _wait_lb_active(stack, lb["loadbalancer"]["id"])
+    lb_id = lb["id"]
+    listener = _create(stack, "listener", {"protocol": "SCTP", "protocol_port": port,
+                                           "loadbalancer_id": lb_id}, lb_id)
+    pool = _create(stack, "pool", {"protocol": "SCTP", "lb_algorithm": "ROUND_ROBIN",
+                                   "listener_id": listener["id"]}, lb_id)
+    _create(stack, "healthmonitor", {"pool_id": pool["id"], "type": "SCTP", "delay": 1,
+                                     "timeout": 1, "max_retries": 1}, lb_id)
+    member = _create(stack, "member", {
+        "pool_id": pool["id"], "protocol_port": port, "subnet_id": stack.made["subnet_id"],
+        "address": stack.made["ports"]["m1"]["fixed_ips"][0]["ip_address"]}, lb_id)["id"]
+    status, fip = stack.admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": stack.made["ext"]["id"], "port_id": lb["vip_port_id"]}})
+    assert status == 201, fip
+    address = fip["floatingip"]["floating_ip_address"]
+    code = ("import sys; from neutrino.agents.loadbalancer.probe import sctp_check; "
+            f"sys.exit(0 if sctp_check('{address}', {port}, 2.0) else 1)")
+
+    def handshake() -> bool:
+        return sh("ip", "netns", "exec", stack.ext_ns, sys.executable, "-c", code,
+                  check=False).returncode == 0
+    assert wait_for(handshake, 60), _tail(stack)
+    assert wait_for(lambda: _operating(stack, "member", member, pool["id"]) == "ONLINE", 30)
+    status, body = octavia.delete(f"{LB}/loadbalancers/{lb_id}?cascade=true")
+    assert status == 204, body
+    assert wait_for(lambda: octavia.get(f"{LB}/loadbalancers/{lb_id}")[0] == 404, 60)
+    assert f"qlbaas-{lb_id}" not in sh("ip", "netns", "list").stdout

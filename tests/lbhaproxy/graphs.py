@@ -76,3 +76,33 @@ def payload(**kw: Any) -> dict[str, Any]:
                          "fixed_ips": [{"subnet_id": SUBNET, "ip_address": "10.0.0.10"}]},
             "subnets": {SUBNET: {"cidr": "10.0.0.0/24", "gateway_ip": "10.0.0.1"}},
             "mtu": 1450, "certificates": {}}
+
+
+UDP_LISTENER = "22222222-2222-4222-8222-222222222254"
+UDP_POOL = "33333333-3333-4333-8333-333333333354"
+UDP_HM = "55555555-5555-4555-8555-555555555554"
+U1 = "66666666-6666-4666-8666-666666666671"
+U2 = "66666666-6666-4666-8666-666666666672"
+
+
+def udp_graph(status: str = "ACTIVE", algorithm: str = "ROUND_ROBIN",
+              monitor: str | None = "UDP-CONNECT", **lb: Any) -> dict[str, Any]:
+    """The HTTP graph plus a UDP listener on port 53 whose round-robin pool
+    has two members on port 5353 (weights 3 and 1), checked by ``monitor``."""
+    data = graph(status, **lb)
+    data["listeners"].append({
+        "id": UDP_LISTENER, "loadbalancer_id": LB, "protocol": "UDP", "protocol_port": 53,
+        "default_pool_id": UDP_POOL, "provisioning_status": status})
+    pool: dict[str, Any] = {
+        "id": UDP_POOL, "loadbalancer_id": LB, "protocol": "UDP", "lb_algorithm": algorithm,
+        "listener_ids": [UDP_LISTENER], "provisioning_status": status,
+        "members": [member(U1, "10.0.1.7", pool=UDP_POOL, protocol_port=5353, weight=3,
+                           provisioning_status=status),
+                    member(U2, "10.0.2.7", pool=UDP_POOL, protocol_port=5353,
+                           provisioning_status=status)]}
+    if monitor:
+        pool["healthmonitor"] = {"id": UDP_HM, "pool_id": UDP_POOL, "type": monitor,
+                                 "delay": 2, "timeout": 1, "max_retries": 2,
+                                 "max_retries_down": 3, "provisioning_status": status}
+    data["pools"].append(pool)
+    return data

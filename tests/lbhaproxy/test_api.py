@@ -166,10 +166,6 @@ def test_what_haproxy_cannot_do_is_501_and_nothing_is_written(
         request: pytest.FixtureRequest, owner: Client, other: Client, who: str) -> None:
     lb = _lb(owner)
     client: Client = request.getfixturevalue(who)
-    status, body = client.post(f"{LB}/listeners", {"listener": {
-        "protocol": "UDP", "protocol_port": 53, "loadbalancer_id": lb["id"]}})
-    assert status == 501, body
-    assert body["faultstring"] == UNSUPPORTED + "haproxy provider does not support UDP listeners."
     status, body = client.post(f"{LB}/pools", {"pool": {
         "protocol": "HTTP", "lb_algorithm": "SOURCE_IP_PORT", "loadbalancer_id": lb["id"]}})
     assert status == 501, body
@@ -179,9 +175,44 @@ def test_what_haproxy_cannot_do_is_501_and_nothing_is_written(
     assert _count(owner, f"pools?loadbalancer_id={lb['id']}", "pools") == 0
     _active(owner, f"{LB}/loadbalancers/{lb['id']}", "loadbalancer")  # not left pending
     # another project does not even see the load balancer
-    status, body = other.post(f"{LB}/listeners", {"listener": {
-        "protocol": "UDP", "protocol_port": 53, "loadbalancer_id": lb["id"]}})
+    status, body = other.post(f"{LB}/pools", {"pool": {
+        "protocol": "HTTP", "lb_algorithm": "SOURCE_IP_PORT", "loadbalancer_id": lb["id"]}})
     assert status in (403, 404), body
+
+
+def test_a_udp_listener_pool_and_monitor_are_realised_by_the_agent(
+        cloud: Cloud, owner: Client) -> None:
+    lb = _lb(owner)
+    listener = _create(owner, "listeners", "listener", {
+        "protocol": "UDP", "protocol_port": 53, "loadbalancer_id": lb["id"]}, lb["id"])
+    pool = _create(owner, "pools", "pool", {
+        "protocol": "UDP", "lb_algorithm": "SOURCE_IP", "listener_id": listener["id"],
+        "session_persistence": {"type": "SOURCE_IP", "persistence_timeout": 60}}, lb["id"])
+    member = _create(owner, f"pools/{pool['id']}/members", "member", {
+        "address": "10.30.0.53", "protocol_port": 5353}, lb["id"])
+    _create(owner, "healthmonitors", "healthmonitor", {
+        "pool_id": pool["id"], "type": "UDP-CONNECT", "delay": 1, "timeout": 1,
+        "max_retries": 1, "max_retries_down": 1}, lb["id"])
+    deployment = cloud.lb_host.deployed[lb["id"]]
+    assert "udp dport 53" in deployment.udp and "dnat ip to 10.30.0.53:5353" in deployment.udp
+    assert listener["id"] not in deployment.config
+    checked = [c for c in cloud.lb_host.probed if c.member_id == member["id"]]
+    assert wait_for(lambda: [c for c in cloud.lb_host.probed if c.member_id == member["id"]],
+                    10), checked
+
+    def shown(path: str, key: str, want: str) -> bool:
+        return bool(owner.get(f"{LB}/{path}")[1][key]["operating_status"] == want)
+    assert wait_for(lambda: shown(f"pools/{pool['id']}/members/{member['id']}", "member",
+                                  "ONLINE"), 20)
+    assert wait_for(lambda: shown(f"listeners/{listener['id']}", "listener", "ONLINE"), 20)
+    cloud.lb_host.failing.add(member["id"])
+    try:
+        assert wait_for(lambda: shown(f"pools/{pool['id']}/members/{member['id']}", "member",
+                                      "ERROR"), 20)
+        assert shown(f"pools/{pool['id']}", "pool", "ERROR")
+        assert "10.30.0.53" not in cloud.lb_host.deployed[lb["id"]].udp
+    finally:
+        cloud.lb_host.failing.discard(member["id"])
 
 
 def test_a_tls_listener_needs_a_certificate_the_store_has(cloud: Cloud, owner: Client,
@@ -274,10 +305,15 @@ def test_the_vip_gets_a_security_group_opening_the_listeners_ports(cloud: Cloud,
     _create(owner, "listeners", "listener", {
         "protocol": "TCP", "protocol_port": 5432, "loadbalancer_id": lb["id"],
         "allowed_cidrs": ["192.0.2.0/24"]}, lb["id"])
+    _create(owner, "listeners", "listener", {
+        "protocol": "UDP", "protocol_port": 53, "loadbalancer_id": lb["id"]}, lb["id"])
+    _create(owner, "listeners", "listener", {
+        "protocol": "SCTP", "protocol_port": 38412, "loadbalancer_id": lb["id"]}, lb["id"])
     groups = neutron.get(f"/v2.0/security-groups?name=lb-{lb['id']}")[1]["security_groups"]
     assert len(groups) == 1 and groups[0]["project_id"] == lb["project_id"]
     group_id = groups[0]["id"]
-    assert _ingress(neutron, group_id) == {("tcp", 80, None), ("tcp", 5432, "192.0.2.0/24")}
+    assert _ingress(neutron, group_id) == {("tcp", 80, None), ("tcp", 5432, "192.0.2.0/24"),
+                                           ("udp", 53, None), ("sctp", 38412, None)}
     port = neutron.get(f"/v2.0/ports/{lb['vip_port_id']}")[1]["port"]
     assert port["security_groups"] == [group_id]
     status, body = owner.delete(f"{LB}/loadbalancers/{lb['id']}?cascade=true")

@@ -260,14 +260,18 @@ def test_a_load_balancer_down_serves_nothing() -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d["listeners"][0].update(protocol="UDP"),
-     "haproxy provider does not support UDP listeners."),
-    (lambda d: d["pools"][0].update(protocol="SCTP"),
-     "haproxy provider does not support SCTP pools."),
+    (lambda d: d["listeners"][0].update(protocol="QUIC"),
+     "haproxy provider does not support QUIC listeners."),
+    (lambda d: d["pools"][0].update(protocol="QUIC"),
+     "haproxy provider does not support QUIC pools."),
     (lambda d: d["pools"][0].update(lb_algorithm="SOURCE_IP_PORT"),
      "haproxy provider does not support SOURCE_IP_PORT algorithm."),
     (lambda d: d["pools"][0]["healthmonitor"].update(type="UDP-CONNECT"),
-     "haproxy provider does not support UDP-CONNECT health monitors.")])
+     "haproxy provider does not support UDP-CONNECT health monitors."),
+    (lambda d: d["pools"][0].update(protocol="UDP", lb_algorithm="SOURCE_IP_PORT",
+                                    healthmonitor=dict(d["pools"][0]["healthmonitor"],
+                                                       type="TLS-HELLO")),
+     "haproxy provider does not support TLS-HELLO health monitors.")])
 def test_what_haproxy_cannot_do_is_refused(change: Any, message: str) -> None:
     data = g.graph()
     assert lb_haproxy.unsupported(LoadBalancer.from_dict(data)) is None

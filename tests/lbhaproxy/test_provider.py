@@ -166,8 +166,8 @@ def lb(**kw: Any) -> LoadBalancer:
 def test_what_haproxy_cannot_do_is_refused_before_anything_is_written(
         reporter: Reporter) -> None:
     data = g.graph()
-    data["listeners"][0]["protocol"] = "UDP"
-    with pytest.raises(papi.UnsupportedOption, match="does not support UDP listeners"):
+    data["pools"][0]["lb_algorithm"] = "SOURCE_IP_PORT"
+    with pytest.raises(papi.UnsupportedOption, match="does not support SOURCE_IP_PORT"):
         provider(reporter).check(LoadBalancer.from_dict(data))
     provider(reporter).check(lb())
 

@@ -10,7 +10,10 @@ what the server answered, applies through the host adapter and reports the
 provisioning statuses the change finished (ACTIVE, DELETED, or ERROR when
 the host could not apply it). Every ``[haproxy] stats_interval`` the
 agent reads each haproxy's statistics and reports operating statuses
-(when they changed) and the listeners' counters.
+(when they changed) and the listeners' counters. Members of UDP pools are
+checked by the agent itself when their monitor's ``delay`` is due
+(``udp_health``): one whose checks fail leaves the UDP table (a reload
+of it alone) and comes back once they pass.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import oslo_messaging
 from oslo_config import cfg
 
 from neutrino.agents.base import Agent
-from neutrino.agents.loadbalancer import health, plan
+from neutrino.agents.loadbalancer import health, plan, udp_health
 from neutrino.agents.loadbalancer.host import LbHost
 from neutrino.conf.agents import loadbalancer as lb_conf
 from neutrino.resources.lb_graph import LoadBalancer
@@ -72,6 +75,8 @@ class LoadBalancerAgent(Agent):
         self.lb_host = lb_host
         self.clock = clock
         self.graphs: dict[str, LoadBalancer] = {}  # what is served here, as last applied
+        self._payloads: dict[str, dict[str, Any]] = {}  # the server's answer, as last applied
+        self._udp: dict[str, dict[str, udp_health.Health]] = {}  # UDP members' checks
         self._sent: dict[str, list[dict[str, str]]] = {}  # operating statuses last reported
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -127,6 +132,7 @@ class LoadBalancerAgent(Agent):
                     self._full = True
         elif dirty:
             self.sync(dirty)
+        self.check_udp_members(now)
         if now - self._last_stats >= self.conf.haproxy.stats_interval:
             self._last_stats = now
             self.report_health()
@@ -163,7 +169,8 @@ class LoadBalancerAgent(Agent):
         if payload is not None and payload.get("report_provisioning") is False:
             graph = None  # the other agent of an ACTIVE_STANDBY pair reports
         try:
-            want = plan.deployment(payload, self._state_dir(lb_id)) if payload else None
+            down = udp_health.down(self._udp.get(lb_id, {}))
+            want = plan.deployment(payload, self._state_dir(lb_id), down) if payload else None
             actions = plan.plan({lb_id: want}, {k: v for k, v in observed.items() if k == lb_id},
                                 frozenset({lb_id}) if rebuild else frozenset())
             for action in actions:
@@ -177,8 +184,11 @@ class LoadBalancerAgent(Agent):
         if want is None:
             self.graphs.pop(lb_id, None)
             self._sent.pop(lb_id, None)
+            self._payloads.pop(lb_id, None)
+            self._udp.pop(lb_id, None)
         elif payload is not None:
             self.graphs[lb_id] = LoadBalancer.from_dict(payload["loadbalancer"])
+            self._payloads[lb_id] = payload
         if graph is not None:
             done = plan.provisioned(graph)
             if rebuild and not any(s["kind"] == "loadbalancers" for s in done):
@@ -206,6 +216,48 @@ class LoadBalancerAgent(Agent):
             LOG.exception("load-balancer agent on %s: update_status failed", self.host)
             self.mark_full_resync()
 
+    def check_udp_members(self, now: float) -> None:
+        """Run the UDP members' checks that are due; a member that goes down or
+        comes back changes its load balancer's UDP table."""
+        for lb_id, graph in list(self.graphs.items()):
+            state = self._udp.get(lb_id, {})
+            checks = udp_health.due(graph, state, now)
+            if not checks:
+                self._udp[lb_id] = udp_health.record(graph, state, {}, now)
+                continue
+            try:
+                results = self.lb_host.probe(lb_id, checks)
+            except Exception:  # noqa: BLE001 - checked again at the next delay
+                LOG.exception("load balancer %s: its UDP members' checks failed to run", lb_id)
+                results = {}
+            new = udp_health.record(graph, state, results, now)
+            self._udp[lb_id] = new
+            if udp_health.down(new) != udp_health.down(state):
+                LOG.info("load balancer %s: UDP members out of rotation: %s", lb_id,
+                         sorted(udp_health.down(new)) or "none")
+                self._redeploy(lb_id)
+
+    def _redeploy(self, lb_id: str) -> None:
+        payload = self._payloads.get(lb_id)
+        if payload is None:
+            return
+        try:
+            want = plan.deployment(payload, self._state_dir(lb_id),
+                                   udp_health.down(self._udp.get(lb_id, {})))
+            observed = {k: v for k, v in self.lb_host.observe().items() if k == lb_id}
+            for action in plan.plan({lb_id: want}, observed):
+                self._apply(action)
+        except Exception:  # noqa: BLE001 - the next full sync converges it
+            LOG.exception("load balancer %s: UDP rotation not changed", lb_id)
+            with self._lock:
+                self._full = True
+
+    def next_check(self) -> float | None:
+        """When the next UDP member check is due (None: no member is checked)."""
+        times = [t for t in (udp_health.next_due(g, self._udp.get(i, {}))
+                             for i, g in list(self.graphs.items())) if t is not None]
+        return min(times) if times else None
+
     def report_health(self) -> None:
         """Operating statuses (when they changed) and counters of every load
         balancer served here."""
@@ -216,11 +268,15 @@ class LoadBalancerAgent(Agent):
             if text is None:
                 continue
             rows = health.parse_stat(text)
-            now = health.statuses(graph, rows)
+            checked = udp_health.member_statuses(graph, self._udp.get(lb_id, {}))
+            now = health.statuses(graph, rows, checked)
             if now != self._sent.get(lb_id):
                 changed += now
                 self._sent[lb_id] = now
             counters += health.listener_stats(graph, rows)
+            udp = self.lb_host.udp_stats(lb_id)
+            if udp is not None:
+                counters += health.udp_listener_stats(graph, *udp)
         try:
             if changed:
                 self.plugin.update_status(changed)
@@ -243,7 +299,9 @@ class LoadBalancerAgent(Agent):
             except Exception:  # noqa: BLE001 - the loop must outlive one bad pass
                 LOG.exception("load-balancer agent on %s: pass failed", self.host)
                 self.mark_full_resync()
-            self._wake.wait(interval)
+            due = self.next_check()
+            wait = interval if due is None else max(0.05, min(interval, due - self.clock()))
+            self._wake.wait(wait)
             self._wake.clear()
 
     def halt(self) -> None:

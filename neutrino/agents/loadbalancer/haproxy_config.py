@@ -9,9 +9,10 @@ being deleted (PENDING_DELETE) and listeners or pools that are
 administratively down are left out, so that applying the text is what
 finishes their change.
 
-What haproxy cannot do here (UDP and SCTP listeners, pools and monitors,
-the ``SOURCE_IP_PORT`` algorithm: ``resources.lb_haproxy.unsupported``) is
-refused by the provider before the API writes anything; the renderer
+UDP listeners and their pools are not haproxy's: nftables carries them
+(``nft_udp``), so they are left out here. What neither can do (SCTP, the
+``SOURCE_IP_PORT`` algorithm on TCP pools: ``resources.lb_haproxy.unsupported``)
+is refused by the provider before the API writes anything; the renderer
 assumes a graph that passed it.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from neutrino.resources.lb_graph import (
     Member,
     Pool,
 )
-from neutrino.resources.lb_haproxy import ALGORITHMS, HTTP_MODES, live
+from neutrino.resources.lb_haproxy import ALGORITHMS, HTTP_MODES, by_nftables, live
 
 # haproxy's match methods for L7 rules' compare types
 MATCH = {"EQUAL_TO": "str", "STARTS_WITH": "beg", "ENDS_WITH": "end",
@@ -75,8 +76,9 @@ class Files:
 def render(lb: LoadBalancer, files: Files) -> str:
     """The whole configuration of ``lb``'s haproxy."""
     # a load balancer that is down keeps its namespace and answers nothing
-    listeners = [x for x in live(lb.listeners) if x.admin_state_up and lb.admin_state_up]
-    pools = {p.id: p for p in live(lb.pools) if p.admin_state_up}
+    listeners = [x for x in live(lb.listeners) if x.admin_state_up and lb.admin_state_up
+                 and not by_nftables(x.protocol)]
+    pools = {p.id: p for p in live(lb.pools) if p.admin_state_up and not by_nftables(p.protocol)}
     ping = any(p.healthmonitor is not None and p.healthmonitor.type == "PING"
                and p.healthmonitor.provisioning_status != PENDING_DELETE
                for p in pools.values())

@@ -10,13 +10,21 @@ DEGRADED when some do not; a listener ONLINE while it accepts and DEGRADED
 once full; the load balancer DEGRADED when any of its listeners or pools
 is not ONLINE. Anything administratively down is OFFLINE. And the
 listeners' counters, which the API sums into the load balancer's.
+
+UDP listeners have no row there (nftables carries them): a UDP listener
+is ONLINE while up, its members' statuses are the agent's own checks'
+(``udp_health.member_statuses``), its pool judged from them as above, and
+its counters are the nftables counters of its table and its flows in
+conntrack (``udp_listener_stats``).
 """
 from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+import json
+from typing import Any, Mapping
 
+from neutrino.agents.loadbalancer.nft_udp import counter_names, udp_listeners
 from neutrino.resources.lb_graph import (
     DEGRADED,
     DRAINING,
@@ -27,7 +35,7 @@ from neutrino.resources.lb_graph import (
     LoadBalancer,
     Pool,
 )
-from neutrino.resources.lb_haproxy import live
+from neutrino.resources.lb_haproxy import by_nftables, live
 
 # the kinds of object a status report names (the provider interface's keys)
 LOADBALANCERS, LISTENERS, POOLS, MEMBERS = "loadbalancers", "listeners", "pools", "members"
@@ -62,8 +70,10 @@ def _worst(statuses: list[str], default: str = ONLINE) -> str:
     return max(statuses, key=lambda s: _RANK.get(s, 0)) if statuses else default
 
 
-def statuses(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Each object's operating status as ``{"kind", "id", "operating_status"}``."""
+def statuses(lb: LoadBalancer, rows: list[dict[str, str]],
+             udp_members: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """Each object's operating status as ``{"kind", "id", "operating_status"}``;
+    ``udp_members``: the checked UDP members' statuses."""
     frontends = {r["pxname"]: r for r in rows if r.get("svname") == "FRONTEND"}
     backends = {r["pxname"]: r for r in rows if r.get("svname") == "BACKEND"}
     servers: dict[tuple[str, str], dict[str, str]] = {
@@ -77,7 +87,9 @@ def statuses(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[str, str
     listener_states: list[str] = []
     for listener in live(lb.listeners):
         row = frontends.get(listener.id)
-        if not (listener.admin_state_up and lb.admin_state_up) or row is None:
+        if by_nftables(listener.protocol) and listener.admin_state_up and lb.admin_state_up:
+            state = ONLINE
+        elif not (listener.admin_state_up and lb.admin_state_up) or row is None:
             state = OFFLINE
         else:
             state = {"OPEN": ONLINE, "FULL": DEGRADED}.get(row.get("status", ""), OFFLINE)
@@ -87,8 +99,10 @@ def statuses(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[str, str
             add(L7POLICIES, policy.id, ONLINE if policy.admin_state_up else OFFLINE)
             for rule in live(policy.rules):
                 add(L7RULES, rule.id, ONLINE if rule.admin_state_up else OFFLINE)
-    pool_states = [s for s in (_pool(lb, pool, backends, servers, add)
-                               for pool in live(lb.pools)) if s is not None]
+    pool_states = [s for s in (
+        _udp_pool(lb, pool, udp_members or {}, add) if by_nftables(pool.protocol)
+        else _pool(lb, pool, backends, servers, add)
+        for pool in live(lb.pools)) if s is not None]
     if not lb.admin_state_up:
         lb_state = OFFLINE
     else:
@@ -136,11 +150,49 @@ def _pool(lb: LoadBalancer, pool: Pool, backends: dict[str, dict[str, str]],
     return state
 
 
+def _udp_pool(lb: LoadBalancer, pool: Pool, checked: Mapping[str, str], add: Any
+              ) -> str | None:
+    """As ``_pool``, for a UDP pool: members as their checks left them."""
+    hm = pool.healthmonitor
+    if hm is not None and hm.provisioning_status != "PENDING_DELETE":
+        add(HEALTHMONITORS, hm.id, ONLINE if hm.admin_state_up else OFFLINE)
+    if not (pool.admin_state_up and lb.admin_state_up):
+        for member in live(pool.members):
+            add(MEMBERS, member.id, OFFLINE)
+        add(POOLS, pool.id, OFFLINE)
+        return OFFLINE
+    states = []
+    for member in live(pool.members):
+        if not member.admin_state_up:
+            state = OFFLINE
+        elif member.weight == 0:
+            state = DRAINING
+        else:
+            state = checked.get(member.id, NO_MONITOR)
+        states.append(state)
+        add(MEMBERS, member.id, state)
+    used = any(x.default_pool_id == pool.id and x.admin_state_up and by_nftables(x.protocol)
+               for x in live(lb.listeners))
+    if not used:
+        return None
+    judged = [s for s in states if s != OFFLINE]
+    if judged and all(s == ERROR for s in judged):
+        state = ERROR
+    elif ERROR in judged:
+        state = DEGRADED
+    else:
+        state = ONLINE
+    add(POOLS, pool.id, state)
+    return state
+
+
 def listener_stats(lb: LoadBalancer, rows: list[dict[str, str]]) -> list[dict[str, Any]]:
     """Each listener's counters since its haproxy started, from its frontend."""
     frontends = {r["pxname"]: r for r in rows if r.get("svname") == "FRONTEND"}
     out = []
     for listener in live(lb.listeners):
+        if by_nftables(listener.protocol):
+            continue
         row = frontends.get(listener.id, {})
         out.append({"listener_id": listener.id,
                     "bytes_in": _int(row.get("bin")),
@@ -157,3 +209,48 @@ def _int(value: str | None) -> int:
     except ValueError:
         return 0
 
+
+
+def nft_counters(text: str) -> dict[str, tuple[int, int]]:
+    """``nft -j list counters`` as name -> (packets, bytes)."""
+    try:
+        items = json.loads(text or "{}").get("nftables", [])
+    except ValueError:
+        return {}
+    return {c["name"]: (_int(str(c.get("packets"))), _int(str(c.get("bytes"))))
+            for c in (i.get("counter") for i in items) if c}
+
+
+def flows_to(conntrack: str, proto: str, addresses: set[str], port: int) -> int:
+    """How many flows of ``/proc/net/nf_conntrack`` were opened to one of
+    ``addresses`` on ``port`` (the first tuple is the original direction)."""
+    count = 0
+    for line in conntrack.splitlines():
+        words = line.split()
+        if proto not in words[:4]:
+            continue
+        fields = [w.split("=", 1) for w in words if "=" in w]
+        dst = next((v for k, v in fields if k == "dst"), None)
+        dport = next((v for k, v in fields if k == "dport"), None)
+        if dst in addresses and dport == str(port):
+            count += 1
+    return count
+
+
+def udp_listener_stats(lb: LoadBalancer, counters_json: str, conntrack: str
+                       ) -> list[dict[str, Any]]:
+    """Each UDP listener's counters: bytes from clients and from members, flows
+    opened, flows conntrack still holds; a datagram carries no request to err."""
+    counters = nft_counters(counters_json)
+    vips = {lb.vip.address, *(v.get("ip_address", "") for v in lb.additional_vips)}
+    out = []
+    for listener in udp_listeners(lb):
+        c_in, c_out, c_new = counter_names(listener.id)
+        out.append({"listener_id": listener.id,
+                    "bytes_in": counters.get(c_in, (0, 0))[1],
+                    "bytes_out": counters.get(c_out, (0, 0))[1],
+                    "active_connections": flows_to(conntrack, listener.protocol.lower(),
+                                                   vips, listener.protocol_port),
+                    "total_connections": counters.get(c_new, (0, 0))[0],
+                    "request_errors": 0})
+    return out

@@ -13,23 +13,31 @@ use, so a bad one leaves the load balancer serving as before.
 Each load balancer's files live in ``<loadbalancer_state_path>/<id>/``:
 ``haproxy.cfg``, ``haproxy.pid``, ``haproxy.sock`` (statistics, read from
 outside the namespace: a unix socket is a file; under ``/run/neutrino-lbaas``
-when the state directory is too deep for a socket's path), ``ping.sh``
-and ``certs/``.
+when the state directory is too deep for a socket's path), ``ping.sh``,
+``certs/`` and ``udp.nft`` (the UDP listeners' table as last applied).
+
+UDP and SCTP listeners are nftables' table ``inet neutrino_lb`` in the namespace,
+replaced in one ``nft -f`` transaction; the namespace forwards (the
+datagrams go on to the members). Their members' checks run in the
+namespace as ``python -m neutrino.agents.loadbalancer.probe``.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3.linux import LinuxHost, run
-from neutrino.agents.loadbalancer import haproxy_config, keepalived
+from neutrino.agents.loadbalancer import haproxy_config, health, keepalived, nft_udp
 from neutrino.agents.loadbalancer.host import LbHost
 from neutrino.agents.loadbalancer.plan import (
     DEVICE_PREFIX,
@@ -39,6 +47,7 @@ from neutrino.agents.loadbalancer.plan import (
     namespace,
     stats_socket,
 )
+from neutrino.agents.loadbalancer.udp_health import Check
 
 LOG = logging.getLogger(__name__)
 HAPROXY = "haproxy"
@@ -220,7 +229,8 @@ class LinuxLbHost(LbHost):
                 namespace=ns in spaces, running=proc.pid() is not None,
                 config=proc.config.read_text() if proc.config.exists() else None,
                 device=device,
-                keepalived=vrrp.config.read_text() if vrrp.pid() is not None else None)
+                keepalived=vrrp.config.read_text() if vrrp.pid() is not None else None,
+                udp=(entry / "udp.nft").read_text() if (entry / "udp.nft").exists() else "")
         return out
 
     def _write_files(self, deployment: Deployment) -> None:
@@ -269,6 +279,7 @@ class LinuxLbHost(LbHost):
             proc.reload()
         if deployment.keepalived:
             KeepalivedProcess(state, ns).ensure(deployment.keepalived, proc.pid_file)
+        self._apply_udp(deployment)
         self._remember_vip(deployment)
 
     def reload(self, deployment: Deployment) -> None:
@@ -279,7 +290,22 @@ class LinuxLbHost(LbHost):
         if deployment.keepalived:
             KeepalivedProcess(self.root / deployment.lb_id, deployment.namespace).ensure(
                 deployment.keepalived, proc.pid_file)
+        self._apply_udp(deployment)
         self._remember_vip(deployment)
+
+    def _apply_udp(self, deployment: Deployment) -> None:
+        """The UDP listeners' table as the deployment has it (none: removed)."""
+        ns, path = deployment.namespace, self.root / deployment.lb_id / "udp.nft"
+        if deployment.udp:
+            self.ip.enable_forwarding(ns)
+            counts = health.nft_counters(self._counters(ns)) if path.exists() else {}
+            run(["ip", "netns", "exec", ns, "nft", "-f", "-"],
+                stdin=nft_udp.replace_script(nft_udp.with_counters(deployment.udp, counts)))
+            path.write_text(deployment.udp)
+        elif path.exists():
+            run(["ip", "netns", "exec", ns, "nft", "delete", "table", nft_udp.FAMILY,
+                 nft_udp.TABLE], check=False)
+            path.unlink()
 
     def _remember_vip(self, deployment: Deployment) -> None:
         """Which address makes this host the master (statistics come from it only)."""
@@ -310,13 +336,43 @@ class LinuxLbHost(LbHost):
         self._haproxy(lb_id).socket.unlink(missing_ok=True)
         shutil.rmtree(self.root / lb_id, ignore_errors=True)
 
-    def stats(self, lb_id: str) -> str | None:
-        """haproxy's statistics; of an ACTIVE_STANDBY pair only the master's
-        (the backup's would overwrite its counters with its own idle ones)."""
+    def _master(self, lb_id: str) -> bool:
+        """Whether this host holds the VIP (always, but in an ACTIVE_STANDBY pair)."""
         vip = self.root / lb_id / "vip"
         if vip.exists():
             address = vip.read_text().strip()
             held = run(["ip", "-n", namespace(lb_id), "-o", "addr", "show"], check=False)
-            if f" {address}/" not in held:
-                return None
+            return f" {address}/" in held
+        return True
+
+    def stats(self, lb_id: str) -> str | None:
+        """haproxy's statistics; of an ACTIVE_STANDBY pair only the master's
+        (the backup's would overwrite its counters with its own idle ones)."""
+        if not self._master(lb_id):
+            return None
         return self._haproxy(lb_id).show_stat()
+
+    def probe(self, lb_id: str, checks: list[Check]) -> dict[str, bool]:
+        if not checks:
+            return {}
+        argv = ["ip", "netns", "exec", namespace(lb_id), sys.executable, "-m",
+                "neutrino.agents.loadbalancer.probe"]
+        wait = max(c.timeout for c in checks) + 10
+        done = subprocess.run(argv, input=json.dumps([dataclasses.asdict(c) for c in checks]),
+                              capture_output=True, text=True, timeout=wait)
+        if done.returncode:
+            raise RuntimeError(f"probes of {lb_id} failed: {done.stderr.strip()}")
+        return {str(k): bool(v) for k, v in json.loads(done.stdout or "{}").items()}
+
+    @staticmethod
+    def _counters(ns: str) -> str:
+        return run(["ip", "netns", "exec", ns, "nft", "-j", "list", "counters", "table",
+                    nft_udp.FAMILY, nft_udp.TABLE], check=False)
+
+    def udp_stats(self, lb_id: str) -> tuple[str, str] | None:
+        if not (self.root / lb_id / "udp.nft").exists() or not self._master(lb_id):
+            return None
+        ns = namespace(lb_id)
+        counters = self._counters(ns)
+        flows = run(["ip", "netns", "exec", ns, "cat", "/proc/net/nf_conntrack"], check=False)
+        return counters, flows

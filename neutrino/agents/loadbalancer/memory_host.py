@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from neutrino.agents.loadbalancer.host import LbHost
 from neutrino.agents.loadbalancer.plan import Deployment, Observed
+from neutrino.agents.loadbalancer.udp_health import Check
 
 
 class MemoryLbHost(LbHost):
@@ -13,10 +14,14 @@ class MemoryLbHost(LbHost):
         self.log: list[tuple[str, str]] = []  # (operation, lb id)
         self.stat_text: dict[str, str] = {}
         self.fail: set[str] = set()  # lb ids whose build or reload fails
+        self.failing: set[str] = set()  # members whose checks fail
+        self.probed: list[Check] = []
+        self.udp_text: dict[str, tuple[str, str]] = {}
 
     def observe(self) -> dict[str, Observed]:
         return {i: Observed(namespace=True, running=self.running.get(i, False),
-                            config=d.config, device=d.device, keepalived=d.keepalived)
+                            config=d.config, device=d.device, keepalived=d.keepalived,
+                            udp=d.udp)
                 for i, d in self.deployed.items()}
 
     def build(self, deployment: Deployment) -> None:
@@ -41,3 +46,12 @@ class MemoryLbHost(LbHost):
         if not self.running.get(lb_id):
             return None
         return self.stat_text.get(lb_id, "")
+
+    def probe(self, lb_id: str, checks: list[Check]) -> dict[str, bool]:
+        self.probed += checks
+        return {c.member_id: c.member_id not in self.failing for c in checks}
+
+    def udp_stats(self, lb_id: str) -> tuple[str, str] | None:
+        if not self.running.get(lb_id):
+            return None
+        return self.udp_text.get(lb_id, ("", ""))

@@ -9,6 +9,9 @@ with the configuration rendered from the graph and the certificates of its
 TLS listeners beside it. A change of configuration is a reload (haproxy's
 master starts new workers and the old ones finish their connections); a
 failover, or a VIP port that moved, rebuilds the namespace from nothing.
+UDP and SCTP listeners are an nftables table in the same namespace (``nft_udp``),
+replaced whole whenever it changes, with the members failing their checks
+(``udp_health``) out of it.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import dataclasses
 import ipaddress
 from typing import Any, Union
 
-from neutrino.agents.loadbalancer import haproxy_config, keepalived
+from neutrino.agents.loadbalancer import haproxy_config, keepalived, nft_udp
 from neutrino.resources.lb_graph import (
     ACTIVE,
     DELETED,
@@ -56,6 +59,7 @@ class Deployment:
     files: tuple[tuple[str, str], ...]  # relative path -> content (certificates)
     keepalived: str | None = None  # ACTIVE_STANDBY: this host's keepalived.conf
     vip: str | None = None  # ACTIVE_STANDBY: the VIP address keepalived moves
+    udp: str = ""  # the UDP listeners' nftables table ("": none)
 
 
 # A unix socket's path has at most 107 bytes, haproxy's at most 97: a stats
@@ -79,9 +83,11 @@ def files_for(state_dir: str) -> haproxy_config.Files:
                                 certs_dir=f"{state_dir}/certs")
 
 
-def deployment(payload: dict[str, Any], state_dir: str) -> Deployment | None:
+def deployment(payload: dict[str, Any], state_dir: str,
+               down: frozenset[str] = frozenset()) -> Deployment | None:
     """What the server's description asks of this host; None when the load
-    balancer is going away (or is down) and nothing of it must stay."""
+    balancer is going away (or is down) and nothing of it must stay.
+    ``down``: members of UDP pools failing their checks."""
     lb = LoadBalancer.from_dict(payload["loadbalancer"])
     if lb.provisioning_status == PENDING_DELETE:
         return None
@@ -124,7 +130,8 @@ def deployment(payload: dict[str, Any], state_dir: str) -> Deployment | None:
         addresses=tuple(addresses),
         gateways=tuple(dict.fromkeys(gateways)),
         config=haproxy_config.render(lb, files), files=tuple(certs),
-        keepalived=vrrp_conf, vip=pair["vip"] if vrrp_conf else None)
+        keepalived=vrrp_conf, vip=pair["vip"] if vrrp_conf else None,
+        udp=nft_udp.render(lb, down))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +143,7 @@ class Observed:
     config: str | None = None
     device: str | None = None  # the VIP device in the namespace
     keepalived: str | None = None  # keepalived.conf, when keepalived runs
+    udp: str = ""  # the UDP listeners' table as last applied
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,7 +191,8 @@ def plan(wanted: dict[str, Deployment | None], observed: dict[str, Observed],
         elif not seen.namespace or not seen.running or seen.device is None or (
                 want.keepalived is not None and seen.keepalived is None):
             actions.append(Build(want))
-        elif seen.config != want.config or seen.keepalived != want.keepalived:
+        elif seen.config != want.config or seen.keepalived != want.keepalived or (
+                seen.udp != want.udp):
             actions.append(Reload(want))
     return actions
 

@@ -2,8 +2,8 @@
 keeps one for its amphorae.
 
 A load balancer created without ``vip_sg_ids`` gets group ``lb-<id>`` in
-its project: one ingress rule per listener port (TCP, from each of the
-listener's ``allowed_cidrs``, or from anywhere), and for an
+its project: one ingress rule per listener port (TCP; UDP or SCTP for
+UDP and SCTP listeners; from each of the listener's ``allowed_cidrs``, or from anywhere), and for an
 ``ACTIVE_STANDBY`` pair VRRP (IP protocol 112) between its own ports. It is
 the only group of the ports that carry the VIP (the VIP port, or the
 pair's VRRP ports), kept in step with every change, and deleted with the
@@ -37,8 +37,10 @@ def wanted_rules(lb: LoadBalancer, group_id: str) -> set[tuple[Any, ...]]:
     ethertype = "IPv6" if ipaddress.ip_address(lb.vip.address).version == 6 else "IPv4"
     out: set[tuple[Any, ...]] = set()
     for listener in lb_haproxy.live(lb.listeners):
+        protocol = listener.protocol.lower() if lb_haproxy.by_nftables(
+            listener.protocol) else "tcp"
         for cidr in listener.allowed_cidrs or (None,):
-            out.add((ethertype, "tcp", listener.protocol_port, cidr, None))
+            out.add((ethertype, protocol, listener.protocol_port, cidr, None))
     if lb_haproxy.topology_of(lb) == lb_haproxy.ACTIVE_STANDBY:
         out.add((ethertype, VRRP_PROTOCOL, None, None, group_id))
     return out
