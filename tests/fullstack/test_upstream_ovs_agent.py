@@ -74,3 +74,6 @@ def test_upstreams_ovs_agent_wires_instances_applies_rules_and_drops_deleted_por
     assert status == 204
     assert wait_for(lambda: tag_of(host, tap) == DEAD_VLAN, 30), logs()
     assert not ping(spaces[0], addresses[1], tries=2)
+    # every call the agent made along the way was answered
+    log = (host.dir / "upstream-ovs-agent.log").read_text()
+    assert "RemoteError" not in log, logs()

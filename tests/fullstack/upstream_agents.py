@@ -10,7 +10,9 @@ loopback port 5672 is forwarded (socat, through a UNIX socket) to the
 machine's. The host lacks what upstream's agents assume of a distribution:
 ``sudo`` (oslo.privsep calls it even as root) is a pass-through, and
 ``iptables-save``/``-restore`` (the DHCP agent's UDP checksum rule; nftables
-only here) accept and keep nothing, as neutrino's own agent skips that rule.
+only here) accept and keep nothing, as neutrino's own agent skips that rule;
+``conntrack`` (the OVS firewall's flush of the kernel's entries, which a
+userspace switch does not use) does nothing.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ SHIMS = {
     "ip6tables-save": "#!/bin/sh\nexit 0\n",
     "iptables-restore": "#!/bin/sh\ncat >/dev/null\nexit 0\n",
     "ip6tables-restore": "#!/bin/sh\ncat >/dev/null\nexit 0\n",
+    # the OVS firewall flushes kernel conntrack entries of changed rules; a
+    # userspace (netdev) switch keeps its own, which the tool never sees
+    "conntrack": "#!/bin/sh\nexit 0\n",
 }
 
 
