@@ -319,8 +319,7 @@ class CorePlugin:
                 except Exception:  # noqa: BLE001 - report the driver's error, not this
                     LOG.exception("could not undo create of %s %s", plural, item["id"])
             raise
-        for item in created:
-            self.events.notify(plural, ev.AFTER_CREATE, ctx, item)
+        self.events.notify_many(plural, ev.AFTER_CREATE, [(ctx, item) for item in created])
         return created
 
     def _create_lookups(self, plural: str, ctx: Context,

@@ -33,18 +33,24 @@ class Pushes:
 
     def __init__(self) -> None:
         self.got: list[tuple[str, str, dict[str, Any]]] = []
+        self.batches: list[tuple[str, list[str]]] = []  # (type, ids) of each push
         self.seen = threading.Condition()
 
     def push(self, context: Any, resource_list: list[dict[str, Any]], event_type: str) -> None:
         with self.seen:
             for obj in resource_list:
                 self.got.append((obj["versioned_object.name"], event_type, obj))
+            self.batches.append((resource_list[0]["versioned_object.name"],
+                                 [o["versioned_object.data"]["id"] for o in resource_list]))
             self.seen.notify_all()
 
-    def wait(self, name: str, event_type: str, rid: str) -> dict[str, Any] | None:
+    def wait(self, name: str, event_type: str, rid: str,
+             **wanted: Any) -> dict[str, Any] | None:
         def found() -> dict[str, Any] | None:
             return next((o for n, e, o in self.got if (n, e) == (name, event_type)
-                         and o["versioned_object.data"]["id"] == rid), None)
+                         and o["versioned_object.data"]["id"] == rid
+                         and all(o["versioned_object.data"].get(k) == v
+                                 for k, v in wanted.items())), None)
         with self.seen:
             self.seen.wait_for(lambda: found() is not None, timeout=20)
             return found()
@@ -175,6 +181,32 @@ def test_a_port_update_and_delete_are_pushed(
     assert updated is not None and data(updated)["name"] == "renamed"
     assert server.http.simulate_delete(f"/v2.0/ports/{port['id']}").status_code == 204
     assert pushes.wait("Port", "deleted", port["id"]) is not None
+
+
+def test_an_agents_device_list_pushes_its_ports_in_one_message(
+        aio: tuple[InProcess, Pushes], cloud: dict[str, Any]) -> None:
+    """``update_device_list`` changes many ports' status: they are re-read
+    together and pushed in one ``push``, not one each."""
+    server, pushes = aio
+    ports = server.post("/v2.0/ports", {"ports": [{
+        "network_id": cloud["network"]["id"], "binding:host_id": HOST,
+        "device_owner": "compute:nova"} for _ in range(3)]})["ports"]
+    ids = [p["id"] for p in ports]
+    plugin = oslo_messaging.get_rpc_client(rpc_transport(server.conf), oslo_messaging.Target(
+        topic=topics.PLUGIN, version="1.9"), timeout=20)
+    plugin.call(admin_context(), "get_devices_details_list", devices=ids, agent_id="a", host=HOST)
+    for pid in ids:  # the details made them BUILD: that push first
+        assert pushes.wait("Port", "updated", pid, status="BUILD") is not None
+    with pushes.seen:
+        batches = len(pushes.batches)
+    plugin.call(admin_context(), "update_device_list", devices_up=ids, devices_down=[],
+                agent_id="a", host=HOST)
+    for pid in ids:
+        pushed = pushes.wait("Port", "updated", pid, status="ACTIVE")
+        assert pushed is not None
+    with pushes.seen:
+        sent = [b for b in pushes.batches[batches:] if b[0] == "Port"]
+    assert [sorted(ids)] == [sorted(b[1]) for b in sent]
 
 
 # -- against upstream's own classes ----------------------------------------------------

@@ -115,8 +115,8 @@ class L2Endpoint:
             changes.clear()
             return batch(conn, devices, host, changes)
         answers = self.plugin.write(op)
-        for before, after in changes:
-            self.plugin.events.notify("ports", ev.AFTER_UPDATE, None, before, after)
+        self.plugin.events.notify_many("ports", ev.AFTER_UPDATE,
+                                       [(None, before, after) for before, after in changes])
         return answers
 
     def _each(self, batch: Batch[list[R]], devices: Sequence[str], host: str | None,

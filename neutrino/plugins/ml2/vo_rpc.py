@@ -202,16 +202,18 @@ class VersionedObjectPusher:
         if not self.casts.enabled:
             return
         for rtype, plural in PLURALS.items():
-            events.subscribe(plural, ev.AFTER_CREATE,
-                             lambda ctx, item, rtype=rtype: self.changed(rtype, [item["id"]],
-                                                                         CREATED))
-            events.subscribe(plural, ev.AFTER_UPDATE,
-                             lambda ctx, old, item, rtype=rtype: self.changed(
-                                 rtype, [item["id"]], UPDATED))
+            # in batches: an agent's device list changes many ports' status at once
+            events.subscribe_batch(plural, ev.AFTER_CREATE,
+                                   lambda changes, rtype=rtype: self.changed(
+                                       rtype, [c[-1]["id"] for c in changes], CREATED))
+            events.subscribe_batch(plural, ev.AFTER_UPDATE,
+                                   lambda changes, rtype=rtype: self.changed(
+                                       rtype, [c[-1]["id"] for c in changes], UPDATED))
             events.subscribe(plural, ev.AFTER_DELETE,
                              lambda ctx, item, rtype=rtype: self.deleted(rtype, item))
 
     def changed(self, rtype: str, ids: Iterable[str], event_type: str) -> None:
+        """The objects ``ids`` re-read at once and pushed in one message."""
         with self.db.reader() as conn:
             found = self.reader.read(conn, rtype, {"id": list(ids)})
             groups = self._groups_of(conn, rtype, found)
