@@ -136,6 +136,11 @@ def test_an_agent_bulk_pulls_by_id_and_by_security_group(
     nets = client.call(admin_context(), "bulk_pull", resource_type="Network", version="1.3",
                        filter_kwargs={"id": (cloud["network"]["id"],)})
     assert [data(data(n)["segments"][0])["network_type"] for n in nets] == ["vxlan"]
+    subnets = client.call(admin_context(), "bulk_pull", resource_type="Subnet", version="1.2",
+                          filter_kwargs={"network_id": (cloud["network"]["id"],)})
+    assert [(data(s)["id"], data(s)["external"]) for s in subnets] == [
+        (cloud["subnet"]["id"], False)]
+    assert [data(r)["nexthop"] for r in data(subnets[0])["host_routes"]] == ["10.78.0.9"]
     none = client.call(admin_context(), "bulk_pull", resource_type="Port", version="1.11",
                        filter_kwargs={"id": ("00000000-0000-0000-0000-000000000000",)})
     assert none == []

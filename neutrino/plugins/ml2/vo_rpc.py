@@ -147,7 +147,12 @@ class VersionedObjectReader:
 
     def _subnets(self, conn: Connection,
                  subnets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [{**s, "external": s.get("router:external", False),
+        """``external``: the subnet's network is (upstream's synthetic field)."""
+        ext = t.externalnetworks.c
+        nets = sorted({s["network_id"] for s in subnets})
+        external = {nid for part in store.chunks(nets) for nid in conn.execute(
+            sa.select(ext.network_id).where(ext.network_id.in_(part))).scalars()}
+        return [{**s, "external": s["network_id"] in external,
                  "allocation_pools": [
                      {"id": derived_id(s["id"], p["start"], p["end"]), "subnet_id": s["id"], **p}
                      for p in s.get("allocation_pools") or []],
