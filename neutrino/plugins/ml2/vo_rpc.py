@@ -137,13 +137,10 @@ class VersionedObjectReader:
 
     def _networks(self, conn: Connection,
                   networks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        out = []
-        for net in networks:
-            segments = segments_db.dicts_of_network(conn, net["id"], dynamic=None)
-            out.append({**net, "security": {"id": net["id"], "port_security_enabled":
-                                            net.get("port_security_enabled", True)},
-                        "segments": [dict(s, segment_index=i) for i, s in enumerate(segments)]})
-        return out
+        segments = segments_db.dicts_of_networks(conn, [n["id"] for n in networks])
+        return [{**net, "security": {"id": net["id"], "port_security_enabled":
+                                     net.get("port_security_enabled", True)},
+                 "segments": segments[net["id"]]} for net in networks]
 
     def _subnets(self, conn: Connection,
                  subnets: list[dict[str, Any]]) -> list[dict[str, Any]]:
