@@ -39,6 +39,7 @@ from neutrino.plugins.ml2.port_attribute import (
 )
 from neutrino.plugins.ml2.port_binding import PortBinding
 from neutrino.plugins.ml2.port_security_groups import PortSecurityGroupsDriver
+from neutrino.plugins.ml2.vo_rpc import VersionedObjectPusher
 from neutrino.plugins.networks import Networks
 from neutrino.plugins.ports import Ports
 from neutrino.plugins.rbac import (
@@ -169,6 +170,8 @@ class CorePlugin:
         (the compute service's notifier is subscribed by ``neutrino.service``)."""
         self.casts = Casts(self.conf)
         AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
+        # upstream's agents: their caches of versioned objects
+        VersionedObjectPusher(self, self.casts).subscribe(self.events)
         self.l2pop = None
         if any(d.name == "l2population" for d in self.mechanisms.drivers):
             self.l2pop = L2Population(self.db, self.casts)
@@ -197,9 +200,10 @@ class CorePlugin:
         from neutrino.plugins.ml2.rpc import L2Endpoint
         from neutrino.plugins.ml2.sg_rpc import SecurityGroupEndpoint
         from neutrino.plugins.ml2.tunnel_rpc import TunnelEndpoint
+        from neutrino.plugins.ml2.vo_pull_rpc import VersionedObjectsEndpoint
         return {topics.PLUGIN: [L2Endpoint(self), SecurityGroupEndpoint(self),
                                 TunnelEndpoint(self), MetadataEndpoint(self),
-                                DvrEndpoint(self)]}
+                                DvrEndpoint(self), VersionedObjectsEndpoint(self)]}
 
     def _handler(self, plural: str) -> ResourceHandler:
         return self.handlers[plural]
@@ -315,8 +319,7 @@ class CorePlugin:
                 except Exception:  # noqa: BLE001 - report the driver's error, not this
                     LOG.exception("could not undo create of %s %s", plural, item["id"])
             raise
-        for item in created:
-            self.events.notify(plural, ev.AFTER_CREATE, ctx, item)
+        self.events.notify_many(plural, ev.AFTER_CREATE, [(ctx, item) for item in created])
         return created
 
     def _create_lookups(self, plural: str, ctx: Context,

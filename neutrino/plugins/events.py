@@ -40,25 +40,46 @@ class Events:
 
     def __init__(self) -> None:
         self._subscribers: dict[tuple[str, str], list[Callback]] = defaultdict(list)
+        # after-commit subscribers called with a list of each change's arguments
+        self._batches: dict[tuple[str, str], list[Callback]] = defaultdict(list)
 
     def subscribe(self, plural: str, event: str, callback: Callback) -> None:
         if event not in EVENTS:
             raise ValueError(f"unknown event {event!r}; one of {', '.join(EVENTS)}")
         self._subscribers[(plural, event)].append(callback)
 
+    def subscribe_batch(self, plural: str, event: str, callback: Callback) -> None:
+        """``callback(changes)``, ``changes`` a list of the arguments each
+        change is announced with, once per ``notify`` or ``notify_many``."""
+        if event not in AFTER:
+            raise ValueError(f"only after-commit events are announced in batches, not {event!r}")
+        self._batches[(plural, event)].append(callback)
+
     def wants(self, plural: str, event: str) -> bool:
-        return bool(self._subscribers.get((plural, event)))
+        return bool(self._subscribers.get((plural, event)) or self._batches.get((plural, event)))
 
     def notify(self, plural: str, event: str, *args: Any) -> None:
         if event in AFTER:
-            self._notify_after(plural, event, *args)
+            self.notify_many(plural, event, [args])
             return
         for callback in self._subscribers.get((plural, event), ()):
             callback(*args)
 
-    def _notify_after(self, plural: str, event: str, *args: Any) -> None:
-        for callback in self._subscribers.get((plural, event), ()):
-            try:
-                callback(*args)
-            except Exception:  # noqa: BLE001 - the change is committed; tell, never undo
-                LOG.exception("%s %s subscriber %r failed", plural, event, callback)
+    def notify_many(self, plural: str, event: str, changes: list[tuple[Any, ...]]) -> None:
+        """Announce committed changes: each one to every subscriber, then
+        all of them to each batch subscriber."""
+        if event not in AFTER:
+            raise ValueError(f"only after-commit events are announced in batches, not {event!r}")
+        for args in changes:
+            for callback in self._subscribers.get((plural, event), ()):
+                self._safely(plural, event, callback, *args)
+        if changes:
+            for callback in self._batches.get((plural, event), ()):
+                self._safely(plural, event, callback, changes)
+
+    @staticmethod
+    def _safely(plural: str, event: str, callback: Callback, *args: Any) -> None:
+        try:
+            callback(*args)
+        except Exception:  # noqa: BLE001 - the change is committed; tell, never undo
+            LOG.exception("%s %s subscriber %r failed", plural, event, callback)

@@ -10,7 +10,9 @@ loopback port 5672 is forwarded (socat, through a UNIX socket) to the
 machine's. The host lacks what upstream's agents assume of a distribution:
 ``sudo`` (oslo.privsep calls it even as root) is a pass-through, and
 ``iptables-save``/``-restore`` (the DHCP agent's UDP checksum rule; nftables
-only here) accept and keep nothing, as neutrino's own agent skips that rule.
+only here) accept and keep nothing, as neutrino's own agent skips that rule;
+``conntrack`` (the OVS firewall's flush of the kernel's entries, which a
+userspace switch does not use) does nothing.
 """
 from __future__ import annotations
 
@@ -30,12 +32,15 @@ SHIMS = {
     "ip6tables-save": "#!/bin/sh\nexit 0\n",
     "iptables-restore": "#!/bin/sh\ncat >/dev/null\nexit 0\n",
     "ip6tables-restore": "#!/bin/sh\ncat >/dev/null\nexit 0\n",
+    # the OVS firewall flushes kernel conntrack entries of changed rules; a
+    # userspace (netdev) switch keeps its own, which the tool never sees
+    "conntrack": "#!/bin/sh\nexit 0\n",
 }
 
 
 def missing_reason() -> str | None:
     """Why upstream's agents cannot run here, or None."""
-    for binary in ("neutron-dhcp-agent", "privsep-helper"):
+    for binary in ("neutron-dhcp-agent", "neutron-openvswitch-agent", "privsep-helper"):
         if not (VENV / "bin" / binary).exists():
             return (f"{VENV / 'bin' / binary} missing: upstream's agents come from the "
                     "anchor's venv (bash ../shared/anchors/upstream-neutron/start.sh, or "
@@ -92,6 +97,47 @@ def start_dhcp_agent(fabric: Fabric, host: Host, vhost: str) -> subprocess.Popen
     with open(host.dir / "upstream-dhcp-agent.out", "ab") as out:
         proc = subprocess.Popen(["ip", "netns", "exec", host.ns,
                                  str(VENV / "bin" / "neutron-dhcp-agent"),
+                                 "--config-file", str(conf)],
+                                stdout=out, stderr=out, env=env, cwd=str(host.dir))
+    fabric.procs.append(proc)
+    return proc
+
+
+def ovs_agent_conf(host: Host, vhost: str, local_ip: str,
+                   firewall_driver: str = "openvswitch") -> Path:
+    """Upstream's OVS agent of ``host``: VXLAN from ``local_ip``, the host's
+    userspace switch (netdev) reached on its own database socket, and its
+    OpenFlow controller on the host's loopback."""
+    state = host.fabric.public_dir(f"{host.name}-upovs")
+    (state / "lock").mkdir()
+    path = host.dir / "upstream-ovs-agent.conf"
+    path.write_text(
+        f"[DEFAULT]\nhost = {host.hostname}\n"
+        f"transport_url = rabbit://guest:guest@127.0.0.1:5672/{vhost}\n"
+        f"debug = true\nlog_file = {host.dir / 'upstream-ovs-agent.log'}\n"
+        f"state_path = {state}\n"
+        "[agent]\nroot_helper =\nreport_interval = 2\npolling_interval = 1\n"
+        "tunnel_types = vxlan\n"
+        f"[ovs]\novsdb_connection = unix:{host.dir / 'db.sock'}\nintegration_bridge = br-int\n"
+        f"local_ip = {local_ip}\ndatapath_type = netdev\n"
+        f"[securitygroup]\nfirewall_driver = {firewall_driver}\n"
+        f"[oslo_concurrency]\nlock_path = {state / 'lock'}\n")
+    return path
+
+
+def start_ovs_agent(fabric: Fabric, host: Host, vhost: str,
+                    local_ip: str) -> subprocess.Popen[bytes]:
+    """``neutron-openvswitch-agent`` inside ``host``'s namespace (which holds
+    ``local_ip``: the agent refuses a tunnel address no interface has)."""
+    if not (host.dir / "amqp.sock").exists():
+        forward_bus(fabric, host)
+    host.nsx("ip", "link", "set", "lo", "up")
+    host.nsx("ip", "addr", "replace", f"{local_ip}/32", "dev", "lo")
+    conf = ovs_agent_conf(host, vhost, local_ip)
+    env = {**host.env, "PATH": f"{shim_dir(host)}:{VENV / 'bin'}:{os.environ['PATH']}"}
+    with open(host.dir / "upstream-ovs-agent.out", "ab") as out:
+        proc = subprocess.Popen(["ip", "netns", "exec", host.ns,
+                                 str(VENV / "bin" / "neutron-openvswitch-agent"),
                                  "--config-file", str(conf)],
                                 stdout=out, stderr=out, env=env, cwd=str(host.dir))
     fabric.procs.append(proc)

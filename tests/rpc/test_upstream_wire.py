@@ -49,6 +49,17 @@ def test_an_upstream_ovs_agent_is_told_the_server_is_alive(aio: InProcess) -> No
     assert state.call(admin_context(), "has_alive_neutron_server") is True
 
 
+def test_an_upstream_ovs_agent_gets_a_pushed_networks_details(
+        aio: InProcess, network: dict[str, Any]) -> None:
+    """``get_network_details`` (1.6): upstream's OVS agent calls it when a
+    network is pushed to its cache, for the segmentation id and MTU."""
+    plugin = client(aio, topics.PLUGIN, None, "1.6")
+    details = plugin.call(admin_context(), "get_network_details", network=network["id"],
+                          agent_id="ovs-agent", host=HOST)
+    assert (details["id"], details["provider:network_type"]) == (network["id"], "vxlan")
+    assert details["mtu"] > 0
+
+
 def test_an_upstream_dhcp_agent_gets_network_info_at_namespace_none(
         aio: InProcess, network: dict[str, Any]) -> None:
     dhcp = client(aio, topics.PLUGIN, None, "1.0")

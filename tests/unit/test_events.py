@@ -24,6 +24,30 @@ def test_subscribers_are_called_in_subscription_order_with_the_arguments() -> No
     assert not events.wants("ports", ev.PRECOMMIT_UPDATE)
 
 
+def test_changes_announced_together_reach_batch_subscribers_once() -> None:
+    """An agent's device list changes many ports: a subscriber that reads
+    what changed (the versioned-object pushes) is called once for all."""
+    events, each, batches = ev.Events(), [], []
+    events.subscribe("ports", ev.AFTER_UPDATE, lambda *a: each.append(a))
+    events.subscribe_batch("ports", ev.AFTER_UPDATE, batches.append)
+    events.notify_many("ports", ev.AFTER_UPDATE, [(None, {"id": "a"}, {"id": "a"}),
+                                                  (None, {"id": "b"}, {"id": "b"})])
+    events.notify("ports", ev.AFTER_UPDATE, "ctx", {"id": "c"}, {"id": "c"})
+    events.notify_many("ports", ev.AFTER_UPDATE, [])
+    assert [a[1]["id"] for a in each] == ["a", "b", "c"]
+    assert [[c[1]["id"] for c in batch] for batch in batches] == [["a", "b"], ["c"]]
+    with pytest.raises(ValueError, match="after-commit"):
+        events.subscribe_batch("ports", ev.PRECOMMIT_UPDATE, print)
+
+
+def test_a_failing_batch_subscriber_does_not_stop_the_others() -> None:
+    events, seen = ev.Events(), []
+    events.subscribe_batch("ports", ev.AFTER_CREATE, lambda changes: 1 / 0)
+    events.subscribe_batch("ports", ev.AFTER_CREATE, seen.append)
+    events.notify("ports", ev.AFTER_CREATE, "ctx", {"id": "p"})
+    assert seen == [[("ctx", {"id": "p"})]]
+
+
 def test_an_unknown_event_is_refused_at_subscription() -> None:
     with pytest.raises(ValueError, match="unknown event 'after_lunch'"):
         ev.Events().subscribe("ports", "after_lunch", print)

@@ -22,6 +22,7 @@ import oslo_messaging
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
+from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 # 1.x: get_device_details, get_devices_details_list(_and_failed_devices),
-# update_device_up/down/list, get_ports_by_vnic_type_and_host (1.7); new
+# get_network_details (1.6), update_device_up/down/list,
+# get_ports_by_vnic_type_and_host (1.7); new
 # methods or arguments bump the minor.
 VERSION = "1.9"
 P = t.ports.c
@@ -65,6 +67,13 @@ class L2Endpoint:
             host: str | None = None, **kwargs: Any) -> dict[str, list[Any]]:
         details, failed = self._each(self._details, devices, host, "details")
         return {"devices": details, "failed_devices": failed}
+
+    def get_network_details(self, context: Any, network: str, agent_id: str | None = None,
+                            host: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        """The network as an admin reads it (upstream's 1.6): upstream's OVS
+        agent reads its segmentation id and MTU from it when a network is
+        pushed to its cache."""
+        return self.plugin.get(Context.admin(), "networks", network)
 
     def update_device_up(self, context: Any, device: str, agent_id: str | None = None,
                          host: str | None = None, **kwargs: Any) -> None:
@@ -106,8 +115,8 @@ class L2Endpoint:
             changes.clear()
             return batch(conn, devices, host, changes)
         answers = self.plugin.write(op)
-        for before, after in changes:
-            self.plugin.events.notify("ports", ev.AFTER_UPDATE, None, before, after)
+        self.plugin.events.notify_many("ports", ev.AFTER_UPDATE,
+                                       [(None, before, after) for before, after in changes])
         return answers
 
     def _each(self, batch: Batch[list[R]], devices: Sequence[str], host: str | None,

@@ -101,6 +101,18 @@ def dicts_of_network(conn: Connection, network_id: str,
     return [_dict(r) for r in conn.execute(stmt.order_by(T.c.segment_index, T.c.id))]
 
 
+def dicts_of_networks(conn: Connection,
+                      network_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each network's segments, static and dynamic, in their order, with
+    their ``segment_index``: a page of networks at a time."""
+    out: dict[str, list[dict[str, Any]]] = {nid: [] for nid in network_ids}
+    for part in store.chunks(list(network_ids)):
+        for row in conn.execute(sa.select(T).where(T.c.network_id.in_(part))
+                                .order_by(T.c.network_id, T.c.segment_index, T.c.id)):
+            out[row.network_id].append({**_dict(row), "segment_index": row.segment_index})
+    return out
+
+
 def dicts_by_id(conn: Connection, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     wanted = [i for i in set(ids) if i]
     if not wanted:
