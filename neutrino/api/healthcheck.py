@@ -16,7 +16,7 @@ from typing import Callable
 
 import falcon
 
-from neutrino.api.fresh import Fresh
+from neutrino.fresh import Fresh
 
 # A probe answers None when what it checks works, else why it does not.
 Check = Callable[[], "str | None"]

@@ -17,9 +17,9 @@ import falcon
 
 from neutrino import errors, metrics
 from neutrino.api.controller import Api
-from neutrino.api.fresh import Fresh
 from neutrino.context import Context
 from neutrino.db.query import ListQuery
+from neutrino.fresh import Fresh
 
 START = "neutrino.metrics.start"
 

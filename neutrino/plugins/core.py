@@ -171,7 +171,8 @@ class CorePlugin:
         self.casts = Casts(self.conf)
         AgentNotifier(self.conf, self.db, self.casts).subscribe(self.events)
         # upstream's agents: their caches of versioned objects
-        VersionedObjectPusher(self, self.casts).subscribe(self.events)
+        self.vo_pusher = VersionedObjectPusher(self, self.casts)
+        self.vo_pusher.subscribe(self.events)
         self.l2pop = None
         if any(d.name == "l2population" for d in self.mechanisms.drivers):
             self.l2pop = L2Population(self.db, self.casts)

@@ -28,6 +28,7 @@ from sqlalchemy import Connection
 from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.db.query import ListQuery
+from neutrino.fresh import Fresh
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.ml2 import segments_db
@@ -47,6 +48,9 @@ PLURALS = {"Port": "ports", "Network": "networks", "Subnet": "subnets",
 _IDS = uuid.UUID("6f1b6a36-4f0e-4f7b-9b0e-2b9e1c0d5a11")  # the namespace of derived ids
 L = t.ml2_port_binding_levels.c
 SGB = t.securitygroupportbindings.c
+AG = t.agents.c
+# seconds a worker trusts its last look at whether any agent consumes pushes
+CONSUMERS_MAX_AGE = 5.0
 
 
 def derived_id(*parts: Any) -> str:
@@ -194,11 +198,25 @@ class VersionedObjectPusher:
     upstream agent's cache (as upstream's server does on each change): the
     current object re-read for a create or update, the object as it was for
     a delete; a security group rule pushes its group too, whose revision the
-    rule bumped and whose rules the agents replace."""
+    rule bumped and whose rules the agents replace.
+
+    Only while some agent consumes them: upstream's agents report the object
+    versions they cache (``resource_versions``, as upstream's server's
+    version manager reads them), neutrino's report none and are told by the
+    ``q-agent-notifier-*`` fanouts alone, so a cloud of neutrino's agents
+    pays no re-read per change. An upstream agent pulls what it needs when it
+    starts, so a worker's look, at most ``CONSUMERS_MAX_AGE`` old, is enough."""
 
     def __init__(self, plugin: CorePlugin, casts: Casts) -> None:
         self.reader = VersionedObjectReader(plugin)
         self.db, self.casts = plugin.db, casts
+        self.consumers = Fresh(self._any_consumer, CONSUMERS_MAX_AGE)
+
+    def _any_consumer(self) -> bool:
+        with self.db.reader() as conn:
+            return conn.execute(sa.select(AG.id).where(
+                AG.resource_versions.is_not(None), AG.resource_versions != "{}",
+                AG.resource_versions != "").limit(1)).first() is not None
 
     def subscribe(self, events: ev.Events) -> None:
         if not self.casts.enabled:
@@ -216,6 +234,8 @@ class VersionedObjectPusher:
 
     def changed(self, rtype: str, ids: Iterable[str], event_type: str) -> None:
         """The objects ``ids`` re-read at once and pushed in one message."""
+        if not self.consumers.get():
+            return
         with self.db.reader() as conn:
             found = self.reader.read(conn, rtype, {"id": list(ids)})
             groups = self._groups_of(conn, rtype, found)
@@ -227,6 +247,8 @@ class VersionedObjectPusher:
     def deleted(self, rtype: str, item: dict[str, Any]) -> None:
         """``item`` as the API showed it before it went: what the agents
         need of it is its id (and a rule's group, to re-filter)."""
+        if not self.consumers.get():
+            return
         values = {**item}
         if rtype == "Port":
             values["fixed_ips"] = [{"port_id": item["id"], "network_id": item["network_id"], **ip}
