@@ -1,0 +1,136 @@
+"""The Barbican certificate store against a real Barbican and Keystone: a
+user's container or PKCS12 secret becomes readable by the service once that
+user's token put the service user into its ACL, as Octavia's barbican_acl
+auth does; what the user cannot share stays unreadable."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from oslo_config import cfg
+
+from neutrino.conf import lb_haproxy as lb_conf
+from neutrino.context import Context
+from neutrino.plugins.lb_haproxy.barbican import BarbicanStore
+from neutrino.plugins.lb_haproxy.certificates import CertificateError
+from tests.barbican.conftest import Barbican
+from tests.barbican.kms import Kms, p12
+from tests.keystone.conftest import PASSWORD, REGION, Identity, Keystone
+from tests.lbhaproxy import certs
+
+
+@dataclass
+class Users:
+    a: Identity
+    b: Identity
+    service_user: str
+    service_project: str
+
+
+@pytest.fixture(scope="module")
+def users(keystone: Keystone, barbican: Barbican) -> Users:
+    suffix = uuid.uuid4().hex[:8]
+    a, b = (keystone.create_project(f"tls-{x}-{suffix}") for x in "ab")
+    keystone.create_user(f"tls-a-{suffix}", a, "member")
+    keystone.create_user(f"tls-b-{suffix}", b, "member")
+    service_project = f"tls-service-{suffix}"
+    keystone.create_user(f"neutrino-{suffix}", keystone.create_project(service_project),
+                         "admin", "service")
+    return Users(keystone.login(f"tls-a-{suffix}", PASSWORD, a),
+                 keystone.login(f"tls-b-{suffix}", PASSWORD, b),
+                 f"neutrino-{suffix}", service_project)
+
+
+def authtoken(keystone: Keystone, users: Users) -> str:
+    """neutron.conf's ``[keystone_authtoken]``: the credentials the store reads with."""
+    return f"""
+[keystone_authtoken]
+www_authenticate_uri = {keystone.url}
+auth_url = {keystone.url}
+auth_type = password
+username = {users.service_user}
+password = {PASSWORD}
+project_name = {users.service_project}
+user_domain_name = Default
+project_domain_name = Default
+region_name = {REGION}
+"""
+
+
+@pytest.fixture
+def store(keystone: Keystone, users: Users, tmp_path: Path) -> BarbicanStore:
+    conf = cfg.ConfigOpts()
+    lb_conf.register(conf)
+    path = tmp_path / "neutron.conf"
+    path.write_text("[certificates]\ncert_manager = barbican_cert_manager\n"
+                    f"region_name = {REGION}\n" + authtoken(keystone, users))
+    conf([], project="neutrino", default_config_files=[str(path)])
+    return BarbicanStore(conf)
+
+
+def ctx(who: Identity) -> Context:
+    return Context(user_id=who.user_id, project_id=who.project_id, roles=who.roles,
+                   auth_token=who.token)
+
+
+def cert_of(bundle: str) -> bytes:
+    return x509.load_pem_x509_certificate(bundle.encode()).public_bytes(
+        serialization.Encoding.PEM)
+
+
+def test_a_container_is_read_once_its_owner_let_the_service_read_it(
+        barbican: Barbican, users: Users, store: BarbicanStore) -> None:
+    kms = Kms(barbican.url, users.a.token)
+    cert, key = certs.make("www.example.com", passphrase=b"pw")
+    inter, _ = certs.make("intermediate.example.com")
+    ref = kms.container(certificate=kms.secret(cert), private_key=kms.secret(key),
+                        intermediates=kms.secret(inter),
+                        private_key_passphrase=kms.secret(b"pw"))
+    with pytest.raises(CertificateError):  # not the service's yet
+        store.bundle(ref)
+    store.check(ctx(users.a), [ref], [])
+    bundle = store.bundle(ref)
+    assert cert_of(bundle) == cert
+    assert "BEGIN PRIVATE KEY" in bundle and "ENCRYPTED" not in bundle  # opened for haproxy
+    assert bundle.count("BEGIN CERTIFICATE") == 2  # with its intermediate
+    assert store.service().get_user_id() in kms.acl_users(ref)
+
+
+def test_a_pkcs12_secret_and_a_ca_secret_are_read(barbican: Barbican, users: Users,
+                                                   store: BarbicanStore) -> None:
+    kms = Kms(barbican.url, users.a.token)
+    cert, key = certs.make("p12.example.com")
+    ca, _ = certs.make("ca.example.com")
+    cert_ref, ca_ref = kms.secret(p12(cert, key)), kms.secret(ca)
+    store.check(ctx(users.a), [cert_ref], [ca_ref])
+    assert cert_of(store.bundle(cert_ref)) == cert
+    assert store.plain(ca_ref) == ca.decode()
+
+
+def test_another_projects_secret_is_refused_and_its_acl_left_alone(
+        barbican: Barbican, users: Users, store: BarbicanStore) -> None:
+    theirs = Kms(barbican.url, users.b.token)
+    cert, key = certs.make("b.example.com")
+    ref = theirs.secret(p12(cert, key))
+    missing = f"{barbican.url}/v1/secrets/{uuid.uuid4()}"
+    with pytest.raises(CertificateError) as refused:
+        store.check(ctx(users.a), [ref, missing], [])
+    assert refused.value.refs == [ref, missing]
+    assert theirs.acl_users(ref) == []
+    with pytest.raises(CertificateError):
+        store.bundle(ref)
+
+
+def test_a_reference_is_read_from_the_catalogs_barbican_whatever_host_it_names(
+        barbican: Barbican, users: Users, store: BarbicanStore) -> None:
+    kms = Kms(barbican.url, users.a.token)
+    cert, key = certs.make("c.example.com")
+    ref = kms.secret(p12(cert, key))
+    elsewhere = ref.replace(barbican.url, "http://kms.invalid:9311")
+    store.check(ctx(users.a), [elsewhere], [])  # the service token never leaves for kms.invalid
+    assert cert_of(store.bundle(elsewhere)) == cert
+    assert store.endpoint() == barbican.url
