@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -42,6 +43,7 @@ from tests.conftest import free_port  # noqa: E402
 from tests.keystone.conftest import (  # noqa: E402,F401 - the Keystone fixture
     PASSWORD,
     REGION,
+    Identity,
     Keystone,
     KeystoneSetupError,
     _base_python,
@@ -254,6 +256,45 @@ def barbican(keystone: Keystone,  # noqa: F811
         yield bb
     finally:
         bb.stop()
+
+
+@dataclass
+class Users:
+    """Members of projects a and b; the service user neutrino reads Barbican with."""
+    a: Identity
+    b: Identity
+    service_user: str
+    service_project: str
+
+
+@pytest.fixture(scope="module")
+def users(keystone: Keystone, barbican: Barbican) -> Users:  # noqa: F811
+    suffix = uuid.uuid4().hex[:8]
+    a, b = (keystone.create_project(f"tls-{x}-{suffix}") for x in "ab")
+    keystone.create_user(f"tls-a-{suffix}", a, "member")
+    keystone.create_user(f"tls-b-{suffix}", b, "member")
+    service_project = f"tls-service-{suffix}"
+    keystone.create_user(f"neutrino-{suffix}", keystone.create_project(service_project),
+                         "admin", "service")
+    return Users(keystone.login(f"tls-a-{suffix}", PASSWORD, a),
+                 keystone.login(f"tls-b-{suffix}", PASSWORD, b),
+                 f"neutrino-{suffix}", service_project)
+
+
+def authtoken(keystone: Keystone, users: Users) -> str:
+    """neutron.conf's ``[keystone_authtoken]``: the credentials the store reads with."""
+    return f"""
+[keystone_authtoken]
+www_authenticate_uri = {keystone.url}
+auth_url = {keystone.url}
+auth_type = password
+username = {users.service_user}
+password = {PASSWORD}
+project_name = {users.service_project}
+user_domain_name = Default
+project_domain_name = Default
+region_name = {REGION}
+"""
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ auth does; what the user cannot share stays unreadable."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,48 +16,10 @@ from neutrino.conf import lb_haproxy as lb_conf
 from neutrino.context import Context
 from neutrino.plugins.lb_haproxy.barbican import BarbicanStore
 from neutrino.plugins.lb_haproxy.certificates import CertificateError
-from tests.barbican.conftest import Barbican
+from tests.barbican.conftest import Barbican, Users, authtoken
 from tests.barbican.kms import Kms, p12
-from tests.keystone.conftest import PASSWORD, REGION, Identity, Keystone
+from tests.keystone.conftest import REGION, Identity, Keystone
 from tests.lbhaproxy import certs
-
-
-@dataclass
-class Users:
-    a: Identity
-    b: Identity
-    service_user: str
-    service_project: str
-
-
-@pytest.fixture(scope="module")
-def users(keystone: Keystone, barbican: Barbican) -> Users:
-    suffix = uuid.uuid4().hex[:8]
-    a, b = (keystone.create_project(f"tls-{x}-{suffix}") for x in "ab")
-    keystone.create_user(f"tls-a-{suffix}", a, "member")
-    keystone.create_user(f"tls-b-{suffix}", b, "member")
-    service_project = f"tls-service-{suffix}"
-    keystone.create_user(f"neutrino-{suffix}", keystone.create_project(service_project),
-                         "admin", "service")
-    return Users(keystone.login(f"tls-a-{suffix}", PASSWORD, a),
-                 keystone.login(f"tls-b-{suffix}", PASSWORD, b),
-                 f"neutrino-{suffix}", service_project)
-
-
-def authtoken(keystone: Keystone, users: Users) -> str:
-    """neutron.conf's ``[keystone_authtoken]``: the credentials the store reads with."""
-    return f"""
-[keystone_authtoken]
-www_authenticate_uri = {keystone.url}
-auth_url = {keystone.url}
-auth_type = password
-username = {users.service_user}
-password = {PASSWORD}
-project_name = {users.service_project}
-user_domain_name = Default
-project_domain_name = Default
-region_name = {REGION}
-"""
 
 
 @pytest.fixture
