@@ -21,6 +21,8 @@ from tests.barbican.kms import Kms, p12
 from tests.keystone.conftest import REGION, Identity, Keystone
 from tests.lbhaproxy import certs
 
+pytestmark = [pytest.mark.keystone, pytest.mark.barbican]
+
 
 @pytest.fixture
 def store(keystone: Keystone, users: Users, tmp_path: Path) -> BarbicanStore:

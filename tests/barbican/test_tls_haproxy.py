@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from oslo_config import cfg
 
 from neutrino.agents.loadbalancer import plan
@@ -26,6 +27,8 @@ from tests.lbhaproxy.test_linux_host import (  # noqa: F401 - the haproxy lab fi
     served,
 )
 from tests.waiting import wait_for
+
+pytestmark = [*pytestmark, pytest.mark.keystone, pytest.mark.barbican]  # noqa: F811
 
 
 def test_haproxy_serves_the_certificate_of_a_barbican_secret(

@@ -25,6 +25,8 @@ from tests.rpc.bus import agent_conf, bus
 from tests.rpc.conftest import vhost  # noqa: F401 - a RabbitMQ vhost for this module
 from tests.waiting import wait_for
 
+pytestmark = [pytest.mark.keystone, pytest.mark.barbican]
+
 LB = "/load-balancer/v2/lbaas"
 HOST = "lb-host-barbican"
 
