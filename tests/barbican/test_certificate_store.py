@@ -97,3 +97,20 @@ def test_a_reference_is_read_from_the_catalogs_barbican_whatever_host_it_names(
     store.check(ctx(users.a), [elsewhere], [])  # the service token never leaves for kms.invalid
     assert cert_of(store.bundle(elsewhere)) == cert
     assert store.endpoint() == barbican.url
+
+
+def test_a_tls_pools_client_certificate_ca_and_crl_are_read(
+        barbican: Barbican, users: Users, store: BarbicanStore) -> None:
+    from neutrino.resources.lb_graph import Pool
+    kms = Kms(barbican.url, users.a.token)
+    cert, key = certs.make("client.example.com")
+    ca, _ = certs.make("members-ca.example.com")
+    crl = b"-----BEGIN X509 CRL-----\nMA==\n-----END X509 CRL-----\n"
+    refs = kms.secret(p12(cert, key)), kms.secret(ca), kms.secret(crl)
+    store.check(ctx(users.a), [refs[0]], [refs[1], refs[2]])
+    pool = Pool(id="p", loadbalancer_id="lb", protocol="HTTP", lb_algorithm="ROUND_ROBIN",
+                tls_enabled=True, tls_container_ref=refs[0],
+                ca_tls_container_ref=refs[1], crl_container_ref=refs[2])
+    got = store.for_pool(pool)
+    assert cert_of(got["client"]) == cert
+    assert (got["ca"], got["crl"]) == (ca.decode(), crl.decode())

@@ -173,3 +173,30 @@ def test_the_servers_config_takes_the_store_it_names(tmp_path: Path) -> None:
     assert isinstance(cert_store(conf), FileStore)  # the default: no Barbican needed
     conf.set_override("cert_manager", "barbican_cert_manager", "certificates")
     assert isinstance(cert_store(conf), BarbicanStore)
+
+
+def test_a_tls_pool_with_a_ca_the_caller_cannot_share_is_400(cloud: Cloud) -> None:
+    owner = cloud.client(cloud.users.a)
+    ca, _ = certs.make("members-ca.example.com")
+    theirs = cloud.kms(cloud.users.b).secret(ca)
+    lb = _lb(owner, "10.34.0.0/24")
+    status, body = owner.post(f"{LB}/pools", {"pool": {
+        "protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN", "loadbalancer_id": lb["id"],
+        "tls_enabled": True, "ca_tls_container_ref": theirs}})
+    assert status == 400, body
+    assert body["faultstring"] == f"Could not retrieve certificate: ['{theirs}']"
+    status, listed = owner.get(f"{LB}/pools?loadbalancer_id={lb['id']}")
+    assert status == 200 and listed["pools"] == [], listed
+    mine = cloud.kms(cloud.users.a).secret(ca)
+    status, listener = owner.post(f"{LB}/listeners", {"listener": {
+        "protocol": "HTTP", "protocol_port": 80, "loadbalancer_id": lb["id"]}})
+    assert status == 201, listener
+    _active(owner, f"{LB}/loadbalancers/{lb['id']}", "loadbalancer")
+    status, made = owner.post(f"{LB}/pools", {"pool": {
+        "protocol": "HTTP", "lb_algorithm": "ROUND_ROBIN",
+        "listener_id": listener["listener"]["id"],
+        "tls_enabled": True, "ca_tls_container_ref": mine}})
+    assert status == 201, made
+    _active(owner, f"{LB}/loadbalancers/{lb['id']}", "loadbalancer")
+    files = dict(cloud.lb_host.deployed[lb["id"]].files)
+    assert files[f"certs/pools/{made['pool']['id']}/ca.pem"] == ca.decode()

@@ -108,6 +108,10 @@ def deployment(payload: dict[str, Any], state_dir: str) -> Deployment | None:
             certs.append((f"{rel}/{listener_id}/client_ca.pem", bundle["client_ca"]))
         if bundle.get("client_crl"):
             certs.append((f"{rel}/{listener_id}/client_crl.pem", bundle["client_crl"]))
+    for pool_id, pem in sorted((payload.get("pool_certificates") or {}).items()):
+        for key in ("client", "ca", "crl"):
+            if pem.get(key):
+                certs.append((f"{rel}/pools/{pool_id}/{key}.pem", pem[key]))
     device = (DEVICE_PREFIX + port["id"])[:14]
     vrrp_conf = None
     pair = payload.get("vrrp")

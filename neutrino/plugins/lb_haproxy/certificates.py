@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs7, pkcs12
 
 from neutrino.context import Context
-from neutrino.resources.lb_graph import Listener
+from neutrino.resources.lb_graph import Listener, Pool
 
 LOCAL, BARBICAN = "local_cert_manager", "barbican_cert_manager"
 
@@ -142,6 +142,26 @@ class CertStore(abc.ABC):
             out["client_ca"] = take(listener.client_ca_tls_container_ref, self.plain)
         if listener.client_crl_container_ref:
             out["client_crl"] = take(listener.client_crl_container_ref, self.plain)
+        if missing:
+            raise CertificateError(missing)
+        return out
+
+    def for_pool(self, pool: Pool) -> dict[str, str]:
+        """What the agent writes for a TLS ``pool``: ``client`` (the bundle it
+        presents to members), ``ca`` and ``crl`` (how it verifies them)."""
+        if not pool.tls_enabled:
+            return {}
+        missing: list[str] = []
+        out: dict[str, str] = {}
+        for key, ref, read in (("client", pool.tls_container_ref, self.bundle),
+                               ("ca", pool.ca_tls_container_ref, self.plain),
+                               ("crl", pool.crl_container_ref, self.plain)):
+            if not ref:
+                continue
+            try:
+                out[key] = read(ref)
+            except CertificateError:
+                missing.append(ref)
         if missing:
             raise CertificateError(missing)
         return out

@@ -290,6 +290,15 @@ class HaproxyProvider(papi.ProviderDriver):
                 continue
             if bundle:
                 certificates[listener.id] = bundle
+        pool_certificates = {}
+        for pool in lb_haproxy.live(lb.pools):
+            try:
+                files = self.certs.for_pool(pool)
+            except CertificateError:
+                LOG.exception("pool %s: its certificates are gone", pool.id)
+                continue
+            if files:
+                pool_certificates[pool.id] = files
         extra: dict[str, Any] = {}
         if pair is not None:
             me = next(p for p in pair if p.id == port_id)
@@ -303,7 +312,8 @@ class HaproxyProvider(papi.ProviderDriver):
                 "vip_port": {"id": port["id"], "network_id": port["network_id"],
                              "mac_address": port["mac_address"],
                              "fixed_ips": port.get("fixed_ips") or []},
-                "subnets": subnets, "mtu": network.get("mtu"), "certificates": certificates}
+                "subnets": subnets, "mtu": network.get("mtu"), "certificates": certificates,
+                "pool_certificates": pool_certificates}
 
     def report(self, statuses: list[papi.ObjectStatus]) -> None:
         """The agent's statuses to the Octavia plugin; a load balancer deleted
