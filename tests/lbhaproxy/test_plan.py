@@ -34,6 +34,17 @@ def test_certificates_are_written_where_the_configuration_reads_them() -> None:
         f"{STATE}/certs/{g.LISTENER}/default.pem")
 
 
+def test_a_certificate_replaced_under_the_same_path_changes_the_configuration() -> None:
+    def config(pem: str) -> str:
+        p = g.payload()
+        p["certificates"] = {g.LISTENER: {"default": pem}}
+        d = plan.deployment(p, STATE)
+        assert d is not None
+        return d.config
+    assert config("OLD") == config("OLD")
+    assert config("OLD") != config("NEW")  # so the agent reloads haproxy with it
+
+
 def test_a_tls_pools_certificates_are_written_where_its_servers_read_them() -> None:
     p = g.payload()
     p["pool_certificates"] = {g.POOL: {"client": "BUNDLE", "ca": "CA", "crl": "CRL"}}

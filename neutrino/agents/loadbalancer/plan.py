@@ -13,6 +13,7 @@ failover, or a VIP port that moved, rebuilds the namespace from nothing.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import ipaddress
 from typing import Any, Union
 
@@ -127,8 +128,18 @@ def deployment(payload: dict[str, Any], state_dir: str) -> Deployment | None:
         mac_address=port["mac_address"], mtu=payload.get("mtu"),
         addresses=tuple(addresses),
         gateways=tuple(dict.fromkeys(gateways)),
-        config=haproxy_config.render(lb, files), files=tuple(certs),
+        config=haproxy_config.render(lb, files) + _files_digest(certs), files=tuple(certs),
         keepalived=vrrp_conf, vip=pair["vip"] if vrrp_conf else None)
+
+
+def _files_digest(files: list[tuple[str, str]]) -> str:
+    """A comment naming the certificates' digest: a certificate replaced
+    under the same path (a listener given another reference) changes the
+    configuration, so the plan reloads haproxy with it."""
+    if not files:
+        return ""
+    digest = hashlib.sha256(repr(sorted(files)).encode()).hexdigest()
+    return f"# certificates {digest}\n"
 
 
 @dataclasses.dataclass(frozen=True)
