@@ -23,12 +23,12 @@ from tests.lbhaproxy.test_linux_host import (  # noqa: F401 - the haproxy lab fi
     TLS_LISTENER,
     Served,
     lb_payload,
-    pytestmark,
     served,
 )
+from tests.lbhaproxy.test_linux_host import pytestmark as needs_root_and_haproxy
 from tests.waiting import wait_for
 
-pytestmark = [*pytestmark, pytest.mark.keystone, pytest.mark.barbican]  # noqa: F811
+pytestmark = [needs_root_and_haproxy, pytest.mark.keystone, pytest.mark.barbican]
 
 
 def test_haproxy_serves_the_certificate_of_a_barbican_secret(
