@@ -114,3 +114,16 @@ def test_a_tls_pools_client_certificate_ca_and_crl_are_read(
     got = store.for_pool(pool)
     assert cert_of(got["client"]) == cert
     assert (got["ca"], got["crl"]) == (ca.decode(), crl.decode())
+
+
+def test_what_was_read_is_served_again_with_barbican_away(
+        barbican: Barbican, users: Users, store: BarbicanStore) -> None:
+    kms = Kms(barbican.url, users.a.token)
+    cert, key = certs.make("cached.example.com")
+    ref, unread = kms.secret(p12(cert, key)), kms.secret(p12(cert, key))
+    store.check(ctx(users.a), [ref], [])
+    first = store.bundle(ref)
+    store._endpoint = "http://127.0.0.1:9"  # Barbican unreachable from now on
+    assert store.bundle(ref) == first  # an agent's resync still gets it
+    with pytest.raises(CertificateError):
+        store.check(ctx(users.a), [unread], [])

@@ -9,6 +9,11 @@ and the kind are taken from it: the request goes to the key-manager endpoint
 of the Keystone catalog, so the service's token never goes to a host a
 caller names.
 
+Barbican's secrets and containers cannot change once stored, so what was
+read is kept (the most recently used ``CACHED`` references): the agents'
+periodic fetches do not ask Barbican again, and a Barbican briefly away
+does not take certificates from load balancers already serving them.
+
 Reads are the service user's (``[service_auth]`` when it has an
 ``auth_type``, as Octavia's, else ``[keystone_authtoken]``). Before a write
 the API puts that user into the read ACL of each reference (and of the
@@ -19,7 +24,8 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Callable
 
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading, session, token_endpoint
@@ -34,6 +40,7 @@ from neutrino.plugins.lb_haproxy.certificates import (
 
 REF = re.compile(r"/(secrets|containers)/([0-9a-fA-F-]{36})/?$")
 PARTS = ("certificate", "private_key", "intermediates", "private_key_passphrase")
+CACHED = 4096
 
 
 def parse(ref: str) -> tuple[str, str]:
@@ -50,6 +57,7 @@ class BarbicanStore(CertStore):
         self._lock = threading.Lock()
         self._session: session.Session | None = None
         self._endpoint: str | None = None
+        self._read: OrderedDict[tuple[str, str], str] = OrderedDict()
 
     # -- the service's side -----------------------------------------------------
 
@@ -115,6 +123,20 @@ class BarbicanStore(CertStore):
         except ks_exc.ClientException:
             raise CertificateError([ref]) from None
 
+    def _cached(self, what: str, ref: str, read: Callable[[], str]) -> str:
+        """``read()`` once per Barbican object (they never change)."""
+        key = (what, "/".join(parse(ref)))
+        with self._lock:
+            if key in self._read:
+                self._read.move_to_end(key)
+                return self._read[key]
+        found: str = self._guard(read, ref)
+        with self._lock:
+            self._read[key] = found
+            while len(self._read) > CACHED:
+                self._read.popitem(last=False)
+        return found
+
     def bundle(self, ref: str) -> str:
         kind, oid = parse(ref)
 
@@ -129,7 +151,7 @@ class BarbicanStore(CertStore):
                    for name in PARTS if parts.get(name)}
             return pem_bundle(ref, got["certificate"], got["private_key"],
                               got.get("intermediates"), got.get("private_key_passphrase"))
-        return self._guard(read, ref)  # type: ignore[no-any-return]
+        return self._cached("bundle", ref, read)
 
     def plain(self, ref: str) -> str:
         kind, oid = parse(ref)
@@ -139,7 +161,7 @@ class BarbicanStore(CertStore):
         def read() -> str:
             data = self._payload(self.service(), self._url(kind, oid), ref)
             return data.decode(errors="replace")
-        return self._guard(read, ref)  # type: ignore[no-any-return]
+        return self._cached("plain", ref, read)
 
     def grant(self, ctx: Context, ref: str) -> None:
         """The service user into the read ACL of ``ref`` (and of a container's
