@@ -26,10 +26,13 @@ def main() -> None:
     bb.url = f"http://127.0.0.1:{port}"
     bb.start()
     print(f"barbican on {bb.url} (logs in {state})", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (bb.stop(), sys.exit(0)))
+    assert bb.proc is not None
+    proc = bb.proc
+    # only ask gunicorn to stop here: waiting for it inside the handler would
+    # deadlock with the wait below, which then returns
+    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
     try:
-        assert bb.proc is not None
-        bb.proc.wait()
+        proc.wait()
     finally:
         bb.stop()
 
