@@ -40,8 +40,8 @@ run: install
 	$(VENV)/bin/neutrino db upgrade $(CONFIG_ARGS)
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
-# The keystone and placement tests' own venvs (tests/keystone/conftest.py,
-# tests/placement/conftest.py) take a fresh clone minutes to build. Built
+# The keystone, placement and barbican tests' own venvs (tests/keystone/conftest.py,
+# tests/placement/conftest.py, tests/barbican/conftest.py) take a fresh clone minutes to build. Built
 # beside the first tests, they are ready when the tests reach them instead
 # of holding an xdist worker that long; a build that failed is tried again,
 # and reported, by the tests that need it.
@@ -49,6 +49,7 @@ test: install system-deps
 	@mkdir -p var
 	@$(PY) tests/keystone/conftest.py > var/keystone-venv.log 2>&1 & \
 	$(PY) tests/placement/conftest.py > var/placement-venv.log 2>&1 & \
+	$(PY) tests/barbican/conftest.py > var/barbican-venv.log 2>&1 & \
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS); \
 	status=$$?; wait; exit $$status
 

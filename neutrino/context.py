@@ -33,6 +33,9 @@ class Context:
     project_name: str | None = None
     system_scope: str | None = None
     global_request_id: str | None = None
+    # The caller's Keystone token (behind keystonemiddleware): what a service
+    # called on the caller's behalf is asked with (Barbican's ACLs).
+    auth_token: str | None = field(default=None, repr=False)
     # Policy results for this request, keyed by rule and the target values
     # the rule reads (see policy.engine.Policy.check).
     policy_cache: dict[Any, bool] = field(default_factory=dict, repr=False)

@@ -1,16 +1,20 @@
 """The haproxy configuration rendered from a load balancer's graph."""
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
 
 from neutrino.agents.loadbalancer import haproxy_config as hc
 from neutrino.resources import lb_haproxy
 from neutrino.resources.lb_graph import LoadBalancer
+from tests.lbhaproxy import certs
 from tests.lbhaproxy import graphs as g
 
 FILES = hc.Files("/run/lb/haproxy.sock", "/run/lb/ping.sh", "/run/lb/certs")
@@ -235,6 +239,42 @@ def test_terminated_https_binds_its_certificates() -> None:
     assert 'http-response set-header Strict-Transport-Security "max-age=100;"' in front
     assert "http-request set-header X-Forwarded-Proto https" in section(
         text, f"backend {g.POOL}:{g.LISTENER}")
+
+
+def _crl(ca_pem: bytes, key_pem: bytes) -> bytes:
+    ca = x509.load_pem_x509_certificate(ca_pem)
+    key = serialization.load_pem_private_key(key_pem, None)
+    now = dt.datetime.now(dt.timezone.utc)
+    crl = (x509.CertificateRevocationListBuilder().issuer_name(ca.subject)
+           .last_update(now).next_update(now + dt.timedelta(days=1))
+           .sign(key, hashes.SHA256()))  # type: ignore[arg-type]
+    return crl.public_bytes(serialization.Encoding.PEM)
+
+
+@needs_haproxy
+def test_a_tls_pool_presents_its_certificate_and_verifies_its_members(tmp_path: Path) -> None:
+    data = g.graph()
+    data["pools"][0].update(tls_enabled=True, tls_container_ref="client",
+                            ca_tls_container_ref="ca", crl_container_ref="crl")
+    text = render(data)
+    servers = [line for line in section(text, f"backend {g.POOL}:{g.LISTENER}")
+               if line.startswith("server")]
+    assert servers and all(
+        f" ssl crt {FILES.pool_cert(g.POOL)} verify required ca-file "
+        f"{FILES.pool_ca(g.POOL)} crl-file {FILES.pool_crl(g.POOL)}" in line for line in servers)
+    client_cert, client_key = certs.make("client.example.com")
+    ca, ca_key = certs.make("ca.example.com")
+    pools = tmp_path / "certs" / "pools" / g.POOL
+    pools.mkdir(parents=True)
+    (pools / "client.pem").write_bytes(client_cert + client_key)
+    (pools / "ca.pem").write_bytes(ca)
+    (pools / "crl.pem").write_bytes(_crl(ca, ca_key))
+    done = haproxy_accepts(text, tmp_path)
+    assert done.returncode == 0, done.stderr
+    data["pools"][0].update(tls_container_ref=None, ca_tls_container_ref=None,
+                            crl_container_ref=None)
+    back = section(render(data), f"backend {g.POOL}:{g.LISTENER}")
+    assert all(" ssl verify none" in line for line in back if line.startswith("server"))
 
 
 def test_tcp_listener_is_a_tcp_frontend() -> None:

@@ -22,7 +22,7 @@ import pytest
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.loadbalancer import health, plan
 from neutrino.agents.loadbalancer.linux import LinuxLbHost
-from neutrino.plugins.lb_haproxy.certificates import CertStore
+from neutrino.plugins.lb_haproxy.cert_files import FileStore
 from neutrino.resources.lb_graph import LoadBalancer
 from tests.conftest import ROOT
 from tests.fullstack.hosts import sh
@@ -222,7 +222,7 @@ def test_terminated_https_serves_the_stores_certificate(served: Served) -> None:
     payload["loadbalancer"]["listeners"].append(tls)
     listener = LoadBalancer.from_dict(payload["loadbalancer"]).listener(TLS_LISTENER)
     assert listener is not None
-    payload["certificates"] = {TLS_LISTENER: CertStore(str(store)).for_listener(listener)}
+    payload["certificates"] = {TLS_LISTENER: FileStore(str(store)).for_listener(listener)}
     deployment = plan.deployment(payload, str(served.lb_host.root / g.LB))
     assert deployment is not None
     served.lb_host.reload(deployment)

@@ -34,6 +34,28 @@ def test_certificates_are_written_where_the_configuration_reads_them() -> None:
         f"{STATE}/certs/{g.LISTENER}/default.pem")
 
 
+def test_a_certificate_replaced_under_the_same_path_changes_the_configuration() -> None:
+    def config(pem: str) -> str:
+        p = g.payload()
+        p["certificates"] = {g.LISTENER: {"default": pem}}
+        d = plan.deployment(p, STATE)
+        assert d is not None
+        return d.config
+    assert config("OLD") == config("OLD")
+    assert config("OLD") != config("NEW")  # so the agent reloads haproxy with it
+
+
+def test_a_tls_pools_certificates_are_written_where_its_servers_read_them() -> None:
+    p = g.payload()
+    p["pool_certificates"] = {g.POOL: {"client": "BUNDLE", "ca": "CA", "crl": "CRL"}}
+    d = plan.deployment(p, STATE)
+    assert d is not None
+    files = plan.files_for(STATE)
+    assert {f"{STATE}/{rel}": text for rel, text in d.files} == {
+        files.pool_cert(g.POOL): "BUNDLE", files.pool_ca(g.POOL): "CA",
+        files.pool_crl(g.POOL): "CRL"}
+
+
 def test_a_load_balancer_being_deleted_wants_nothing() -> None:
     assert plan.deployment(g.payload(status="PENDING_DELETE"), STATE) is None
 

@@ -12,11 +12,13 @@ import pytest
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from neutrino.context import Context
 from neutrino.db import tables as t
 from neutrino.plugins.lb_haproxy import hosting
-from neutrino.plugins.lb_haproxy.provider import CertificateRetrieval, HaproxyProvider
+from neutrino.plugins.lb_haproxy.provider import HaproxyProvider
 from neutrino.plugins.lb_haproxy.rpc import LoadBalancerCallbacks
 from neutrino.plugins.octavia import provider_api as papi
+from neutrino.plugins.octavia.faults import CertificateRetrieval
 from neutrino.resources.lb_graph import LoadBalancer
 from tests.lbhaproxy import certs
 from tests.lbhaproxy import graphs as g
@@ -183,16 +185,16 @@ def test_only_known_topologies_are_accepted() -> None:
 def test_a_tls_listener_needs_certificates_the_store_has(reporter: Reporter,
                                                           tmp_path: Path) -> None:
     data = g.graph()
-    data["listeners"][0].update(protocol="TERMINATED_HTTPS", default_tls_container_ref=(
-        "http://barbican/v1/containers/c1"))
+    ref = "http://barbican/v1/containers/c1"
+    data["listeners"][0].update(protocol="TERMINATED_HTTPS", default_tls_container_ref=ref)
     p = provider(reporter, tmp_path)
     with pytest.raises(CertificateRetrieval) as refused:
-        p.check(LoadBalancer.from_dict(data))
+        p.check_tls_refs(Context.admin(), [ref], ["ca-missing"])
     assert refused.value.code == 400
     assert refused.value.message == (
-        "Could not retrieve certificate: ['http://barbican/v1/containers/c1']")
+        "Could not retrieve certificate: ['http://barbican/v1/containers/c1', 'ca-missing']")
     certs.store(tmp_path, "c1", "www.example.com", passphrase=b"secret")
-    p.check(LoadBalancer.from_dict(data))
+    p.check_tls_refs(Context.admin(), [ref], [])
     bundle = p.certs.for_listener(LoadBalancer.from_dict(data).listeners[0])
     assert "BEGIN CERTIFICATE" in str(bundle["default"])
     assert "BEGIN PRIVATE KEY" in str(bundle["default"])  # decrypted for haproxy
@@ -202,10 +204,8 @@ def test_a_key_of_another_certificate_is_refused(reporter: Reporter, tmp_path: P
     certs.store(tmp_path, "a", "a.example.com")
     certs.store(tmp_path, "b", "b.example.com")
     (tmp_path / "a.key").write_bytes((tmp_path / "b.key").read_bytes())
-    data = g.graph()
-    data["listeners"][0].update(protocol="TERMINATED_HTTPS", default_tls_container_ref="a")
     with pytest.raises(CertificateRetrieval, match=r"\['a'\]"):
-        provider(reporter, tmp_path).check(LoadBalancer.from_dict(data))
+        provider(reporter, tmp_path).check_tls_refs(Context.admin(), ["a"], [])
 
 
 def test_a_new_load_balancer_goes_to_the_least_loaded_live_agent(reporter: Reporter) -> None:

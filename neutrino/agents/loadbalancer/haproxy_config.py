@@ -72,6 +72,17 @@ class Files:
     def client_crl(self, listener_id: str) -> str:
         return f"{self.certs_dir}/{listener_id}/client_crl.pem"
 
+    def pool_cert(self, pool_id: str) -> str:
+        """The certificate (with its key) a TLS pool presents to its members."""
+        return f"{self.certs_dir}/pools/{pool_id}/client.pem"
+
+    def pool_ca(self, pool_id: str) -> str:
+        """The CA a TLS pool verifies its members against."""
+        return f"{self.certs_dir}/pools/{pool_id}/ca.pem"
+
+    def pool_crl(self, pool_id: str) -> str:
+        return f"{self.certs_dir}/pools/{pool_id}/crl.pem"
+
 
 def render(lb: LoadBalancer, files: Files) -> str:
     """The whole configuration of ``lb``'s haproxy."""
@@ -302,7 +313,7 @@ def _backend(listener: Listener, pool: Pool, files: Files) -> list[str]:
     if hm is not None:
         out += _checks(hm, files)
     for member in live(pool.members):
-        out.append("    " + _server(member, pool, hm, mode))
+        out.append("    " + _server(member, pool, hm, mode, files))
     out.append("")
     return out
 
@@ -381,7 +392,8 @@ def _checks(hm: HealthMonitor, files: Files) -> list[str]:
     return out
 
 
-def _server(member: Member, pool: Pool, hm: HealthMonitor | None, mode: str) -> str:
+def _server(member: Member, pool: Pool, hm: HealthMonitor | None, mode: str,
+            files: Files) -> str:
     line = (f"server {member.id} {_address(member.address)}:{member.protocol_port} "
             f"weight {member.weight}")
     if hm is not None:
@@ -397,7 +409,7 @@ def _server(member: Member, pool: Pool, hm: HealthMonitor | None, mode: str) -> 
     elif pool.protocol == "PROXYV2":
         line += " send-proxy-v2"
     if pool.tls_enabled:
-        line += " ssl verify none"
+        line += _server_tls(pool, files)
     sp = pool.session_persistence or {}
     if sp.get("type") == "HTTP_COOKIE" and mode == "http":
         line += f" cookie {member.id}"
@@ -406,6 +418,29 @@ def _server(member: Member, pool: Pool, hm: HealthMonitor | None, mode: str) -> 
     if not member.admin_state_up:
         line += " disabled"
     return line
+
+
+def _server_tls(pool: Pool, files: Files) -> str:
+    """Re-encryption to the members, as Octavia's amphora: the pool's
+    certificate presented to them, and them verified against its CA (and
+    CRL) when it has one; unverified otherwise."""
+    out = " ssl"
+    if pool.tls_container_ref:
+        out += f" crt {files.pool_cert(pool.id)}"
+    if pool.ca_tls_container_ref:
+        out += f" verify required ca-file {files.pool_ca(pool.id)}"
+        if pool.crl_container_ref:
+            out += f" crl-file {files.pool_crl(pool.id)}"
+    else:
+        out += " verify none"
+    if pool.tls_ciphers:
+        out += f" ciphers {pool.tls_ciphers}"
+    if pool.tls_versions:
+        low, high = _tls_range(pool.tls_versions)
+        out += f" ssl-min-ver {low} ssl-max-ver {high}"
+    if pool.alpn_protocols:
+        out += f" alpn {','.join(pool.alpn_protocols)}"
+    return out
 
 
 PING_SCRIPT = """#!/bin/sh

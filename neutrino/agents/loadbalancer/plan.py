@@ -16,6 +16,7 @@ replaced whole whenever it changes, with the members failing their checks
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import ipaddress
 from typing import Any, Union
 
@@ -114,6 +115,10 @@ def deployment(payload: dict[str, Any], state_dir: str,
             certs.append((f"{rel}/{listener_id}/client_ca.pem", bundle["client_ca"]))
         if bundle.get("client_crl"):
             certs.append((f"{rel}/{listener_id}/client_crl.pem", bundle["client_crl"]))
+    for pool_id, pem in sorted((payload.get("pool_certificates") or {}).items()):
+        for key in ("client", "ca", "crl"):
+            if pem.get(key):
+                certs.append((f"{rel}/pools/{pool_id}/{key}.pem", pem[key]))
     device = (DEVICE_PREFIX + port["id"])[:14]
     vrrp_conf = None
     pair = payload.get("vrrp")
@@ -129,9 +134,19 @@ def deployment(payload: dict[str, Any], state_dir: str,
         mac_address=port["mac_address"], mtu=payload.get("mtu"),
         addresses=tuple(addresses),
         gateways=tuple(dict.fromkeys(gateways)),
-        config=haproxy_config.render(lb, files), files=tuple(certs),
+        config=haproxy_config.render(lb, files) + _files_digest(certs), files=tuple(certs),
         keepalived=vrrp_conf, vip=pair["vip"] if vrrp_conf else None,
         udp=nft_udp.render(lb, down))
+
+
+def _files_digest(files: list[tuple[str, str]]) -> str:
+    """A comment naming the certificates' digest: a certificate replaced
+    under the same path (a listener given another reference) changes the
+    configuration, so the plan reloads haproxy with it."""
+    if not files:
+        return ""
+    digest = hashlib.sha256(repr(sorted(files)).encode()).hexdigest()
+    return f"# certificates {digest}\n"
 
 
 @dataclasses.dataclass(frozen=True)

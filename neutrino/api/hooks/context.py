@@ -42,7 +42,8 @@ class ContextHook:
         ctx = Context(user_id=user, project_id=project, roles=roles, request_id=request_id,
                       project_name=req.get_header("X-Project-Name"),
                       system_scope=req.get_header("OpenStack-System-Scope"),
-                      global_request_id=global_id)
+                      global_request_id=global_id,
+                      auth_token=req.get_header("X-Auth-Token") if keystone else None)
         ctx.is_admin = self.api.policy.check(ctx, "context_is_admin", {})
         return ctx
 

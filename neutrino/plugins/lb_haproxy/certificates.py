@@ -1,24 +1,30 @@
-"""The certificate store of the haproxy provider: files on the server, laid
-out as Octavia's local certificate manager keeps them.
+"""The certificate store of the haproxy provider, behind one interface with
+two backends, as Octavia's certificate managers: files on the server
+(``local_cert_manager``, ``FileStore`` here) or Barbican
+(``barbican_cert_manager``, ``barbican.BarbicanStore``).
 
-A TLS container reference (``default_tls_container_ref``,
-``sni_container_refs``) names ``<id>.crt``, ``<id>.key`` and optionally
-``<id>.int`` and ``<id>.pass`` under ``[certificates] storage_path``; a
-reference that is a URL (a Barbican container's, say) is read by its last
-path segment. Each one is checked (the key opens, with the passphrase if
-any, and belongs to the certificate) and handed to the agent as one PEM
-bundle (certificate, unencrypted key, intermediates), which is what
-haproxy's ``crt`` reads. A client CA or CRL reference names one ``.crt``.
+A store turns a TLS reference into what haproxy reads: a certificate
+reference (``default_tls_container_ref``, ``sni_container_refs``, a pool's
+``tls_container_ref``) into one PEM bundle (certificate, unencrypted key,
+intermediates), after checking that the key opens and belongs to the
+certificate; a secret reference (client CA, CRL) into its PEM text. The API
+asks it before anything is written (``check``, on behalf of the caller: the
+caller must be able to hand the reference over), the server again whenever
+an agent fetches a load balancer.
 """
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
+import abc
+from typing import Any, Callable
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs7, pkcs12
 
-from neutrino.resources.lb_graph import Listener
+from neutrino.context import Context
+from neutrino.resources.lb_graph import Listener, Pool
+
+LOCAL, BARBICAN = "local_cert_manager", "barbican_cert_manager"
 
 
 class CertificateError(Exception):
@@ -29,53 +35,87 @@ class CertificateError(Exception):
         self.refs = refs
 
 
-def _id(ref: str) -> str:
-    name = ref.rstrip("/").rsplit("/", 1)[-1]
-    if not name or name in (".", "..") or "\\" in name:
+def _spki(key_or_cert: Any) -> bytes:
+    return key_or_cert.public_key().public_bytes(  # type: ignore[no-any-return]
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def _chain_pem(data: bytes | None) -> bytes:
+    """Intermediates as PEM: given as PEM, or as PKCS7 (PEM or DER), as Octavia takes them."""
+    if not data:
+        return b""
+    if b"-----BEGIN CERTIFICATE-----" in data:
+        return b"".join(c.public_bytes(serialization.Encoding.PEM)
+                        for c in x509.load_pem_x509_certificates(data))
+    load = pkcs7.load_pem_pkcs7_certificates if b"-----BEGIN" in data \
+        else pkcs7.load_der_pkcs7_certificates
+    return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in load(data))
+
+
+def pem_bundle(ref: str, cert_pem: bytes, key_pem: bytes, chain: bytes | None = None,
+               passphrase: bytes | None = None) -> str:
+    """Certificate, unencrypted key and intermediates as one PEM; raises
+    ``CertificateError`` when they do not parse or the key is not the certificate's."""
+    try:
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        key = serialization.load_pem_private_key(
+            key_pem, password=passphrase.strip() if passphrase else None)
+        intermediates = _chain_pem(chain)
+    except (ValueError, TypeError):
+        raise CertificateError([ref]) from None
+    if _spki(key) != _spki(cert):
         raise CertificateError([ref])
-    return name
+    plain = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption())
+    return (cert.public_bytes(serialization.Encoding.PEM) + plain + intermediates).decode()
 
 
-@dataclasses.dataclass(frozen=True)
-class CertStore:
-    path: str
+def pkcs12_bundle(ref: str, data: bytes) -> str:
+    """A PKCS12 bundle without password (what Octavia takes as a secret
+    reference) as one PEM."""
+    try:
+        key, cert, extra = pkcs12.load_key_and_certificates(data, None)
+    except (ValueError, TypeError):
+        raise CertificateError([ref]) from None
+    if key is None or cert is None:
+        raise CertificateError([ref])
+    chain = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in extra)
+    return pem_bundle(ref, cert.public_bytes(serialization.Encoding.PEM),
+                      key.private_bytes(serialization.Encoding.PEM,
+                                        serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption()), chain)
 
-    def _read(self, ref: str, suffix: str, binary: bool = False) -> bytes | None:
-        target = Path(self.path) / f"{_id(ref)}{suffix}"
-        try:
-            return target.read_bytes()
-        except OSError:
-            return None
 
+class CertStore(abc.ABC):
+    """Where TLS references are read."""
+
+    @abc.abstractmethod
     def bundle(self, ref: str) -> str:
         """The certificate of ``ref`` with its key and intermediates, as one PEM."""
-        cert_pem, key_pem = self._read(ref, ".crt"), self._read(ref, ".key")
-        if cert_pem is None or key_pem is None:
-            raise CertificateError([ref])
-        passphrase = self._read(ref, ".pass")
-        try:
-            cert = x509.load_pem_x509_certificate(cert_pem)
-            key = serialization.load_pem_private_key(
-                key_pem, password=passphrase.strip() if passphrase else None)
-        except (ValueError, TypeError):
-            raise CertificateError([ref]) from None
-        if key.public_key().public_bytes(
-                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo) != \
-                cert.public_key().public_bytes(
-                    serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo):
-            raise CertificateError([ref])
-        plain = key.private_bytes(serialization.Encoding.PEM,
-                                  serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption())
-        chain = self._read(ref, ".int") or b""
-        return (cert.public_bytes(serialization.Encoding.PEM) + plain + chain).decode()
 
+    @abc.abstractmethod
     def plain(self, ref: str) -> str:
-        """A client CA or CRL (one PEM file)."""
-        found = self._read(ref, ".crt")
-        if found is None:
-            raise CertificateError([ref])
-        return found.decode(errors="replace")
+        """A client CA or CRL (one PEM text)."""
+
+    def grant(self, ctx: Context, ref: str) -> None:
+        """Let the server read ``ref`` later, as the caller ``ctx`` allows
+        (Barbican: the service user in the reference's read ACL); raises
+        ``CertificateError`` when the caller cannot."""
+
+    def check(self, ctx: Context, certificates: list[str], secrets: list[str]) -> None:
+        """The API's check before a write: every reference given, granted and
+        read; raises ``CertificateError`` naming all that fail."""
+        bad: list[str] = []
+        for refs, read in ((certificates, self.bundle), (secrets, self.plain)):
+            for ref in refs:
+                try:
+                    self.grant(ctx, ref)
+                    read(ref)
+                except CertificateError:
+                    if ref not in bad:
+                        bad.append(ref)
+        if bad:
+            raise CertificateError(bad)
 
     def for_listener(self, listener: Listener) -> dict[str, object]:
         """What the agent writes for ``listener``: ``default``, ``sni``,
@@ -85,9 +125,9 @@ class CertStore:
         missing: list[str] = []
         out: dict[str, object] = {}
 
-        def take(ref: str, read: object) -> str | None:
+        def take(ref: str, read: Callable[[str], str]) -> str | None:
             try:
-                return read(ref)  # type: ignore[operator, no-any-return]
+                return read(ref)
             except CertificateError:
                 missing.append(ref)
                 return None
@@ -102,6 +142,26 @@ class CertStore:
             out["client_ca"] = take(listener.client_ca_tls_container_ref, self.plain)
         if listener.client_crl_container_ref:
             out["client_crl"] = take(listener.client_crl_container_ref, self.plain)
+        if missing:
+            raise CertificateError(missing)
+        return out
+
+    def for_pool(self, pool: Pool) -> dict[str, str]:
+        """What the agent writes for a TLS ``pool``: ``client`` (the bundle it
+        presents to members), ``ca`` and ``crl`` (how it verifies them)."""
+        if not pool.tls_enabled:
+            return {}
+        missing: list[str] = []
+        out: dict[str, str] = {}
+        for key, ref, read in (("client", pool.tls_container_ref, self.bundle),
+                               ("ca", pool.ca_tls_container_ref, self.plain),
+                               ("crl", pool.crl_container_ref, self.plain)):
+            if not ref:
+                continue
+            try:
+                out[key] = read(ref)
+            except CertificateError:
+                missing.append(ref)
         if missing:
             raise CertificateError(missing)
         return out

@@ -24,7 +24,9 @@ from typing import Any
 from neutrino.conf import lb_haproxy as lb_conf
 from neutrino.context import Context
 from neutrino.plugins.lb_haproxy import hosting, vrrp
-from neutrino.plugins.lb_haproxy.certificates import CertificateError, CertStore
+from neutrino.plugins.lb_haproxy.barbican import BarbicanStore
+from neutrino.plugins.lb_haproxy.cert_files import FileStore
+from neutrino.plugins.lb_haproxy.certificates import BARBICAN, CertificateError, CertStore
 from neutrino.plugins.lb_haproxy.vip_security import VipSecurity
 from neutrino.plugins.octavia import faults
 from neutrino.plugins.octavia import provider_api as papi
@@ -35,11 +37,11 @@ from neutrino.rpc import topics
 LOG = logging.getLogger(__name__)
 
 
-class CertificateRetrieval(faults.Fault):
-    """A TLS reference the store cannot give (Octavia's 400, nothing written)."""
-
-    code = 400
-    msg = "Could not retrieve certificate: %(ref)s"
+def cert_store(conf: Any) -> CertStore:
+    """The store ``[certificates] cert_manager`` names (files unless Barbican)."""
+    if conf.certificates.cert_manager == BARBICAN:
+        return BarbicanStore(conf)
+    return FileStore(conf.certificates.storage_path)
 
 
 class HaproxyProvider(papi.ProviderDriver):
@@ -49,7 +51,7 @@ class HaproxyProvider(papi.ProviderDriver):
     def __init__(self, conf: Any, reporter: papi.StatusReporter) -> None:
         super().__init__(conf, reporter)
         lb_conf.register(conf)
-        self.certs = CertStore(conf.certificates.storage_path)
+        self.certs = cert_store(conf)
         self._security: VipSecurity | None = None
 
     @property
@@ -79,11 +81,12 @@ class HaproxyProvider(papi.ProviderDriver):
         why = lb_haproxy.unsupported(lb)
         if why:
             raise papi.UnsupportedOption(why)
-        for listener in lb_haproxy.live(lb.listeners):
-            try:
-                self.certs.for_listener(listener)
-            except CertificateError as exc:
-                raise CertificateRetrieval(ref=exc.refs) from None
+
+    def check_tls_refs(self, ctx: Context, certificates: list[str], secrets: list[str]) -> None:
+        try:
+            self.certs.check(ctx, certificates, secrets)
+        except CertificateError as exc:
+            raise faults.CertificateRetrieval(ref=exc.refs) from None
 
     def flavor_capabilities(self) -> dict[str, str]:
         # no ':' or ',' in it: tempest's expected_flavor_capability (an oslo
@@ -287,6 +290,15 @@ class HaproxyProvider(papi.ProviderDriver):
                 continue
             if bundle:
                 certificates[listener.id] = bundle
+        pool_certificates = {}
+        for pool in lb_haproxy.live(lb.pools):
+            try:
+                files = self.certs.for_pool(pool)
+            except CertificateError:
+                LOG.exception("pool %s: its certificates are gone", pool.id)
+                continue
+            if files:
+                pool_certificates[pool.id] = files
         extra: dict[str, Any] = {}
         if pair is not None:
             me = next(p for p in pair if p.id == port_id)
@@ -300,7 +312,8 @@ class HaproxyProvider(papi.ProviderDriver):
                 "vip_port": {"id": port["id"], "network_id": port["network_id"],
                              "mac_address": port["mac_address"],
                              "fixed_ips": port.get("fixed_ips") or []},
-                "subnets": subnets, "mtu": network.get("mtu"), "certificates": certificates}
+                "subnets": subnets, "mtu": network.get("mtu"), "certificates": certificates,
+                "pool_certificates": pool_certificates}
 
     def report(self, statuses: list[papi.ObjectStatus]) -> None:
         """The agent's statuses to the Octavia plugin; a load balancer deleted

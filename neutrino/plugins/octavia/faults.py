@@ -175,3 +175,9 @@ class ProviderFlavorMismatch(Fault):
 
 class Conflict(Fault):
     code = 409
+
+
+class CertificateRetrieval(Fault):
+    """A TLS reference the provider cannot read for the caller (nothing written)."""
+    code = 400
+    msg = "Could not retrieve certificate: %(ref)s"

@@ -32,6 +32,9 @@ class LoadBalancers:
         provider = provider or plugin.conf.octavia.default_provider_driver
         if provider not in plugin.conf.octavia.enabled_provider_drivers:
             raise faults.ProviderNotEnabled(prov=provider)
+        certificates, secrets = papi.tls_refs([data.get("listeners"), data.get("pools")])
+        if certificates or secrets:
+            plugin.provider(provider).check_tls_refs(ctx, certificates, secrets)
         if data.get("vip_qos_policy_id"):
             plugin.vips.qos_policy_exists(data["vip_qos_policy_id"])
         vip = plugin.vips.resolve(ctx, data)

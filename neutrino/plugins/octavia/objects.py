@@ -203,6 +203,7 @@ class Graphs:
         if kind == "loadbalancer":
             return self.plugin.loadbalancers.create(ctx, data)
         lb_id = self._lb_of_new(kind, data, parent)
+        self._check_tls_refs(ctx, lb_id, "post", rdef.policy, data)
 
         def fn(conn: Connection, objs: graph.Objects, lb: dict[str, Any]) -> tuple[str, str]:
             self._quota(conn, kind, lb["project_id"])
@@ -212,6 +213,21 @@ class Graphs:
         view, _ = self._write(ctx, lb_id, "post", rdef.policy, fn)
         assert view is not None
         return view
+
+    def _check_tls_refs(self, ctx: Context, lb_id: str, action: str, policy: str,
+                        data: dict[str, Any]) -> None:
+        """The TLS references the request hands over, read by the load
+        balancer's provider for the caller, before the transaction (as
+        Octavia's API does before writing): one it cannot read is a 400."""
+        certificates, secrets = papi.tls_refs(data)
+        if not certificates and not secrets:
+            return
+        with self.plugin.db.reader() as conn:
+            lb = store.one(conn, lb_id, "loadbalancer")
+        if lb is None:
+            raise faults.NotFound(resource="Load Balancer", id=lb_id)
+        self.plugin.policy.authorize(ctx, policy, action, lb["project_id"])
+        self.plugin.provider(lb["provider"]).check_tls_refs(ctx, certificates, secrets)
 
     def _lb_of_new(self, kind: str, data: dict[str, Any], parent: str | None) -> str:
         """The load balancer a new object goes into (404 for a missing parent)."""
@@ -566,6 +582,7 @@ class Graphs:
         rdef = res.OBJECTS[kind]
         data = validate.check(rdef, body, creating=False)
         lb_id = self._lb_of(kind, oid, parent)
+        self._check_tls_refs(ctx, lb_id, "put", rdef.policy, data)
 
         def fn(conn: Connection, objs: graph.Objects, lb: dict[str, Any]) -> tuple[str, str]:
             obj = dict(objs.by_id[oid])

@@ -50,6 +50,7 @@ import abc
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from neutrino.context import Context
 from neutrino.resources.lb_graph import LoadBalancer
 
 # (interval in seconds, task), as ``plugins.base.PeriodicTask``
@@ -130,6 +131,13 @@ class ProviderDriver(abc.ABC):
     def check(self, lb: LoadBalancer) -> None:
         """Raise ``UnsupportedOption`` for what this provider cannot realise
         in ``lb`` (the graph as it will be after the change)."""
+
+    def check_tls_refs(self, ctx: Context, certificates: list[str], secrets: list[str]) -> None:
+        """Raise ``faults.CertificateRetrieval`` for the TLS references of a
+        request (``tls_refs``) the provider cannot read on behalf of ``ctx``;
+        called before the write's transaction, since reading them may be a
+        remote call. By default references are taken as given (Octavia's
+        no-op certificate manager)."""
 
     # --- capabilities --------------------------------------------------------
 
@@ -327,3 +335,33 @@ def unmonitored_members(lb: LoadBalancer, statuses: list[ObjectStatus]) -> list[
             elif out[i].provisioning_status != "DELETED" and out[i].operating_status is None:
                 out[i] = ObjectStatus(MEMBERS, member.id, out[i].provisioning_status, status)
     return out
+
+
+CERTIFICATE_REFS = ("default_tls_container_ref", "sni_container_refs", "tls_container_ref")
+SECRET_REFS = ("client_ca_tls_container_ref", "client_crl_container_ref",
+               "ca_tls_container_ref", "crl_container_ref")
+
+
+def tls_refs(body: Any) -> tuple[list[str], list[str]]:
+    """The certificate and the secret references anywhere in a request's
+    body (a single-call create nests listeners, pools and redirect pools);
+    only strings: the rest is the validation's to refuse."""
+    certificates: list[str] = []
+    secrets: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                into = (certificates if key in CERTIFICATE_REFS
+                        else secrets if key in SECRET_REFS else None)
+                if into is None:
+                    walk(value)
+                    continue
+                for ref in value if isinstance(value, list) else [value]:
+                    if isinstance(ref, str) and ref and ref not in into:
+                        into.append(ref)
+    walk(body)
+    return certificates, secrets

@@ -14,7 +14,7 @@
 # EXCLUDE_REGEX, RBAC_TEST_TYPE):
 #   URL=http://127.0.0.1:9736      the server (start-aio.sh)
 #   LB_PROVIDER=haproxy  TEST_WITH_NOOP=False  NEUTRON_AVAILABLE=True
-#   NOVA_AVAILABLE=True  GLANCE_AVAILABLE=True
+#   NOVA_AVAILABLE=True  GLANCE_AVAILABLE=True  BARBICAN_AVAILABLE=False (True with tools/conformance/barbican/)
 #   ANCHOR=<repo>/../shared/anchors/octavia   (or /work/shared/anchors/octavia)
 #   RUN_NAME=haproxy    results under $OCTAVIA_RESULTS_DIR/$RUN_NAME
 # The last line printed is "N passed, N failed, N skipped".
@@ -37,6 +37,7 @@ LB_PROVIDER=${LB_PROVIDER:-haproxy}
 TEST_WITH_NOOP=${TEST_WITH_NOOP:-False}
 NEUTRON_AVAILABLE=${NEUTRON_AVAILABLE:-True}
 NOVA_AVAILABLE=${NOVA_AVAILABLE:-True}
+BARBICAN_AVAILABLE=${BARBICAN_AVAILABLE:-False}
 GLANCE_AVAILABLE=${GLANCE_AVAILABLE:-True}
 RBAC_TEST_TYPE=${RBAC_TEST_TYPE:-keystone_default_roles}
 OUT=$OCTAVIA_RESULTS_DIR/$RUN_NAME
@@ -109,7 +110,7 @@ glance = $GLANCE_AVAILABLE
 cinder = False
 swift = False
 horizon = False
-barbican = False
+barbican = $BARBICAN_AVAILABLE
 designate = False
 heat = False
 
