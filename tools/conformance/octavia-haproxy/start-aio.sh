@@ -5,6 +5,7 @@
 # API on :9736 (its network endpoint /, its load-balancer endpoint
 # /load-balancer). Runs in the foreground; SIGTERM/Ctrl-C stops it cleanly.
 #   VENV=.venv  DB=neutrino_lbconf  STATE=/var/tmp/neutrino-lbconf  KEEP_DB=0
+#   EXTRA_CONFIG="../barbican/certificates.conf"  (more files, after these)
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
@@ -23,5 +24,6 @@ state_path = $STATE
 connection = postgresql+psycopg://postgres@127.0.0.1:5432/$DB
 CONF
 args=(--config-file "$HERE/neutrino.conf" --config-file "$STATE/local.conf")
+for extra in ${EXTRA_CONFIG:-}; do args+=(--config-file "$extra"); done
 "$VENV/bin/neutrino" db upgrade "${args[@]}"
 exec "$VENV/bin/neutrino" serve "${args[@]}"
