@@ -200,9 +200,11 @@ def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str,
 @contextmanager
 def upstream_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str, int]]:
     port = free_port()
+    database = f"neutron_bench_{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "NEUTRON_PORT": str(port), "API_WORKERS": str(args.workers),
            "TENANT_NETWORK_TYPES": "vxlan", "VNI_RANGES": "1:1000",
-           "NEUTRON_ANCHOR_DIR": str(home / "upstream"), "DB_NAME": "neutron_bench",
+           # A database of the run's own: two runs may share the MariaDB server.
+           "NEUTRON_ANCHOR_DIR": str(home / "upstream"), "DB_NAME": database,
            "SERVICE_PLUGINS": "router,qos,segments,metering,trunk,port_forwarding",
            "WRITE_READY": "0"}
     try:
@@ -211,6 +213,8 @@ def upstream_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str,
         yield f"http://127.0.0.1:{port}", pid
     finally:
         subprocess.run(["bash", str(ANCHOR / "stop.sh")], env=env, check=False, cwd=home)
+        with pymysql.connect(**MYSQL) as conn:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{database}`")
 
 
 def ratio(a: float, b: float) -> str:
