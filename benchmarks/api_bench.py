@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 REQUEST_TIMEOUT_S = 30.0
 # Untimed bulk creates of BULK_BATCH ports can take upstream Neutron well over
@@ -56,7 +56,9 @@ DEFAULT_HEADERS = {
     "X-Roles": "admin",
 }
 RESOURCES = ("network", "subnet", "port")
-VERBS = ("create", "list", "show", "update", "delete")
+# "filter": a list by name matching one resource among many, the shape of
+# a client looking a resource up by its name.
+VERBS = ("create", "list", "filter", "show", "update", "delete")
 ALL_OPS = tuple(f"{r}-{v}" for r in RESOURCES for v in VERBS)
 # The port fixture subnet: a /16 so that list padding plus every port created
 # by the timed phases fits (65k addresses) without exhausting the pool.
@@ -67,6 +69,7 @@ SUBNET_POOL = ipaddress.ip_network("10.128.0.0/9")
 PORT_ADDRESSES = ipaddress.ip_network(PORT_CIDR).num_addresses - 16
 SUBNET_SLOTS = SUBNET_POOL.num_addresses // 256
 MAX_ERROR_SAMPLES = 5
+FILTER_TARGETS = 5
 CLEANUP_PASSES = 3
 
 
@@ -156,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extra attribute for every network created, e.g. "
                         "provider:network_type=local when the server's tenant "
                         "network ranges are too small for the run; repeatable")
+    p.add_argument("--server-pid", type=int, metavar="PID",
+                   help="also report the CPU per request of this process and every "
+                        "process below it (read from /proc before and after each row)")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
     p.add_argument("--markdown", action="store_true",
                    help="also print a Markdown table (for docs/performance.md)")
@@ -347,6 +353,9 @@ class Result:
     p99_ms: float
     max_ms: float
     list_items: int | None = None
+    # The server's CPU (its process tree's, all threads) over the timed
+    # requests, divided by their number; None when no server was named.
+    server_cpu_ms: float | None = None
     error_samples: list[str] = field(default_factory=list)
 
 
@@ -419,7 +428,7 @@ def summarize(op: str, concurrency: int, responses: list[Response], wall_s: floa
     failed = [r for r in responses if not r.ok]
     samples = [f"{r.status}: {r.error}" for r in failed[:MAX_ERROR_SAMPLES]]
     items = None
-    if op.endswith("-list") and responses and isinstance(responses[-1].body, dict):
+    if op.endswith(("-list", "-filter")) and responses and isinstance(responses[-1].body, dict):
         plural = op.split("-")[0] + "s"
         items = len(responses[-1].body.get(plural) or [])
     return Result(op, concurrency, len(responses), len(failed), wall_s,
@@ -634,6 +643,8 @@ class Bench:
             if resource == "port":
                 self.pad_ports()
             return [Call("GET", coll)] * n
+        if verb == "filter":
+            return self.filter_calls(resource, n)
         if verb == "delete":
             self.ensure_pool(resource, n)
             ids, self.pool[resource] = self.pool[resource][-n:], self.pool[resource][:-n]
@@ -644,6 +655,17 @@ class Bench:
             return [Call("GET", f"{coll}/{ids[k % len(ids)]}") for k in range(n)]
         return [Call("PUT", f"{coll}/{ids[k % len(ids)]}",
                      {resource: {"name": self.name(f"{resource}-upd")}}) for k in range(n)]
+
+    def filter_calls(self, resource: str, n: int) -> list[Call]:
+        """Lists by the name of one resource of the pool (a few, in turn).
+
+        The names are read untimed: an earlier update row renamed them.
+        """
+        self.ensure_pool(resource, min(n, BULK_BATCH))
+        coll = f"/v2.0/{resource}s"
+        names = [self.call("GET", f"{coll}/{rid}", ok=(200,)).body[resource]["name"]
+                 for rid in self.pool[resource][:FILTER_TARGETS]]
+        return [Call("GET", f"{coll}?name={quote(names[k % len(names)])}") for k in range(n)]
 
     def create_calls(self, resource: str, n: int) -> list[Call]:
         """Single-object creates; subnets each get their own network + /24."""
@@ -680,7 +702,7 @@ class Bench:
 # --------------------------------------------------------------------------
 
 COLUMNS = ("op", "conc", "reqs", "errors", "ops/s", "p50 ms", "p90 ms", "p99 ms",
-           "max ms", "list items")
+           "max ms", "list items", "CPU ms/req")
 
 
 def row_cells(r: Result) -> list[str]:
@@ -688,7 +710,8 @@ def row_cells(r: Result) -> list[str]:
     return [r.op, str(r.concurrency), str(r.requests), str(r.errors),
             f"{r.ops_per_s:.1f}", f"{r.p50_ms:.2f}", f"{r.p90_ms:.2f}",
             f"{r.p99_ms:.2f}", f"{r.max_ms:.2f}",
-            "" if r.list_items is None else str(r.list_items)]
+            "" if r.list_items is None else str(r.list_items),
+            "" if r.server_cpu_ms is None else f"{r.server_cpu_ms:.2f}"]
 
 
 def text_table(results: list[Result]) -> str:
@@ -737,18 +760,28 @@ def log(msg: str) -> None:
 # --------------------------------------------------------------------------
 
 
-def run_op(bench: Bench, op: str, concurrency: int) -> Result:
-    """Warm up, prepare, time and book-keep one (op, concurrency) cell."""
+def run_op(bench: Bench, op: str, concurrency: int,
+           cpu: Callable[[], float] | None = None) -> Result:
+    """Warm up, prepare, time and book-keep one (op, concurrency) cell.
+
+    ``cpu`` reads the server's CPU seconds so far; it is read just before
+    and just after the timed requests.
+    """
     if bench.args.warmup:
         calls = bench.calls_for(op, bench.args.warmup)
         bench.after(op, calls, run_calls(bench.args.target, bench.args.headers, calls,
                                          concurrency)[0])
     calls = bench.calls_for(op, bench.args.count)
+    cpu_before = cpu() if cpu else 0.0
     responses, wall = run_calls(bench.args.target, bench.args.headers, calls, concurrency)
+    cpu_spent = cpu() - cpu_before if cpu else None
     bench.after(op, calls, responses)
     result = summarize(op, concurrency, responses, wall)
+    if cpu_spent is not None:
+        result.server_cpu_ms = 1000 * cpu_spent / len(calls)
     log(f"  {op:<15} c={concurrency:<3} {result.ops_per_s:8.1f} ops/s  "
-        f"p50={result.p50_ms:.2f}ms  errors={result.errors}")
+        f"p50={result.p50_ms:.2f}ms  errors={result.errors}"
+        + ("" if cpu_spent is None else f"  cpu={result.server_cpu_ms:.2f}ms/req"))
     for sample in result.error_samples:
         log(f"    error {sample}")
     return result
@@ -757,13 +790,17 @@ def run_op(bench: Bench, op: str, concurrency: int) -> Result:
 def run(args: argparse.Namespace, on_result: Callable[[Result], None]) -> None:
     """Run every op at every concurrency, always cleaning up afterwards."""
     bench = Bench(args)
+    cpu = None
+    if args.server_pid:
+        from proc_cpu import tree_cpu_seconds
+        cpu = functools.partial(tree_cpu_seconds, args.server_pid)
     try:
         log(f"setup ({bench.run_tag}) against {args.url}")
         bench.setup()
         for concurrency in args.concurrency:
             log(f"concurrency {concurrency}:")
             for op in args.ops:
-                on_result(run_op(bench, op, concurrency))
+                on_result(run_op(bench, op, concurrency, cpu))
     finally:
         log("cleanup")
         bench.cleanup()

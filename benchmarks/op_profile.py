@@ -45,10 +45,10 @@ from tests.inprocess import CountingApp  # noqa: E402
 from tests.sql_events import listen_all, remove_all  # noqa: E402
 
 CONFIG = f"[DEFAULT]\nservice_plugins = {SERVICE_PLUGINS}\n{ML2_CONF}"
-OPS = ("network-create", "network-show", "network-update", "network-delete",
+OPS = ("network-create", "network-show", "network-filter", "network-update", "network-delete",
        "subnet-create", "subnet-show", "subnet-update", "subnet-delete",
        "port-create", "port-create-busy", "port-show", "port-show-cold", "port-update",
-       "port-delete", "port-list")
+       "port-delete", "port-list", "port-filter")
 HEADERS = {"X-Project-Id": "bench", "X-Roles": "admin", "X-User-Id": "u"}
 
 
@@ -79,6 +79,9 @@ class Ops:
         for _start in range(0, 1000 + requests, 100):
             body = {"ports": [{"network_id": self.net} for _ in range(100)]}
             self.ports += [p["id"] for p in self.post("/v2.0/ports", body)["ports"]]
+        # What the "-filter" ops look up by name, one match among many.
+        self.post("/v2.0/networks", {"network": {"name": "filtered"}})
+        self.post("/v2.0/ports", {"port": {"network_id": self.net, "name": "filtered"}})
         self.k = 0
 
     def post(self, path: str, body: Any) -> Any:
@@ -90,6 +93,10 @@ class Ops:
         self.k += 1
         if op == "network-create":
             return "POST", "/v2.0/networks", {"network": {"name": f"n{self.k}"}}
+        if op == "network-filter":  # by name, one match among many
+            return "GET", "/v2.0/networks?name=filtered", None
+        if op == "port-filter":
+            return "GET", "/v2.0/ports?name=filtered", None
         if op in ("network-show", "network-update"):
             body = {"network": {"name": f"u{self.k}"}} if op == "network-update" else None
             return ("PUT" if body else "GET"), f"/v2.0/networks/{self.net}", body

@@ -31,11 +31,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import psutil
 import pymysql
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api_bench  # noqa: E402
+from proc_cpu import tree, tree_cpu_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # ../shared beside the checkout; a worktree (wt/<branch>) is one level deeper.
@@ -76,6 +78,9 @@ quota_port = -1
 LABELS = {"network-create": "network create", "network-show": "network show",
           "network-update": "network update", "network-delete": "network delete",
           "network-list": "list networks", "subnet-create": "subnet create",
+          "network-filter": "list networks by name (one match)",
+          "subnet-filter": "list subnets by name (one match)",
+          "port-filter": "list ports by name (one match)",
           "subnet-show": "subnet show", "subnet-update": "subnet update",
           "subnet-delete": "subnet delete", "subnet-list": "list subnets",
           "port-create": "port create (IP allocated)", "port-list": "list ports",
@@ -106,17 +111,19 @@ def wait_up(url: str, proc: subprocess.Popen[bytes] | None, log_file: Path) -> N
     raise RuntimeError(f"{url} did not answer")
 
 
-def bench(urls: dict[str, str], args: argparse.Namespace, home: Path) -> dict[str, dict[str, Any]]:
+def bench(urls: dict[str, tuple[str, int]], args: argparse.Namespace,
+          home: Path) -> dict[str, dict[str, Any]]:
     """``api_bench``'s rows on every server, each row on one server and then
     the next (which goes first alternates), so that both see the machine as
-    it is during that row.
+    it is during that row. ``urls`` maps a server's name to its URL and the
+    pid of its root process, whose tree's CPU is read around each row.
 
     Run one server after the other, they did not: on this kind of machine
     the speed drifts by a third within minutes, and a ratio then measured
     the drift as much as the servers.
     """
     sides: dict[str, Any] = {}
-    for name, url in urls.items():
+    for name, (url, pid) in urls.items():
         opts = api_bench.parse_args([
             "--url", url, "--count", str(args.count), "--warmup", str(args.warmup),
             "--list-size", str(args.list_size),
@@ -124,7 +131,8 @@ def bench(urls: dict[str, str], args: argparse.Namespace, home: Path) -> dict[st
         opts.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         log(f"$ api_bench.py --url {url} --count {args.count} --warmup {args.warmup} "
             f"--list-size {args.list_size} --concurrency {' '.join(map(str, args.concurrency))}")
-        sides[name] = {"opts": opts, "bench": api_bench.Bench(opts), "results": [], "status": 0}
+        sides[name] = {"opts": opts, "bench": api_bench.Bench(opts), "results": [], "status": 0,
+                       "cpu": lambda pid=pid: tree_cpu_seconds(pid)}
     names = list(sides)
     try:
         for name in names:
@@ -137,7 +145,8 @@ def bench(urls: dict[str, str], args: argparse.Namespace, home: Path) -> dict[st
                 for name in (names if row % 2 == 0 else names[::-1]):
                     log(f"{name}:")
                     sides[name]["results"].append(
-                        api_bench.run_op(sides[name]["bench"], op, concurrency))
+                        api_bench.run_op(sides[name]["bench"], op, concurrency,
+                                         sides[name]["cpu"]))
                 row += 1
     except Exception as exc:  # noqa: BLE001 - the rows measured are still reported
         # A phase that aborted (e.g. an untimed bulk create past its timeout).
@@ -160,7 +169,7 @@ def bench(urls: dict[str, str], args: argparse.Namespace, home: Path) -> dict[st
 
 
 @contextmanager
-def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[str]:
+def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str, int]]:
     name = f"neutrino_bench_{uuid.uuid4().hex[:8]}"
     conn = pymysql.connect(**MYSQL)
     conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
@@ -179,7 +188,7 @@ def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[str]:
                                     stdout=out, stderr=out, cwd=ROOT)
         url = f"http://127.0.0.1:{port}"
         wait_up(url, proc, server_log)
-        yield url
+        yield url, proc.pid
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -189,18 +198,23 @@ def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[str]:
 
 
 @contextmanager
-def upstream_server(args: argparse.Namespace, home: Path) -> Iterator[str]:
+def upstream_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str, int]]:
     port = free_port()
+    database = f"neutron_bench_{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "NEUTRON_PORT": str(port), "API_WORKERS": str(args.workers),
            "TENANT_NETWORK_TYPES": "vxlan", "VNI_RANGES": "1:1000",
-           "NEUTRON_ANCHOR_DIR": str(home / "upstream"), "DB_NAME": "neutron_bench",
+           # A database of the run's own: two runs may share the MariaDB server.
+           "NEUTRON_ANCHOR_DIR": str(home / "upstream"), "DB_NAME": database,
            "SERVICE_PLUGINS": "router,qos,segments,metering,trunk,port_forwarding",
            "WRITE_READY": "0"}
     try:
         subprocess.run(["bash", str(ANCHOR / "start.sh")], env=env, check=True, cwd=home)
-        yield f"http://127.0.0.1:{port}"
+        pid = int((home / "upstream" / "state" / "uwsgi.pid").read_text())
+        yield f"http://127.0.0.1:{port}", pid
     finally:
         subprocess.run(["bash", str(ANCHOR / "stop.sh")], env=env, check=False, cwd=home)
+        with pymysql.connect(**MYSQL) as conn:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{database}`")
 
 
 def ratio(a: float, b: float) -> str:
@@ -210,27 +224,40 @@ def ratio(a: float, b: float) -> str:
 def table(ours: dict[str, Any], theirs: dict[str, Any] | None) -> str:
     def cells(r: dict[str, Any]) -> str:
         err = f" ({r['errors']} errors)" if r["errors"] else ""
-        return f"{r['ops_per_s']:,.1f} | {r['p50_ms']:,.1f}{err}"
+        return f"{r['ops_per_s']:,.1f} | {r['p50_ms']:,.1f}{err} | {cpu(r)}"
+
+    def cpu(r: dict[str, Any]) -> str:
+        return "–" if r.get("server_cpu_ms") is None else f"{r['server_cpu_ms']:,.2f}"
     index = {(r["op"], r["concurrency"]): r for r in (theirs or {}).get("results", [])}
     if theirs is None:
-        lines = ["| operation | clients | neutrino ops/s | neutrino p50 ms |",
-                 "|---|---:|---:|---:|"]
+        lines = ["| operation | clients | neutrino ops/s | neutrino p50 ms "
+                 "| neutrino CPU ms/req |",
+                 "|---|---:|---:|---:|---:|"]
     else:
-        lines = ["| operation | clients | neutrino ops/s | neutrino p50 ms | upstream ops/s "
-                 "| upstream p50 ms | throughput ratio | p50 ratio |",
-                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines = ["| operation | clients | neutrino ops/s | neutrino p50 ms "
+                 "| neutrino CPU ms/req | upstream ops/s | upstream p50 ms "
+                 "| upstream CPU ms/req | throughput ratio | p50 ratio | CPU ratio |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in ours["results"]:
         row = f"| {LABELS.get(r['op'], r['op'])} | {r['concurrency']} | {cells(r)}"
         u = index.get((r["op"], r["concurrency"]))
         if theirs is not None:
             row += (f" | {cells(u)} | {ratio(r['ops_per_s'], u['ops_per_s'])} | "
-                    f"{ratio(u['p50_ms'], r['p50_ms'])}" if u else " | – | – | – | –")
+                    f"{ratio(u['p50_ms'], r['p50_ms'])} | "
+                    f"{ratio(u.get('server_cpu_ms') or 0, r.get('server_cpu_ms') or 0)}"
+                    if u else " | – | – | – | – | – | –")
         lines.append(row + " |")
     return "\n".join(lines)
 
 
+def rss_mb(root: int) -> list[float]:
+    """RSS (MB) of a server's root process and of each process below it."""
+    return [psutil.Process(pid).memory_info().rss / 2**20 for pid in tree(root)
+            if psutil.pid_exists(pid)]
+
+
 def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any] | None,
-           load: tuple[list[float], list[float]]) -> str:
+           load: tuple[list[float], list[float]], memory: dict[str, list[float]]) -> str:
     mariadb = pymysql.connect(**MYSQL)
     with mariadb.cursor() as cur:
         cur.execute("SELECT VERSION()")
@@ -266,8 +293,17 @@ def report(args: argparse.Namespace, ours: dict[str, Any], theirs: dict[str, Any
           "timeout); rows it did not reach are shown as –.\n"
           for name, run in (("neutrino", ours), ("upstream", theirs))
           if run is not None and run.get("exit_status")],
-        "Ratios: throughput neutrino/upstream; p50 upstream/neutrino (higher is better "
-        "for neutrino in both).",
+        "Resident memory after the bench (MB, the root process first, then the "
+        "processes below it): " + "; ".join(
+            f"{name} {', '.join(f'{m:.1f}' for m in mbs)}" for name, mbs in memory.items())
+        + ".",
+        "",
+        "Ratios: throughput neutrino/upstream; p50 and CPU per request upstream/neutrino "
+        "(higher is better for neutrino in all three). CPU per request: user and system "
+        "time of every thread of the server's processes (neutrino: its master and "
+        "workers; upstream: the uwsgi master and its workers), read from /proc before "
+        "and after each row's timed requests, over their number; the database "
+        "server's CPU is not counted for either.",
         "",
         table(ours, theirs),
         "",
@@ -292,8 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.upstream:
             urls["upstream"] = servers.enter_context(upstream_server(args, home))
         runs = bench(urls, args, home)
+        memory = {name: rss_mb(pid) for name, (_, pid) in urls.items()}
     text = report(args, runs["neutrino"], runs.get("upstream"),
-                  (before, list(os.getloadavg())))
+                  (before, list(os.getloadavg())), memory)
     Path(args.out).write_text(text)
     print(text)
     return 0

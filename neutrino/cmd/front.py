@@ -37,6 +37,7 @@ from urllib.parse import unquote_to_bytes
 import httptools
 
 from neutrino.api.limits import INTERNAL, TIMED_OUT
+from neutrino.cmd.heap import Heap
 from neutrino.cmd.http1 import CONTINUE, Reader, Request, answer_bytes, refusal, refusal_bytes
 
 LOG = logging.getLogger("neutrino.api")
@@ -80,8 +81,9 @@ class Front:
     """A WSGI app served over HTTP/1.1 on a listening socket."""
 
     def __init__(self, app: WSGIApp, threads: int, max_body: int,
-                 read_timeout: float, max_line: int) -> None:
+                 read_timeout: float, max_line: int, heap: Heap | None = None) -> None:
         self.app = app
+        self.heap = heap or Heap()
         self.threads = threads
         self.max_body = max_body
         self.max_line = max_line
@@ -102,11 +104,13 @@ class Front:
         host, port = listener.getsockname()[:2]
         self.server = (str(host), str(port))
         self.epoll.register(listener.fileno(), READ)
+        self.heap.limit()  # before the threads take arenas
         for i in range(self.threads):
             threading.Thread(target=self._work, name=f"api-{i}", daemon=True).start()
         while not stopped():
             time.sleep(SWEEP)
             self._sweep(time.monotonic())
+            self.heap.settle()
         self._stop()
 
     def _stop(self) -> None:
@@ -207,6 +211,7 @@ class Front:
         while reader.done:
             request = reader.done.popleft()
             status, headers, body = self._run(request, conn)
+            self.heap.answered(len(body))
             keep = (request.keep_alive and not self.stopping and not reader.upgraded
                     and (reader.refused is None or bool(reader.done)))
             answer = answer_bytes(status, headers, body, keep, request.version == "1.0",

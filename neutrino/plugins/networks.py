@@ -165,6 +165,8 @@ class Networks(Handler):
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.networks, clauses, query,
                                         columns=EXTERNAL_FLAG.columns(t.networks))
+        if len(rows) <= store.SHOWN_ALONE:
+            return store.shown_alone(rows, lambda rid: self.get_for(conn, rid, ctx)), more
         return self.present(conn, ctx, self._extended(conn, to_dicts(conn, rows)), rows), more
 
     def present(self, conn: Connection, ctx: Context | None, dicts: list[dict[str, Any]],

@@ -50,9 +50,10 @@ from sqlalchemy import Connection, Table
 from neutrino.plugins import store
 from neutrino.plugins.joined import Aggregated, Joined, Reads
 
-# Entries per memo. An entry is the row's revision and a few short JSON
-# texts: 4,096 ports' children are a few MB.
-SIZE = 4096
+# Entries per memo (and dicts per ``Built``). An entry is the row's
+# revision and its decoded child rows; a full memo with its built dicts is
+# part of a worker's memory, which issue 37 caps (docs/performance.md).
+SIZE = 2048
 
 # The write attempt running in this context: its answers' entries, published
 # when its transaction has committed.

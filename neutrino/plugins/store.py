@@ -197,6 +197,24 @@ def item_ids(items: Sequence[dict[str, Any]]) -> Ids:
 # Below this many parents an IN list is as cheap as a subquery.
 SUBQUERY_FROM = 50
 
+# A page of at most this many rows is read again row by row, each with its
+# child tables in one SELECT (as a show), instead of one batch per child
+# table: a list by name finding one network was 8 statements, now 2.
+SHOWN_ALONE = 3
+
+
+def shown_alone(rows: Sequence[Any], show: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The dicts of a small page's rows, each read by ``show`` (a handler's
+    single read with its children); a row deleted since the page's read is
+    left out, as a page read a moment later would."""
+    out = []
+    for row in rows:
+        try:
+            out.append(show(row.id))
+        except errors.NotFound:
+            continue
+    return out
+
 
 def chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(ids), CHUNK):

@@ -256,6 +256,8 @@ class Subnets(Handler):
             clauses.append(scope)
         rows, more = store.paged_select(conn, t.subnets, clauses, query,
                                         columns=_EXTERNAL.columns(t.subnets))
+        if len(rows) <= store.SHOWN_ALONE:
+            return store.shown_alone(rows, lambda rid: self.get(conn, rid)), more
         return to_dicts(conn, rows), more
 
     def update(self, conn: Connection, ctx: Context, subnet_id: str, data: dict[str, Any],

@@ -435,3 +435,20 @@ def test_deleting_an_empty_network_deletes_only_what_it_has(app: App) -> None:
         addresses = conn.exec_driver_sql("SELECT COUNT(*) FROM ipallocations WHERE "
                                          "network_id = ?", (full_id,)).scalar()
     assert left == 0 and ports == 0 and addresses == 0
+
+
+@pytest.mark.parametrize("plural", ["networks", "subnets"])
+def test_a_list_by_name_finding_one_is_a_show_and_the_pages_read(app: App, plural: str) -> None:
+    """A page of a few rows reads each with its child tables in one SELECT
+    (``store.SHOWN_ALONE``), not one batch per child table."""
+    post = app.client.simulate_post
+    net = post("/v2.0/networks", json={"network": {"name": f"one-{plural}", "tags": ["t"]}})
+    net_id = net.json["network"]["id"]
+    sub = post("/v2.0/subnets", json={"subnet": {
+        "network_id": net_id, "ip_version": 4, "cidr": "10.7.0.0/24",
+        "name": f"one-{plural}", "dns_nameservers": ["1.1.1.1"], "tags": ["t"]}})
+    rid = net_id if plural == "networks" else sub.json["subnet"]["id"]
+    shown, body = app.counted("GET", f"/v2.0/{plural}/{rid}")
+    listed, page = app.counted("GET", f"/v2.0/{plural}?name=one-{plural}")
+    assert page[plural] == [body[plural[:-1]]]
+    assert listed == shown + 1

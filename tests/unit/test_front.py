@@ -244,3 +244,27 @@ def test_a_stop_lets_the_request_in_flight_finish() -> None:
             got = sock.recv(65536)
     assert _statuses(got) == [200] and got.endswith(b"done") and b"Connection: close" in got
     assert not front.conns
+
+
+def _sized(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    start_response("200 OK", [])
+    return [b"x" * int(environ["PATH_INFO"].strip("/"))]
+
+
+def test_the_heap_is_trimmed_after_large_answers_and_not_after_small_ones() -> None:
+    """A worker gives back what large answers (a long list) freed
+    (``cmd/heap.py``); small answers, most of them, cost no trim."""
+    from neutrino.cmd import heap
+    with serving(_sized) as (front, port):
+        for _ in range(20):
+            _exchange(port, b"GET /1000 HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+        time.sleep(0.6)  # two sweeps
+        assert front.heap.trims == 0
+        large = heap.LARGE * 2
+        for _ in range(heap.TRIM_AFTER // large + 1):
+            _exchange(port, f"GET /{large} HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+                      .encode())
+        deadline = time.monotonic() + 5
+        while front.heap.trims == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert front.heap.trims == 1
