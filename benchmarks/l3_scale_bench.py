@@ -191,8 +191,7 @@ def l2_agent(tmp: Path, vhost: str, host: str) -> Iterator[None]:
     instead of failing (a failed binding is retried on every sync)."""
     from tests.rpc.bus import OvsAgent, agent_conf
     tmp.mkdir(exist_ok=True)
-    agent = OvsAgent(agent_conf(tmp, vhost, f"{host}", "[AGENT]\nreport_interval = 10\n"),
-                     plugin_rpc=object())
+    agent = OvsAgent(agent_conf(tmp, vhost, host, "[AGENT]\nreport_interval = 10\n"))
     agent.register(within=300)
     agent.start_reporting()
     try:
