@@ -100,9 +100,17 @@ class Api:
         return resp.json()
 
     def bulk(self, collection: str, member: str, bodies: list[dict[str, Any]]) -> list[Any]:
+        """Created a hundred at a time, or one by one where the server refuses
+        bulk requests (upstream's routers)."""
         made: list[Any] = []
         for start in range(0, len(bodies), BULK):
-            made += self.post(collection, {collection: bodies[start:start + BULK]})[collection]
+            part = bodies[start:start + BULK]
+            try:
+                made += self.post(collection, {collection: part})[collection]
+            except RuntimeError as exc:
+                if "Bulk operation not supported" not in str(exc):
+                    raise
+                made += [self.post(collection, {member: body})[member] for body in part]
         return made
 
 

@@ -253,11 +253,16 @@ class RouterManager:
         self.host.enable_forwarding(desired.namespace)
 
     def _devices(self, desired: model.DesiredRouter) -> None:
+        """Devices found in the namespace that the driver says are still
+        attached are kept as they are (a restart adopts them without a
+        question per device); the others are plugged."""
         ns = desired.namespace
-        for dev in desired.devices:
-            self.driver.plug(dev.network_id, dev.port_id, dev.name, dev.mac_address,
-                             namespace=ns, mtu=dev.mtu)
         mtus = self.host.mtus(ns)
+        kept = self.driver.attached([d.name for d in desired.devices if d.name in mtus])
+        for dev in desired.devices:
+            if dev.name not in kept:
+                self.driver.plug(dev.network_id, dev.port_id, dev.name, dev.mac_address,
+                                 namespace=ns, mtu=dev.mtu)
         for name in mtus:
             if name.startswith(model.DEVICE_PREFIXES) and name not in desired.device_names:
                 self.driver.unplug(name, namespace=ns)

@@ -75,6 +75,11 @@ class OVSInterfaceDriver(InterfaceDriver):
         _ip(*ns, "link", "set", device_name, *(("mtu", str(mtu)) if mtu else ()), "up",
             enter=[] if ns else enter)
 
+    def attached(self, device_names: list[str]) -> set[str]:
+        """Those with their port on the bridge (one read of the switch's
+        replica; a port a vswitchd restart orphaned is plugged again)."""
+        return set(device_names) & set(self.ovs.ports(self.bridge)) if device_names else set()
+
     def unplug(self, device_name: str, namespace: str | None = None) -> None:
         self.ovs.delete_port(self.bridge, device_name)
         if namespace and self._exists(device_name, namespace):
