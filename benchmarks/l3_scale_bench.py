@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -263,7 +264,8 @@ def run_neutrino(fab: Fabric, host: Host, routers: int, database: str, repeat: i
     with contextlib.ExitStack() as stack:
         server, vhost = stack.enter_context(server_on_a_vhost(
             tmp, database, "[DEFAULT]\nservice_plugins = router\n"
-            "[quotas]\nquota_router = -1\nquota_floatingip = -1\n"))
+            "[quotas]\nquota_router = -1\nquota_floatingip = -1\n"
+            f"[ml2_type_vxlan]\nvni_ranges = 1:{2 * routers + 100}\n"))
         stack.enter_context(l2_agent(tmp / "l2", vhost, host.hostname))
         agent, _ = neutrino_agent(tmp, vhost, host.hostname)
         agent.register()  # the host's L3 agent exists: routers are scheduled to it
@@ -355,6 +357,17 @@ class UpstreamAgent:
         text = self.log_path.read_text()[since:] if self.log_path.exists() else ""
         return set(re.findall(r"Finished a router update for ([0-9a-f-]{36})", text))
 
+    def span(self, since: int) -> float:
+        """Seconds from its first "Starting router update" to its last
+        "Finished a router update" (the routers' own part of the run)."""
+        text = self.log_path.read_text()[since:]
+        stamps = [(dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f"), m.group(2))
+                  for m in re.finditer(r"^(\S+ \S+) \d+ INFO \S+ \[[^]]*\] "
+                                       r"(Starting|Finished) a? ?router update", text, re.M)]
+        starts = [t for t, what in stamps if what == "Starting"]
+        ends = [t for t, what in stamps if what == "Finished"]
+        return (max(ends) - min(starts)).total_seconds() if starts and ends else float("nan")
+
     def log_size(self) -> int:
         return self.log_path.stat().st_size if self.log_path.exists() else 0
 
@@ -413,7 +426,8 @@ def run_upstream(fab: Fabric, host: Host, routers: int, repeat: int, limit: floa
                     took = wait_done(agent, since, set(expected), limit)
                     wrong = missing(expected, agent.enter, iptables_nat(agent.enter))
                     log(f"upstream {label} #{round_ + 1}: {took:.2f} s from the process's "
-                        f"start (load {load}), {len(expected) - len(wrong)}/{len(expected)} "
+                        f"start, {agent.span(since):.2f} s from its first router update to its "
+                        f"last (load {load}), {len(expected) - len(wrong)}/{len(expected)} "
                         "routers complete" + (f"; e.g. {wrong[:2]}" if wrong else ""))
                     agent.stop()
                 if round_ + 1 < repeat:  # back to a host without routers: a new mount ns
