@@ -70,7 +70,8 @@ def free_port() -> int:
 class ServerProcess:
     """``neutrino serve`` with one API worker; ``rpc`` is its RPC process."""
 
-    def __init__(self, home: Path, database: str, transport_url: str) -> None:
+    def __init__(self, home: Path, database: str, transport_url: str, extra: str = "") -> None:
+        """``extra``: configuration appended (sections may repeat)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.conf = home / "neutron.conf"
@@ -81,7 +82,7 @@ class ServerProcess:
             "[ml2]\ntype_drivers = vxlan\ntenant_network_types = vxlan\n"
             "mechanism_drivers = openvswitch\n[ml2_type_vxlan]\nvni_ranges = 1:1000\n"
             "[quotas]\ndefault_quota = -1\nquota_network = -1\nquota_subnet = -1\n"
-            "quota_port = -1\n")
+            "quota_port = -1\n" + extra)
         self.log = home / "server.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -118,12 +119,13 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def server_on_a_vhost(home: Path, database: str) -> Iterator[tuple[ServerProcess, str]]:
+def server_on_a_vhost(home: Path, database: str, extra: str = ""
+                      ) -> Iterator[tuple[ServerProcess, str]]:
     """A started ``ServerProcess`` on a RabbitMQ vhost of its own (and the
     vhost's name, tests/rpc's ``fresh_vhost``); the server is stopped and
     the vhost deleted afterwards."""
     with fresh_vhost() as vhost:
-        server = ServerProcess(home, database, bus(vhost))
+        server = ServerProcess(home, database, bus(vhost), extra)
         try:
             yield server.start(), vhost
         finally:

@@ -56,6 +56,13 @@ class InterfaceDriver(abc.ABC):
     def unplug(self, device_name: str, namespace: str | None = None) -> None:
         """Remove the device; absent is fine."""
 
+    def attached(self, device_names: list[str]) -> set[str]:
+        """Of devices already in their namespace, those still attached as
+        ``plug`` leaves them, which need no ``plug`` (a restarted agent then
+        asks nothing per device). None by default: each is plugged again,
+        which is idempotent."""
+        return set()
+
     @classmethod
     def from_conf(cls, conf: cfg.ConfigOpts) -> "InterfaceDriver":
         """The driver as a host's configuration sets it up."""

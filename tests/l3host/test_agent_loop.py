@@ -87,8 +87,9 @@ def test_start_is_a_full_sync_that_removes_routers_no_longer_served(tmp_path: Pa
     assert agent.pending()
     assert agent.process()
     assert plugin.calls == [("sync_routers", None)]
-    assert manager.calls == [("remove", "old-router"), ("apply", R1["id"]),
-                             ("apply", R2["id"])]
+    # stale routers go first; the served ones are applied several at a time
+    assert manager.calls[0] == ("remove", "old-router")
+    assert sorted(manager.calls[1:]) == sorted([("apply", R1["id"]), ("apply", R2["id"])])
     assert not agent.pending()
     assert agent.process() and plugin.calls == [("sync_routers", None)]  # nothing to do
 
@@ -231,3 +232,43 @@ def test_revived_verdict_of_a_state_report_asks_for_a_full_sync(tmp_path: Path) 
     assert agent.report_state() == "revived"
     agent.process()
     assert plugin.calls == [("sync_routers", None), ("sync_routers", None)]
+
+
+def _many(count: int) -> list[dict[str, Any]]:
+    return [router([interface(f"10.1.{i}.0/24", f"10.1.{i}.1", f"fa:16:3e:01:00:{i:02x}")],
+                   gateway("172.24.4.0/24", f"172.24.4.{10 + i}", "172.24.4.1",
+                           f"fa:16:3e:02:00:{i:02x}"))
+            for i in range(count)]
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_a_full_sync_costs_the_same_rpc_calls_for_3_or_40_routers(
+        tmp_path: Path, count: int) -> None:
+    """One ``sync_routers`` for all of them and one ``update_floatingip_statuses``
+    for every floating IP that changed, whatever the number of routers; a
+    restart that finds the statuses right sends only the ``sync_routers``."""
+    routers = _many(count)
+    agent, plugin, manager = make(tmp_path, routers)
+    for i, r in enumerate(routers):
+        manager.statuses[r["id"]] = {f"fip-{i}-a": "ACTIVE", f"fip-{i}-b": "ACTIVE"}
+    assert agent.process()
+    assert [name for name, _ in plugin.calls] == ["sync_routers", "update_floatingip_statuses"]
+    reported = plugin.calls[1][1][1]
+    assert reported == {f"fip-{i}-{x}": "ACTIVE" for i in range(count) for x in "ab"}
+    assert len(manager.calls) == count
+
+    restarted, plugin_after, _ = make(tmp_path, routers)  # nothing changed since
+    assert restarted.process()
+    assert plugin_after.calls == [("sync_routers", None)]
+
+
+def test_a_failed_status_report_is_resent_for_every_router_it_carried(tmp_path: Path) -> None:
+    routers = _many(3)
+    agent, plugin, manager = make(tmp_path, routers)
+    for i, r in enumerate(routers):
+        manager.statuses[r["id"]] = {f"fip-{i}": "ACTIVE"}
+    plugin.fail_status = True
+    assert not agent.process()
+    assert sorted(manager.forgotten) == sorted((r["id"], {f"fip-{i}": "ACTIVE"})
+                                               for i, r in enumerate(routers))
+    assert agent.pending()  # those routers are redone, their statuses sent again

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from neutrino.agents.l3 import garp
 from neutrino.agents.l3.agent import L3Agent, L3AgentEndpoint
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.router import RouterManager
@@ -20,6 +21,7 @@ from neutrino.service import make_conf
 from tests.l3host.fabric import Fabric, namespaces, need_root, sh
 from tests.l3host.routers import fip, gateway, interface, router
 from tests.l3host.test_agent_loop import FakePlugin
+from tests.waiting import wait_for
 
 PORT = 9999
 
@@ -186,9 +188,10 @@ def test_agent_loop_applies_notified_changes_and_a_restart_converges(
          "protocol": "tcp", "external_port": 2222, "internal_port": PORT}]
     L3AgentEndpoint(agent).routers_updated({}, routers=[topo.router["id"]])
     assert agent.process()
-    # the external host had failed to resolve 172.24.4.30: the gratuitous ARP fixed it
-    neigh = sh("ip", "-n", topo.ext, "neigh", "show", "172.24.4.30").stdout
-    assert "fa:16:3e:00:ee:01" in neigh, neigh
+    # the external host had failed to resolve 172.24.4.30: the gratuitous ARPs
+    # (sent in the background, garp.SCHEDULE) fix it
+    assert wait_for(lambda: "fa:16:3e:00:ee:01" in sh(
+        "ip", "-n", topo.ext, "neigh", "show", "172.24.4.30").stdout, garp.SCHEDULE[-1] + 5)
     assert f.seen_as(topo.ext, "172.24.4.30", 2222) == "172.24.4.100"
 
     topo.fip["status"] = "ACTIVE"  # what the server now shows

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent import futures
 from typing import Any
 
 import netaddr
@@ -33,7 +34,7 @@ from neutrino.agents.base import Agent, count_resync, timed_pass
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.l3 import audit, fwaas, keepalived, live_trace, metadata, qos, ra, vpn
 from neutrino.agents.l3.linux import LinuxHost
-from neutrino.agents.l3.router import RouterManager
+from neutrino.agents.l3.router import Result, RouterManager
 from neutrino.agents.l3.rpc import L3_AGENT_TOPIC, L3PluginApi
 from neutrino.conf.agents import common as agent_conf
 from neutrino.conf.agents import l3 as l3_conf
@@ -42,6 +43,9 @@ from neutrino.rpc import topics
 LOG = logging.getLogger(__name__)
 
 HA_WATCH_INTERVAL = 0.5  # seconds between looks at keepalived's state files (and radvd)
+# Routers applied at once: each waits on its ``ip``/``nft`` processes most of the
+# time, so a few more than the cores keep them busy (upstream's agent has a pool too).
+APPLY_WORKERS = 8
 
 
 def _check_ipv6_gateway(address: str) -> None:
@@ -319,8 +323,7 @@ class L3Agent(Agent):
             gone = set(dirty)
         for router_id in sorted(gone - served):
             ok &= self._remove(router_id)
-        for router in routers:
-            ok &= self._apply(router, policies)
+        ok &= self._apply_all(routers, policies)
         if self.vpn is not None and routers:
             self.vpn.wake()
         return ok
@@ -371,27 +374,59 @@ class L3Agent(Agent):
                 self._deleted.add(router_id)
             return False
 
-    def _apply(self, router: dict[str, Any],
-               policies: dict[str, dict[str, Any]] | None = None) -> bool:
-        result = self.routers.apply(router, policies)
-        ok = result.error is None
-        if result.statuses:
-            try:
-                self.plugin_rpc.update_floatingip_statuses(router["id"], result.statuses)
-            except Exception:  # noqa: BLE001
-                LOG.exception("router %s: reporting floating IP statuses failed",
-                              router["id"])
-                self.routers.forget_status(router["id"], result.statuses)
-                ok = False
-        for group_id, status in sorted(result.firewall_statuses.items()):
-            try:
-                self.plugin_rpc.set_firewall_group_status(group_id, status)
-            except Exception:  # noqa: BLE001
-                LOG.exception("firewall group %s: reporting status %s failed", group_id, status)
-                ok = False
-        if not ok:
-            self.mark_dirty([router["id"]])
-        return ok
+    def _apply_all(self, routers: list[dict[str, Any]],
+                   policies: dict[str, dict[str, Any]]) -> bool:
+        """Apply ``routers``, several at a time (the work is ``ip`` and ``nft``
+        processes, each router's in its own namespace); distributed ones one
+        after the other (their ``fip-`` namespaces are shared). Then the
+        floating IPs' new statuses go to the server in one call, not one per
+        router."""
+        apart = [r for r in routers if not r.get("distributed")]
+        results: dict[str, Result] = {}
+        if apart:
+            with futures.ThreadPoolExecutor(min(APPLY_WORKERS, len(apart)),
+                                            thread_name_prefix="l3-apply") as pool:
+                for router, result in zip(apart, pool.map(
+                        lambda r: self.routers.apply(r, policies), apart)):
+                    results[router["id"]] = result
+        for router in routers:
+            if router.get("distributed"):
+                results[router["id"]] = self.routers.apply(router, policies)
+        failed = {rid for rid, result in results.items() if result.error is not None}
+        failed |= self._report_statuses(results)
+        for rid, result in results.items():
+            for group_id, status in sorted(result.firewall_statuses.items()):
+                try:
+                    self.plugin_rpc.set_firewall_group_status(group_id, status)
+                except Exception:  # noqa: BLE001
+                    LOG.exception("firewall group %s: reporting status %s failed",
+                                  group_id, status)
+                    failed.add(rid)
+        if failed:
+            self.mark_dirty(sorted(failed))
+        return not failed
+
+    def _report_statuses(self, results: dict[str, Result]) -> set[str]:
+        """Every router's floating IP changes in one ``update_floatingip_statuses``;
+        the routers whose report did not reach the server (sent again next time).
+
+        The call names one router, as upstream's API has it; both servers set
+        each floating IP named, whatever its router (upstream's uses the
+        router only to set DOWN the floating IPs it lost, and this agent
+        reports those DOWN itself)."""
+        changed = {rid: result.statuses for rid, result in results.items() if result.statuses}
+        if not changed:
+            return set()
+        statuses = {fip: status for part in changed.values() for fip, status in part.items()}
+        try:
+            self.plugin_rpc.update_floatingip_statuses(min(changed), statuses)
+        except Exception:  # noqa: BLE001
+            LOG.exception("reporting the floating IP statuses of routers %s failed",
+                          sorted(changed))
+            for rid, part in changed.items():
+                self.routers.forget_status(rid, part)
+            return set(changed)
+        return set()
 
     # -- HA routers' states --------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -34,17 +35,47 @@ def run(argv: list[str], stdin: str | None = None, check: bool = True) -> str:
     return done.stdout
 
 
+NETNS_DIR = "/run/netns"  # where ``ip netns`` keeps the namespaces it names
+
+
 class LinuxHost:
-    """Namespaces and what is inside them, for one router at a time."""
+    """Namespaces and what is inside them, one router at a time (routers
+    may be worked on from several threads at once, never one router from two)."""
 
     def namespaces(self) -> list[str]:
-        out = run(["ip", "-j", "netns", "list"])
-        return [n["name"] for n in json.loads(out or "[]")]
+        """Read from ``ip netns``'s directory, not by running it: a full sync
+        asks for every router, and a process each was a large share of it."""
+        try:
+            return sorted(n for n in os.listdir(NETNS_DIR) if not n.startswith("."))
+        except FileNotFoundError:
+            return []
 
     def ensure_namespace(self, ns: str) -> None:
-        if ns not in self.namespaces():
+        if not os.path.exists(os.path.join(NETNS_DIR, ns)):
             run(["ip", "netns", "add", ns])
-        run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            run(["ip", "-n", ns, "link", "set", "lo", "up"])
+
+    def sysctl(self, ns: str, settings: dict[str, str]) -> None:
+        """Several settings in one ``sysctl`` run inside ``ns``."""
+        if settings:
+            run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                 *(f"{key}={value}" for key, value in settings.items())])
+
+    def batch(self, ns: str, commands: list[str]) -> None:
+        """``ip`` commands (without ``ip``) run in ``ns`` by one ``ip -batch``,
+        in order; the first that fails stops the rest and raises."""
+        if commands:
+            run(["ip", "-n", ns, "-batch", "-"], stdin="".join(f"{c}\n" for c in commands))
+
+    def all_addresses(self, ns: str) -> dict[str, set[str]]:
+        """Each device's global addresses (``addresses``), all in one read."""
+        out = run(["ip", "-j", "-n", ns, "addr", "show"])
+        found: dict[str, set[str]] = {}
+        for link in json.loads(out or "[]"):
+            found[link["ifname"]] = {f"{a['local']}/{a['prefixlen']}"
+                                     for a in link.get("addr_info", ())
+                                     if a.get("scope") == "global"}
+        return found
 
     def delete_namespace(self, ns: str) -> None:
         if ns in self.namespaces():
@@ -60,8 +91,12 @@ class LinuxHost:
         run(["ip", "netns", "exec", ns, "sysctl", "-qw",
              *(f"net.ipv6.conf.{d}.disable_ipv6=1" for d in devices)])
 
+    @staticmethod
+    def has_ipv6() -> bool:
+        return Path("/proc/sys/net/ipv6").exists()
+
     def set_accept_ra(self, ns: str, device: str, value: int) -> None:
-        if not Path("/proc/sys/net/ipv6").exists():
+        if not self.has_ipv6():
             return  # a kernel without IPv6: nothing to accept
         run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{device}.accept_ra={value}"])
 
@@ -75,6 +110,19 @@ class LinuxHost:
 
     def set_mtu(self, ns: str, device: str, mtu: int) -> None:
         run(["ip", "-n", ns, "link", "set", device, "mtu", str(mtu)])
+
+    @staticmethod
+    def address_command(verb: str, device: str, cidr: str) -> str:
+        """An ``add``/``del`` of ``cidr`` on ``device`` as a ``batch`` line."""
+        extra = (" brd +" if ":" not in cidr else " nodad") if verb == "add" else ""
+        return f"addr {verb} {cidr}{extra} dev {device}"
+
+    @staticmethod
+    def route_command(destination: str, nexthop: str, device: str | None = None,
+                      onlink: bool = False) -> str:
+        """A ``route replace`` as a ``batch`` line (``ip`` takes the family from the next hop)."""
+        return (f"route replace {destination} via {nexthop}"
+                + (f" dev {device}" if device else "") + (" onlink" if onlink else ""))
 
     def addresses(self, ns: str, device: str) -> set[str]:
         """Global addresses as ``ip/prefixlen`` (link-local ones are the kernel's)."""
@@ -220,16 +268,26 @@ class LinuxHost:
         run(["ip", "-n", ns, "link", "del", device], check=False)
 
     def announce(self, ns: str, device: str, addresses: list[str]) -> None:
+        self.announce_all(ns, {device: addresses})
+
+    def announce_all(self, ns: str, by_device: dict[str, list[str]]) -> None:
         """Gratuitous ARPs for addresses just added, sent in the background over
         the next seconds (``garp.SCHEDULE``): the router's wiring goes on
-        meanwhile; a failure only delays neighbours."""
+        meanwhile; a failure only delays neighbours. One process for all the
+        router's devices (a Python start each was most of a router's CPU)."""
+        argv: list[str] = []
+        for device, addresses in by_device.items():
+            if addresses:
+                argv += [*(["+"] if argv else []), device, *addresses]
+        if not argv:
+            return
         try:
             proc = subprocess.Popen(
                 ["ip", "netns", "exec", ns, sys.executable, "-m", "neutrino.agents.l3.garp",
-                 device, *addresses], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                 *argv], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL)
         except OSError as exc:
-            LOG.warning("gratuitous ARP on %s in %s: %s", device, ns, exc)
+            LOG.warning("gratuitous ARP in %s: %s", ns, exc)
             return
         threading.Thread(target=proc.wait, name="garp-reaper", daemon=True).start()
 
@@ -255,6 +313,7 @@ class OwnRouterNamespaces(LinuxHost):
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.Lock()  # routers are built from several threads
 
     def _owned(self) -> set[str]:
         return set(self.path.read_text().split()) if self.path.exists() else set()
@@ -269,10 +328,12 @@ class OwnRouterNamespaces(LinuxHost):
                 if not ns.startswith(OWNED_PREFIXES) or ns in owned]
 
     def ensure_namespace(self, ns: str) -> None:
-        if ns not in (owned := self._owned()):
-            self._write(owned | {ns})
+        with self._lock:
+            if ns not in (owned := self._owned()):
+                self._write(owned | {ns})
         super().ensure_namespace(ns)
 
     def delete_namespace(self, ns: str) -> None:
         super().delete_namespace(ns)
-        self._write(self._owned() - {ns})
+        with self._lock:
+            self._write(self._owned() - {ns})

@@ -90,18 +90,16 @@ class RouterManager:
         error: Exception | None = None
         filtered = False
         try:
-            self._namespace(desired)
+            self.host.ensure_namespace(desired.namespace)
             if self.firewall:
                 self.host.nft(desired.namespace, fwaas.replace_script(firewalls))
             filtered = True
             self._devices(desired)
-            self._addresses(desired)
-            self._gateway_ipv6(desired)
-            self._routes(desired)
-            self._nat(desired)
+            self.host.sysctl(desired.namespace, self._sysctls(desired))
+            self._addresses_and_routes(desired)
+            self._tables(desired)
             self._rate_limits(desired, policies or {})
-            self._conntrack_helpers(desired)
-            self._ndp_proxy(desired)
+            self._proxied_neighbours(desired)
             if self.metadata is not None:
                 self.metadata.ensure(desired.router_id, desired.namespace)
             self._vrrp(desired)
@@ -255,11 +253,16 @@ class RouterManager:
         self.host.enable_forwarding(desired.namespace)
 
     def _devices(self, desired: model.DesiredRouter) -> None:
+        """Devices found in the namespace that the driver says are still
+        attached are kept as they are (a restart adopts them without a
+        question per device); the others are plugged."""
         ns = desired.namespace
-        for dev in desired.devices:
-            self.driver.plug(dev.network_id, dev.port_id, dev.name, dev.mac_address,
-                             namespace=ns, mtu=dev.mtu)
         mtus = self.host.mtus(ns)
+        kept = self.driver.attached([d.name for d in desired.devices if d.name in mtus])
+        for dev in desired.devices:
+            if dev.name not in kept:
+                self.driver.plug(dev.network_id, dev.port_id, dev.name, dev.mac_address,
+                                 namespace=ns, mtu=dev.mtu)
         for name in mtus:
             if name.startswith(model.DEVICE_PREFIXES) and name not in desired.device_names:
                 self.driver.unplug(name, namespace=ns)
@@ -335,6 +338,78 @@ class RouterManager:
             if new_v4:  # neighbours that failed to resolve them learn them now
                 self.host.announce(ns, dev.name, new_v4)
 
+    def _sysctls(self, desired: model.DesiredRouter) -> dict[str, str]:
+        """The namespace's forwarding and its gateway's IPv6 settings, set by
+        one process (after the devices exist)."""
+        settings = {"net.ipv4.ip_forward": "1", "net.ipv6.conf.all.forwarding": "1"}
+        gw = desired.gateway_device
+        if gw:
+            if desired.ha is None and LinuxHost.has_ipv6():
+                settings[f"net.ipv6.conf.{gw}.accept_ra"] = str(desired.gateway_accept_ra)
+            settings[f"net.ipv6.conf.{gw}.proxy_ndp"] = str(int(desired.ndp_proxy is not None))
+        return settings
+
+    def _addresses_and_routes(self, desired: model.DesiredRouter) -> None:
+        """A non-HA router's addresses and next-hop routes: read once, stale
+        routes deleted, then every change in one ``ip -batch`` (addresses
+        before the routes through them) and one process for the gratuitous
+        ARPs of the new IPv4 addresses."""
+        if desired.ha is not None:
+            self._addresses(desired)
+            return
+        ns = desired.namespace
+        present = self.host.all_addresses(ns)
+        commands: list[str] = []
+        new_v4: dict[str, list[str]] = {}
+        for dev in desired.devices:
+            wanted, have = desired.addresses(dev.name), present.get(dev.name, set())
+            commands += [LinuxHost.address_command("del", dev.name, cidr)
+                         for cidr in sorted(have - wanted)]
+            added = sorted(wanted - have, key=netaddr.IPNetwork)
+            commands += [LinuxHost.address_command("add", dev.name, cidr) for cidr in added]
+            new_v4[dev.name] = [c.split("/")[0] for c in added
+                                if netaddr.IPNetwork(c).version == 4]
+        for version in (4, 6):
+            wanted_routes = [r for r in desired.routes if r.version == version]
+            keys = {(r.destination, r.nexthop) for r in wanted_routes}
+            routes = self.host.gateway_routes(ns, version)
+            for route in routes:
+                if (route["dst"], route["gateway"]) not in keys:
+                    self.host.delete_route(ns, route["dst"], route["gateway"])
+            have_routes = {(r["dst"], r["gateway"]) for r in routes}
+            # default routes first: extra routes' next hops may need them
+            for route in sorted(wanted_routes, key=lambda r: r.destination != "default"):
+                if (route.destination, route.nexthop) not in have_routes:
+                    commands.append(LinuxHost.route_command(route.destination, route.nexthop,
+                                                            route.device, route.onlink))
+        self.host.batch(ns, commands)
+        # neighbours that failed to resolve them learn them now
+        self.host.announce_all(ns, new_v4)
+
+    def _tables(self, desired: model.DesiredRouter) -> None:
+        """NAT, the NDP proxy's filter and the conntrack helpers' table in one
+        nft transaction; the helpers in a second one when the router has
+        some (a helper the kernel lacks then fails its table alone)."""
+        script = nat.replace_script(desired, self.metadata) + ndp.replace_script(desired)
+        helpers = cthelpers.replace_script(desired)
+        if desired.conntrack_helpers:
+            self.host.nft(desired.namespace, script)
+            self.host.nft(desired.namespace, helpers)
+        else:
+            self.host.nft(desired.namespace, script + helpers)
+
+    def _proxied_neighbours(self, desired: model.DesiredRouter) -> None:
+        """The gateway answers solicitations for exactly the proxied addresses."""
+        ns, gw, proxy = desired.namespace, desired.gateway_device, desired.ndp_proxy
+        if gw is None:
+            return
+        wanted = set(proxy.addresses) if proxy is not None else set()
+        present = self.host.proxy_neighbours(ns, gw)
+        for address in sorted(present - wanted):
+            self.host.delete_proxy_neighbour(ns, gw, address)
+        for address in sorted(wanted - present):
+            self.host.add_proxy_neighbour(ns, gw, address)
+
     def _routes(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
         if desired.ha is not None:
@@ -388,25 +463,6 @@ class RouterManager:
             if wanted.limits:
                 self.host.tc(ns, qos.tc_batch(wanted))
         self._shaped[rid] = wanted
-
-    def _conntrack_helpers(self, desired: model.DesiredRouter) -> None:
-        """Their own table, after NAT: a helper the kernel lacks fails it alone."""
-        self.host.nft(desired.namespace, cthelpers.replace_script(desired))
-
-    def _ndp_proxy(self, desired: model.DesiredRouter) -> None:
-        """The gateway answers solicitations for exactly the proxied addresses
-        (``proxy_ndp`` on it while the router proxies), behind the filter."""
-        ns, gw, proxy = desired.namespace, desired.gateway_device, desired.ndp_proxy
-        self.host.nft(ns, ndp.replace_script(desired))
-        if gw is None:
-            return
-        wanted = set(proxy.addresses) if proxy is not None else set()
-        present = self.host.proxy_neighbours(ns, gw)
-        for address in sorted(present - wanted):
-            self.host.delete_proxy_neighbour(ns, gw, address)
-        for address in sorted(wanted - present):
-            self.host.add_proxy_neighbour(ns, gw, address)
-        self.host.set_proxy_ndp(ns, gw, proxy is not None)
 
     # -- statuses ------------------------------------------------------------------
 

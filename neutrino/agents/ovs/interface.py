@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 
+from neutrino.agents import iproute
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.ovs.ovsctl import OvsCtl
 
@@ -59,22 +60,25 @@ class OVSInterfaceDriver(InterfaceDriver):
 
     def plug(self, network_id: str, port_id: str, device_name: str, mac_address: str,
              namespace: str | None = None, mtu: int | None = None) -> None:
-        if namespace and _ip("netns", "list", check=True).stdout.split().count(namespace) == 0:
-            _ip("netns", "add", namespace)
-            _ip("-n", namespace, "link", "set", "lo", "up")
+        if namespace and not iproute.namespace_exists(namespace):
+            iproute.ensure_namespace(namespace)
         if self._exists(device_name, namespace) and device_name in self.ovs.ports(self.bridge):
             return
         if device_name in self.ovs.ports(self.bridge):  # orphaned by a vswitchd restart
             self.ovs.delete_port(self.bridge, device_name)
         self.ovs.add_internal_port(self.bridge, device_name, port_id, mac_address)
         enter = self._enter()
-        _ip("link", "set", device_name, "address", mac_address, enter=enter)
-        if namespace:
-            _ip("link", "set", device_name, "netns", namespace, enter=enter)
+        # one ``ip`` each side of the move (a router plugs a device per port)
+        _ip("link", "set", device_name, "address", mac_address,
+            *(("netns", namespace) if namespace else ()), enter=enter)
         ns = ["-n", namespace] if namespace else []
-        if mtu:
-            _ip(*ns, "link", "set", device_name, "mtu", str(mtu), enter=[] if ns else enter)
-        _ip(*ns, "link", "set", device_name, "up", enter=[] if ns else enter)
+        _ip(*ns, "link", "set", device_name, *(("mtu", str(mtu)) if mtu else ()), "up",
+            enter=[] if ns else enter)
+
+    def attached(self, device_names: list[str]) -> set[str]:
+        """Those with their port on the bridge (one read of the switch's
+        replica; a port a vswitchd restart orphaned is plugged again)."""
+        return set(device_names) & set(self.ovs.ports(self.bridge)) if device_names else set()
 
     def unplug(self, device_name: str, namespace: str | None = None) -> None:
         self.ovs.delete_port(self.bridge, device_name)
