@@ -228,6 +228,8 @@ class DhcpAgent(Agent):
         gone = [n for n in set(self.driver.existing()) | set(self.networks) if n not in wanted]
         self._each(lambda n: self._guarded(n, self.disable, n), sorted(gone))
         self.converge([wanted[n] for n in sorted(wanted)])
+        LOG.info("full sync: %d networks, %d removed, %d failed", len(wanted), len(gone),
+                 len(self._failed))
 
     def _each(self, fn: Any, items: list[Any]) -> None:
         """``fn`` on every item, ``num_sync_threads`` at a time."""

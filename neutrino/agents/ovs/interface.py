@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 
+from neutrino.agents import iproute
 from neutrino.agents.interface import InterfaceDriver
 from neutrino.agents.ovs.ovsctl import OvsCtl
 
@@ -59,9 +60,8 @@ class OVSInterfaceDriver(InterfaceDriver):
 
     def plug(self, network_id: str, port_id: str, device_name: str, mac_address: str,
              namespace: str | None = None, mtu: int | None = None) -> None:
-        if namespace and _ip("netns", "list", check=True).stdout.split().count(namespace) == 0:
-            _ip("netns", "add", namespace)
-            _ip("-n", namespace, "link", "set", "lo", "up")
+        if namespace and not iproute.namespace_exists(namespace):
+            iproute.ensure_namespace(namespace)  # not ``ip netns list``: it opens every one
         if self._exists(device_name, namespace) and device_name in self.ovs.ports(self.bridge):
             return
         if device_name in self.ovs.ports(self.bridge):  # orphaned by a vswitchd restart
