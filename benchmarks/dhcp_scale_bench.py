@@ -263,8 +263,12 @@ class UpstreamSide(Side):
                "PATH": f"{upstream.shim_dir(self.host)}:{upstream.VENV / 'bin'}:"
                        f"{os.environ['PATH']}"}
         with open(self.host.dir / "dhcp-agent.out", "ab") as out:
+            # nsenter, not ``ip netns exec``: the latter gives the agent a
+            # mount namespace of its own, and the qdhcp- namespaces it makes
+            # there would be gone (for everyone else and for its next run)
+            # when it exits, which makes a restart impossible to measure
             self.agent = subprocess.Popen(
-                ["ip", "netns", "exec", self.host.ns,
+                ["nsenter", f"--net=/run/netns/{self.host.ns}",
                  str(upstream.VENV / "bin" / "neutron-dhcp-agent"), "--config-file", str(conf)],
                 stdout=out, stderr=out, env=env, cwd=str(self.host.dir))
 
