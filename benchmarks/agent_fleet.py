@@ -229,6 +229,26 @@ def populate(api: str, fleet: Fleet, ports: int) -> None:
         log(f"  {made} ports")
 
 
+@contextlib.contextmanager
+def heartbeats(fleet: Fleet, interval: float) -> Iterator[None]:
+    """Every agent reports once per ``interval`` meanwhile, as real agents
+    do: binding thousands of ports may outlast ``agent_down_time``, and a
+    port is bound only to a host whose agent is alive."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(interval / 2):
+            with ThreadPoolExecutor(16) as pool:
+                list(pool.map(fleet.report, fleet.hosts))
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def cpu(proc: psutil.Process) -> float:
     t = proc.cpu_times()
     return t.user + t.system
@@ -400,7 +420,8 @@ def measure(args: argparse.Namespace, server: ServerProcess, fleet: Fleet, datab
         list(pool.map(fleet.report, fleet.hosts))
     log(f"binding {args.ports} ports")
     t0 = time.monotonic()
-    populate(server.url, fleet, args.ports)
+    with heartbeats(fleet, args.report_interval):
+        populate(server.url, fleet, args.ports)
     populate_s = time.monotonic() - t0
     if args.restart:
         out = {"database": database.split(":")[0], "ports": args.ports,
