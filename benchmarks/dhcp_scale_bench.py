@@ -105,9 +105,10 @@ class Api:
             self.call("POST", "/v2.0/subnets", {"subnets": [
                 {"network_id": n, "ip_version": 4, "cidr": "10.9.0.0/24",
                  "project_id": PROJECT} for n in nets]})
-            self.call("POST", "/v2.0/ports", {"ports": [
-                {"network_id": n, "device_owner": "compute:nova", "device_id": f"vm-{n}-{i}",
-                 "project_id": PROJECT} for n in nets for i in range(ports)]})
+            body = [{"network_id": n, "device_owner": "compute:nova", "device_id": f"vm-{n}-{i}",
+                     "project_id": PROJECT} for n in nets for i in range(ports)]
+            for part in range(0, len(body), 500):  # within the servers' request size limits
+                self.call("POST", "/v2.0/ports", {"ports": body[part:part + 500]})
             ids += nets
             log(f"  {len(ids)} networks")
         return ids
