@@ -231,6 +231,26 @@ def populate(api: str, fleet: Fleet, ports: int) -> None:
         log(f"  {made} ports")
 
 
+@contextlib.contextmanager
+def heartbeats(fleet: Fleet, interval: float) -> Iterator[None]:
+    """Every agent reports once per ``interval`` meanwhile, as real agents
+    do: binding thousands of ports may outlast ``agent_down_time``, and a
+    port is bound only to a host whose agent is alive."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(interval / 2):
+            with ThreadPoolExecutor(16) as pool:
+                list(pool.map(fleet.report, fleet.hosts))
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def cpu(proc: psutil.Process) -> float:
     t = proc.cpu_times()
     return t.user + t.system
@@ -287,6 +307,83 @@ def updates_window(api: str, fleet: Fleet, rpc: psutil.Process, workers: list[ps
             "api_cpu_s": sum(cpu(w) for w in workers) - api_before}
 
 
+def restart_window(server: ServerProcess, fleet: Fleet, rpc: psutil.Process,
+                   interval: float, threads: int) -> dict[str, Any]:
+    """Every agent restarts at once, as after a power cut or an upgrade: a
+    report with ``start_flag``, then its resync (the details of all its
+    devices, then all of them up), each agent in turn reporting again every
+    ``interval`` (real time) until the storm is over. Every report's round
+    trip is timed (the server answers within ``interval`` or an agent that
+    waits longer falls behind); at the end the agents API must show every
+    agent alive."""
+    fleet.started = {h: True for h in fleet.hosts}
+    devices: dict[str, list[str]] = {h: [] for h in fleet.hosts}
+    for port_id, host in fleet.port_host.items():
+        devices[host].append(port_id)
+    latencies: list[float] = []
+    answers: dict[str, int] = {}
+    failed = 0
+    lock = threading.Lock()
+    storm_over = threading.Event()
+
+    def timed_report(host: str) -> None:
+        nonlocal failed
+        t = time.monotonic()
+        try:
+            answer = fleet.report(host, timeout=interval * 2)
+        except Exception:  # noqa: BLE001 - counted: a report not answered in time
+            with lock:
+                failed += 1
+            return
+        with lock:
+            latencies.append(time.monotonic() - t)
+            answers[answer] = answers.get(answer, 0) + 1
+
+    def restart(host: str) -> None:
+        timed_report(host)
+        common = {"agent_id": f"ovs-{host}", "host": host}
+        mine = devices[host]
+        fleet.plugin.prepare(version="1.5", timeout=600).call(
+            {}, "get_devices_details_list_and_failed_devices", devices=mine, **common)
+        fleet.plugin.prepare(version="1.5", timeout=600).call(
+            {}, "update_device_list", devices_up=mine, devices_down=[], **common)
+
+    def heartbeats() -> None:
+        """The agents' periodic reports while the storm lasts, spread evenly."""
+        gap, k = interval / len(fleet.hosts), 0
+        start = time.monotonic()
+        with ThreadPoolExecutor(16) as pool:
+            while not storm_over.is_set():
+                delay = start + k * gap - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                if k >= len(fleet.hosts):  # the first report of each was its restart's
+                    pool.submit(timed_report, fleet.hosts[k % len(fleet.hosts)])
+                k += 1
+
+    beat = threading.Thread(target=heartbeats, daemon=True)
+    before, start = cpu(rpc), time.monotonic()
+    beat.start()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(restart, fleet.hosts))
+    storm_s = time.monotonic() - start
+    storm_cpu = cpu(rpc) - before
+    storm_over.set()
+    beat.join()
+    agents = requests.get(f"{server.url}/v2.0/agents", timeout=120,
+                          params={"agent_type": "Open vSwitch agent"}).json()["agents"]
+    latencies.sort()
+    return {"agents": len(fleet.hosts), "storm_s": round(storm_s, 1),
+            "rpc_cpu_s": round(storm_cpu, 1),
+            "rpc_core_share": round(storm_cpu / storm_s, 3),
+            "reports": len(latencies), "reports_failed": failed,
+            "report_p50_s": round(latencies[len(latencies) // 2], 3) if latencies else None,
+            "report_max_s": round(latencies[-1], 3) if latencies else None,
+            "report_interval_s": interval, "answers": answers,
+            "agents_dead": sum(1 for a in agents if not a["alive"]),
+            "agents_listed": len(agents)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--agents", type=int, default=200)
@@ -300,6 +397,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="the fleet's port update rate at real time, for the total")
     p.add_argument("--database", help="an empty database URL (default: SQLite)")
     p.add_argument("--json", help="also write the figures here")
+    p.add_argument("--restart", action="store_true",
+                   help="instead of the two windows: every agent restarting at once "
+                        "(reports timed against the real --report-interval)")
+    p.add_argument("--restart-threads", type=int, default=64,
+                   help="agents restarting concurrently (their calls in flight at once)")
     args = p.parse_args(argv)
     home = Path(tempfile.mkdtemp(prefix="agent-fleet-"))
     database = args.database or f"sqlite:///{home / 'fleet.sqlite'}"
@@ -320,8 +422,19 @@ def measure(args: argparse.Namespace, server: ServerProcess, fleet: Fleet, datab
         list(pool.map(fleet.report, fleet.hosts))
     log(f"binding {args.ports} ports")
     t0 = time.monotonic()
-    populate(server.url, fleet, args.ports)
+    with heartbeats(fleet, args.report_interval):
+        populate(server.url, fleet, args.ports)
     populate_s = time.monotonic() - t0
+    if args.restart:
+        out = {"database": database.split(":")[0], "ports": args.ports,
+               "populate_s": round(populate_s, 1),
+               **restart_window(server, fleet, rpc, args.report_interval, args.restart_threads),
+               "loadavg": os.getloadavg()}
+        print(json.dumps(out, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        ok = out["agents_dead"] == 0 and out["reports_failed"] == 0
+        return 0 if ok and out["agents_listed"] == args.agents else 1
     fleet.listen()
     time.sleep(1)  # the fanout queue is bound before the first update
     interval = args.report_interval / args.speedup

@@ -27,6 +27,9 @@ class DhcpPluginApi(ServerClient):
     def create_dhcp_port(self, port: dict[str, Any]) -> dict[str, Any] | None:
         return self._call("create_dhcp_port", "1.1", port=port)
 
+    def create_dhcp_ports(self, ports: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        return self._call("create_dhcp_ports", "1.11", ports=ports)  # neutrino's own
+
     def update_dhcp_port(self, port_id: str, port: dict[str, Any]) -> dict[str, Any] | None:
         return self._call("update_dhcp_port", "1.1", port_id=port_id, port=port)
 

@@ -8,9 +8,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import oslo_messaging
 import pytest
 
-from neutrino.agents.dhcp.agent import DhcpAgent, Notifications
+from neutrino.agents.dhcp.agent import CREATE_CHUNK, DhcpAgent, Notifications
 from neutrino.resources.dhcp import dhcp_device_id
 from neutrino.service import make_conf
 
@@ -24,6 +25,7 @@ class FakeServer:
         self.networks: dict[str, dict[str, Any]] = {}
         self.calls: list[tuple[str, Any]] = []
         self.fail_create = 0
+        self.bulk = True  # False: a server without create_dhcp_ports (upstream's)
 
     def add_network(self, cidrs: tuple[str, ...] = ("10.0.0.0/24",), dhcp: bool = True,
                     ports: int = 1) -> dict[str, Any]:
@@ -65,6 +67,22 @@ class FakeServer:
         created = self.add_port(wanted["network_id"], "network:dhcp", "2",
                                 device_id=wanted["device_id"])
         return copy.deepcopy(created)
+
+    def create_dhcp_ports(self, ports: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """As neutrino's server: None for a port that could not be made."""
+        if not self.bulk:
+            raise oslo_messaging.RemoteError("NoSuchMethod", "create_dhcp_ports")
+        self.calls.append(("create_dhcp_ports", copy.deepcopy(ports)))
+        out: list[dict[str, Any] | None] = []
+        for port in ports:
+            if self.fail_create:
+                self.fail_create -= 1
+                out.append(None)
+                continue
+            created = self.add_port(port["port"]["network_id"], "network:dhcp", "2",
+                                    device_id=port["port"]["device_id"])
+            out.append(copy.deepcopy(created))
+        return out
 
     def update_dhcp_port(self, port_id: str, port: dict[str, Any]) -> dict[str, Any] | None:
         self.calls.append(("update_dhcp_port", (port_id, copy.deepcopy(port))))
@@ -128,10 +146,10 @@ def test_full_sync_creates_this_hosts_dhcp_port_serves_and_reports_ports_ready(
     agent = agent_for(tmp_path, server, driver)
     agent.step()
     sub = net["subnets"][0]["id"]
-    assert server.called("create_dhcp_port") == [{"port": {
+    assert server.called("create_dhcp_ports") == [[{"port": {
         "name": "", "admin_state_up": True, "network_id": net["id"], "project_id": "p1",
         "device_id": dhcp_device_id(net["id"], HOST), "device_owner": "network:dhcp",
-        "fixed_ips": [{"subnet_id": sub}]}}]
+        "fixed_ips": [{"subnet_id": sub}]}}]]
     served, port = driver.served[net["id"]]
     assert port["device_owner"] == "network:dhcp"
     assert sorted(p["id"] for p in served["ports"]) == sorted(
@@ -203,7 +221,7 @@ def test_notifications_mark_dirty_and_the_loop_resyncs_only_those_networks(
     assert server.called("get_active_networks_info") == []
     assert new["id"] in [p["id"] for p in driver.served[a["id"]][0]["ports"]]
     assert server.called("dhcp_ready_on_ports") == [[new["id"]]]  # only the new one
-    assert server.called("create_dhcp_port") == []
+    assert server.called("create_dhcp_ports") == []
     endpoint.network_delete_end({}, {"network_id": b["id"], "priority": 2})
     agent.step()
     assert b["id"] not in driver.served and driver.disabled[-1][0] == b["id"]
@@ -217,7 +235,8 @@ def test_notification_payloads_name_their_network() -> None:
     seen: list[str | None] = []
 
     class Rec:
-        def mark_dirty(self, network_id: str | None, deleted: bool = False) -> None:
+        def mark_dirty(self, network_id: str | None, deleted: bool = False,
+                       port: dict[str, Any] | None = None) -> None:
             seen.append(network_id)
 
     ep = Notifications(Rec())  # type: ignore[arg-type]
@@ -296,3 +315,58 @@ def test_the_first_answered_state_report_brings_a_full_sync(
     agent.step()
     assert server.called("get_active_networks_info") == [None, None]
     assert net["id"] in driver.served
+
+
+def test_a_sync_of_many_networks_costs_the_server_a_few_calls_not_a_few_per_network(
+        tmp_path: Path, server: FakeServer) -> None:
+    """Issue 37: one question, one call for every missing DHCP port (a chunk
+    of ``CREATE_CHUNK``), one report of the ports made ready; a restarted
+    agent with everything in place asks once and reports once."""
+    nets = [server.add_network(ports=3) for _ in range(CREATE_CHUNK + 10)]
+    agent = agent_for(tmp_path, server, FakeDriver())
+    agent.step()
+    assert sorted(name for name, _ in server.calls) == sorted(
+        ["get_active_networks_info", "create_dhcp_ports", "create_dhcp_ports",
+         "dhcp_ready_on_ports"])
+    assert [len(c) for c in server.called("create_dhcp_ports")] == [CREATE_CHUNK, 10]
+    assert len(server.called("dhcp_ready_on_ports")[0]) == len(nets) * 4
+
+    server.calls.clear()
+    restarted = agent_for(tmp_path, server, FakeDriver(existing=tuple(n["id"] for n in nets)))
+    restarted.step()
+    assert [name for name, _ in server.calls] == [
+        "get_active_networks_info", "dhcp_ready_on_ports"]
+
+
+def test_notifications_of_ports_served_as_they_are_cost_no_question(
+        tmp_path: Path, server: FakeServer) -> None:
+    """The casts of the agent's own DHCP ports (created by its sync) and of
+    changes DHCP does not show (a name) come back; they fetch nothing."""
+    a, b = server.add_network(), server.add_network()
+    agent = agent_for(tmp_path, server, FakeDriver())
+    agent.step()
+    server.calls.clear()
+    endpoint = Notifications(agent)
+    for net in (a, b):
+        own = agent.dhcp_ports[net["id"]]
+        endpoint.port_create_end({}, {"port": copy.deepcopy(own)})
+        endpoint.port_update_end({}, {"port": dict(copy.deepcopy(own), name="renamed")})
+    agent.step()
+    assert server.calls == []
+    moved = dict(copy.deepcopy(a["ports"][0]), mac_address="fa:16:3e:00:00:99")
+    endpoint.port_update_end({}, {"port": moved})
+    agent.step()
+    assert server.called("get_network_info") == [a["id"]]
+
+
+def test_a_server_without_create_dhcp_ports_gets_one_create_dhcp_port_a_network(
+        tmp_path: Path, server: FakeServer) -> None:
+    """Upstream's server has no bulk call: the agent falls back to its
+    per-network one, once told, and keeps to it."""
+    server.bulk = False
+    nets = [server.add_network() for _ in range(3)]
+    driver = FakeDriver()
+    agent = agent_for(tmp_path, server, driver)
+    agent.step()
+    assert sorted(driver.served) == sorted(n["id"] for n in nets)
+    assert len(server.called("create_dhcp_port")) == 3

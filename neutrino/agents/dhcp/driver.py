@@ -85,25 +85,43 @@ class DnsmasqDriver:
 
     def enable(self, network: dict[str, Any], port: dict[str, Any]) -> None:
         """Serve ``network`` through the DHCP port ``port`` (already created
-        on the server); start dnsmasq, or make a running one re-read."""
+        on the server); start dnsmasq, or make a running one re-read.
+
+        A dnsmasq found running with the command line it would be given, on
+        a device plugged as it would be plugged (``plugged`` records how), is
+        adopted: only files that changed are rewritten, and dnsmasq is told
+        to re-read them only then. A restarted agent thus leaves its
+        networks' DHCP untouched instead of redoing every namespace."""
         ns, device = namespace(network["id"]), self.device_name(port)
+        files = self.files(network["id"])
+        metadata_on = self.metadata is not None and self.metadata.flags.any
+        cidrs = port_cidrs(network, port) + ([METADATA_CIDR] if metadata_on else [])
+        plugged = "\0".join([device, port["mac_address"], str(network.get("mtu") or 0),
+                             *cidrs])
+        argv = dnsmasq.command_line(network, self.settings, files)
+        proc = self.process(network["id"])
+        if (proc.active and self._read(files.conf_dir + "/cmdline") == "\0".join(argv)
+                and self._read(files.conf_dir + "/plugged") == plugged
+                and iproute.link_exists(device, ns)):
+            changed = self._write_files(network, files, self._metadata_ips(network, port))
+            if self.metadata is not None:
+                self.metadata.converge(network, ns)
+            if changed:
+                proc.reload()
+            return
         iproute.ensure_namespace(ns)
         self._ignore_router_advertisements(ns)
         self.interface.plug(network["id"], port["id"], device, port["mac_address"],
                             namespace=ns, mtu=network.get("mtu") or None)
-        metadata_on = self.metadata is not None and self.metadata.flags.any
-        iproute.set_addresses(device, port_cidrs(network, port)
-                              + ([METADATA_CIDR] if metadata_on else []), namespace=ns)
-        files = self.files(network["id"])
+        iproute.set_addresses(device, cidrs, namespace=ns)
         os.makedirs(files.conf_dir, exist_ok=True)
-        self._write_files(network, files, route_ips(network, port, self.metadata.flags)
-                          if self.metadata is not None else {})
+        _write(files.conf_dir + "/plugged", plugged)
+        changed = self._write_files(network, files, self._metadata_ips(network, port))
         if self.metadata is not None:
             self.metadata.converge(network, ns)
-        proc = self.process(network["id"])
-        argv = dnsmasq.command_line(network, self.settings, files)
-        if proc.active and self._argv_file(files) == argv:
-            proc.reload()
+        if proc.active and self._read(files.conf_dir + "/cmdline") == "\0".join(argv):
+            if changed:
+                proc.reload()
             return
         proc.stop()  # a new subnet or MTU changes the command line: restart
         if not os.path.exists(files.leases):
@@ -111,20 +129,30 @@ class DnsmasqDriver:
         proc.start(argv)
         _write(files.conf_dir + "/cmdline", "\0".join(argv))
 
+    def _metadata_ips(self, network: dict[str, Any], port: dict[str, Any]) -> dict[str, str]:
+        if self.metadata is None:
+            return {}
+        return route_ips(network, port, self.metadata.flags)
+
     @staticmethod
-    def _argv_file(files: dnsmasq.Files) -> list[str] | None:
+    def _read(path: str) -> str | None:
         try:
-            with open(files.conf_dir + "/cmdline", encoding="utf-8") as f:
-                return f.read().split("\0")
+            with open(path, encoding="utf-8") as f:
+                return f.read()
         except OSError:
             return None
 
     def _write_files(self, network: dict[str, Any], files: dnsmasq.Files,
-                     metadata_ips: dict[str, str]) -> None:
+                     metadata_ips: dict[str, str]) -> bool:
+        """Write what differs from the files on disk; whether anything did."""
         rendered = dnsmasq.render(network, self.settings, files, metadata_ips)
-        _write(files.host, rendered.hosts)
-        _write(files.addn_hosts, rendered.addn_hosts)
-        _write(files.opts, rendered.opts)
+        changed = False
+        for path, text in ((files.host, rendered.hosts), (files.addn_hosts, rendered.addn_hosts),
+                           (files.opts, rendered.opts)):
+            if self._read(path) != text:
+                _write(path, text)
+                changed = True
+        return changed
 
     @staticmethod
     def _ignore_router_advertisements(ns: str) -> None:

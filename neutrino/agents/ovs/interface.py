@@ -61,7 +61,7 @@ class OVSInterfaceDriver(InterfaceDriver):
     def plug(self, network_id: str, port_id: str, device_name: str, mac_address: str,
              namespace: str | None = None, mtu: int | None = None) -> None:
         if namespace and not iproute.namespace_exists(namespace):
-            iproute.ensure_namespace(namespace)
+            iproute.ensure_namespace(namespace)  # not ``ip netns list``: it opens every one
         if self._exists(device_name, namespace) and device_name in self.ovs.ports(self.bridge):
             return
         if device_name in self.ovs.ports(self.bridge):  # orphaned by a vswitchd restart

@@ -15,7 +15,7 @@ DHCP_AGENT_OPTS = [
                help="Seconds between resyncs of what failed (and of every network "
                     "when a full resync is due)."),
     cfg.IntOpt("num_sync_threads", default=4,
-               help="Accepted for compatibility; networks are synced one at a time."),
+               help="How many networks a sync converges at a time."),
     cfg.StrOpt("dhcp_confs", default="$state_path/dhcp",
                help="Location to store DHCP server config files."),
     cfg.IntOpt("dhcp_lease_duration", default=86400, min=-1,

@@ -101,9 +101,10 @@ class Hosting:
             .outerjoin(counts, counts.c.network_id == S.network_id)
             .where(S.enable_dhcp.is_(True), S.network_id.not_in(mine),
                    sa.func.coalesce(counts.c.n, 0) < per_network))
-        return [r.network_id for r in rows
-                if az.in_zones([agent], self._or_default(r.availability_zone_hints))
-                and sch.bind(conn, r.network_id, agent.id, per_network)]
+        return sch.bind_many(conn, [
+            r.network_id for r in rows
+            if az.in_zones([agent], self._or_default(r.availability_zone_hints))],
+            agent.id, per_network)
 
     # -- the scheduler API ------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from sqlalchemy import exc as sa_exc
 
 from neutrino.db import tables as t
 from neutrino.plugins import availability_zones as az
+from neutrino.plugins import store
 from neutrino.plugins.loader import PluginLoadError, load_class
 from neutrino.plugins.ml2 import agents_db
 
@@ -121,6 +122,36 @@ def bind(conn: Connection, network_id: str, agent_id: str, per_network: int,
         LOG.info("network %s: binding to agent %s lost a race", network_id, agent_id)
         return False
     return True
+
+
+def bind_many(conn: Connection, network_ids: list[str], agent_id: str,
+              per_network: int) -> list[str]:
+    """``bind`` of many networks to one agent in a few statements a chunk
+    (an agent's first sync may be given thousands); those bound. A chunk
+    that loses a race to another server is bound one by one."""
+    bound: list[str] = []
+    for part in store.chunks(network_ids):
+        used: dict[str, set[int]] = {}
+        for r in conn.execute(sa.select(NB.network_id, NB.binding_index)
+                              .where(NB.network_id.in_(part))):
+            used.setdefault(r.network_id, set()).add(r.binding_index)
+        rows = []
+        for network_id in part:
+            free = [i for i in range(LOWEST_BINDING_INDEX, LOWEST_BINDING_INDEX + per_network)
+                    if i not in used.get(network_id, ())]
+            if free:
+                rows.append({"network_id": network_id, "dhcp_agent_id": agent_id,
+                             "binding_index": free[0]})
+        if not rows:
+            continue
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(t.networkdhcpagentbindings), rows)
+            bound += [r["network_id"] for r in rows]
+        except sa_exc.IntegrityError:
+            bound += [r["network_id"] for r in rows
+                      if bind(conn, r["network_id"], agent_id, per_network)]
+    return bound
 
 
 def unbind(conn: Connection, network_id: str, agent_id: str) -> bool:
