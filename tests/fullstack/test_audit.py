@@ -54,6 +54,14 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
                                  {"subnet_id": subnet["id"]})
         assert status == 200, body
         net["router_id"] = router["router"]["id"]
+        ext = cloud.external_network(admin, "au-ext", "172.24.9.0/24", "172.24.9.1")
+        status, body = admin.put(f"/v2.0/routers/{net['router_id']}", {"router": {
+            "external_gateway_info": {"network_id": ext["id"]}}})
+        assert status == 200, body
+        status, fip = admin.post("/v2.0/floatingips", {"floatingip": {
+            "floating_network_id": ext["id"], "port_id": vms[0][1]["id"]}})
+        assert status == 201, fip
+        net["fip"] = fip["floatingip"]
         yield server, admin, host, [ns for ns, _ in vms], net
     finally:
         fabric.stop_processes()
@@ -145,3 +153,22 @@ def test_a_removed_router_address_is_listed_and_put_back(env: Any) -> None:
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the L3 agent" in repaired.stdout
     assert "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout
+
+
+def test_a_removed_floating_ip_translation_is_listed_and_put_back(env: Any) -> None:
+    server, _, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    fip = net["fip"]
+    dnat = f"dnat to {fip['fixed_ip_address']}"
+    assert wait_for(lambda: dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip",
+                                        "neutrino_l3", "prerouting", check=False).stdout, 60)
+    sh("ip", "netns", "exec", ns, "nft", "flush", "chain", "ip", "neutrino_l3", "prerouting")
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert (f"router {net['router_id']} lacks NAT dnat {fip['floating_ip_address']} "
+            f"to {fip['fixed_ip_address']}") in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked of the L3 agent" in repaired.stdout
+    assert dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip", "neutrino_l3",
+                      "prerouting").stdout

@@ -1,6 +1,8 @@
 """``neutrino audit``'s comparison and the OVS agent's realised state, without hosts."""
 from __future__ import annotations
 
+from typing import Any
+
 from neutrino.agents.ovs import audit as agent_audit
 from neutrino.agents.ovs.flows import Flow
 from neutrino.agents.ovs.plan import Known, Wired
@@ -79,9 +81,45 @@ def test_router_namespace_addresses_and_drift() -> None:
             "2: qr-1    inet 10.0.0.1/24 brd 10.0.0.255 scope global qr-1\n"
             "3: qg-2    inet6 fd00::1/64 scope global \\       valid_lft forever\n")
     assert namespace_addresses(text) == ["10.0.0.1", "127.0.0.1", "fd00::1"]
-    report = {"routers": {"r1": {"addresses": ["10.0.0.1"]}, "r9": {"addresses": []}}}
-    assert l3_differences("h", {"r1": {"10.0.0.1", "172.24.4.9"}, "r2": set()}, report) == [
+    report = {"routers": {"r1": {"addresses": ["10.0.0.1"],
+                                 "nat": ["snat to 172.24.4.2", "dnat 172.24.4.7 to 10.0.0.7"]},
+                          "r9": {"addresses": []}}}
+    wanted = {"r1": {"addresses": {"10.0.0.1", "172.24.4.9"},
+                     "nat": {"snat to 172.24.4.2", "dnat 172.24.4.9 to 10.0.0.5"}},
+              "r2": {"addresses": set(), "nat": set()}}
+    assert l3_differences("h", wanted, report) == [
         "h: router r1 lacks address 172.24.4.9",
+        "h: router r1 lacks NAT dnat 172.24.4.9 to 10.0.0.5",
+        "h: router r1 has NAT dnat 172.24.4.7 to 10.0.0.7 it should not",
         "h: namespace qrouter-r2 is missing",
         "h: namespace qrouter-r9 is here but the router is not scheduled here"]
     assert l3_differences("h", {}, None) == ["h: the L3 agent did not answer"]
+
+
+def test_a_router_table_s_translations_in_audit_s_words() -> None:
+    """What ``nft -j list table`` shows of the table ``agents/l3/nat.py``
+    writes: each floating IP's DNAT and SNAT, the gateway's SNAT once
+    (however many rules do it), port forwardings left out."""
+    from neutrino.agents.l3.audit import translations
+
+    def rule(chain: str, *expr: dict[str, Any]) -> dict[str, Any]:
+        return {"rule": {"family": "ip", "table": "neutrino_l3", "chain": chain,
+                         "expr": list(expr)}}
+
+    def match(field: str, right: Any) -> dict[str, Any]:
+        return {"match": {"op": "==", "left": {"payload": {"protocol": "ip", "field": field}},
+                          "right": right}}
+    ruleset = {"nftables": [
+        {"chain": {"family": "ip", "table": "neutrino_l3", "name": "prerouting"}},
+        rule("prerouting", match("daddr", "172.24.4.9"), {"dnat": {"addr": "10.0.0.5"}}),
+        rule("prerouting", match("daddr", "172.24.4.8"),
+             {"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}},
+                        "right": 80}}, {"dnat": {"addr": "10.0.0.6", "port": 8080}}),
+        rule("postrouting", match("saddr", "10.0.0.5"), {"snat": {"addr": "172.24.4.9"}}),
+        rule("postrouting", match("saddr", {"set": [{"prefix": {"addr": "10.0.0.0", "len": 24}}]}),
+             {"snat": {"addr": "172.24.4.2"}}),
+        rule("postrouting", {"snat": {"addr": "172.24.4.2"}}),
+    ]}
+    assert translations(ruleset) == ["dnat 172.24.4.9 to 10.0.0.5", "snat 10.0.0.5 to 172.24.4.9",
+                                     "snat to 172.24.4.2"]
+    assert translations(None) == []

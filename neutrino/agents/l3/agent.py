@@ -144,7 +144,7 @@ class AuditEndpoint:
 
     def realised_state(self, context: Any) -> dict[str, Any]:
         return {"host": self.agent.host, "agent_type": self.agent.agent_type,
-                **audit.realised()}
+                **audit.realised(self.agent.routers.host.namespaces())}
 
     def trace_packet(self, context: Any, packet: dict[str, Any]) -> dict[str, Any]:
         return {"host": self.agent.host, "agent_type": self.agent.agent_type,
