@@ -172,3 +172,20 @@ def test_a_removed_floating_ip_translation_is_listed_and_put_back(env: Any) -> N
     assert "resync asked of the L3 agent" in repaired.stdout
     assert dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip", "neutrino_l3",
                       "prerouting").stdout
+
+
+def test_a_deleted_dhcp_namespace_is_listed_and_made_again(env: Any) -> None:
+    """The host loses a network's ``qdhcp-`` namespace and its dnsmasq (as
+    after an operator's ``ip netns delete``): the audit names both, and the
+    repair has the agent build them again."""
+    server, _, _, _, net = env
+    ns = f"qdhcp-{net['id']}"
+    cloud.delete_namespace(ns)
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"namespace {ns} is missing" in found.stdout
+    assert f"dnsmasq of network {net['id']} is not running" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert "resync asked of the DHCP agent" in repaired.stdout
+    assert ns in sh("ip", "netns", "list").stdout
