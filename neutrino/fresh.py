@@ -29,3 +29,8 @@ class Fresh(Generic[T]):
             value = self.read()
             self._value = (time.monotonic(), value)
             return value
+
+    def expire(self) -> None:
+        """The next ``get`` reads again."""
+        with self._lock:
+            self._value = None

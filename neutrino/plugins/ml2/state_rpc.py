@@ -71,8 +71,12 @@ class StateReportEndpoint:
         values = {"binary": state["binary"], "topic": state["topic"],
                   "heartbeat_timestamp": now,
                   "configurations": json.dumps(state.get("configurations") or {}),
-                  "availability_zone": state.get("availability_zone"),
-                  "resource_versions": json.dumps(state.get("resource_versions") or {})}
+                  "availability_zone": state.get("availability_zone")}
+        # upstream's agents send the versions they consume with their first
+        # report only (and again after a restart): kept until then, as
+        # upstream's server keeps them
+        if "resource_versions" in state:
+            values["resource_versions"] = json.dumps(state["resource_versions"] or {})
         if "resources_synced" in state:
             values["resources_synced"] = state["resources_synced"]
         with self.db.writer() as conn:

@@ -204,8 +204,7 @@ class VersionedObjectPusher:
     versions they cache (``resource_versions``, as upstream's server's
     version manager reads them), neutrino's report none and are told by the
     ``q-agent-notifier-*`` fanouts alone, so a cloud of neutrino's agents
-    pays no re-read per change. An upstream agent pulls what it needs when it
-    starts, so a worker's look, at most ``CONSUMERS_MAX_AGE`` old, is enough."""
+    pays one small read per change instead of the objects' re-read and cast."""
 
     def __init__(self, plugin: CorePlugin, casts: Casts) -> None:
         self.reader = VersionedObjectReader(plugin)
@@ -217,6 +216,16 @@ class VersionedObjectPusher:
             return conn.execute(sa.select(AG.id).where(
                 AG.resource_versions.is_not(None), AG.resource_versions != "{}",
                 AG.resource_versions != "").limit(1)).first() is not None
+
+    def _pushing(self) -> bool:
+        """A consumer seen is trusted for ``CONSUMERS_MAX_AGE`` (a stale yes
+        costs a push nobody reads); a no is looked at again at every change,
+        so an agent that reported in before the change gets its push even
+        when it pulled just before."""
+        if self.consumers.get():
+            return True
+        self.consumers.expire()
+        return False
 
     def subscribe(self, events: ev.Events) -> None:
         if not self.casts.enabled:
@@ -234,7 +243,7 @@ class VersionedObjectPusher:
 
     def changed(self, rtype: str, ids: Iterable[str], event_type: str) -> None:
         """The objects ``ids`` re-read at once and pushed in one message."""
-        if not self.consumers.get():
+        if not self._pushing():
             return
         with self.db.reader() as conn:
             found = self.reader.read(conn, rtype, {"id": list(ids)})
@@ -247,7 +256,7 @@ class VersionedObjectPusher:
     def deleted(self, rtype: str, item: dict[str, Any]) -> None:
         """``item`` as the API showed it before it went: what the agents
         need of it is its id (and a rule's group, to re-filter)."""
-        if not self.consumers.get():
+        if not self._pushing():
             return
         values = {**item}
         if rtype == "Port":
