@@ -4,10 +4,14 @@ upstream's agents report the versions they cache, neutrino's report none.
 live beside test_versioned_objects' module server.)"""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import oslo_messaging
+import sqlalchemy as sa
 
+from neutrino.db import tables as t
 from neutrino.rpc.transport import close_in_process, rpc_transport
 from neutrino.rpc.vo_types import OBJECTS
 from tests.rpc.bus import OvsAgent
@@ -41,6 +45,34 @@ def test_nothing_is_pushed_until_an_agent_reports_the_versions_it_caches(
     finally:
         listener.stop()
         listener.wait()
+        server.rpc.stop()
+        close_in_process()
+        server.api.plugin.db.dispose()
+
+
+class FirstReportOnly(UpstreamOvsAgent):
+    """As upstream's agent does: the versions go with its first report only."""
+
+    def state(self) -> dict[str, Any]:
+        state = super().state()
+        if not state["start_flag"]:
+            del state["resource_versions"]
+        return state
+
+
+def test_the_versions_of_an_agent_s_first_report_are_kept_by_its_later_ones(
+        tmp_path: Path) -> None:
+    server = InProcess(tmp_path)
+    server.rpc.start()
+    try:
+        agent = FirstReportOnly(server.conf, host="versions-host")
+        assert agent.register(within=30) == "new"
+        assert agent.report_state() == "alive"
+        with server.api.plugin.db.reader() as conn:
+            kept = conn.execute(sa.select(t.agents.c.resource_versions).where(
+                t.agents.c.host == "versions-host")).scalar_one()
+        assert json.loads(kept)["Port"] == OBJECTS["Port"].version
+    finally:
         server.rpc.stop()
         close_in_process()
         server.api.plugin.db.dispose()
