@@ -35,6 +35,7 @@ dnsmasq processes (by their pid files), the emulated hosts, databases, vhosts.
 """
 from __future__ import annotations
 
+import abc
 import argparse
 import contextlib
 import json
@@ -114,8 +115,9 @@ class Api:
         return ids
 
 
-class Side:
-    """One side's server, host and agent; ``start_agent``/``stop_agent`` many times."""
+class Side(abc.ABC):
+    """One side's server, host and agent; ``start_agent``/``stop_agent`` many times.
+    Each side (neutrino's, upstream's) says how its server and agent start."""
 
     name = ""
 
@@ -129,14 +131,17 @@ class Side:
         self.agent_log = self.host.dir / "dhcp-agent.log"
         self.api: Api
 
+    @abc.abstractmethod
     def start_server(self) -> None:
-        raise NotImplementedError
+        """This side's own way."""
 
+    @abc.abstractmethod
     def stop_server(self) -> None:
-        raise NotImplementedError
+        """This side's own way."""
 
+    @abc.abstractmethod
     def start_agent(self) -> None:
-        raise NotImplementedError
+        """This side's own way."""
 
     def counters(self) -> dict[str, float]:
         return {}
