@@ -3,6 +3,7 @@ made through the API (upstream's, for the import test), and the reads that
 compare two servers holding it."""
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 import requests
@@ -138,12 +139,20 @@ def populate(api: Api) -> dict[str, str]:
              metering_label_id=label["id"], direction="egress",
              remote_ip_prefix="0.0.0.0/0", excluded=False)
     api.post("/local-ips", "local_ip", network_id=net["id"], name="lip",
-             local_ip_address="10.80.0.50")
+             local_ip_address=_free_address(api, net["id"], sub["cidr"]))
     ids.update(network=net["id"], subnet=sub["id"], subnet2=sub2["id"], pool=pool["id"],
                ext=ext["id"], ext_subnet=ext_sub["id"], router=router["id"], sg=sg["id"],
                port=port["id"], port2=port2["id"], qos=qos["id"], provider=prov["id"],
                subnet2_network=net2["id"])
     return ids
+
+
+def _free_address(api: Api, network_id: str, cidr: str) -> str:
+    """An address of the subnet no port holds: upstream picks ports' addresses at random."""
+    held = {ip["ip_address"] for port in api.get(f"/ports?network_id={network_id}")["ports"]
+            for ip in port["fixed_ips"]}
+    hosts = list(ipaddress.ip_network(cidr).hosts())
+    return next(str(a) for a in hosts[len(hosts) // 2:] if str(a) not in held)
 
 
 def listing(api: Api, collection: str) -> dict[str, dict[str, Any]]:
