@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -28,10 +29,28 @@ MYSQL_HOST = os.environ.get("NEUTRINO_TEST_MYSQL_HOST", "127.0.0.1")
 os.environ.setdefault("NEUTRINO_CHECK_REVISIONS", "1")
 
 
+# Servers' ports come from a range of each xdist worker's own, below the
+# kernel's ephemeral range: a port the kernel hands out for "any port" is
+# anyone's (another worker's next server, a client's outgoing connection)
+# as soon as it is free again, and neutrino's workers bind with SO_REUSEPORT,
+# so a second server on a port one stopped and is about to restart on binds
+# without an error and takes half its connections.
+PORT_SPAN = 4000
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").lstrip("gw") or 0)
+_next_port = iter(range(random.randrange(PORT_SPAN), 1 << 30))
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    base = 16000 + (_WORKER % 4) * PORT_SPAN
+    for _ in range(PORT_SPAN):
+        port = base + next(_next_port) % PORT_SPAN
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {base}-{base + PORT_SPAN - 1}")
 
 
 class Server:
