@@ -10,9 +10,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 VENV=${VENV:-$REPO/.venv}
-DB=${DB:?the run's database name}
-STATE=${STATE:?the run's state directory}
-CONF=${CONF:?the run's neutrino.conf}
+DB=${DB:?DB: the database to make}
+STATE=${STATE:?STATE: the state directory}
+CONF=${CONF:?CONF: the server configuration}
 mkdir -p "$STATE"
 if [ "${KEEP_DB:-0}" != 1 ]; then
     psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" postgres
