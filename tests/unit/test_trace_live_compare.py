@@ -294,3 +294,14 @@ def test_a_floating_ip_is_let_in_by_its_instance_s_host_fip_then_qrouter_namespa
         "compute-2", "qrouter", True)
     assert agents.asked[-1][:2] == (OVS, "compute-2")  # then delivered on that host
     assert answer["agrees"], answer
+
+
+def test_a_hairpin_through_a_distributed_router_leaves_by_snat_and_comes_back_by_fip() -> None:
+    agents = Agents({})
+    _dvr(Packet("172.24.4.20", "icmp", port_id="a1"), agents)
+    assert [(h, ns) for h, ns, _ in agents.l3()] == [
+        ("compute-1", "qrouter"), ("net-node", "snat"), ("compute-2", "fip"),
+        ("compute-2", "qrouter")]
+    back_in = agents.l3()[2][2]
+    assert (back_in["nw_src"], back_in["nw_dst"], back_in["from_gateway"]) == (
+        "172.24.4.5", "172.24.4.20", True)

@@ -68,11 +68,16 @@ class _Path:
     def where(self, router_id: str) -> Placement:
         return self.placements.get(router_id) or Placement(router_id)
 
-    def indexes(self, kinds: tuple[str, ...], start: int = 0, stop: int | None = None,
-                **having: Any) -> tuple[int, ...]:
+    def indexes(self, kinds: tuple[str, ...], stop: int | None = None,
+                having: str | None = None) -> tuple[int, ...]:
+        """The hops of ``kinds`` before ``stop`` (that have the key ``having``)."""
         end = len(self.hops) if stop is None else stop
-        return tuple(i for i in range(start, end) if self.hops[i]["kind"] in kinds
-                     and all(self.hops[i].get(k) is not None for k in having))
+        return tuple(i for i in range(end) if self.hops[i]["kind"] in kinds
+                     and (having is None or self.hops[i].get(having) is not None))
+
+    def floating_ip(self, hop: dict[str, Any]) -> dict[str, Any]:
+        return next((f for f in self.facts.floatingips if f["id"] == hop.get("floatingip_id")),
+                    {})
 
     def port(self, owner: str, **match: Any) -> dict[str, Any] | None:
         return next((p for p in self.facts.ports if p.get("device_owner") == owner
@@ -98,17 +103,11 @@ def _first(hops: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
 
 def _central(path: _Path, router_id: str, entry: dict[str, Any], inbound: bool, src: str,
              hops: tuple[int, ...], name: str = "router") -> Leg:
-    """A legacy or HA router, or what a distributed one's SNAT node does not do."""
+    """A legacy or HA router: one leg, in ``qrouter-`` on the host that routes."""
     host, why = path.where(router_id).central()
     return path.router_leg(name, host, why, hops, router_id=router_id, namespace=QROUTER,
                            in_port_id=entry["id"], from_gateway=inbound, nw_src=src,
                            nw_dst=path.destination_ip)
-
-
-def _fip_network(path: _Path, fip_hop: dict[str, Any]) -> str:
-    fip = next((f for f in path.facts.floatingips if f["id"] == fip_hop.get("floatingip_id")),
-               {})
-    return str(fip.get("floating_network_id") or "")
 
 
 def _inbound(path: _Path, index: int, src: str, suffix: str = "") -> list[Leg]:
@@ -121,10 +120,10 @@ def _inbound(path: _Path, index: int, src: str, suffix: str = "") -> list[Leg]:
         if gateway is None:
             return []
         return [_central(path, router_id, gateway, True, src, (index,), "router" + suffix)]
-    fip = next((f for f in path.facts.floatingips if f["id"] == hop.get("floatingip_id")), {})
+    fip = path.floating_ip(hop)
     owner = path.ports.get(fip.get("port_id") or "") or {}
     host = str(owner.get(HOST_ID) or "")
-    network_id = _fip_network(path, hop)
+    network_id = str(fip.get("floating_network_id") or "")
     agent_gateway = path.port(FIP_GATEWAY_OWNER, network_id=network_id, **{HOST_ID: host})
     why = "" if host else f"the port of floating IP {fip.get('id')} is bound to no host"
     fip_why = why or ("" if agent_gateway is not None else
@@ -146,17 +145,17 @@ def _distributed(path: _Path, router_id: str, interface: dict[str, Any],
     why = "" if host else "the source port is bound to no host"
     back = next((i for i, h in enumerate(path.hops) if h["kind"] == "floating_ip"
                  and h.get("translated_destination") is not None), len(path.hops))
-    out = path.indexes(("floating_ip",), stop=back, translated_source=True)
-    found = [path.router_leg("router", host, why, path.indexes(("route",), stop=back) + out,
+    out = path.indexes(("floating_ip",), back, "translated_source")
+    found = [path.router_leg("router", host, why, path.indexes(("route",), back) + out,
                              router_id=router_id, namespace=QROUTER,
                              in_port_id=interface["id"], from_gateway=False, nw_src=src,
                              nw_dst=path.destination_ip)]
-    leaving = path.indexes(("snat", "gateway", "external_gateway"), stop=back)
+    leaving = path.indexes(("snat", "gateway", "external_gateway"), back)
     if out:
         translated = str(path.hops[out[0]]["translated_source"])
-        network_id = _fip_network(path, path.hops[out[0]])
+        network_id = str(path.floating_ip(path.hops[out[0]]).get("floating_network_id") or "")
         found.append(path.router_leg(
-            "fip", host, why, path.indexes(("external_gateway",), stop=back),
+            "fip", host, why, path.indexes(("external_gateway",), back),
             router_id=router_id, namespace=FIP, external_network_id=network_id,
             from_gateway=False, nw_src=translated, nw_dst=path.destination_ip))
     elif leaving:
