@@ -77,7 +77,8 @@ def render(trace: dict[str, Any]) -> str:
 
 
 def render_live(trace: dict[str, Any]) -> str:
-    """Each hop with the model's verdict and the host's, then the disagreements."""
+    """Each hop with the model's verdict and the host's, then the disagreements,
+    each under the host that disagrees."""
     live = trace["live"]
     lines = []
     for n, hop in enumerate(live["hops"], 1):
@@ -87,7 +88,12 @@ def render_live(trace: dict[str, Any]) -> str:
                      + (f"{host['verdict']} ({host['detail']})" if host else "not asked"))
     lines.append(f"verdict: model {trace['verdict']} ({trace['reason']}), "
                  f"hosts {live['verdict']}")
-    lines += [f"DISAGREES: {line}" for line in live["disagreements"]]
+    by_host = live.get("by_host")  # a server of before it grouped them gives only the list
+    if by_host is None:
+        lines += [f"DISAGREES: {line}" for line in live["disagreements"]]
+    else:
+        lines += [f"DISAGREES ({host}): {line}" for host, found in by_host.items()
+                  for line in found]
     return "\n".join(lines)
 
 

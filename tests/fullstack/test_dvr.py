@@ -10,11 +10,15 @@ bridge in the external host's namespace, with a leg into every host's
 br-phys: the compute hosts answer their floating IPs themselves. Each L3
 agent suffixes its namespaces with its host (``qrouter-<id>@<host>``,
 ``fip-<net>@<host>``, ``snat-<id>@<host>``), as they share this machine's.
+``trace --live`` asks each leg where it happens: east-west on the source
+host's ``qrouter-``, SNAT in the network node's ``snat-``, a floating IP
+in its instance's host's ``fip-`` and ``qrouter-``.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -49,19 +53,11 @@ class Cloud:
     ovs: dict[str, Any]
 
 
-
-
-
-
-
-
-
-
 @pytest.fixture(scope="module")
 def dvr_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
               ) -> Iterator[Cloud]:
     server = Server(tmp_path_factory.mktemp("dvr-server"), extra=(
-        f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+        f"transport_url = {bus(vhost)}\nservice_plugins = router,trace\n"
         "router_auto_schedule = true\n" + ML2)).start()
     hosts = {n: fabric.host(n) for n in LOCAL_IPS}
     l3: dict[str, Any] = {}
@@ -182,6 +178,69 @@ def test_snat_without_a_floating_ip_goes_through_the_network_node(dvr_cloud: Clo
     assert qg, _log_tail(cl)
 
 
+def _live(cl: Cloud, **packet: Any) -> dict[str, Any]:
+    status, body = cl.admin.post("/v2.0/trace", {"trace": {**packet, "live": True}})
+    assert status == 200, body
+    return dict(body["trace"]["live"])
+
+
+def _legs(live: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    """leg -> (host, namespace kind asked, namespace that answered)."""
+    return {h["leg"]: (h["host"], h.get("asked", ""), h.get("namespace", ""))
+            for h in live["hosts"]}
+
+
+def test_trace_live_routes_east_west_on_the_source_host(dvr_cloud: Cloud) -> None:
+    cl = dvr_cloud
+    rid, a = cl.router["id"], cl.hosts["a"].hostname
+    port2 = [p for p in cl.admin.get("/v2.0/ports?device_owner=compute:nova")[1]["ports"]
+             if p["fixed_ips"][0]["ip_address"].startswith("10.103.2.")][0]
+    ip2 = port2["fixed_ips"][0]["ip_address"]
+    assert wait_for(lambda: ping(cl.vm1, ip2, tries=1), 90), _log_tail(cl)
+    live = _live(cl, port_id=cl.port1["id"], destination_ip=ip2, protocol="icmp")
+    legs = _legs(live)
+    assert legs["router"] == (a, "qrouter", f"qrouter-{rid}@{a}"), live
+    assert legs["destination"][0] == cl.hosts["b"].hostname
+    assert "snat" not in legs and live["agrees"], live
+
+
+def _snat_rule_handle(ns: str) -> str:
+    listed = sh("ip", "netns", "exec", ns, "nft", "-a", "list", "chain", "ip", "neutrino_l3",
+                "postrouting").stdout
+    handles = [line.rsplit("# handle ", 1)[1] for line in listed.splitlines()
+               if "oifname" in line and "snat to" in line and "# handle" in line]
+    assert len(handles) == 1, listed
+    return handles[0]
+
+
+def test_trace_live_asks_the_snat_node_s_snat_namespace_and_names_a_rule_removed_there(
+        dvr_cloud: Cloud, tmp_path: Path) -> None:
+    cl = dvr_cloud
+    rid, a, n = cl.router["id"], cl.hosts["a"].hostname, cl.hosts["n"].hostname
+    assert wait_for(lambda: ping(cl.vm1, EXT_HOST_IP, tries=1), 90), _log_tail(cl)
+    out = {"port_id": cl.port1["id"], "destination_ip": EXT_HOST_IP, "protocol": "icmp"}
+    live = _live(cl, **out)
+    legs = _legs(live)
+    assert legs["router"] == (a, "qrouter", f"qrouter-{rid}@{a}"), live
+    snat_ns = f"snat-{rid}@{n}"
+    assert legs["snat"] == (n, "snat", snat_ns), live
+    assert live["agrees"], live
+    saved = sh("ip", "netns", "exec", snat_ns, "nft", "list", "table", "ip", "neutrino_l3").stdout
+    sh("ip", "netns", "exec", snat_ns, "nft", "delete", "rule", "ip", "neutrino_l3",
+       "postrouting", "handle", _snat_rule_handle(snat_ns))
+    try:
+        live = _live(cl, **out)
+        assert not live["agrees"], live
+        assert list(live["by_host"]) == [n], live["by_host"]
+        assert live["by_host"][n][0].startswith("snat: the model passes it"), live
+        assert "untranslated" in live["by_host"][n][0]
+    finally:
+        script = tmp_path / "restore.nft"
+        script.write_text("delete table ip neutrino_l3\n" + saved)
+        sh("ip", "netns", "exec", snat_ns, "nft", "-f", str(script))
+    assert _live(cl, **out)["agrees"]
+
+
 def test_a_floating_ip_is_answered_by_the_compute_host_with_the_network_node_down(
         dvr_cloud: Cloud) -> None:
     cl = dvr_cloud
@@ -206,3 +265,29 @@ def test_a_floating_ip_is_answered_by_the_compute_host_with_the_network_node_dow
     # and the instance leaves from its floating IP: the external host sees it
     fip_ns = f"fip-{cl.ext_net['id']}@{cl.hosts['a'].hostname}"
     assert fip_ns in sh("ip", "netns", "list").stdout
+
+
+def test_trace_live_asks_a_floating_ip_s_host_fip_and_qrouter_namespaces(
+        dvr_cloud: Cloud) -> None:
+    cl = dvr_cloud
+    rid, a = cl.router["id"], cl.hosts["a"].hostname
+    fip = cl.admin.get(f"/v2.0/floatingips?port_id={cl.port1['id']}")[1]["floatingips"]
+    if not fip:
+        pytest.skip("needs the floating IP scenario")
+    group = cl.port1["security_groups"][0]  # the model admits the outside's ping
+    status, body = cl.admin.post("/v2.0/security-group-rules", {"security_group_rule": {
+        "security_group_id": group, "direction": "ingress", "ethertype": "IPv4",
+        "protocol": "icmp"}})
+    assert status == 201, body
+    fip_ns = f"fip-{cl.ext_net['id']}@{a}"
+    live = _live(cl, source_ip=EXT_HOST_IP, destination_ip=fip[0]["floating_ip_address"],
+                 protocol="icmp")
+    legs = _legs(live)
+    assert legs["fip"] == (a, "fip", fip_ns), live
+    assert legs["router"] == (a, "qrouter", f"qrouter-{rid}@{a}"), live
+    assert legs["destination"][0] == a
+    assert live["agrees"], live
+    live = _live(cl, port_id=cl.port1["id"], destination_ip=EXT_HOST_IP, protocol="icmp")
+    legs = _legs(live)
+    assert (legs["router"][0], legs["fip"]) == (a, (a, "fip", fip_ns)), live
+    assert "snat" not in legs and live["agrees"], live

@@ -5,7 +5,8 @@ compute host; a VXLAN underlay joins all three. The external network is a
 flat physnet1 whose "switch" is a Linux bridge in the external host's
 namespace, with a leg into each network node's br-phys. Each L3 agent
 names its router namespaces ``qrouter-<id>@<host>`` (see agent_main), as
-two hosts share this machine's namespaces.
+two hosts share this machine's namespaces. ``trace --live`` asks the
+router's active host, before and after a failover.
 """
 from __future__ import annotations
 
@@ -35,12 +36,8 @@ class Cloud:
     ext_ns: str
     router: dict[str, Any]
     vm: str
-
-
-
-
-
-
+    port: dict[str, Any]
+    traced: dict[str, str]  # what the trace tests saw: the first active host
 
 
 def states(admin: Client, router_id: str) -> dict[str, str]:
@@ -57,7 +54,7 @@ def active_hosts(admin: Client, router_id: str) -> list[str]:
 def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
              ) -> Iterator[Cloud]:
     server = Server(tmp_path_factory.mktemp("l3ha-server"), extra=(
-        f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+        f"transport_url = {bus(vhost)}\nservice_plugins = router,trace\n"
         "router_auto_schedule = true\nmax_l3_agents_per_router = 2\n" + cloud.ML2)).start()
     hosts = {n: fabric.host(n) for n in LOCAL_IPS}
     l3_procs: list[Any] = []
@@ -87,7 +84,7 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
         port = cloud.bound_port(admin, net, c.hostname)
         vm = c.instance("v1", port)
         sh("ip", "-n", vm, "route", "replace", "default", "via", "10.101.1.1")
-        yield Cloud(admin, fabric, hosts, ext_ns, router, vm)
+        yield Cloud(admin, fabric, hosts, ext_ns, router, vm, port, {})
     finally:
         terminate_all(l3_procs)  # then nothing puts the routers back
         for ns in cloud.router_namespaces(list(hosts.values())):
@@ -124,6 +121,35 @@ def test_one_agent_is_active_and_the_instance_reaches_the_external_host(ha_cloud
     assert len(active_hosts(cl.admin, rid)) == 1, _log_tail(cl)
 
 
+def _trace_out(cl: Cloud) -> dict[str, Any]:
+    """``trace --live`` of a ping from the instance to the external host."""
+    status, body = cl.admin.post("/v2.0/trace", {"trace": {
+        "port_id": cl.port["id"], "destination_ip": EXT_HOST_IP, "protocol": "icmp",
+        "live": True}})
+    assert status == 200, body
+    return dict(body["trace"]["live"])
+
+
+def _router_leg(live: dict[str, Any]) -> dict[str, Any]:
+    return next(h for h in live["hosts"] if h["leg"] == "router")
+
+
+def test_trace_live_asks_the_router_s_active_host(ha_cloud: Cloud) -> None:
+    cl = ha_cloud
+    rid = cl.router["id"]
+    assert wait_for(lambda: len(active_hosts(cl.admin, rid)) == 1, 60), _log_tail(cl)
+    assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
+    active = active_hosts(cl.admin, rid)[0]
+    live = _trace_out(cl)
+    router = _router_leg(live)
+    assert (router["host"], router["asked"]) == (active, "qrouter"), live
+    assert router["namespace"] == f"qrouter-{rid}@{active}", router
+    assert live["agrees"], live
+    snat = next(h for h in live["hops"] if h["kind"] == "snat")
+    assert (snat["live"]["host"], snat["live"]["verdict"]) == (active, "passed"), snat
+    cl.traced["active"] = active
+
+
 def test_when_the_active_node_loses_its_ha_link_the_other_takes_over(ha_cloud: Cloud
                                                                       ) -> None:
     cl = ha_cloud
@@ -147,6 +173,20 @@ def test_when_the_active_node_loses_its_ha_link_the_other_takes_over(ha_cloud: C
     assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
     print(f"ha- link down -> new active shown by the API: {shown:.2f} s, "
           f"-> ping through it again: {time.monotonic() - started:.2f} s")
+
+
+def test_after_a_failover_trace_live_asks_the_new_active_host(ha_cloud: Cloud) -> None:
+    cl = ha_cloud
+    rid = cl.router["id"]
+    first = cl.traced.get("active")
+    if first is None or states(cl.admin, rid).get(first) != "standby":
+        pytest.skip("needs the failover scenario")
+    new = active_hosts(cl.admin, rid)
+    assert len(new) == 1 and new != [first], states(cl.admin, rid)
+    assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
+    live = _trace_out(cl)
+    assert _router_leg(live)["host"] == new[0], live
+    assert live["agrees"], live
 
 
 def test_deleting_the_router_stops_keepalived_and_removes_its_namespaces(ha_cloud: Cloud

@@ -223,6 +223,7 @@ def test_live_without_hosts_to_ask_says_why_beside_each_hop(
     assert {d for d in live["disagreements"]} == {
         "source: the source port is bound to no host",
         "destination: the destination port is bound to no host"}
+    assert live["by_host"] == {"no host": live["disagreements"]}
     assert "live" not in _trace(admin, port_id=a["id"], destination_ip=_ip(b), protocol="icmp",
                                 live=False)
 
@@ -233,4 +234,4 @@ def test_cli_live_shows_both_verdicts_per_hop_and_exits_3_on_disagreement(
     done = _cli(server, "--port", a["id"], "--to", _ip(b), "--live")
     assert done.returncode == 3, (done.stdout, done.stderr)
     assert "model: passed" in done.stdout and "host: unknown" in done.stdout
-    assert "DISAGREES: source: the source port is bound to no host" in done.stdout
+    assert "DISAGREES (no host): source: the source port is bound to no host" in done.stdout

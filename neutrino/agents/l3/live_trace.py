@@ -10,6 +10,15 @@ decided it. The chains are evaluated by their rules' semantics for the
 expressions the agent writes (addresses, prefixes and sets, ports, device
 names, the external mark, ``ct status dnat``); nft's own tracing needs a
 real packet, which a question must not send. ``trace`` reads the host.
+
+The server names the namespace a leg concerns (``packet["namespace"]``):
+a router's ``qrouter-`` (entered by an interface ``qr-``, its gateway
+``qg-`` or, distributed, from the host's ``fip-`` by ``rfp-``), a
+distributed router's ``snat-`` (by a SNAT port ``sg-`` or ``qg-``), or
+the host's ``fip-`` namespace of an external network (by its gateway
+``fg-`` or from the router by ``fpr-``). ``entering`` says which
+namespace and device that is; the names are the agent's own
+(``model.namespace_name``), so they follow however it names them.
 """
 from __future__ import annotations
 
@@ -19,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from neutrino.agents import iproute
-from neutrino.agents.l3 import nat
-from neutrino.agents.l3.model import GATEWAY_PREFIX, INTERNAL_PREFIX, NS_PREFIX, device_name
+from neutrino.agents.l3 import dvr, model, nat
+from neutrino.agents.l3.model import GATEWAY_PREFIX, INTERNAL_PREFIX, device_name
 
 # (destination, source, entering device) -> ``ip -j route get``'s answer; raises
 # LookupError with the kernel's reason when it has no route
@@ -211,14 +220,40 @@ def _route_get(namespace: str) -> RouteLookup:
     return lookup
 
 
+class Unknown(ValueError):
+    """A question naming a namespace kind this agent does not build."""
+
+
+def entering(packet: dict[str, Any]) -> tuple[str, str]:
+    """The namespace ``packet`` is traced in and the device it enters by."""
+    kind, router_id = packet.get("namespace") or "qrouter", packet["router_id"]
+    port = str(packet.get("in_port_id") or "")
+    if kind == "qrouter":
+        if packet.get("from_fip"):
+            return model.namespace_name(router_id), dvr.pair_names(router_id)[0]
+        prefix = GATEWAY_PREFIX if packet.get("from_gateway") else INTERNAL_PREFIX
+        return model.namespace_name(router_id), device_name(prefix, port)
+    if kind == "snat":
+        prefix = GATEWAY_PREFIX if packet.get("from_gateway") else dvr.SNAT_PREFIX
+        return dvr.snat_namespace_name(router_id), device_name(prefix, port)
+    if kind == "fip":
+        namespace = dvr.fip_namespace_name(str(packet.get("external_network_id") or ""))
+        if packet.get("from_gateway"):
+            return namespace, device_name(dvr.FIP_GATEWAY_PREFIX, port)
+        return namespace, dvr.pair_names(router_id)[1]
+    raise Unknown(f"no router namespace of kind {kind!r}")
+
+
 def trace(packet: dict[str, Any]) -> dict[str, Any]:
-    """``packet`` through the router's namespace on this host, as it is now."""
-    namespace = NS_PREFIX + packet["router_id"]
+    """``packet`` through the namespace it names on this host, as it is now."""
+    try:
+        namespace, iif = entering(packet)
+    except Unknown as exc:
+        return {"error": str(exc)}
     if namespace not in iproute.namespaces():
-        return {"error": f"namespace {namespace} is not on this host"}
-    prefix = GATEWAY_PREFIX if packet.get("from_gateway") else INTERNAL_PREFIX
-    iif = device_name(prefix, packet["in_port_id"])
+        return {"error": f"namespace {namespace} is not on this host", "namespace": namespace}
     text = iproute.netns_exec(namespace, "nft", "-j", "list", "table", nat.FAMILY, nat.TABLE,
                               check=False)
     ruleset = json.loads(text) if text.strip() else None
-    return {"entered_at": iif, **decide(ruleset, _route_get(namespace), packet, iif)}
+    return {"namespace": namespace, "entered_at": iif,
+            **decide(ruleset, _route_get(namespace), packet, iif)}

@@ -18,7 +18,7 @@ from neutrino import errors
 from neutrino.context import Context
 from neutrino.db.query import ListQuery
 from neutrino.plugins.base import ApiExtension, CustomRoute, ServicePlugin
-from neutrino.plugins.trace import live, model
+from neutrino.plugins.trace import live, model, placement
 from neutrino.plugins.trace.agent_calls import AgentCalls
 from neutrino.resources import trace as res
 from neutrino.resources import validators as v
@@ -81,16 +81,27 @@ def tunnel_ips(api: Any, ctx: Context) -> dict[str, str]:
     return found
 
 
+def placements(db: Any, traced: model.Trace) -> dict[str, placement.Placement]:
+    """Where the routers on the traced path are (their agents' hosts and HA states)."""
+    ids = sorted({str(h["router_id"]) for h in traced.hops if h.get("router_id")})
+    if not ids:
+        return {}
+    with db.reader() as conn:
+        return placement.read(conn, ids)
+
+
 def run(api: Any, ctx: Context, packet: model.Packet,
-        ask: live.Ask | None = None) -> dict[str, Any]:
-    """The model's answer; with ``ask`` (``live``), the hosts' beside it."""
+        ask: live.Ask | None = None, db: Any = None) -> dict[str, Any]:
+    """The model's answer; with ``ask`` (``live``), the hosts' beside it
+    (``db``: where the routers' agents are read)."""
     facts = gather(api, ctx)
     if packet.port_id is not None and not any(p["id"] == packet.port_id for p in facts.ports):
         raise errors.PortNotFound(port_id=packet.port_id)
     traced = model.trace(facts, packet)
     answer = traced.as_dict()
     if ask is not None:
-        answer["live"] = live.run(facts, packet, traced, ask, tunnel_ips(api, ctx))
+        answer["live"] = live.run(facts, packet, traced, ask, tunnel_ips(api, ctx),
+                                  placements(db, traced) if db is not None else None)
     return {"trace": answer}
 
 
@@ -107,7 +118,7 @@ class TracePlugin(ServicePlugin):
     def extensions(self) -> list[ApiExtension]:
         def post(api: Any, ctx: Context, fields: dict[str, str], body: Any) -> Any:
             packet, wanted = parse(body)
-            return run(api, ctx, packet, self.agents.ask if wanted else None)
+            return run(api, ctx, packet, self.agents.ask if wanted else None, self.db)
         rules = [policy.RuleDefault(name, check) for name, check in POLICIES.items()]
         return [ApiExtension(descriptor=res.TRACE_EXT, policies=rules,
                              routes=[CustomRoute("/trace", {"POST": ("create_trace", 200, post)})])]
