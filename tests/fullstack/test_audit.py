@@ -5,8 +5,8 @@ One emulated host with an OVS agent (``openvswitch`` firewall driver, so
 br-int holds many flows), a DHCP agent and an L3 agent, two instances on a
 VXLAN network and a router on it. The host is broken by hand (flows
 deleted under the agent's cookie, a stray VIF port, a dnsmasq host entry
-removed, a router's address removed) and audited with the server's own
-configuration file.
+removed, a router's address, a port forwarding's DNAT or an extra route
+removed) and audited with the server's own configuration file.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ LOCAL_IP = "10.99.0.1"
 @pytest.fixture(scope="module")
 def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[tuple[Server, Client, Host, list[str]]]:
-    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost, "router")
+    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost,
+                                "router,port_forwarding")
     try:
         admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
         host = fabric.host("1")
@@ -62,6 +63,7 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             "floating_network_id": ext["id"], "port_id": vms[0][1]["id"]}})
         assert status == 201, fip
         net["fip"] = fip["floatingip"]
+        net["ext"], net["ports"] = ext, [port for _, port in vms]
         yield server, admin, host, [ns for ns, _ in vms], net
     finally:
         fabric.stop_processes()
@@ -189,3 +191,60 @@ def test_a_deleted_dhcp_namespace_is_listed_and_made_again(env: Any) -> None:
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the DHCP agent" in repaired.stdout
     assert ns in sh("ip", "netns", "list").stdout
+
+
+def _nft(ns: str, *args: str) -> str:
+    return sh("ip", "netns", "exec", ns, "nft", *args, check=False).stdout
+
+
+def test_a_removed_port_forwarding_dnat_is_listed_and_put_back(env: Any) -> None:
+    """A port forwarding reaches the agent as a DNAT with its ports; the
+    rule deleted by hand is named by the audit and written again by the repair."""
+    server, admin, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    status, fip = admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": net["ext"]["id"]}})
+    assert status == 201, fip
+    fip = fip["floatingip"]
+    port = net["ports"][1]
+    internal = port["fixed_ips"][0]["ip_address"]
+    status, body = admin.post(f"/v2.0/floatingips/{fip['id']}/port_forwardings", {
+        "port_forwarding": {"protocol": "tcp", "internal_port_id": port["id"],
+                            "internal_ip_address": internal, "internal_port": 22,
+                            "external_port": 2222}})
+    assert status == 201, body
+    dnat = f"tcp dport 2222 dnat to {internal}:22"
+    assert wait_for(lambda: dnat in _nft(ns, "list", "chain", "ip", "neutrino_l3",
+                                         "prerouting"), 60)
+    assert wait_for(lambda: _audit(server).returncode == 0, 60), _audit(server).stdout
+    listed = _nft(ns, "-a", "list", "chain", "ip", "neutrino_l3", "prerouting")
+    handle = next(line.rsplit("# handle ", 1)[1] for line in listed.splitlines()
+                  if dnat in line)
+    sh("ip", "netns", "exec", ns, "nft", "delete", "rule", "ip", "neutrino_l3", "prerouting",
+       "handle", handle)
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert (f"router {net['router_id']} lacks NAT dnat tcp {fip['floating_ip_address']}:2222 "
+            f"to {internal}:22") in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert dnat in _nft(ns, "list", "chain", "ip", "neutrino_l3", "prerouting")
+
+
+def test_a_removed_extra_route_is_listed_and_put_back(env: Any) -> None:
+    server, admin, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    nexthop = net["ports"][1]["fixed_ips"][0]["ip_address"]
+    status, body = admin.put(f"/v2.0/routers/{net['router_id']}", {"router": {
+        "routes": [{"destination": "10.141.0.0/24", "nexthop": nexthop}]}})
+    assert status == 200, body
+    route = f"10.141.0.0/24 via {nexthop}"
+    assert wait_for(lambda: route in sh("ip", "-n", ns, "route").stdout, 60)
+    assert wait_for(lambda: _audit(server).returncode == 0, 60), _audit(server).stdout
+    sh("ip", "-n", ns, "route", "del", "10.141.0.0/24", "via", nexthop)
+    found = _audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"router {net['router_id']} lacks route {route}" in found.stdout
+    repaired = _audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert route in sh("ip", "-n", ns, "route").stdout
