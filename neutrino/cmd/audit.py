@@ -13,14 +13,21 @@ programmed. For each live DHCP agent, the networks scheduled to it with
 the (MAC, address) entries their dnsmasq should hold are compared with its
 answer (``topics.AUDIT_DHCP``): a network not served, a missing ``qdhcp-``
 namespace or dnsmasq, a missing or stale host entry, a network served but
-not scheduled there. For each live L3 agent, the legacy routers scheduled
-to it with the addresses their ``qrouter-`` namespace should hold (their
-ports', their floating IPs') and the translations its NAT table should do
-(each floating IP's DNAT in and SNAT out, the gateway's SNAT of the rest
-with ``enable_snat``) are compared with the namespaces, addresses and NAT
-rules on the host (``topics.AUDIT_L3``). ``--repair`` casts ``resync`` to the agents
-with differences (a full pass: every flow and tag, every dnsmasq file) and audits again
-until they are gone or the wait ends. Exit status: 0 nothing differs (after
+not scheduled there. For each live L3 agent, what its router namespaces
+should hold (``audit_l3``: a legacy router's ``qrouter-`` with its ports'
+and floating IPs' addresses, the NAT of each floating IP and port
+forwarding, the gateway's SNAT, its extra routes; an HA router's namespace
+and keepalived on every host of its bindings, the addresses, NAT and
+routes on the one the database says is active and none of the addresses
+on a standby, where they would be a split brain; a distributed router's
+``qrouter-`` on each compute host with a port it serves, that host's
+``fip-`` with a route per floating IP of its instances, the ``snat-`` on
+the ``dvr_snat`` node) is compared with the namespaces, addresses, routes,
+NAT rules and keepalived processes on the host (``topics.AUDIT_L3``).
+``--repair`` casts ``resync`` to the agents with differences (a full pass:
+every flow and tag, every dnsmasq file, every router; an HA router's agent
+then puts back what keepalived's state says) and audits again until they
+are gone or the wait ends. Exit status: 0 nothing differs (after
 the repair), 1 differences remain, 2 the question could not be asked.
 """
 from __future__ import annotations
