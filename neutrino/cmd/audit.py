@@ -13,14 +13,21 @@ programmed. For each live DHCP agent, the networks scheduled to it with
 the (MAC, address) entries their dnsmasq should hold are compared with its
 answer (``topics.AUDIT_DHCP``): a network not served, a missing ``qdhcp-``
 namespace or dnsmasq, a missing or stale host entry, a network served but
-not scheduled there. For each live L3 agent, the legacy routers scheduled
-to it with the addresses their ``qrouter-`` namespace should hold (their
-ports', their floating IPs') and the translations its NAT table should do
-(each floating IP's DNAT in and SNAT out, the gateway's SNAT of the rest
-with ``enable_snat``) are compared with the namespaces, addresses and NAT
-rules on the host (``topics.AUDIT_L3``). ``--repair`` casts ``resync`` to the agents
-with differences (a full pass: every flow and tag, every dnsmasq file) and audits again
-until they are gone or the wait ends. Exit status: 0 nothing differs (after
+not scheduled there. For each live L3 agent, what its router namespaces
+should hold (``audit_l3``: a legacy router's ``qrouter-`` with its ports'
+and floating IPs' addresses, the NAT of each floating IP and port
+forwarding, the gateway's SNAT, its extra routes; an HA router's namespace
+and keepalived on every host of its bindings, the addresses, NAT and
+routes on the one the database says is active and none of the addresses
+on a standby, where they would be a split brain; a distributed router's
+``qrouter-`` on each compute host with a port it serves, that host's
+``fip-`` with a route per floating IP of its instances, the ``snat-`` on
+the ``dvr_snat`` node) is compared with the namespaces, addresses, routes,
+NAT rules and keepalived processes on the host (``topics.AUDIT_L3``).
+``--repair`` casts ``resync`` to the agents with differences (a full pass:
+every flow and tag, every dnsmasq file, every router; an HA router's agent
+then puts back what keepalived's state says) and audits again until they
+are gone or the wait ends. Exit status: 0 nothing differs (after
 the repair), 1 differences remain, 2 the question could not be asked.
 """
 from __future__ import annotations
@@ -35,6 +42,8 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from neutrino.agents.dhcp.dnsmasq import NO_DHCP_OWNERS, STATEFUL
+from neutrino.cmd import audit_l3
+from neutrino.cmd.audit_l3 import l3_differences
 from neutrino.conf.options import database_url
 from neutrino.db import tables as t
 from neutrino.db.engine import make_engine
@@ -105,76 +114,11 @@ def dhcp_differences(host: str, served: dict[str, set[tuple[str, str]]],
     return out
 
 
-def l3_differences(host: str, routers: dict[str, dict[str, set[str]]],
-                   report: dict[str, Any] | None) -> list[str]:
-    """Every way an L3 agent's ``report`` differs from the routers the
-    database schedules to it, each with the addresses its namespace should
-    hold (its interfaces', its gateway's, its floating IPs) and the
-    translations its NAT table should do."""
-    if report is None:
-        return [f"{host}: the L3 agent did not answer"]
-    out = []
-    found = report.get("routers", {})
-    for router_id, wanted in sorted(routers.items()):
-        if router_id not in found:
-            out.append(f"{host}: namespace qrouter-{router_id} is missing")
-            continue
-        for address in sorted(wanted["addresses"] - set(found[router_id]["addresses"])):
-            out.append(f"{host}: router {router_id} lacks address {address}")
-        nat = set(found[router_id].get("nat", ()))
-        for rule in sorted(wanted["nat"] - nat):
-            out.append(f"{host}: router {router_id} lacks NAT {rule}")
-        for rule in sorted(nat - wanted["nat"]):
-            out.append(f"{host}: router {router_id} has NAT {rule} it should not")
-    for router_id in sorted(set(found) - set(routers)):
-        out.append(f"{host}: namespace qrouter-{router_id} is here but the router is not "
-                   "scheduled here")
-    return out
-
-
-def expected_l3(engine: Any, down_time: int) -> dict[str, dict[str, dict[str, set[str]]]]:
-    """Host of a live L3 agent -> legacy router scheduled to it -> the
-    ``addresses`` its namespace should hold and the ``nat`` its table should
-    do, in the words of ``agents/l3/audit.translations`` (HA and distributed
-    routers, whose addresses move or are split across hosts, are left out)."""
+def expected_l3(engine: Any, down_time: int) -> dict[str, dict[str, Any]]:
+    """Host of a live L3 agent -> what its router namespaces should hold
+    (``audit_l3.expected_l3``)."""
     with engine.connect() as conn:
-        hosts = _live_hosts(conn, L3_AGENT, down_time)
-        bind, r = t.routerl3agentbindings.c, t.routers.c
-        scheduled = conn.execute(
-            sa.select(t.agents.c.host, bind.router_id)
-            .join(t.agents, t.agents.c.id == bind.l3_agent_id)
-            .join(t.routers, r.id == bind.router_id)
-            .where(t.agents.c.host.in_(hosts), r.ha.is_(False), r.distributed.is_(False))).all()
-        ports = conn.execute(
-            sa.select(t.routerports.c.router_id, t.ipallocations.c.ip_address)
-            .join(t.ipallocations, t.ipallocations.c.port_id == t.routerports.c.port_id)).all()
-        f = t.floatingips.c
-        fips = conn.execute(sa.select(f.router_id, f.floating_ip_address, f.fixed_ip_address)
-                            .where(f.fixed_port_id.is_not(None))).all()
-        gateways = conn.execute(
-            sa.select(r.id, t.ipallocations.c.ip_address)
-            .join(t.ipallocations, t.ipallocations.c.port_id == r.gw_port_id)
-            .where(r.enable_snat.is_(True))).all()
-    addresses: dict[str, set[str]] = {}
-    for router_id, address in [*ports, *((fip[0], fip[1]) for fip in fips)]:
-        if router_id:
-            addresses.setdefault(router_id, set()).add(address)
-    translations: dict[str, set[str]] = {}
-    for router_id, floating, fixed in fips:
-        if router_id and fixed:
-            translations.setdefault(router_id, set()).update(
-                {f"dnat {floating} to {fixed}", f"snat {fixed} to {floating}"})
-    snat_sources: dict[str, str] = {}
-    for router_id, address in gateways:  # the first IPv4 address, as the agent
-        if ":" not in address:
-            snat_sources.setdefault(router_id, address)
-    for router_id, address in snat_sources.items():
-        translations.setdefault(router_id, set()).add(f"snat to {address}")
-    out: dict[str, dict[str, dict[str, set[str]]]] = {host: {} for host in hosts}
-    for host, router_id in scheduled:
-        out[host][router_id] = {"addresses": addresses.get(router_id, set()),
-                                "nat": translations.get(router_id, set())}
-    return out
+        return audit_l3.expected_l3(conn, _live_hosts(conn, L3_AGENT, down_time))
 
 
 def _live_hosts(conn: Any, agent_type: str, down_time: int) -> list[str]:

@@ -227,6 +227,20 @@ def add_interfaces(admin: Client, router_id: str, nets: list[dict[str, Any]]) ->
         assert status == 200, body
 
 
+def audit(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    """``neutrino audit`` with the server's own configuration."""
+    return subprocess.run(server.command("audit", *args), capture_output=True, text=True,
+                          timeout=180, cwd=server.tmp)
+
+
+def audit_lines(server: Server, *words: str) -> list[str]:
+    """The lines of an audit that name one of ``words`` (a router's id, an
+    external network's: the other agents of a fabric may have differences
+    of their own)."""
+    return [line for line in audit(server).stdout.splitlines()
+            if any(word in line for word in words)]
+
+
 def log_lines(host: Host, name: str, last: int, errors_only: bool = False) -> list[str]:
     """neutrino's own last lines of ``host``'s log ``name`` (for a failure's message)."""
     path = host.dir / name

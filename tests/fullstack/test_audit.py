@@ -5,12 +5,11 @@ One emulated host with an OVS agent (``openvswitch`` firewall driver, so
 br-int holds many flows), a DHCP agent and an L3 agent, two instances on a
 VXLAN network and a router on it. The host is broken by hand (flows
 deleted under the agent's cookie, a stray VIF port, a dnsmasq host entry
-removed, a router's address removed) and audited with the server's own
-configuration file.
+removed, a router's address, a port forwarding's DNAT or an extra route
+removed) and audited with the server's own configuration file.
 """
 from __future__ import annotations
 
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,7 +28,8 @@ LOCAL_IP = "10.99.0.1"
 @pytest.fixture(scope="module")
 def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[tuple[Server, Client, Host, list[str]]]:
-    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost, "router")
+    server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost,
+                                "router,port_forwarding")
     try:
         admin = Client(server.url, project=uuid.uuid4().hex, roles="admin")
         host = fabric.host("1")
@@ -62,16 +62,12 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             "floating_network_id": ext["id"], "port_id": vms[0][1]["id"]}})
         assert status == 201, fip
         net["fip"] = fip["floatingip"]
+        net["ext"], net["ports"] = ext, [port for _, port in vms]
         yield server, admin, host, [ns for ns, _ in vms], net
     finally:
         fabric.stop_processes()
         cloud.remove_agent_namespaces(server)
         server.stop()
-
-
-def _audit(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(server.command("audit", *args), capture_output=True, text=True,
-                          timeout=120, cwd=server.tmp)
 
 
 def _agent_cookie_table(host: Host) -> tuple[str, str]:
@@ -86,8 +82,8 @@ def _agent_cookie_table(host: Host) -> tuple[str, str]:
 
 def test_a_healthy_host_has_no_differences(env: Any) -> None:
     server, *_ = env  # the DHCP agent may still be writing the network's dnsmasq files
-    assert wait_for(lambda: _audit(server).returncode == 0, 60), _audit(server).stdout
-    result = _audit(server)
+    assert wait_for(lambda: cloud.audit(server).returncode == 0, 60), cloud.audit(server).stdout
+    result = cloud.audit(server)
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert "no differences" in result.stdout
 
@@ -98,14 +94,14 @@ def test_deleted_flows_are_listed_and_repaired(env: Any) -> None:
     before = len(host.flows("br-int"))
     host.ofctl("del-flows", "br-int", f"cookie={cookie}/-1,table={table}")
     assert len(host.flows("br-int")) < before
-    found = _audit(server)
+    found = cloud.audit(server)
     assert found.returncode == 1, (found.stdout, found.stderr)
     assert f"{host.hostname}: br-int holds" in found.stdout and "it programmed" in found.stdout
-    repaired = _audit(server, "--repair")
+    repaired = cloud.audit(server, "--repair")
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked" in repaired.stdout and "repaired: no differences" in repaired.stdout
     assert len(host.flows("br-int")) >= before
-    assert _audit(server).returncode == 0
+    assert cloud.audit(server).returncode == 0
 
 
 def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
@@ -114,12 +110,12 @@ def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
     host.vsctl("add-port", "br-int", "austray", "--", "set", "interface", "austray",
                "type=internal", f"external_ids:iface-id={stray}")
     try:
-        found = _audit(server)
+        found = cloud.audit(server)
         assert found.returncode == 1, (found.stdout, found.stderr)
         assert f"br-int has a port for {stray}" in found.stdout
     finally:
         host.vsctl("--if-exists", "del-port", "br-int", "austray")
-    assert _audit(server).returncode == 0
+    assert cloud.audit(server).returncode == 0
 
 
 def test_a_removed_dnsmasq_host_entry_is_listed_and_rewritten(env: Any) -> None:
@@ -130,10 +126,10 @@ def test_a_removed_dnsmasq_host_entry_is_listed_and_rewritten(env: Any) -> None:
     assert lines, hosts
     mac = lines[0].split(",")[0]
     hosts.write_text("".join(line + "\n" for line in lines[1:]))
-    found = _audit(server)
+    found = cloud.audit(server)
     assert found.returncode == 1, (found.stdout, found.stderr)
     assert f"dnsmasq of network {net['id']} has no host entry {mac}" in found.stdout
-    repaired = _audit(server, "--repair")
+    repaired = cloud.audit(server, "--repair")
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the DHCP agent" in repaired.stdout
     assert mac in hosts.read_text()
@@ -146,10 +142,10 @@ def test_a_removed_router_address_is_listed_and_put_back(env: Any) -> None:
     device = next(line.split()[1] for line in sh("ip", "-n", ns, "-o", "addr").stdout.splitlines()
                   if "10.140.0.1/24" in line)
     sh("ip", "-n", ns, "addr", "del", "10.140.0.1/24", "dev", device)
-    found = _audit(server)
+    found = cloud.audit(server)
     assert found.returncode == 1, (found.stdout, found.stderr)
     assert f"router {net['router_id']} lacks address 10.140.0.1" in found.stdout
-    repaired = _audit(server, "--repair")
+    repaired = cloud.audit(server, "--repair")
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the L3 agent" in repaired.stdout
     assert "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout
@@ -163,11 +159,11 @@ def test_a_removed_floating_ip_translation_is_listed_and_put_back(env: Any) -> N
     assert wait_for(lambda: dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip",
                                         "neutrino_l3", "prerouting", check=False).stdout, 60)
     sh("ip", "netns", "exec", ns, "nft", "flush", "chain", "ip", "neutrino_l3", "prerouting")
-    found = _audit(server)
+    found = cloud.audit(server)
     assert found.returncode == 1, (found.stdout, found.stderr)
     assert (f"router {net['router_id']} lacks NAT dnat {fip['floating_ip_address']} "
             f"to {fip['fixed_ip_address']}") in found.stdout
-    repaired = _audit(server, "--repair")
+    repaired = cloud.audit(server, "--repair")
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the L3 agent" in repaired.stdout
     assert dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip", "neutrino_l3",
@@ -181,11 +177,68 @@ def test_a_deleted_dhcp_namespace_is_listed_and_made_again(env: Any) -> None:
     server, _, _, _, net = env
     ns = f"qdhcp-{net['id']}"
     cloud.delete_namespace(ns)
-    found = _audit(server)
+    found = cloud.audit(server)
     assert found.returncode == 1, (found.stdout, found.stderr)
     assert f"namespace {ns} is missing" in found.stdout
     assert f"dnsmasq of network {net['id']} is not running" in found.stdout
-    repaired = _audit(server, "--repair")
+    repaired = cloud.audit(server, "--repair")
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     assert "resync asked of the DHCP agent" in repaired.stdout
     assert ns in sh("ip", "netns", "list").stdout
+
+
+def _nft(ns: str, *args: str) -> str:
+    return sh("ip", "netns", "exec", ns, "nft", *args, check=False).stdout
+
+
+def test_a_removed_port_forwarding_dnat_is_listed_and_put_back(env: Any) -> None:
+    """A port forwarding reaches the agent as a DNAT with its ports; the
+    rule deleted by hand is named by the audit and written again by the repair."""
+    server, admin, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    status, fip = admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": net["ext"]["id"]}})
+    assert status == 201, fip
+    fip = fip["floatingip"]
+    port = net["ports"][1]
+    internal = port["fixed_ips"][0]["ip_address"]
+    status, body = admin.post(f"/v2.0/floatingips/{fip['id']}/port_forwardings", {
+        "port_forwarding": {"protocol": "tcp", "internal_port_id": port["id"],
+                            "internal_ip_address": internal, "internal_port": 22,
+                            "external_port": 2222}})
+    assert status == 201, body
+    dnat = f"tcp dport 2222 dnat to {internal}:22"
+    assert wait_for(lambda: dnat in _nft(ns, "list", "chain", "ip", "neutrino_l3",
+                                         "prerouting"), 60)
+    assert wait_for(lambda: cloud.audit(server).returncode == 0, 60), cloud.audit(server).stdout
+    listed = _nft(ns, "-a", "list", "chain", "ip", "neutrino_l3", "prerouting")
+    handle = next(line.rsplit("# handle ", 1)[1] for line in listed.splitlines()
+                  if dnat in line)
+    sh("ip", "netns", "exec", ns, "nft", "delete", "rule", "ip", "neutrino_l3", "prerouting",
+       "handle", handle)
+    found = cloud.audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert (f"router {net['router_id']} lacks NAT dnat tcp {fip['floating_ip_address']}:2222 "
+            f"to {internal}:22") in found.stdout
+    repaired = cloud.audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert dnat in _nft(ns, "list", "chain", "ip", "neutrino_l3", "prerouting")
+
+
+def test_a_removed_extra_route_is_listed_and_put_back(env: Any) -> None:
+    server, admin, _, _, net = env
+    ns = f"qrouter-{net['router_id']}"
+    nexthop = net["ports"][1]["fixed_ips"][0]["ip_address"]
+    status, body = admin.put(f"/v2.0/routers/{net['router_id']}", {"router": {
+        "routes": [{"destination": "10.141.0.0/24", "nexthop": nexthop}]}})
+    assert status == 200, body
+    route = f"10.141.0.0/24 via {nexthop}"
+    assert wait_for(lambda: route in sh("ip", "-n", ns, "route").stdout, 60)
+    assert wait_for(lambda: cloud.audit(server).returncode == 0, 60), cloud.audit(server).stdout
+    sh("ip", "-n", ns, "route", "del", "10.141.0.0/24", "via", nexthop)
+    found = cloud.audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    assert f"router {net['router_id']} lacks route {route}" in found.stdout
+    repaired = cloud.audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert route in sh("ip", "-n", ns, "route").stdout

@@ -51,6 +51,7 @@ class Cloud:
     ext_net: dict[str, Any]
     l3: dict[str, Any]
     ovs: dict[str, Any]
+    server: Server
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +98,7 @@ def dvr_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFacto
         assert cloud.wait_active(admin, port1["id"], 60)
         assert cloud.wait_active(admin, port2["id"], 60)
         yield Cloud(admin, fabric, hosts, ext_ns, router, vm1, vm2, port1, ext,
-                    l3, ovs)
+                    l3, ovs, server)
     finally:
         terminate_all(list(l3.values()))  # then nothing puts the routers back
         for ns in cloud.router_namespaces(list(hosts.values()), ROUTER_NAMESPACES):
@@ -239,6 +240,34 @@ def test_trace_live_asks_the_snat_node_s_snat_namespace_and_names_a_rule_removed
         script.write_text("delete table ip neutrino_l3\n" + saved)
         sh("ip", "netns", "exec", snat_ns, "nft", "-f", str(script))
     assert _live(cl, **out)["agrees"]
+
+
+def test_audit_names_a_compute_host_s_lost_router_namespace_and_repairs_it(
+        dvr_cloud: Cloud) -> None:
+    """Host ``b``'s copy of the router, holding the NAT of a floating IP of
+    its instance, is deleted behind its agent's back: the audit names the
+    namespace and the fip- route gone with it, ``--repair`` builds them again."""
+    cl = dvr_cloud
+    rid, ext_id, b = cl.router["id"], cl.ext_net["id"], cl.hosts["b"].hostname
+    port2 = [p for p in cl.admin.get("/v2.0/ports?device_owner=compute:nova")[1]["ports"]
+             if p["fixed_ips"][0]["ip_address"].startswith("10.103.2.")][0]
+    status, body = cl.admin.post("/v2.0/floatingips", {"floatingip": {
+        "floating_network_id": ext_id, "port_id": port2["id"]}})
+    assert status == 201, body
+    address = body["floatingip"]["floating_ip_address"]
+    assert wait_for(lambda: ping(cl.ext_ns, address, tries=1), 90), _log_tail(cl)
+    assert wait_for(lambda: not cloud.audit_lines(cl.server, rid, ext_id), 60), \
+        cloud.audit(cl.server).stdout
+    cloud.delete_namespace(f"qrouter-{rid}@{b}")
+    found = cloud.audit_lines(cl.server, rid, ext_id)
+    assert f"{b}: namespace qrouter-{rid} is missing" in found, found
+    assert any(line.startswith(f"{b}: fip-{ext_id} lacks route {address}/32 via ")
+               for line in found), found
+    repaired = cloud.audit(cl.server, "--repair", "--wait", "30")
+    assert f"{b}: resync asked of the L3 agent" in repaired.stdout, repaired.stdout
+    assert wait_for(lambda: not cloud.audit_lines(cl.server, rid, ext_id), 30), \
+        cloud.audit(cl.server).stdout
+    assert wait_for(lambda: ping(cl.ext_ns, address, tries=1), 60), _log_tail(cl)
 
 
 def test_a_floating_ip_is_answered_by_the_compute_host_with_the_network_node_down(

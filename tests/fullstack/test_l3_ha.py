@@ -38,6 +38,7 @@ class Cloud:
     vm: str
     port: dict[str, Any]
     traced: dict[str, str]  # what the trace tests saw: the first active host
+    server: Server
 
 
 def states(admin: Client, router_id: str) -> dict[str, str]:
@@ -84,7 +85,7 @@ def ha_cloud(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactor
         port = cloud.bound_port(admin, net, c.hostname)
         vm = c.instance("v1", port)
         sh("ip", "-n", vm, "route", "replace", "default", "via", "10.101.1.1")
-        yield Cloud(admin, fabric, hosts, ext_ns, router, vm, port, {})
+        yield Cloud(admin, fabric, hosts, ext_ns, router, vm, port, {}, server)
     finally:
         terminate_all(l3_procs)  # then nothing puts the routers back
         for ns in cloud.router_namespaces(list(hosts.values())):
@@ -148,6 +149,43 @@ def test_trace_live_asks_the_router_s_active_host(ha_cloud: Cloud) -> None:
     snat = next(h for h in live["hops"] if h["kind"] == "snat")
     assert (snat["live"]["host"], snat["live"]["verdict"]) == (active, "passed"), snat
     cl.traced["active"] = active
+
+
+def _device_of(ns: str, cidr: str) -> str:
+    """The device holding ``cidr`` in ``ns`` (every host's copy has the same names)."""
+    return next(line.split()[1] for line in sh("ip", "-n", ns, "-o", "addr").stdout.splitlines()
+                if f" {cidr} " in line)
+
+
+def test_audit_names_a_vip_gone_from_the_active_and_held_by_the_standby(ha_cloud: Cloud
+                                                                         ) -> None:
+    """The database knows which host is active: a VIP removed there behind
+    keepalived's back and added on the standby (a split brain) are both
+    named, and ``--repair`` has each agent put keepalived's state back."""
+    cl = ha_cloud
+    rid = cl.router["id"]
+    assert wait_for(lambda: len(active_hosts(cl.admin, rid)) == 1, 60), _log_tail(cl)
+    [active] = active_hosts(cl.admin, rid)
+    [standby] = [h for h in states(cl.admin, rid) if h != active]
+    assert wait_for(lambda: not cloud.audit_lines(cl.server, rid), 60), \
+        cloud.audit(cl.server).stdout
+    vip = "10.101.1.1/24"
+    active_ns, standby_ns = f"qrouter-{rid}@{active}", f"qrouter-{rid}@{standby}"
+    device = _device_of(active_ns, vip)
+    sh("ip", "-n", active_ns, "addr", "del", vip, "dev", device)
+    sh("ip", "-n", standby_ns, "addr", "add", vip, "dev", device)
+    found = cloud.audit_lines(cl.server, rid)
+    assert f"{active}: router {rid} (active here) lacks address 10.101.1.1" in found, found
+    assert (f"{standby}: router {rid} (standby here) holds address 10.101.1.1, which only "
+            "the active host may (split brain)") in found, found
+    repaired = cloud.audit(cl.server, "--repair", "--wait", "30")
+    assert f"{active}: resync asked of the L3 agent" in repaired.stdout, repaired.stdout
+    assert f"{standby}: resync asked of the L3 agent" in repaired.stdout, repaired.stdout
+    assert wait_for(lambda: not cloud.audit_lines(cl.server, rid), 30), \
+        cloud.audit(cl.server).stdout
+    assert vip in sh("ip", "-n", active_ns, "-o", "addr").stdout
+    assert vip not in sh("ip", "-n", standby_ns, "-o", "addr").stdout
+    assert wait_for(lambda: ping(cl.vm, EXT_HOST_IP, tries=1), 60), _log_tail(cl)
 
 
 def test_when_the_active_node_loses_its_ha_link_the_other_takes_over(ha_cloud: Cloud

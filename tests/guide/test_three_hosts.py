@@ -174,6 +174,22 @@ def _troubleshoot(cloud: Cloud, vm: str, outside: str, vm_port: dict[str, Any]) 
     cloud.run("controller", "trouble-fip-fix")
     assert wait_for(lambda: ping(outside, FLOATING, tries=1), 60), _logs(cloud.tmp)
 
+    # the floating IP's address removed behind the L3 agent's back: the audit
+    # names it, its repair puts it back (the port nothing plugged, which the
+    # audit would name too, is gone first)
+    assert admin.delete(f"/v2.0/ports/{unplugged['id']}")[0] == 204
+    router = admin.get("/v2.0/routers?name=demo-router")[1]["routers"][0]["id"]
+    ns = f"qrouter-{router}"
+    device = next(line.split()[1] for line in sh("ip", "-n", ns, "-o", "addr").stdout.splitlines()
+                  if f" {FLOATING}/32 " in line)
+    sh("ip", "-n", ns, "addr", "del", f"{FLOATING}/32", "dev", device)
+    audited = cloud.run("controller", "trouble-audit")
+    assert f"router {router} lacks address {FLOATING}" in audited, audited
+    assert "exit status 1" in audited, audited
+    repaired = cloud.run("controller", "trouble-audit-repair")
+    assert "repaired: no differences" in repaired, repaired
+    assert wait_for(lambda: ping(outside, FLOATING, tries=1), 60), _logs(cloud.tmp)
+
     # the compute node's OVS agent and the network node's DHCP agent die
     # (with the network's dnsmasq): the agents go dead, the instance gets no lease
     for host, kind in ((compute, "ovs"), (network, "dhcp")):

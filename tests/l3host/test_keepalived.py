@@ -42,13 +42,13 @@ vrrp_instance VR_3 {
         169.254.0.3/24 dev ha-dddddddd-11
     }
     virtual_ipaddress_excluded {
-        10.100.1.1/24 dev qr-aaaaaaaa-11
-        172.24.4.10/24 dev qg-cccccccc-11
-        172.24.4.20/32 dev qg-cccccccc-11
+        10.100.1.1/24 dev qr-aaaaaaaa-11 no_track
+        172.24.4.10/24 dev qg-cccccccc-11 no_track
+        172.24.4.20/32 dev qg-cccccccc-11 no_track
     }
     virtual_routes {
-        0.0.0.0/0 via 172.24.4.1 dev qg-cccccccc-11
-        10.200.0.0/16 via 10.100.1.254
+        0.0.0.0/0 via 172.24.4.1 dev qg-cccccccc-11 no_track
+        10.200.0.0/16 via 10.100.1.254 no_track
     }
     notify "/state/r/notify.sh"
 }

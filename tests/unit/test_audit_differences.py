@@ -84,9 +84,9 @@ def test_router_namespace_addresses_and_drift() -> None:
     report = {"routers": {"r1": {"addresses": ["10.0.0.1"],
                                  "nat": ["snat to 172.24.4.2", "dnat 172.24.4.7 to 10.0.0.7"]},
                           "r9": {"addresses": []}}}
-    wanted = {"r1": {"addresses": {"10.0.0.1", "172.24.4.9"},
-                     "nat": {"snat to 172.24.4.2", "dnat 172.24.4.9 to 10.0.0.5"}},
-              "r2": {"addresses": set(), "nat": set()}}
+    wanted = {"routers": {"r1": {"addresses": {"10.0.0.1", "172.24.4.9"},
+                                 "nat": {"snat to 172.24.4.2", "dnat 172.24.4.9 to 10.0.0.5"}},
+                          "r2": {"addresses": set(), "nat": set()}}}
     assert l3_differences("h", wanted, report) == [
         "h: router r1 lacks address 172.24.4.9",
         "h: router r1 lacks NAT dnat 172.24.4.9 to 10.0.0.5",
@@ -99,7 +99,7 @@ def test_router_namespace_addresses_and_drift() -> None:
 def test_a_router_table_s_translations_in_audit_s_words() -> None:
     """What ``nft -j list table`` shows of the table ``agents/l3/nat.py``
     writes: each floating IP's DNAT and SNAT, the gateway's SNAT once
-    (however many rules do it), port forwardings left out."""
+    (however many rules do it), each port forwarding's DNAT with its ports."""
     from neutrino.agents.l3.audit import translations
 
     def rule(chain: str, *expr: dict[str, Any]) -> dict[str, Any]:
@@ -115,11 +115,17 @@ def test_a_router_table_s_translations_in_audit_s_words() -> None:
         rule("prerouting", match("daddr", "172.24.4.8"),
              {"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}},
                         "right": 80}}, {"dnat": {"addr": "10.0.0.6", "port": 8080}}),
+        rule("prerouting", match("daddr", "172.24.4.8"),
+             {"match": {"op": "==", "left": {"payload": {"protocol": "udp", "field": "dport"}},
+                        "right": {"range": [8000, 8010]}}},
+             {"dnat": {"addr": "10.0.0.6", "port": {"range": [9000, 9010]}}}),
         rule("postrouting", match("saddr", "10.0.0.5"), {"snat": {"addr": "172.24.4.9"}}),
         rule("postrouting", match("saddr", {"set": [{"prefix": {"addr": "10.0.0.0", "len": 24}}]}),
              {"snat": {"addr": "172.24.4.2"}}),
         rule("postrouting", {"snat": {"addr": "172.24.4.2"}}),
     ]}
-    assert translations(ruleset) == ["dnat 172.24.4.9 to 10.0.0.5", "snat 10.0.0.5 to 172.24.4.9",
-                                     "snat to 172.24.4.2"]
+    assert translations(ruleset) == [
+        "dnat 172.24.4.9 to 10.0.0.5", "dnat tcp 172.24.4.8:80 to 10.0.0.6:8080",
+        "dnat udp 172.24.4.8:8000-8010 to 10.0.0.6:9000-9010", "snat 10.0.0.5 to 172.24.4.9",
+        "snat to 172.24.4.2"]
     assert translations(None) == []

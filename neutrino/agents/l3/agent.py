@@ -143,15 +143,17 @@ class AuditEndpoint:
         self.target = oslo_messaging.Target(version=topics.AUDIT_VERSION)
 
     def realised_state(self, context: Any) -> dict[str, Any]:
+        routers = self.agent.routers
         return {"host": self.agent.host, "agent_type": self.agent.agent_type,
-                **audit.realised(self.agent.routers.host.namespaces())}
+                **audit.realised(routers.host.namespaces(),
+                                 lambda rid: routers.keepalived(rid).pid() is not None)}
 
     def trace_packet(self, context: Any, packet: dict[str, Any]) -> dict[str, Any]:
         return {"host": self.agent.host, "agent_type": self.agent.agent_type,
                 **live_trace.trace(packet)}
 
     def resync(self, context: Any) -> None:
-        self.agent.mark_full_sync()
+        self.agent.mark_full_sync(restore_vrrp=True)
 
 
 class L3Agent(Agent):
@@ -192,6 +194,7 @@ class L3Agent(Agent):
         self._port_router: dict[str, str] = {}  # interface port -> router, as last synced
         self._deleted: set[str] = set()
         self._full_sync = True
+        self._restore_vrrp = False  # an audit's repair asked for it
         self._loop_thread: threading.Thread | None = None
         self.vpn = (vpn.VpnExtension(conf, self.host, self.vpn_routers)
                     if vpn.EXTENSION in self.extensions else None)
@@ -227,9 +230,12 @@ class L3Agent(Agent):
             self._dirty.difference_update(router_ids)
             self._cond.notify_all()
 
-    def mark_full_sync(self) -> None:
+    def mark_full_sync(self, restore_vrrp: bool = False) -> None:
+        """``restore_vrrp``: after the pass, HA routers' addresses and routes
+        are made what keepalived's state says (``neutrino audit --repair``)."""
         with self._cond:
             self._full_sync = True
+            self._restore_vrrp |= restore_vrrp
             self._cond.notify_all()
 
     def first_reported(self) -> None:
@@ -324,6 +330,8 @@ class L3Agent(Agent):
         for router_id in sorted(gone - served):
             ok &= self._remove(router_id)
         ok &= self._apply_all(routers, policies)
+        if full:
+            self._restore_vrrp_states()
         if self.vpn is not None and routers:
             self.vpn.wake()
         return ok
@@ -405,6 +413,17 @@ class L3Agent(Agent):
         if failed:
             self.mark_dirty(sorted(failed))
         return not failed
+
+    def _restore_vrrp_states(self) -> None:
+        with self._cond:
+            asked, self._restore_vrrp = self._restore_vrrp, False
+        if not asked:
+            return
+        for router_id in sorted(self.routers.applied):
+            try:
+                self.routers.restore_vrrp_state(router_id)
+            except Exception:  # noqa: BLE001 - the next audit shows what is left
+                LOG.exception("router %s: restoring keepalived's addresses failed", router_id)
 
     def _report_statuses(self, results: dict[str, Result]) -> set[str]:
         """Every router's floating IP changes in one ``update_floatingip_statuses``;

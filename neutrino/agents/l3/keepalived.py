@@ -4,7 +4,10 @@ An HA router lives on several hosts; VRRP over the ``ha-`` device elects
 the master. keepalived then puts the router's addresses (the qr-/qg-
 addresses and floating IPs, as "excluded" VIPs, not carried in the VRRP
 adverts) and its routes in place on the master only, removes them on a
-backup, and announces them with gratuitous ARPs. As upstream: every host
+backup, and announces them with gratuitous ARPs. Those addresses and routes are
+``no_track``, as upstream's (keepalived 2): one removed behind
+keepalived's back does not put the instance in FAULT and fail the router
+over; ``neutrino audit --repair`` puts it back. As upstream: every host
 starts as BACKUP with the same priority and ``nopreempt``, so a recovered
 host does not take the router back.
 
@@ -39,12 +42,12 @@ class Settings:
 
 
 def _vips(router: DesiredRouter) -> list[str]:
-    """Each qr-/qg- address (and floating IP) as ``address dev device``."""
+    """Each qr-/qg- address (and floating IP) as ``address dev device no_track``."""
     out = []
     for dev in router.devices:
         if router.ha is not None and dev.name == router.ha.device:
             continue
-        out += [f"{cidr} dev {dev.name}" for cidr in sorted(router.addresses(dev.name))]
+        out += [f"{cidr} dev {dev.name} no_track" for cidr in sorted(router.addresses(dev.name))]
     return out
 
 
@@ -59,7 +62,7 @@ def _routes(router: DesiredRouter) -> list[str]:
             line += f" dev {route.device}"
         if route.onlink:
             line += " onlink"
-        out.append(line)
+        out.append(line + " no_track")
     return out
 
 

@@ -316,6 +316,41 @@ class RouterManager:
             if v4:
                 self.host.announce(desired.namespace, dev.name, v4)
 
+    def restore_vrrp_state(self, router_id: str) -> None:
+        """What keepalived put in place at its last transition, put back
+        (``neutrino audit --repair``: keepalived does not notice an address
+        or a route added or removed behind its back): on a master the VIPs
+        and the virtual routes, on a backup no VIP."""
+        desired = self.applied.get(router_id)
+        state = self.keepalived(router_id).state()
+        if desired is None or desired.ha is None or state is None:
+            return
+        ns = desired.namespace
+        for dev in desired.devices:
+            if dev.name == desired.ha.device:
+                continue
+            wanted, present = desired.addresses(dev.name), self.host.addresses(ns, dev.name)
+            if state != "active":
+                for cidr in sorted(wanted & present):
+                    self.host.delete_address(ns, dev.name, cidr)
+                continue
+            added = sorted(wanted - present, key=netaddr.IPNetwork)
+            for cidr in added:
+                self.host.add_address(ns, dev.name, cidr)
+            new_v4 = [c.split("/")[0] for c in added if netaddr.IPNetwork(c).version == 4]
+            if new_v4:
+                self.host.announce(ns, dev.name, new_v4)
+        if state != "active":
+            return
+        for version in (4, 6):
+            have = {(r["dst"], r["gateway"]) for r in self.host.gateway_routes(ns, version)}
+            # default routes first: extra routes' next hops may need them
+            for route in sorted((r for r in desired.routes if r.version == version),
+                                key=lambda r: r.destination != "default"):
+                if (route.destination, route.nexthop) not in have:
+                    self.host.replace_route(ns, route.destination, route.nexthop,
+                                            route.device, route.onlink)
+
     def _addresses(self, desired: model.DesiredRouter) -> None:
         ns = desired.namespace
         if desired.ha is not None:  # keepalived owns the rest (and the VIP on ha-)

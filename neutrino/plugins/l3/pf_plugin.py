@@ -77,6 +77,11 @@ class PortForwardingPlugin(ServicePlugin):
             raise PluginLoadError("[DEFAULT] service_plugins: 'port_forwarding' needs the "
                                   "'router' service plugin")
 
+    def routers_changed(self, router_ids: list[str]) -> None:
+        """After commit: the routers' agents fetch them again, forwardings included."""
+        if router_ids:
+            self.l3.l3_notifier.routers_updated(router_ids, schedule=False)
+
     def connect(self, core: Any) -> None:
         super().connect(core)
         core.events.subscribe("ports", ev.PRECOMMIT_DELETE, self._port_deleting)

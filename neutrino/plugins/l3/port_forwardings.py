@@ -86,6 +86,30 @@ def of_floatingips(conn: Connection, fip_ids: Sequence[str]) -> dict[str, list[A
     return out
 
 
+def of_routers(conn: Connection, router_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each router's forwardings as its L3 agent's sync data carries them
+    (``_port_forwardings``: the floating and internal address, the protocol,
+    a port or, for a true range, upstream's ``a:b`` range)."""
+    p, f = t.portforwardings.c, t.floatingips.c
+    out: dict[str, list[dict[str, Any]]] = {}
+    for part in store.chunks(list(router_ids)):
+        for row in conn.execute(
+                sa.select(t.portforwardings, f.router_id, f.floating_ip_address)
+                .join(t.floatingips, f.id == p.floatingip_id)
+                .where(f.router_id.in_(part)).order_by(p.created_at, p.id)):
+            pf: dict[str, Any] = {"id": row.id, "floating_ip_address": row.floating_ip_address,
+                                  "internal_ip_address": row.internal_ip_address,
+                                  "protocol": row.protocol}
+            for which in ("external", "internal"):
+                start, end = getattr(row, f"{which}_port_start"), getattr(row, f"{which}_port_end")
+                if start == end:
+                    pf[f"{which}_port"] = start
+                else:
+                    pf[f"{which}_port_range"] = _text((start, end))
+            out.setdefault(row.router_id, []).append(pf)
+    return out
+
+
 def _parse(text: str) -> Range:
     first, _, last = text.partition(":")
     return int(first), int(last or first)
@@ -230,9 +254,15 @@ class PortForwardings:
 
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self.core.write(lambda conn: [self._create_one(conn, ctx, i) for i in items])
+        routers: set[str] = set()
+        created = self.core.write(
+            lambda conn: [self._create_one(conn, ctx, i, routers) for i in items])
+        self.plugin.routers_changed(sorted(routers))
+        return created
 
-    def _create_one(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+    def _create_one(self, conn: Connection, ctx: Context, data: dict[str, Any],
+                    routers: set[str]) -> dict[str, Any]:
+        """``routers``: gets the router the forwarding is on."""
         fip_id = data[PF_PARENT_KEY]
         internal, external = _ranges(data)
         if internal is None or external is None:
@@ -262,16 +292,21 @@ class PortForwardings:
             raise self._duplicate({"floatingip_id": fip_id, "external_port": external[0],
                                    "protocol": pf["protocol"]}) from None
         store.bump(conn, t.floatingips, fip_id, {"router_id": router_id})
+        routers.add(router_id)
         created = conn.execute(sa.select(t.portforwardings)
                                .where(t.portforwardings.c.id == row["id"])).one()
         return to_dict(created, fip.project_id, with_none=True)
 
     def update(self, ctx: Context, plural: str, pf_id: str, data: dict[str, Any],
                revision: int | None = None) -> dict[str, Any]:
-        return self.core.write(lambda conn: self._update(conn, ctx, pf_id, data))
+        routers: set[str] = set()
+        updated = self.core.write(lambda conn: self._update(conn, ctx, pf_id, data, routers))
+        self.plugin.routers_changed(sorted(routers))
+        return updated
 
     def _update(self, conn: Connection, ctx: Context, pf_id: str,
-                data: dict[str, Any]) -> dict[str, Any]:
+                data: dict[str, Any], routers: set[str]) -> dict[str, Any]:
+        """``routers``: gets the router the forwarding was and is on."""
         current = store.get_row(conn, t.portforwardings, pf_id,
                                 lambda: errors.PortForwardingNotFound(id=pf_id))
         fip = self._lock_fip(conn, current.floatingip_id)
@@ -304,18 +339,21 @@ class PortForwardings:
                       f"exists, conflicting values are "
                       f"{ {'external_port': external[0], 'protocol': pf['protocol']} }") from None
         store.bump(conn, t.floatingips, fip.id, {"router_id": router_id})
+        routers.update(r for r in (fip.router_id, router_id) if r)
         row = conn.execute(sa.select(t.portforwardings)
                            .where(t.portforwardings.c.id == pf_id)).one()
         return to_dict(row, fip.project_id, with_none=True)
 
     def delete(self, ctx: Context, plural: str, pf_id: str,
                revision: int | None = None) -> None:
-        def op(conn: Connection) -> None:
+        def op(conn: Connection) -> str | None:
             row = store.get_row(conn, t.portforwardings, pf_id,
                                 lambda: errors.PortForwardingNotFound(id=pf_id))
-            self._lock_fip(conn, row.floatingip_id)
+            fip = self._lock_fip(conn, row.floatingip_id)
             remove(conn, [row])
-        self.core.write(op)
+            return str(fip.router_id) if fip.router_id else None
+        router_id = self.core.write(op)
+        self.plugin.routers_changed([router_id] if router_id else [])
 
 
 def remove(conn: Connection, rows: Sequence[Any]) -> None:

@@ -26,6 +26,7 @@ from neutrino.plugins.l3 import dvr_hosts, dvr_sync
 from neutrino.plugins.l3 import floatingips as fips_mod
 from neutrino.plugins.l3 import ha as ha_mod
 from neutrino.plugins.l3 import ndp_proxies as nps
+from neutrino.plugins.l3 import port_forwardings as pfs
 from neutrino.plugins.l3 import routers as routers_mod
 from neutrino.plugins.l3 import scheduler as sched
 
@@ -41,6 +42,7 @@ LOG = logging.getLogger(__name__)
 FIP_STATUSES = ("ACTIVE", "DOWN", "ERROR")
 HOST_ID = "binding:host_id"
 CONNTRACK_HELPER = "CONNTRACKHELPER"  # the service type of the conntrack helper plugin
+PORT_FORWARDING = "PORTFORWARDING"  # the service type of the port forwarding plugin
 
 
 def _subnet_info(subnet: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +167,8 @@ class L3RpcEndpoint:
             helpers = (cths.of_routers(conn, [r.id for r in rows])
                        if CONNTRACK_HELPER in self.services() else None)
             ids = [r.id for r in rows]
+            forwardings = (pfs.of_routers(conn, ids)
+                           if PORT_FORWARDING in self.services() else None)
             ndp_state, proxies = nps.state(conn, ids), nps.of_routers(conn, ids)
         ports = self._ports(admin, [link.port_id for link in links])
         by_router: dict[str, dict[str, Any]] = {r["id"]: r for r in routers}
@@ -192,6 +196,9 @@ class L3RpcEndpoint:
                 router["_interfaces"].append(port)
         for fip in fips:
             by_router[fip["router_id"]]["_floatingips"].append(fip)
+        if forwardings is not None:  # upstream's agent extension pulls them per router
+            for router in routers:
+                router["_port_forwardings"] = forwardings.get(router["id"], [])
         if helpers is not None:  # upstream's agent extension pulls them per router
             for router in routers:
                 router["_conntrack_helpers"] = [cths.to_dict(h)

@@ -1,0 +1,63 @@
+"""Port forwardings reach L3 agents: in the router's sync data
+(``_port_forwardings``, the shape ``agents/l3/model`` reads), and each
+change tells the router's agent."""
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+import pytest
+
+from tests.api import _helpers as h
+from tests.conftest import Client, Server
+from tests.l3 import _l3
+from tests.l3agent.conftest import ML2, bus, hosts_of
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server]:
+    server = Server(tmp_path_factory.mktemp("pfrpc"), extra=(
+        f"transport_url = {bus(vhost)}\nservice_plugins = router,port_forwarding\n{ML2}")).start()
+    yield server
+    server.stop()
+
+
+def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(srv, l3_agents):
+    member = Client(srv.url, uuid.uuid4().hex, roles="member,reader")
+    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
+    agent = l3_agents()
+    ext, _ = _l3.external_network(admin)
+    router = _l3.router(member, external_gateway_info={"network_id": ext["id"]})
+    subnet = _l3.private_subnet(member)
+    _l3.add_interface(member, router["id"], subnet_id=subnet["id"])
+    assert hosts_of(admin, router["id"]) == [agent.host]
+    port = h.port(member, subnet["network_id"])
+    address = port["fixed_ips"][0]["ip_address"]
+    fip = _l3.floatingip(member, ext["id"])
+    url = f"/v2.0/floatingips/{fip['id']}/port_forwardings"
+    agent.recorder.calls.clear()
+    status, made = member.post(url, {"port_forwarding": {
+        "protocol": "tcp", "internal_port_id": port["id"], "internal_ip_address": address,
+        "internal_port": 22, "external_port": 2222}})
+    assert status == 201, made
+    pf = made["port_forwarding"]
+    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
+    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router["id"]])
+    assert synced["_port_forwardings"] == [{
+        "id": pf["id"], "floating_ip_address": fip["floating_ip_address"],
+        "internal_ip_address": address, "protocol": "tcp", "external_port": 2222,
+        "internal_port": 22}]
+    agent.recorder.calls.clear()
+    status, body = member.put(f"{url}/{pf['id']}", {"port_forwarding": {
+        "external_port_range": "8000:8010", "internal_port_range": "9000:9010"}})
+    assert status == 200, body
+    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
+    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router["id"]])
+    [shown] = synced["_port_forwardings"]
+    assert (shown["external_port_range"], shown["internal_port_range"]) == ("8000:8010",
+                                                                            "9000:9010")
+    agent.recorder.calls.clear()
+    assert member.delete(f"{url}/{pf['id']}")[0] == 204
+    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
+    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router["id"]])
+    assert synced["_port_forwardings"] == []
