@@ -295,6 +295,15 @@ class Member:
         the collection that keys its items so."""
         return {"parent_id": pid} if self.rdef.scoped_by_parent and pid else {}
 
+    def _seen(self, item: dict[str, Any], extra: set[str]) -> dict[str, Any]:
+        """The core plugin's keyword for what this request read of the item
+        (its attributes, without the API extensions' ``extra``): an update
+        or delete whose row still has that revision need not read it again
+        (``CorePlugin._as_seen``). Other plugins read for themselves."""
+        if self.api.plugin_for(self.rdef.plural) is not self.api.plugin:
+            return {}
+        return {"seen": {k: val for k, val in item.items() if k not in extra}}
+
     def _find(self, ctx: Context, rid: str, targets: Targets,
               pid: str | None = None) -> tuple[dict[str, Any], Shaper]:
         """The item the caller may see, and the shaper that decided it."""
@@ -360,8 +369,9 @@ class Member:
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
             handler.check_update(ctx, self.rdef.plural, rid, data)
         self.api.notifier.update_start(ctx, self.rdef.singular, rid, raw)
-        updated = self.api.plugin_for(self.rdef.plural).update(ctx, self.rdef.plural, rid,
-                                                               core_data, revision)
+        updated = self.api.plugin_for(self.rdef.plural).update(
+            ctx, self.rdef.plural, rid, core_data, revision,
+            **self._seen(original, extra))
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
             handler.process(ctx, self.rdef.plural, data, updated, creating=False)
         self.api.extend(ctx, self.rdef.plural, [updated])
@@ -406,8 +416,11 @@ class Member:
             target = targets.for_rules(self.api.policy, [action], original)
         self.api.policy.enforce(ctx, action, target)
         self.api.notifier.delete_start(ctx, self.rdef.singular, rid)
+        extra = {k for h in self.api.attribute_handlers.get(self.rdef.plural, ())
+                 for k in h.attribute_names}
         self.api.plugin_for(self.rdef.plural).delete(ctx, self.rdef.plural, rid, revision,
-                                                     **self._scope(pid))
+                                                     **self._scope(pid),
+                                                     **self._seen(original, extra))
         for handler in self.api.attribute_handlers.get(self.rdef.plural, ()):
             handler.delete(ctx, self.rdef.plural, rid)
         self.api.notifier.delete_end(ctx, self.rdef.singular, rid, original)

@@ -61,8 +61,10 @@ class Written(set):  # type: ignore[type-arg]
         self.rolled_back = False  # a savepoint was: recorded rows may be gone
         # (table, key column, key value) -> the columns of a one-to-one row a
         # read inside the block found (None: it found none), such as the
-        # QoS binding of the network a new port is on (``joined.note_seen``).
-        self.seen: dict[tuple[Table, str, Any], tuple[Any, ...] | None] = {}
+        # QoS binding of the network a new port is on (``joined.note_seen``);
+        # and (label, key) -> a computed value read for a new resource
+        # (``Computed.note``), such as its network's external flag.
+        self.seen: dict[tuple[Any, ...], Any] = {}
         # (table, column) -> (rows indexed, rows by value): a bulk create
         # reads back each of its N items among N rows per table.
         self._index: dict[tuple[Table, str], tuple[int, dict[Any, list[dict[str, Any]]]]] = {}

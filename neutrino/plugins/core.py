@@ -7,7 +7,8 @@ behind. Resource modules hold the behaviour; this class only routes to them.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence, TypeVar
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -23,7 +24,7 @@ from neutrino.plugins.address_groups import AddressGroups
 from neutrino.plugins.address_scopes import AddressScopes
 from neutrino.plugins.agents import Agents, AvailabilityZones
 from neutrino.plugins.base import ApiExtension
-from neutrino.plugins.handler import ResourceHandler
+from neutrino.plugins.handler import Handler, ResourceHandler
 from neutrino.plugins.joined import Joined
 from neutrino.plugins.ml2 import bindings_extended
 from neutrino.plugins.ml2.agent_notifier import AgentNotifier
@@ -334,7 +335,11 @@ class CorePlugin:
         project = projects.pop()
         reads, params = ((), {}) if self.quota is None else self.quota.lookups(
             ctx.quota_request.get(project, {}))
-        return (*reads, *self.extensions.lookups(plural)), {**params, "project": project}
+        handler = self._handler(plural)
+        own, more = (handler.lookups(items[0]) if len(items) == 1 and isinstance(handler, Handler)
+                     else ((), {}))
+        return ((*reads, *self.extensions.lookups(plural), *own),
+                {**params, **more, "project": project})
 
     def _enforce_quota(self, conn: Connection, ctx: Context) -> None:
         """The quota hook's reservation, checked inside the create's transaction."""
@@ -357,7 +362,9 @@ class CorePlugin:
             return items, more
 
     def update(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
-               revision: int | None = None) -> dict[str, Any]:
+               revision: int | None = None, seen: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``seen``: the resource as the request's policy read found it
+        (``_as_seen``)."""
         handler = self._handler(plural)
         extended = plural in self._extended
 
@@ -365,27 +372,53 @@ class CorePlugin:
             handler.update(conn, ctx, rid, data, revision)
             if extended:
                 self.extensions.process_update(conn, ctx, plural, data, rid, original)
-        return self.update_with(ctx, plural, rid, data, apply, needs_original=extended)
+        return self.update_with(ctx, plural, rid, data, apply, needs_original=extended, seen=seen)
+
+    @contextmanager
+    def _as_seen(self, conn: Connection, plural: str, rid: str,
+                 seen: dict[str, Any] | None) -> Iterator[dict[str, Any] | None]:
+        """``seen`` (the resource as the request's read for policy found it,
+        in a transaction of its own) when the resource's row, locked now,
+        still has the revision it showed: for a handler whose resources
+        change only with their row's revision (``follows_revision``) it is
+        the resource the transaction would read again, so it does not. The
+        lock is then the handler's own (``store.locked_ahead``): one
+        statement where there were two. None: the transaction reads it.
+
+        The request's read is the resource as its caller sees it, as
+        upstream's drivers get it (``get_network`` with the caller's
+        context): a network's ``shared`` counts the caller's own entries."""
+        handler = self._handler(plural)
+        if seen is None or not (isinstance(handler, Handler) and handler.follows_revision(seen)):
+            yield None
+            return
+        row = store.lock_row(conn, handler.table, rid, self._not_found(plural, rid))
+        with store.locked_ahead(handler.table, row):
+            yield dict(seen) if row.revision_number == seen.get("revision_number") else None
 
     def update_with(self, ctx: Context, plural: str, rid: str, data: dict[str, Any],
                     apply: Callable[[Connection, dict[str, Any] | None], None],
-                    needs_original: bool = True) -> dict[str, Any]:
+                    needs_original: bool = True,
+                    seen: dict[str, Any] | None = None) -> dict[str, Any]:
         """An update whose writes ``apply(conn, original)`` makes, with what
         every update has around them: the subscribers' and drivers' say
         before the commit, their news after it. ``data`` is what the update
         is said to change. Besides ``update``, a port's binding activated
-        (``binding-extended``) is one."""
+        (``binding-extended``) is one. ``seen``: as ``update``'s."""
         ml2 = self.ml2.wants("update", plural)
         notify = self.events.wants(plural, ev.PRECOMMIT_UPDATE)
         updated = self.events.wants(plural, ev.PRECOMMIT_UPDATED)
         after = self.events.wants(plural, ev.AFTER_UPDATE)
+        wanted = needs_original or ml2 or notify or updated or after
 
         def op(conn: Connection) -> tuple[dict[str, Any], Any, Any]:
-            original = (self._load_one(conn, plural, rid)
-                        if needs_original or ml2 or notify or updated or after else None)
-            if notify:
-                self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
-            apply(conn, original)
+            with self._as_seen(conn, plural, rid, seen if wanted else None) as known:
+                original = known
+                if original is None and wanted:
+                    original = self._load_one(conn, plural, rid)
+                if notify:
+                    self.events.notify(plural, ev.PRECOMMIT_UPDATE, conn, ctx, original, data)
+                apply(conn, original)
             with row_memo.answering():
                 current = self._load_one(conn, plural, rid)
             if updated:
@@ -402,7 +435,9 @@ class CorePlugin:
             self.events.notify(plural, ev.AFTER_UPDATE, ctx, original, current)
         return current
 
-    def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None) -> None:
+    def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None,
+               seen: dict[str, Any] | None = None) -> None:
+        """``seen``: as ``update``'s."""
         handler = self._handler(plural)
         notify = self.events.wants(plural, ev.PRECOMMIT_DELETE)
         after = self.events.wants(plural, ev.AFTER_DELETE)
@@ -422,15 +457,16 @@ class CorePlugin:
         ml2 = self.ml2.wants("delete", plural)
 
         def op(conn: Connection) -> tuple[dict[str, Any], Any]:
-            current = self._load_one(conn, plural, rid)
-            if notify:
-                self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
-            context = self.ml2.context(conn, plural, current) if ml2 else None
-            if context is not None:
-                self.ml2.precommit("delete", plural, context)
-            if plural == "ports":
-                self.ml2.binding.forget(conn, rid)
-            handler.delete(conn, rid, revision)
+            with self._as_seen(conn, plural, rid, seen) as known:
+                current = known if known is not None else self._load_one(conn, plural, rid)
+                if notify:
+                    self.events.notify(plural, ev.PRECOMMIT_DELETE, conn, ctx, current)
+                context = self.ml2.context(conn, plural, current) if ml2 else None
+                if context is not None:
+                    self.ml2.precommit("delete", plural, context)
+                if plural == "ports":
+                    self.ml2.binding.forget(conn, rid)
+                handler.delete(conn, rid, revision)
             return current, context
         current, context = self._write(op)
         if context is not None:

@@ -73,6 +73,15 @@ class Handler:
 
     table: Table
 
+    def follows_revision(self, item: dict[str, Any]) -> bool:
+        """Whether ``item`` (the API's dict of a resource) changes only with
+        its row's ``revision_number`` (the writes to its child tables advance
+        it too): then the item read earlier at the revision its row still
+        holds is the resource now (``CorePlugin._as_seen``), and an update
+        or delete need not read it again. A handler saying so locks the row
+        in its update and delete before reading anything else."""
+        return False
+
     def create(self, conn: Connection, ctx: Context, data: dict[str, Any]) -> str:
         raise errors.MethodNotAllowed()
 
@@ -91,6 +100,11 @@ class Handler:
 
     def ahead(self, conn: Connection, data: dict[str, Any]) -> None:
         return None
+
+    def lookups(self, data: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The single-value reads (``db/lookups.py``) a create of ``data``
+        alone makes, and their parameters besides ``project``."""
+        return (), {}
 
     def before_create(self, conn: Connection, ctx: Context,
                       items: list[dict[str, Any]]) -> None:

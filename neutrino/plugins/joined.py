@@ -246,6 +246,13 @@ class Aggregated:
         extra = [table.c[c] for c in self.order_by if table.c[c] not in picked]
         self._sort_at = [(picked + extra).index(table.c[c]) for c in self.order_by]
         self.truncates = bool(extra)
+        # Sort columns numbered by the database as rows come (an
+        # autoincrement key), dropped once sorted: a new parent's rows,
+        # inserted in this transaction, are numbered in the order they were
+        # put, so their places in that order stand in for them
+        # (``fresh_values``).
+        self._numbered = {c.key for c in extra
+                          if c.primary_key and c.autoincrement is True}
         # Whether ``arrange`` changes anything: an order, or columns to drop.
         self.rearranges = bool(self._sort_at or extra)
         self._selected = picked + extra
@@ -316,11 +323,13 @@ class Aggregated:
         if self._joins or not written.reliable(self.table):
             return None
         rows = []
-        for row in written.rows_with(self.table, self.key, parent["id"]):
+        for place, row in enumerate(written.rows_with(self.table, self.key, parent["id"])):
             kept = [_matches(self.table, clause, row) for clause in self._where]
             if None in kept:
                 return None
             if all(kept):
+                if self._numbered:
+                    row = {**{name: place for name in self._numbered}, **row}
                 values = told_values(self.table, row, [c.key for c in self._selected])
                 if values is None or not all(isinstance(v, _JSON_SCALARS) for v in values):
                     return None
@@ -343,7 +352,8 @@ class Computed:
     def __init__(self, label: str, build: Callable[[Table], Any],
                  fill: Fill | None = None,
                  fresh: tuple[Sequence[Table], Any] | None = None,
-                 from_row: str | None = None) -> None:
+                 from_row: str | None = None,
+                 noted: tuple[str, Sequence[Table]] | None = None) -> None:
         self.labels = [label]
         self._build = build
         self.fill = fill
@@ -353,6 +363,15 @@ class Computed:
         # A column of the resource's own row: a new one's value is the one
         # its INSERT wrote.
         self._from_row = from_row
+        # (column, tables): for a new resource, the value the transaction
+        # read for what its row's ``column`` names (``note``), while it
+        # wrote none of ``tables`` since.
+        self._noted = noted
+
+    def note(self, written: writes.Written, key: Any, value: Any) -> None:
+        """What this transaction read of the value for ``key`` (the
+        ``noted`` column's value of a resource it makes)."""
+        written.seen[(self.labels[0], key)] = value
 
     def columns(self, parent: Table) -> list[Any]:
         return [self._build(parent).label(self.labels[0])]
@@ -367,6 +386,12 @@ class Computed:
     def fresh_values(self, parent: dict[str, Any], written: writes.Written) -> list[Any] | None:
         if self._from_row is not None:
             return [parent.get(self._from_row)]
+        if self._noted is not None:
+            column, tables = self._noted
+            key = (self.labels[0], parent.get(column))
+            if key not in written.seen or any(table in written for table in tables):
+                return None
+            return [written.seen[key]]
         if self._fresh is None or any(table in written for table in self._fresh[0]):
             return None
         return [self._fresh[1]]

@@ -118,6 +118,13 @@ class Networks(Handler):
         self._joined = reads
         self._reads = (*CHILDREN, *self.types.reads, _GRANTS, EXTERNAL_FLAG, *reads)
 
+    def follows_revision(self, item: dict[str, Any]) -> bool:
+        """Its subnets, segments, sharing and external entries change with
+        its revision (their writes advance it); what is derived from other
+        resources (the address scopes of its subnets' pools, the zones of
+        the DHCP agents hosting it) is of no update's or delete's concern."""
+        return True
+
     def ahead(self, conn: Connection, data: dict[str, Any]) -> None:
         """Before the create's checks: its segment's first try, to travel
         with their first read (the quota's) instead of a round trip of its

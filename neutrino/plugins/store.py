@@ -556,9 +556,40 @@ def fresh(ids: Collection[str], written: writes.Written) -> Iterator[None]:
         _FRESH.reset(token)
 
 
+# (table, id) -> the row this transaction has just locked, for the next lock
+# of the same row (``locked_ahead``).
+_LOCKED: ContextVar[dict[tuple[Table, str], Any] | None] = ContextVar("locked", default=None)
+
+
+@contextmanager
+def locked_ahead(table: Table, row: Any) -> Iterator[None]:
+    """Within the block, the next lock of ``row`` (``get_row`` with
+    ``for_update``) takes ``row`` instead of asking the database again: the
+    caller locked it in the same transaction just before and wrote nothing
+    to it since, so the row is what a second lock would read. Once only: a
+    later lock may follow a write to the row."""
+    token = _LOCKED.set({(table, row.id): row})
+    try:
+        yield
+    finally:
+        _LOCKED.reset(token)
+
+
+def lock_row(conn: Connection, table: Table, rid: str,
+             not_found: Callable[[], Exception]) -> Any:
+    """The row, locked for this transaction (``SELECT ... FOR UPDATE``)."""
+    return get_row(conn, table, rid, not_found, for_update=True)
+
+
 def get_row(conn: Connection, table: Table, rid: str, not_found: Callable[[], Exception],
             for_update: bool = False, joined: Reads = ()) -> Any:
     """The row, with the ``joined`` tables' columns unless it is locked."""
+    if for_update:
+        ahead = _LOCKED.get()
+        if ahead:
+            row = ahead.pop((table, rid), None)
+            if row is not None:
+                return row
     made = _FRESH.get()
     if made is not None and rid in made[0] and not for_update:
         joined = joined_mod.known_empty(joined, made[1])

@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 
 from neutrino import errors
 from neutrino.context import Context
+from neutrino.db import lookups, writes
 from neutrino.db import tables as t
 from neutrino.ipam import subnet_rules as rules
 from neutrino.plugins import (
@@ -49,9 +50,15 @@ _DNS = Aggregated(t.dns_nameservers, "subnet_id", ("address",), order_by=("posit
 _ROUTES = Aggregated(t.subnet_routes, "subnet_id", ("destination", "nexthop"))
 _SERVICE_TYPES = Aggregated(t.subnet_service_types, "subnet_id", ("service_type",),
                             order_by=("service_type",))
-# ``subnet-external-network``: whether the subnet's network is external.
+# ``subnet-external-network``: whether the subnet's network is external;
+# a new subnet's is the flag its create read (``create``).
 _EXTERNAL = Computed("network__external",
-                     lambda subnets: rbac.is_external_clause(subnets.c.network_id))
+                     lambda subnets: rbac.is_external_clause(subnets.c.network_id),
+                     noted=("network_id", (t.externalnetworks,)))
+# The network's external flag as a create reads it: one of the values the
+# create's first read brings (``db/lookups.py``), in the transaction's
+# snapshot as the read-back of the new subnet would.
+_NETWORK_EXTERNAL = sa.select(rbac.is_external_clause(sa.bindparam("network")))
 # The subnet's own child tables and facts, read with a single subnet's row.
 CHILDREN = (store.TAGS, _POOLS, _DNS, _ROUTES, _SERVICE_TYPES, _EXTERNAL)
 
@@ -100,6 +107,14 @@ class Subnets(Handler):
     def __init__(self, conf: Any, pools: SubnetPools) -> None:
         self.conf = conf
         self.pools = pools
+
+    def follows_revision(self, item: dict[str, Any]) -> bool:
+        """A subnet on a segment has its peer routes rewritten when another
+        segment's subnet comes or goes, its revision kept (as upstream);
+        the others' pools, servers, routes and tags change with their
+        revision. (``router:external``, its network's flag, is then as the
+        request's read saw it.)"""
+        return item.get("segment_id") is None
 
     def _check_pool_visible(self, conn: Connection, ctx: Context, pool_id: str) -> None:
         """Another project's private pool does not exist for the caller."""
@@ -207,7 +222,14 @@ class Subnets(Handler):
         if data.get("tags"):
             store.tag_new(conn, row["id"], data["tags"])
         store.bump(conn, t.networks, network_id)
+        written = writes.current()
+        if written is not None:  # the read-back's external flag, known
+            _EXTERNAL.note(written, network_id, lookups.scalar(
+                conn, _NETWORK_EXTERNAL, {"network": network_id}))
         return row["id"]
+
+    def lookups(self, data: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (_NETWORK_EXTERNAL,), {"network": data.get("network_id")}
 
     def _write_children(self, conn: Connection, subnet_id: str,
                         pools: list[dict[str, str]] | None, dns: list[str] | None,

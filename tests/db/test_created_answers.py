@@ -54,6 +54,34 @@ def test_a_network_create_answers_without_reading_the_network_back(
         app.api.plugin.db.dispose()
 
 
+def test_a_subnet_create_answers_without_reading_the_subnet_back(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its network's ``router:external`` comes with the create's first read
+    (the quota's, ``db/lookups.py``); its pools, numbered by the database,
+    in the order they were given."""
+    app = CountingApp(tmp_path, CONF, url=db_url)
+    monkeypatch.setattr(writes, "checking", False)  # the check would read it
+    try:
+        for external in (False, True):
+            net = _post(app, "/v2.0/networks", {"network": {"router:external": external}})
+            body = {"network_id": net["id"], "ip_version": 4, "cidr": "10.30.0.0/24",
+                    "allocation_pools": [{"start": "10.30.0.100", "end": "10.30.0.120"},
+                                         {"start": "10.30.0.10", "end": "10.30.0.20"}],
+                    "dns_nameservers": ["192.0.2.2", "192.0.2.1"], "tags": ["b", "a"]}
+            statements, made = app.recorded("/v2.0/subnets", ADMIN, "POST", {"subnet": body})
+            assert _reads_of(statements, "subnets") == [
+                s for s in statements if "subnets.network_id =" in s], statements
+            subnet = made["subnet"]
+            assert subnet["router:external"] is external
+            assert [p["start"] for p in subnet["allocation_pools"]] == [
+                "10.30.0.100", "10.30.0.10"]
+            shown = app.client.simulate_get(f"/v2.0/subnets/{subnet['id']}",
+                                            headers=ADMIN).json
+            assert made == shown
+    finally:
+        app.api.plugin.db.dispose()
+
+
 def test_a_port_create_answers_from_its_rows_and_its_network_s_read(
         db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A port shows its network's QoS policy, a row older than the port:
