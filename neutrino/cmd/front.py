@@ -293,6 +293,7 @@ class Front:
         except (OSError, ValueError):
             pass
         conn.sock.close()
+        conn.reader.close()
 
     # -- deadlines, on the main thread ------------------------------------------
 

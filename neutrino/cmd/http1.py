@@ -112,6 +112,14 @@ class Reader:
             if self._head_bytes > self.max_head:
                 self._refuse(HEAD_TOO_LARGE, stop=False)
 
+    def close(self) -> None:
+        """Let go of the parser, which holds this reader for its callbacks:
+        a closed connection's memory then goes at once, not at a cyclic
+        collection of the generation it has grown old in (rare in a
+        worker: ``serve.tune_gc``), which a worker's memory carried for
+        every connection closed since (issue 37)."""
+        self._parser = None  # type: ignore[assignment]
+
     def _refuse(self, why: Refusal, stop: bool = True) -> None:
         self.refused = why
         if stop:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from neutrino.conf import keystone_client
 from neutrino.conf.registry import register_missing
 
 OPTS = [
@@ -35,9 +36,6 @@ GROUP = "nova"
 
 
 def register(conf: cfg.ConfigOpts) -> None:
-    # deferred: agents import conf/ too and have no use for keystoneauth1
-    from keystoneauth1 import loading
     conf.register_opts(OPTS)
     conf.register_opts(NOVA_OPTS, GROUP)
-    for opts in (loading.get_session_conf_options(), loading.get_auth_common_conf_options()):
-        register_missing(conf, opts, GROUP)
+    register_missing(conf, keystone_client.options(), GROUP)

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from oslo_config import cfg
 
+from neutrino.conf import keystone_client
 from neutrino.conf.registry import register_missing
 
 _INVENTORY_DEFAULTS = {"allocation_ratio": 1.0, "min_unit": 1, "step_size": 1, "reserved": 0}
@@ -75,12 +76,9 @@ def register_agent(conf: cfg.ConfigOpts) -> None:
 
 
 def register_server(conf: cfg.ConfigOpts) -> None:
-    # deferred: agents import conf/ too and have no use for keystoneauth1
-    from keystoneauth1 import loading
     register_missing(conf, TUNNELLED_OPTS, "ml2")
     register_missing(conf, PLACEMENT_OPTS, GROUP)
-    for opts in (loading.get_session_conf_options(), loading.get_auth_common_conf_options()):
-        register_missing(conf, opts, GROUP)
+    register_missing(conf, keystone_client.options(), GROUP)
 
 
 # -- the agent's reported values ---------------------------------------------------------

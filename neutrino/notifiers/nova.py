@@ -26,7 +26,6 @@ import threading
 from typing import Any
 
 import sqlalchemy as sa
-from keystoneauth1 import loading, session
 from oslo_config import cfg
 
 from neutrino.conf.nova import GROUP
@@ -77,6 +76,9 @@ class ComputeApi:
 
     def _keystone_session(self) -> Any:
         if self._session is None:
+            # deferred: keystoneauth and requests only in a process that
+            # sends (issue 37 budgets an API worker's memory)
+            from keystoneauth1 import loading, session
             auth = (loading.load_auth_from_conf_options(self.conf, GROUP)
                     if self.conf.nova.auth_type else None)
             self._session = (loading.load_session_from_conf_options(self.conf, GROUP, auth=auth)

@@ -206,6 +206,31 @@ def test_building_the_api_loads_no_message_bus_library(tmp_path: Path) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_a_worker_loads_no_http_client_until_it_talks_to_another_service(
+        tmp_path: Path) -> None:
+    """keystoneauth and requests (for the compute service and Placement)
+    were imported with the options, about 6 MB in the master and so in
+    every API worker (issue 37 caps a worker at 80 MB after the bench);
+    a worker that has nothing to tell them does without. Every service
+    plugin, as ``make bench`` serves them and more."""
+    conf = tmp_path / "n.conf"
+    conf.write_text("[DEFAULT]\nauth_strategy = noauth\n"
+                    "service_plugins = router,port_forwarding,auto_allocate,qos,metering,segments,"
+                    "trunk,network_segment_range\n"
+                    f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n"
+                    "[ml2]\nextension_drivers = port_security,qos,dns\n"
+                    "mechanism_drivers = openvswitch,l2population\n")
+    code = ("import sys\nimport neutrino.cmd.serve\n"
+            "from neutrino.service import build_wsgi, make_conf\n"
+            f"build_wsgi(make_conf(['--config-file', {str(conf)!r}]))\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'keystoneauth1', 'requests', 'urllib3'}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_path: Path) -> None:
     """The all-in-one's database is upgraded in place at start, in a child
     process: Alembic and the scripts loaded in the server would be in every

@@ -3,6 +3,7 @@ small WSGI app in this process, over a real socket."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import re
 import socket
 import threading
@@ -268,3 +269,27 @@ def test_the_heap_is_trimmed_after_large_answers_and_not_after_small_ones() -> N
         while front.heap.trims == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert front.heap.trims == 1
+
+
+def test_a_closed_connection_leaves_nothing_for_the_cyclic_collector() -> None:
+    """A worker runs the cyclic collector seldom (``serve.tune_gc``): what
+    a connection held must go when it closes, not wait for a collection
+    (issue 37 caps a worker's memory after a bench of many connections)."""
+    from neutrino.cmd.http1 import Reader
+    with serving() as (front, port):
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(5):
+                _exchange(port, b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            deadline = time.monotonic() + 5
+            while front.conns and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not front.conns
+            gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds stays in gc.garbage
+            gc.collect()
+            assert [o for o in gc.garbage if isinstance(o, Reader)] == []
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
