@@ -102,12 +102,26 @@ SESSION_EXTRA = ("service_plugins = router,port_forwarding,conntrack_helper,ndp_
                  "quota_rbac_policy = -1\n")
 
 
+def with_plugin(plugin: str) -> str:
+    """The session server's configuration with ``plugin`` loaded too, first
+    of its service plugins: a package's own server."""
+    return SESSION_EXTRA.replace("service_plugins = ", f"service_plugins = {plugin},", 1)
+
+
+def serving(tmp: Path, extra: str = SESSION_EXTRA) -> Iterator[Server]:
+    """A noauth server on SQLite for a fixture to ``yield from``; stopped
+    after, even after a failure."""
+    srv = Server(tmp, extra=extra).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One noauth server on SQLite shared by the API tests of a session."""
-    srv = Server(tmp_path_factory.mktemp("server"), extra=SESSION_EXTRA).start()
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path_factory.mktemp("server"))
 
 
 class Client:
