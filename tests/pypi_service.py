@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import requests
 
-from tests.conftest import free_port
+from tests.conftest import free_port, stop_process
 
 INSTALL_TIMEOUT = 1800
 GUNICORN = "gunicorn==27.0.1"
@@ -185,13 +185,7 @@ class Gunicorn:
         return out
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 30)
 
 
 def authtoken_section(keystone_url: str, username: str, password: str, project: str,
