@@ -53,6 +53,17 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {base}-{base + PORT_SPAN - 1}")
 
 
+def stop_process(proc: subprocess.Popen[bytes] | None, grace: float) -> None:
+    """SIGTERM a process this suite started (unless gone), SIGKILL after ``grace`` seconds."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Server:
     """A running ``neutrino serve``; ``url`` is its API root."""
 
@@ -101,13 +112,7 @@ class Server:
         raise RuntimeError("server did not start")
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 20)
 
 
 # What the session server loads besides the core: as etc/neutrino-aio.conf.
@@ -121,12 +126,26 @@ SESSION_EXTRA = ("service_plugins = router,port_forwarding,conntrack_helper,ndp_
                  "quota_rbac_policy = -1\n")
 
 
+def with_plugin(plugin: str) -> str:
+    """The session server's configuration with ``plugin`` loaded too, first
+    of its service plugins: a package's own server."""
+    return SESSION_EXTRA.replace("service_plugins = ", f"service_plugins = {plugin},", 1)
+
+
+def serving(tmp: Path, extra: str = SESSION_EXTRA) -> Iterator[Server]:
+    """A noauth server on SQLite for a fixture to ``yield from``; stopped
+    after, even after a failure."""
+    srv = Server(tmp, extra=extra).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One noauth server on SQLite shared by the API tests of a session."""
-    srv = Server(tmp_path_factory.mktemp("server"), extra=SESSION_EXTRA).start()
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path_factory.mktemp("server"))
 
 
 class Client:

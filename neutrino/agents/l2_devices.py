@@ -38,6 +38,26 @@ class L2Server(Protocol):
     def get_ports_by_vnic_type_and_host(self, vnic_type: str) -> list[dict[str, Any]]: ...
 
 
+class GroupsChanged(Protocol):
+    def groups_changed(self, groups: list[str] | None, members: bool) -> None: ...
+
+
+class SecurityGroupCasts:
+    """The security-group fanouts to L2 agents; each only marks the ports
+    whose groups (or whose rules' remote groups, ``members``) changed."""
+
+    agent: GroupsChanged
+
+    def security_groups_rule_updated(self, context: Any, **kwargs: Any) -> None:
+        self.agent.groups_changed(kwargs.get("security_groups") or [], members=False)
+
+    def security_groups_member_updated(self, context: Any, **kwargs: Any) -> None:
+        self.agent.groups_changed(kwargs.get("security_groups") or [], members=True)
+
+    def security_groups_provider_updated(self, context: Any, **kwargs: Any) -> None:
+        self.agent.groups_changed(None, members=True)
+
+
 class Marks:
     """Devices to re-read next pass (``dirty``) and devices whose security
     groups to re-read (``sg_dirty``): set by the casts' threads and by a

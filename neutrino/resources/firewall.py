@@ -78,19 +78,6 @@ def port_range(value: Any) -> str | None:
     return ":".join(ports)
 
 
-def uuid_list(value: Any) -> list[str]:
-    """``convert_none_to_empty_list`` then ``type:uuid_list`` (no duplicates)."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise v.Invalid(f"'{value}' is not a list")
-    out = [v.uuid(x) for x in value]
-    dups = sorted({x for x in out if out.count(x) > 1})
-    if dups:
-        raise v.Invalid(f"Duplicate items in the list: '{', '.join(dups)}'")
-    return out
-
-
 def _shared() -> Any:
     return attr("shared", v.boolean, default=False, allow_post=True, allow_put=True,
                 enforce_policy=True, required_by_policy=True, is_filter=True,
@@ -123,7 +110,7 @@ FIREWALL_POLICY = resource(
     "firewall_policy", "firewall_policies",
     *standard_attributes(),
     _shared(),
-    attr("firewall_rules", uuid_list, default=None, allow_post=True, allow_put=True,
+    attr("firewall_rules", v.uuid_list, default=None, allow_post=True, allow_put=True,
          is_filter=True),
     attr("audited", v.boolean, default=False, allow_post=True, allow_put=True,
          is_filter=True, is_sort_key=True, convert_filter=v.filter_bool),
@@ -142,7 +129,7 @@ FIREWALL_GROUP = resource(
          allow_put=True, is_filter=True, is_sort_key=True),
     attr("egress_firewall_policy_id", v.or_none(v.uuid), default=None, allow_post=True,
          allow_put=True, is_filter=True, is_sort_key=True),
-    attr("ports", uuid_list, default=None, allow_post=True, allow_put=True, is_filter=True),
+    attr("ports", v.uuid_list, default=None, allow_post=True, allow_put=True, is_filter=True),
     url_name="fwaas/firewall_groups",
 )
 

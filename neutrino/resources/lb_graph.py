@@ -39,7 +39,16 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Member:
+class Statuses:
+    """The two statuses every object of the graph carries, as the API shows
+    them: keyword-only, so each object's own fields come first when made."""
+
+    provisioning_status: str = field(default=PENDING_CREATE, kw_only=True)
+    operating_status: str = field(default=OFFLINE, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Member(Statuses):
     id: str
     pool_id: str
     address: str
@@ -52,12 +61,12 @@ class Member:
     monitor_port: int | None = None
     admin_state_up: bool = True
     vnic_type: str = "normal"
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = NO_MONITOR
+    # a member is NO_MONITOR until a monitor's checks say otherwise
+    operating_status: str = field(default=NO_MONITOR, kw_only=True)
 
 
 @dataclass(frozen=True)
-class HealthMonitor:
+class HealthMonitor(Statuses):
     id: str
     pool_id: str
     type: str
@@ -72,12 +81,10 @@ class HealthMonitor:
     http_version: float | None = None
     domain_name: str | None = None
     admin_state_up: bool = True
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = OFFLINE
 
 
 @dataclass(frozen=True)
-class Pool:
+class Pool(Statuses):
     id: str
     loadbalancer_id: str
     protocol: str
@@ -97,12 +104,10 @@ class Pool:
     alpn_protocols: tuple[str, ...] | None = None
     members: tuple[Member, ...] = ()
     healthmonitor: HealthMonitor | None = None
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = OFFLINE
 
 
 @dataclass(frozen=True)
-class L7Rule:
+class L7Rule(Statuses):
     id: str
     l7policy_id: str
     type: str
@@ -111,12 +116,10 @@ class L7Rule:
     key: str | None = None
     invert: bool = False
     admin_state_up: bool = True
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = OFFLINE
 
 
 @dataclass(frozen=True)
-class L7Policy:
+class L7Policy(Statuses):
     id: str
     listener_id: str
     action: str
@@ -128,12 +131,10 @@ class L7Policy:
     redirect_http_code: int | None = None
     admin_state_up: bool = True
     rules: tuple[L7Rule, ...] = ()
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = OFFLINE
 
 
 @dataclass(frozen=True)
-class Listener:
+class Listener(Statuses):
     id: str
     loadbalancer_id: str
     protocol: str
@@ -161,8 +162,6 @@ class Listener:
     hsts_preload: bool = False
     # ordered by position, as they are evaluated
     l7policies: tuple[L7Policy, ...] = ()
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = OFFLINE
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ class Vip:
 
 
 @dataclass(frozen=True)
-class LoadBalancer:
+class LoadBalancer(Statuses):
     id: str
     project_id: str
     provider: str
@@ -192,8 +191,6 @@ class LoadBalancer:
     availability_zone: dict[str, Any] = field(default_factory=dict)
     listeners: tuple[Listener, ...] = ()
     pools: tuple[Pool, ...] = ()
-    provisioning_status: str = PENDING_CREATE
-    operating_status: str = OFFLINE
 
     def to_dict(self) -> dict[str, Any]:
         return _plain(dataclasses.asdict(self))  # type: ignore[no-any-return]

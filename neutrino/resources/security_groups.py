@@ -115,19 +115,6 @@ def group_name(value: Any) -> str:
     return name
 
 
-def uuid_list(value: Any) -> list[str]:
-    """Port ``security_groups``: null means none; no duplicates."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise v.Invalid(f"'{value}' is not a list")
-    out = [v.uuid(x) for x in value]
-    dups = sorted({x for x in out if out.count(x) > 1})
-    if dups:
-        raise v.Invalid(f"Duplicate items in the list: '{', '.join(dups)}'")
-    return out
-
-
 def _subnet(value: Any) -> str:
     """An address group entry: a CIDR, normalised to its network."""
     if not isinstance(value, str) or "/" not in value:
@@ -216,7 +203,7 @@ ADDRESS_GROUP = resource(
 # What ``security-group`` adds to ports (filterable: ``port-security-groups-filtering``).
 # Absent means "the project's default group"; ``[]`` or null means none.
 PORT_SECURITY_GROUPS: AttributeMap = {"ports": [
-    attr("security_groups", uuid_list, default=AUTO, allow_post=True,
+    attr("security_groups", v.uuid_list, default=AUTO, allow_post=True,
          allow_put=True, is_filter=True, convert_filter=str)]}
 
 

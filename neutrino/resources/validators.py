@@ -225,6 +225,21 @@ def subnet_list(value: Any) -> list[str]:
     return [subnet(x) for x in value]
 
 
+def uuid_list(value: Any) -> list[str]:
+    """``convert_none_to_empty_list`` then ``type:uuid_list``: null means
+    none, and no id given twice (a port's security groups, a firewall
+    policy's rules, a firewall group's ports)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Invalid(f"'{value}' is not a list")
+    out = [uuid(x) for x in value]
+    dups = sorted({x for x in out if out.count(x) > 1})
+    if dups:
+        raise Invalid(f"Duplicate items in the list: '{', '.join(dups)}'")
+    return out
+
+
 def ip_or_subnet(value: Any) -> str:
     """An address or a CIDR (allowed address pairs accept both); a CIDR is
     checked as ``subnet`` checks it but kept as given, host bits included."""

@@ -2,29 +2,25 @@
 key-manager service of its catalog, for the certificate store's tests.
 
 Barbican comes from PyPI into its own virtualenv, ``.venv-barbican`` at the
-top of the work tree (its pins are not ours), built on first use and reused
-while ``.venv-barbican/.neutrino-stamp`` names the version it was built for,
-as the Keystone venv is. A failed install fails the tests, unless PyPI
-cannot be reached at all (then they are skipped, saying so).
+top of the work tree, built and reused as ``tests/pypi_service.py`` says. A
+failed install fails the tests, unless PyPI cannot be reached at all (then
+they are skipped, saying so).
 
 Each run serves Barbican's API alone (no worker, no keystone listener) from
 a temporary directory: SQLite, the ``simple_crypto`` plugin with a key made
 for the run, keystonemiddleware validating tokens against the Keystone
 fixture with a service user of its own, gunicorn from the Barbican venv with
-one sync worker on a free loopback port. Barbican's configuration is found
-through ``HOME`` (``~/.barbican/barbican.conf``, where oslo.config looks),
-since its modules parse their configuration again as they are imported.
-Only the gunicorn process this fixture started is stopped, by its PID.
+one sync worker on a free loopback port (``pypi_service.Gunicorn``).
+Barbican's configuration is found through ``HOME``
+(``~/.barbican/barbican.conf``, where oslo.config looks), since its modules
+parse their configuration again as they are imported.
 
 Build by hand: ``.venv/bin/python tests/barbican/conftest.py``.
 """
 from __future__ import annotations
 
 import base64
-import fcntl
 import os
-import shutil
-import subprocess
 import sys
 import time
 import uuid
@@ -39,63 +35,31 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # when run as a script
     sys.path.insert(0, str(ROOT))
 
-from tests.conftest import free_port  # noqa: E402
 from tests.keystone.conftest import (  # noqa: E402,F401 - the Keystone fixture
     PASSWORD,
     REGION,
     Identity,
     Keystone,
     KeystoneSetupError,
-    _base_python,
-    _env,
     keystone,
+)
+from tests.pypi_service import (  # noqa: E402
+    GUNICORN,
+    Gunicorn,
+    PypiUnreachable,
+    PypiVenv,
+    authtoken_section,
 )
 
 BARBICAN_VERSION = os.environ.get("NEUTRINO_TEST_BARBICAN_VERSION", "23.0.0")
 BB_VENV = Path(os.environ.get("NEUTRINO_TEST_BARBICAN_VENV", ROOT / ".venv-barbican"))
-STAMP = BB_VENV / ".neutrino-stamp"
-LOCK = BB_VENV.parent / (BB_VENV.name + ".lock")
-EXTRA_PACKAGES = ("gunicorn==27.0.1",)
-INSTALL_TIMEOUT = 1800
-
-
-class PypiUnreachable(Exception):
-    """The install failed and PyPI does not answer: the tests are skipped."""
-
-
-def _stamp_text() -> str:
-    return f"barbican=={BARBICAN_VERSION} {' '.join(EXTRA_PACKAGES)}\n"
-
-
-def _pip(*args: str, timeout: float = INSTALL_TIMEOUT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(BB_VENV / "bin" / "python"), "-m", "pip", *args],
-                          capture_output=True, text=True, timeout=timeout, env=_env())
-
-
-def _build_venv() -> None:
-    if BB_VENV.exists():
-        shutil.rmtree(BB_VENV)
-    subprocess.run([_base_python(), "-m", "venv", str(BB_VENV)], check=True, env=_env(),
-                   capture_output=True)
-    done = _pip("install", "--quiet", f"barbican=={BARBICAN_VERSION}", *EXTRA_PACKAGES)
-    if done.returncode != 0:
-        if _pip("download", "--no-deps", "--quiet", "-d", str(BB_VENV / "probe"),
-                f"barbican=={BARBICAN_VERSION}", timeout=300).returncode != 0:
-            raise PypiUnreachable(f"barbican=={BARBICAN_VERSION} cannot be fetched from "
-                                  f"PyPI:\n{done.stderr[-2000:]}")
-        raise KeystoneSetupError(f"installing barbican=={BARBICAN_VERSION} failed:\n"
-                                 f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    STAMP.write_text(_stamp_text())
+VENV = PypiVenv(BB_VENV, (f"barbican=={BARBICAN_VERSION}", GUNICORN), KeystoneSetupError,
+                skip_unreachable=True)
 
 
 def ensure_barbican_venv() -> None:
-    """Build (or rebuild) the Barbican venv if not current; concurrent runs wait for one build."""
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with open(LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (STAMP.is_file() and STAMP.read_text() == _stamp_text()
-                and (BB_VENV / "bin" / "gunicorn").exists()):
-            _build_venv()
+    """Build (or rebuild) the Barbican venv if not current."""
+    VENV.ensure()
 
 
 APP = """\
@@ -140,16 +104,14 @@ paste.filter_factory = oslo_middleware:HTTPProxyToWSGI.factory
 """
 
 
-class Barbican:
+class Barbican(Gunicorn):
     """A running Barbican API (gunicorn, one worker) on a free loopback port."""
 
+    name, service_log = "barbican", "barbican.log"
+
     def __init__(self, state: Path, keystone: Keystone, user: str, project: str) -> None:
-        self.state, self.keystone = state, keystone
-        self.user, self.project = user, project
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = state / "gunicorn.log"
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(VENV, state)
+        self.keystone, self.user, self.project = keystone, user, project
 
     def _write_conf(self) -> None:
         kek = base64.urlsafe_b64encode(os.urandom(32)).decode()
@@ -172,60 +134,16 @@ enabled_crypto_plugins = simple_crypto
 
 [simple_crypto_plugin]
 kek = {kek}
-
-[keystone_authtoken]
-www_authenticate_uri = {self.keystone.url}
-auth_url = {self.keystone.url}
-auth_type = password
-username = {self.user}
-password = {PASSWORD}
-project_name = {self.project}
-user_domain_name = Default
-project_domain_name = Default
-region_name = {REGION}
-""")
+""" + authtoken_section(self.keystone.url, self.user, PASSWORD, self.project, REGION))
         (self.state / "barbican-api-paste.ini").write_text(PASTE)
         (self.state / "barbican_app.py").write_text(
             APP % (self.state / "barbican-api-paste.ini"))
 
     def start(self) -> "Barbican":
         self._write_conf()
-        env = {**_env(), "HOME": str(self.state)}
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(BB_VENV / "bin" / "gunicorn"), "--bind", f"127.0.0.1:{self.port}",
-                 "--workers", "1", "--worker-class", "sync", "--timeout", "300",
-                 "--graceful-timeout", "5", "--no-control-socket", "--chdir", str(self.state),
-                 "--error-logfile", "-", "barbican_app:application"],
-                stdout=log, stderr=log, cwd=self.state, env=env)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise KeystoneSetupError(f"barbican exited: {self._logs()}")
-            try:
-                if requests.get(self.url + "/v1/secrets", timeout=5).status_code == 401:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise KeystoneSetupError(f"barbican did not answer on {self.url}: {self._logs()}")
-
-    def _logs(self) -> str:
-        out = self.log.read_text(errors="replace")[-3000:]
-        log = self.state / "barbican.log"
-        if log.exists():
-            out += "\n--- barbican.log ---\n" + log.read_text(errors="replace")[-3000:]
-        return out
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.serve("barbican_app:application", {"HOME": str(self.state)},
+                   lambda: requests.get(self.url + "/v1/secrets", timeout=5).status_code == 401)
+        return self
 
     def register(self) -> None:
         """The key-manager service and its endpoints in Keystone's catalog."""
@@ -283,18 +201,8 @@ def users(keystone: Keystone, barbican: Barbican) -> Users:  # noqa: F811
 
 def authtoken(keystone: Keystone, users: Users) -> str:
     """neutron.conf's ``[keystone_authtoken]``: the credentials the store reads with."""
-    return f"""
-[keystone_authtoken]
-www_authenticate_uri = {keystone.url}
-auth_url = {keystone.url}
-auth_type = password
-username = {users.service_user}
-password = {PASSWORD}
-project_name = {users.service_project}
-user_domain_name = Default
-project_domain_name = Default
-region_name = {REGION}
-"""
+    return authtoken_section(keystone.url, users.service_user, PASSWORD,
+                             users.service_project, REGION)
 
 
 if __name__ == "__main__":

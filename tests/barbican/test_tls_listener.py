@@ -18,7 +18,7 @@ from neutrino.agents.loadbalancer.memory_host import MemoryLbHost
 from neutrino.agents.loadbalancer.rpc import LoadBalancerPluginApi
 from tests.barbican.conftest import Barbican, Users, authtoken
 from tests.barbican.kms import Kms, p12
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, with_plugin
 from tests.keystone.conftest import Identity, Keystone
 from tests.lbhaproxy import certs
 from tests.rpc.bus import agent_conf, bus
@@ -49,7 +49,7 @@ class Cloud:
 def cloud(tmp_path_factory: pytest.TempPathFactory, keystone: Keystone, barbican: Barbican,
           users: Users, vhost: str) -> Iterator[Cloud]:  # noqa: F811
     tmp = tmp_path_factory.mktemp("lb-barbican")
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = octavia,", 1)
+    extra = with_plugin("octavia")
     extra = (f"transport_url = {bus(vhost)}\n{extra}"
              "[octavia]\nenabled_provider_drivers = haproxy:haproxy\n"
              "default_provider_driver = haproxy\n"

@@ -11,16 +11,13 @@ import pytest
 from neutrino.agents.bgp.agent import BgpDrAgent
 from neutrino.agents.bgp.speaker import MemorySpeakers
 from neutrino.service import make_conf
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, serving, with_plugin
 from tests.rpc.bus import bus
 
 
 @pytest.fixture(scope="module")
 def bgp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = bgp,", 1)
-    srv = Server(tmp_path_factory.mktemp("bgp-server"), extra=extra).start()
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path_factory.mktemp("bgp-server"), with_plugin("bgp"))
 
 
 @pytest.fixture

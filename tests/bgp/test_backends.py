@@ -10,13 +10,12 @@ from typing import Any, Iterator
 import pytest
 
 from tests.bgp.test_advertised_routes import _made, _routes, _scoped_topology
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, with_plugin
 
 
 @pytest.fixture
 def clients(tmp_path: Path, db_url: str) -> Iterator[tuple[Client, Client]]:
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = bgp,", 1)
-    srv = Server(tmp_path, db_url=db_url, extra=extra).start()
+    srv = Server(tmp_path, db_url=db_url, extra=with_plugin("bgp")).start()
     try:
         yield (Client(srv.url, project=uuid.uuid4().hex, roles="admin,member,reader"),
                Client(srv.url, project=uuid.uuid4().hex, roles="member,reader"))

@@ -23,6 +23,7 @@ user or system cloud configuration can leak in.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -119,20 +120,38 @@ class CLI:
         return [line for line in out.splitlines() if line.strip()]
 
 
+@contextlib.contextmanager
+def open_cli(server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CLI]:
+    """The CLI against ``server``, closed after."""
+    c = CLI(server.url, tmp_path_factory.mktemp("cli-home"))
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@contextlib.contextmanager
+def open_conn(server: Any) -> Iterator[Any]:
+    """An openstacksdk connection to ``server``, closed after."""
+    import openstack
+    c = openstack.connection.Connection(
+        auth_type="none", endpoint=server.url, network_endpoint_override=server.url)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
 @pytest.fixture(scope="session")
 def cli(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CLI]:
-    c = CLI(server.url, tmp_path_factory.mktemp("cli-home"))
-    yield c
-    c.close()
+    with open_cli(server, tmp_path_factory) as c:
+        yield c
 
 
 @pytest.fixture(scope="session")
 def conn(server) -> Iterator[Any]:
-    import openstack
-    c = openstack.connection.Connection(
-        auth_type="none", endpoint=server.url, network_endpoint_override=server.url)
-    yield c
-    c.close()
+    with open_conn(server) as c:
+        yield c
 
 
 @pytest.fixture

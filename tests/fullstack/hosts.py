@@ -20,7 +20,7 @@ import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -93,6 +93,8 @@ class Fabric:
         self.namespaces: list[str] = []
         self.hosts: list[Host] = []
         self.procs: list[subprocess.Popen[bytes]] = []
+        # run once the processes are ended: what they left (daemons that detached)
+        self.cleanups: list[Callable[[], None]] = []
         self.dirs: list[Path] = []
 
     def public_dir(self, name: str) -> Path:
@@ -153,8 +155,11 @@ class Fabric:
     def stop_processes(self) -> None:
         """End the agents while their bus and server are still there: an
         agent whose RabbitMQ vhost is gone retries to reconnect instead of
-        stopping, and is killed only after ``terminate_all``'s grace."""
+        stopping, and is killed only after ``terminate_all``'s grace. Then
+        the cleanups, for what those processes started and left behind."""
         terminate_all(self.procs)
+        while self.cleanups:
+            self.cleanups.pop()()
 
     def destroy(self) -> None:
         self.stop_processes()

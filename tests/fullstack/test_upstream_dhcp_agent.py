@@ -1,6 +1,7 @@
 """Upstream Neutron's DHCP agent serves a neutrino cloud: it registers over
 RabbitMQ, is given the network, makes its DHCP port (wired by neutrino's
-Open vSwitch agent of the same host), and an instance gets its address."""
+Open vSwitch agent of the same host), and an instance gets its address;
+once the agent is stopped, no dnsmasq it started is left running."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -22,9 +23,9 @@ LOCAL_IP = "192.0.2.81"
 def setup(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
           ) -> Iterator[tuple[Server, Client, Host]]:
     server = cloud.start_server(tmp_path_factory.mktemp("updhcp-server"), vhost)
+    host = fabric.host("1")
     try:
         admin = Client(server.url, roles="admin")
-        host = fabric.host("1")
         cloud.add_phys_bridge(host)
         cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, LOCAL_IP))
         assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
@@ -34,9 +35,11 @@ def setup(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
             upstream.log_tail(host, "upstream-dhcp-agent.log"))
         yield server, admin, host
     finally:
-        fabric.stop_processes()
+        fabric.stop_processes()  # the agent, then the dnsmasqs it left running
+        leaked = upstream.dnsmasq_pids(host)
         cloud.remove_agent_namespaces(server)
         server.stop()
+    assert not leaked, f"dnsmasq left running: {leaked}"
 
 
 def test_an_instance_gets_its_address_from_upstreams_dhcp_agent(
@@ -58,3 +61,5 @@ def test_an_instance_gets_its_address_from_upstreams_dhcp_agent(
     dhcp_ip = admin.get(f"/v2.0/ports?network_id={net['id']}&device_owner=network:dhcp"
                         )[1]["ports"][0]["fixed_ips"][0]["ip_address"]
     assert ping(ns, dhcp_ip)
+    # the agent's dnsmasq, found by its pid file: what the teardown ends
+    assert len(upstream.dnsmasq_pids(host)) == 1

@@ -3,8 +3,11 @@ upstream anchor builds: ``../shared/anchors/upstream-neutron/start.sh``) on
 an emulated host, as an operator switching their server to neutrino would
 keep running them.
 
-An upstream agent runs inside the host's namespace (its interface driver
-finds the internal ports the host's userspace switch makes there); the
+An upstream agent runs inside the host's network namespace, entered with
+``nsenter`` (its interface driver finds the internal ports the host's
+userspace switch makes there; the namespaces it makes are the machine's,
+as neutrino's agents' are), started by one ``start_agent``; a DHCP agent's
+dnsmasqs, which outlive it, are ended by PID after it; the
 machine's RabbitMQ accepts ``guest`` only from loopback, so the host's
 loopback port 5672 is forwarded (socat, through a UNIX socket) to the
 machine's. The host lacks what upstream's agents assume of a distribution:
@@ -50,15 +53,25 @@ def missing_reason() -> str | None:
     return None
 
 
+def enter(host: Host) -> list[str]:
+    """The prefix that runs a command in ``host``'s network namespace only
+    (nsenter, as neutrino's interface driver enters a host's switch). Not
+    ``ip netns exec``: its private mount namespace would hide the namespaces
+    an agent makes (``qdhcp-``) from the machine, and so from the cleanup."""
+    return ["nsenter", f"--net=/run/netns/{host.ns}"]
+
+
 def forward_bus(fabric: Fabric, host: Host) -> None:
-    """The host's 127.0.0.1:5672 reaches the machine's RabbitMQ."""
+    """The host's 127.0.0.1:5672 reaches the machine's RabbitMQ (once a host)."""
     sock = host.dir / "amqp.sock"
+    if sock.exists():
+        return
     outside = subprocess.Popen(["socat", f"UNIX-LISTEN:{sock},fork,unlink-early",
                                 "TCP:127.0.0.1:5672"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     fabric.procs.append(outside)
     assert wait_for(sock.exists, 10)
-    inside = subprocess.Popen(["ip", "netns", "exec", host.ns, "socat",
+    inside = subprocess.Popen([*enter(host), "socat",
                                "TCP-LISTEN:5672,bind=127.0.0.1,reuseaddr,fork",
                                f"UNIX-CONNECT:{sock}"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
@@ -74,33 +87,88 @@ def shim_dir(host: Host) -> Path:
     return path
 
 
-def dhcp_agent_conf(host: Host, vhost: str) -> Path:
-    state = host.fabric.public_dir(f"{host.name}-updhcp")
+def state_dir(host: Host, kind: str) -> Path:
+    """Where upstream's ``kind`` agent of ``host`` keeps its state (a
+    ``Fabric.public_dir``, made with the agent's file)."""
+    return Path(f"/tmp/{host.fabric.prefix}-{host.name}-up{kind}")
+
+
+def agent_conf(host: Host, vhost: str, kind: str, sections: str, defaults: str = "") -> Path:
+    """Upstream's ``kind`` agent's file: what every agent of ``host`` says
+    (its host name, the bus on the host's loopback, its log and state
+    directory, its lock path), ``defaults`` (more ``[DEFAULT]`` lines) and
+    ``sections``."""
+    state = host.fabric.public_dir(f"{host.name}-up{kind}")
+    assert state == state_dir(host, kind)
     (state / "lock").mkdir()
-    path = host.dir / "upstream-dhcp-agent.conf"
+    path = host.dir / f"upstream-{kind}-agent.conf"
     path.write_text(
         f"[DEFAULT]\nhost = {host.hostname}\n"
         f"transport_url = rabbit://guest:guest@127.0.0.1:5672/{vhost}\n"
-        f"debug = true\nlog_file = {host.dir / 'upstream-dhcp-agent.log'}\n"
-        f"state_path = {state}\ninterface_driver = openvswitch\nresync_interval = 2\n"
-        "[AGENT]\nroot_helper =\nreport_interval = 2\n"
-        f"[OVS]\novsdb_connection = unix:{host.dir / 'db.sock'}\nintegration_bridge = br-int\n"
+        f"debug = true\nlog_file = {host.dir / f'upstream-{kind}-agent.log'}\n"
+        f"state_path = {state}\n{defaults}{sections}"
         f"[oslo_concurrency]\nlock_path = {state / 'lock'}\n")
     return path
 
 
-def start_dhcp_agent(fabric: Fabric, host: Host, vhost: str) -> subprocess.Popen[bytes]:
-    """``neutron-dhcp-agent`` inside ``host``'s namespace."""
+def switch(host: Host) -> str:
+    """The host's switch as an upstream agent's ``[ovs]`` section names it."""
+    return f"ovsdb_connection = unix:{host.dir / 'db.sock'}\nintegration_bridge = br-int\n"
+
+
+def start_agent(fabric: Fabric, host: Host, kind: str, binary: str,
+                conf: Path) -> subprocess.Popen[bytes]:
+    """Upstream's ``binary`` inside ``host``'s network namespace, reaching
+    the bus through the host's loopback, the shims first on its ``PATH``."""
     forward_bus(fabric, host)
-    conf = dhcp_agent_conf(host, vhost)
     env = {**host.env, "PATH": f"{shim_dir(host)}:{VENV / 'bin'}:{os.environ['PATH']}"}
-    with open(host.dir / "upstream-dhcp-agent.out", "ab") as out:
-        proc = subprocess.Popen(["ip", "netns", "exec", host.ns,
-                                 str(VENV / "bin" / "neutron-dhcp-agent"),
+    with open(host.dir / f"upstream-{kind}-agent.out", "ab") as out:
+        proc = subprocess.Popen([*enter(host), str(VENV / "bin" / binary),
                                  "--config-file", str(conf)],
                                 stdout=out, stderr=out, env=env, cwd=str(host.dir))
     fabric.procs.append(proc)
     return proc
+
+
+def dhcp_agent_conf(host: Host, vhost: str) -> Path:
+    return agent_conf(host, vhost, "dhcp", "[AGENT]\nroot_helper =\nreport_interval = 2\n"
+                      f"[OVS]\n{switch(host)}",
+                      defaults="interface_driver = openvswitch\nresync_interval = 2\n")
+
+
+def start_dhcp_agent(fabric: Fabric, host: Host, vhost: str) -> subprocess.Popen[bytes]:
+    """``neutron-dhcp-agent`` inside ``host``'s namespace. Its dnsmasqs
+    detach from it: once the agent is ended, those it started (its pid
+    files say which) are ended too."""
+    proc = start_agent(fabric, host, "dhcp", "neutron-dhcp-agent", dhcp_agent_conf(host, vhost))
+    fabric.cleanups.append(lambda: end_dnsmasqs(host))
+    return proc
+
+
+def dnsmasq_pids(host: Host) -> list[int]:
+    """The dnsmasqs upstream's DHCP agent of ``host`` started that still run:
+    the pids in its networks' pid files whose command line names that file."""
+    pids = []
+    for pid_file in (state_dir(host, "dhcp") / "dhcp").glob("*/pid"):
+        try:
+            pid = int(pid_file.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except (OSError, ValueError):
+            continue
+        if "dnsmasq" in cmdline and str(pid_file) in cmdline:
+            pids.append(pid)
+    return pids
+
+
+def end_dnsmasqs(host: Host) -> None:
+    """SIGKILL each, then wait until none runs (a signal is delivered, and
+    the process gone, a moment after ``kill`` returns)."""
+    for pid in dnsmasq_pids(host):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not dnsmasq_pids(host), 10)
 
 
 def ovs_agent_conf(host: Host, vhost: str, local_ip: str,
@@ -108,40 +176,21 @@ def ovs_agent_conf(host: Host, vhost: str, local_ip: str,
     """Upstream's OVS agent of ``host``: VXLAN from ``local_ip``, the host's
     userspace switch (netdev) reached on its own database socket, and its
     OpenFlow controller on the host's loopback."""
-    state = host.fabric.public_dir(f"{host.name}-upovs")
-    (state / "lock").mkdir()
-    path = host.dir / "upstream-ovs-agent.conf"
-    path.write_text(
-        f"[DEFAULT]\nhost = {host.hostname}\n"
-        f"transport_url = rabbit://guest:guest@127.0.0.1:5672/{vhost}\n"
-        f"debug = true\nlog_file = {host.dir / 'upstream-ovs-agent.log'}\n"
-        f"state_path = {state}\n"
-        "[agent]\nroot_helper =\nreport_interval = 2\npolling_interval = 1\n"
-        "tunnel_types = vxlan\n"
-        f"[ovs]\novsdb_connection = unix:{host.dir / 'db.sock'}\nintegration_bridge = br-int\n"
-        f"local_ip = {local_ip}\ndatapath_type = netdev\n"
-        f"[securitygroup]\nfirewall_driver = {firewall_driver}\n"
-        f"[oslo_concurrency]\nlock_path = {state / 'lock'}\n")
-    return path
+    return agent_conf(host, vhost, "ovs",
+                      "[agent]\nroot_helper =\nreport_interval = 2\npolling_interval = 1\n"
+                      "tunnel_types = vxlan\n"
+                      f"[ovs]\n{switch(host)}local_ip = {local_ip}\ndatapath_type = netdev\n"
+                      f"[securitygroup]\nfirewall_driver = {firewall_driver}\n")
 
 
 def start_ovs_agent(fabric: Fabric, host: Host, vhost: str,
                     local_ip: str) -> subprocess.Popen[bytes]:
     """``neutron-openvswitch-agent`` inside ``host``'s namespace (which holds
     ``local_ip``: the agent refuses a tunnel address no interface has)."""
-    if not (host.dir / "amqp.sock").exists():
-        forward_bus(fabric, host)
     host.nsx("ip", "link", "set", "lo", "up")
     host.nsx("ip", "addr", "replace", f"{local_ip}/32", "dev", "lo")
-    conf = ovs_agent_conf(host, vhost, local_ip)
-    env = {**host.env, "PATH": f"{shim_dir(host)}:{VENV / 'bin'}:{os.environ['PATH']}"}
-    with open(host.dir / "upstream-ovs-agent.out", "ab") as out:
-        proc = subprocess.Popen(["ip", "netns", "exec", host.ns,
-                                 str(VENV / "bin" / "neutron-openvswitch-agent"),
-                                 "--config-file", str(conf)],
-                                stdout=out, stderr=out, env=env, cwd=str(host.dir))
-    fabric.procs.append(proc)
-    return proc
+    return start_agent(fabric, host, "ovs", "neutron-openvswitch-agent",
+                       ovs_agent_conf(host, vhost, local_ip))
 
 
 def log_tail(host: Host, name: str, lines: int = 40) -> str:

@@ -6,15 +6,12 @@ from typing import Iterator
 
 import pytest
 
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, serving, with_plugin
 
 
 @pytest.fixture(scope="module")
 def fw_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = firewall_v2,", 1)
-    srv = Server(tmp_path_factory.mktemp("fwaas-server"), extra=extra).start()
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path_factory.mktemp("fwaas-server"), with_plugin("firewall_v2"))
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from typing import Iterator
 import pytest
 
 from neutrino.db import migrate
-from tests.conftest import ROOT, Client, create_database, free_port
+from tests.conftest import ROOT, Client, create_database, free_port, stop_process
 from tests.guide.blocks import GUIDE, Session, guide_blocks, wait_up
 
 VERSIONS = migrate.MIGRATIONS / "versions"
@@ -214,13 +214,7 @@ def test_a_server_of_the_previous_release_keeps_serving_while_the_database_is_up
         _network(admin, "after", "10.20.3.0/24")
         assert _names(admin) == {"before", "during", "after"}
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        stop_process(server, 60)
     assert os.path.exists(log)
 
 

@@ -1,11 +1,8 @@
 """A real Keystone for the keystone-auth tests, and a neutrino behind it.
 
 Keystone comes from PyPI into its own virtualenv, ``.venv-keystone`` at the
-top of the work tree (its pins are not ours), made with the machine's
-``python -m venv`` and pip.  The venv is built on first use and reused
-after: ``.venv-keystone/.neutrino-stamp`` holds the version it was built
-for, and a venv without a matching stamp is built anew.  A failed install
-fails the tests -- it never skips them.
+top of the work tree, built and reused as ``tests/pypi_service.py`` says.
+A failed install fails the tests -- it never skips them.
 
 ``keystone-manage`` imports all of Keystone for each sub-command, so the
 one-time part of the set-up (``db_sync``, ``fernet_setup``,
@@ -17,20 +14,16 @@ only known at run time; the run adds the identity service and its
 endpoints through the v3 API.
 
 Each run serves Keystone from a temporary directory (SQLite database, keys,
-logs) with gunicorn from the Keystone venv, one sync worker because SQLite
-allows one writer, on a free loopback port.  Only the gunicorn process this
-fixture started is stopped, by its PID.
+logs) with gunicorn from the Keystone venv (``pypi_service.Gunicorn``).
 
 Build or rebuild by hand: ``.venv/bin/python tests/keystone/conftest.py``.
 """
 from __future__ import annotations
 
-import fcntl
 import grp
 import os
 import pwd
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -44,18 +37,20 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # when run as a script
     sys.path.insert(0, str(ROOT))
 
-from tests.conftest import Server, free_port  # noqa: E402
+from tests.conftest import Server  # noqa: E402
+from tests.pypi_service import (  # noqa: E402
+    GUNICORN,
+    Gunicorn,
+    PypiVenv,
+    ServiceSetupError,
+    authtoken_section,
+    run,
+)
 
 KEYSTONE_VERSION = os.environ.get("NEUTRINO_TEST_KEYSTONE_VERSION", "30.0.0")
 KS_VENV = Path(os.environ.get("NEUTRINO_TEST_KEYSTONE_VENV", ROOT / ".venv-keystone"))
-STAMP = KS_VENV / ".neutrino-stamp"
 TEMPLATE = KS_VENV / "state-template"
 TEMPLATE_STAMP = TEMPLATE / ".neutrino-stamp"
-LOCK = KS_VENV.parent / (KS_VENV.name + ".lock")
-# What goes into the venv besides Keystone; part of the stamp, so changing
-# it rebuilds the venv.
-EXTRA_PACKAGES = ("gunicorn==27.0.1",)
-INSTALL_TIMEOUT = 1800
 
 REGION = "RegionOne"
 ADMIN_USER, ADMIN_PROJECT = "admin", "admin"
@@ -63,34 +58,12 @@ SERVICE_USER, SERVICE_PROJECT = "neutron", "service"
 PASSWORD = "secret"
 
 
-class KeystoneSetupError(AssertionError):
+class KeystoneSetupError(ServiceSetupError):
     """Keystone could not be installed or started: the tests fail."""
 
 
-def _env() -> dict[str, str]:
-    """Our environment, less what would put our venv's packages into theirs."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")
-           and not k.startswith("OS_")}
-    env["PYTHONWARNINGS"] = "ignore"
-    return env
-
-
-def _run(cmd: list[str], what: str, timeout: float = INSTALL_TIMEOUT, **kw: Any) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env(), **kw)
-    if proc.returncode != 0:
-        raise KeystoneSetupError(
-            f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n"
-            f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}")
-
-
-def _base_python() -> str:
-    """The machine's python, even when we run inside our own venv."""
-    return getattr(sys, "_base_executable", None) or shutil.which("python3") or sys.executable
-
-
-def _stamp_text() -> str:
-    return f"keystone=={KEYSTONE_VERSION} {' '.join(EXTRA_PACKAGES)}\n"
+VENV = PypiVenv(KS_VENV, (f"keystone=={KEYSTONE_VERSION}", GUNICORN), KeystoneSetupError,
+                upgrade=("pip", "setuptools", "wheel"))
 
 
 def _write_conf(state: Path) -> Path:
@@ -122,17 +95,6 @@ password_hash_rounds = 4
     return conf
 
 
-def _build_venv() -> None:
-    if KS_VENV.exists():
-        shutil.rmtree(KS_VENV)
-    _run([_base_python(), "-m", "venv", str(KS_VENV)], "creating the Keystone venv")
-    pip = [str(KS_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-    _run([*pip, "--upgrade", "pip", "setuptools", "wheel"], "upgrading pip in the Keystone venv")
-    _run([*pip, f"keystone=={KEYSTONE_VERSION}", *EXTRA_PACKAGES],
-         f"installing keystone=={KEYSTONE_VERSION} from PyPI")
-    STAMP.write_text(_stamp_text())
-
-
 def _build_template() -> None:
     """db_sync, keys and bootstrap, once: every run starts from a copy."""
     work = TEMPLATE.with_name(TEMPLATE.name + ".new")
@@ -143,34 +105,30 @@ def _build_template() -> None:
     manage = [str(KS_VENV / "bin" / "keystone-manage"), "--config-file", str(conf)]
     owner = ["--keystone-user", pwd.getpwuid(os.getuid()).pw_name,
              "--keystone-group", grp.getgrgid(os.getgid()).gr_name]
-    _run([*manage, "db_sync"], "keystone-manage db_sync")
-    _run([*manage, "fernet_setup", *owner], "keystone-manage fernet_setup")
-    _run([*manage, "credential_setup", *owner], "keystone-manage credential_setup")
-    _run([*manage, "bootstrap", "--bootstrap-username", ADMIN_USER,
-          "--bootstrap-password", PASSWORD, "--bootstrap-project-name", ADMIN_PROJECT,
-          "--bootstrap-role-name", "admin", "--bootstrap-region-id", REGION],
-         "keystone-manage bootstrap")
+    run([*manage, "db_sync"], "keystone-manage db_sync", KeystoneSetupError)
+    run([*manage, "fernet_setup", *owner], "keystone-manage fernet_setup", KeystoneSetupError)
+    run([*manage, "credential_setup", *owner], "keystone-manage credential_setup",
+        KeystoneSetupError)
+    run([*manage, "bootstrap", "--bootstrap-username", ADMIN_USER,
+         "--bootstrap-password", PASSWORD, "--bootstrap-project-name", ADMIN_PROJECT,
+         "--bootstrap-role-name", "admin", "--bootstrap-region-id", REGION],
+        "keystone-manage bootstrap", KeystoneSetupError)
     (work / "keystone.conf").unlink()
     for log in work.glob("keystone.log*"):
         log.unlink()
-    (work / ".neutrino-stamp").write_text(_stamp_text())
+    (work / ".neutrino-stamp").write_text(VENV.stamp_text)
     shutil.rmtree(TEMPLATE, ignore_errors=True)
     work.rename(TEMPLATE)
 
 
 def ensure_keystone_venv() -> None:
-    """Build (or rebuild) the Keystone venv and state template if not current.
+    """Build (or rebuild) the Keystone venv and state template if not current."""
+    VENV.ensure(then=_ensure_template)
 
-    A file lock makes concurrent test runs wait for one build.
-    """
-    LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with open(LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (STAMP.is_file() and STAMP.read_text() == _stamp_text()
-                and (KS_VENV / "bin" / "gunicorn").exists()):
-            _build_venv()
-        if not (TEMPLATE_STAMP.is_file() and TEMPLATE_STAMP.read_text() == _stamp_text()):
-            _build_template()
+
+def _ensure_template() -> None:
+    if not (TEMPLATE_STAMP.is_file() and TEMPLATE_STAMP.read_text() == VENV.stamp_text):
+        _build_template()
 
 
 @dataclass
@@ -186,15 +144,13 @@ class Identity:
         return {"X-Auth-Token": self.token}
 
 
-class Keystone:
+class Keystone(Gunicorn):
     """A running Keystone (gunicorn, one worker) on a free loopback port."""
 
+    name, service_log = "keystone", "keystone.log"
+
     def __init__(self, state: Path) -> None:
-        self.state = state
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = state / "gunicorn.log"
-        self.proc: subprocess.Popen[bytes] | None = None
+        super().__init__(VENV, state)
         self.admin_token = ""
 
     def start(self) -> "Keystone":
@@ -207,47 +163,9 @@ class Keystone:
             "import sys\nsys.argv = sys.argv[:1]\n"
             "from keystone.server.wsgi import initialize_public_application\n"
             "application = initialize_public_application()\n")
-        env = {**_env(), "OS_KEYSTONE_CONFIG_DIR": str(self.state)}
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(KS_VENV / "bin" / "gunicorn"), "--bind", f"127.0.0.1:{self.port}",
-                 "--workers", "1", "--worker-class", "sync",
-                 # importing Keystone takes seconds on a busy machine
-                 "--timeout", "300", "--graceful-timeout", "5",
-                 "--no-control-socket", "--chdir", str(self.state),
-                 "--error-logfile", "-", "keystone_app:application"],
-                stdout=log, stderr=log, cwd=self.state, env=env)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise KeystoneSetupError(f"keystone exited: {self._logs()}")
-            if b"exited with code" in self.log.read_bytes():
-                self.stop()
-                raise KeystoneSetupError(f"keystone's worker died: {self._logs()}")
-            try:
-                if requests.get(self.url + "/v3", timeout=5).status_code == 200:
-                    return self
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise KeystoneSetupError(f"keystone did not answer on {self.url}: {self._logs()}")
-
-    def _logs(self) -> str:
-        out = self.log.read_text(errors="replace")[-3000:]
-        ks = self.state / "keystone.log"
-        if ks.exists():
-            out += "\n--- keystone.log ---\n" + ks.read_text(errors="replace")[-3000:]
-        return out
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.serve("keystone_app:application", {"OS_KEYSTONE_CONFIG_DIR": str(self.state)},
+                   lambda: requests.get(self.url + "/v3", timeout=5).status_code == 200)
+        return self
 
     # -- v3 API ---------------------------------------------------------------
 
@@ -340,18 +258,7 @@ def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
 
 def authtoken(ks: Keystone) -> str:
     """The ``[keystone_authtoken]`` section of a neutrino behind ``ks``."""
-    return f"""
-[keystone_authtoken]
-www_authenticate_uri = {ks.url}
-auth_url = {ks.url}
-auth_type = password
-username = {SERVICE_USER}
-password = {PASSWORD}
-project_name = {SERVICE_PROJECT}
-user_domain_name = Default
-project_domain_name = Default
-region_name = {REGION}
-"""
+    return authtoken_section(ks.url, SERVICE_USER, PASSWORD, SERVICE_PROJECT, REGION)
 
 
 @pytest.fixture(scope="session")

@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
-from typing import Any, Iterator
 
 import pytest
 
-from tests.clients.conftest import CLI
+from tests.clients.module_fixtures import cli, conn  # noqa: F401 - the fixtures
 
 pytestmark = pytest.mark.clients
-
-
-@pytest.fixture(scope="module")
-def cli(server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CLI]:
-    c = CLI(server.url, Path(tmp_path_factory.mktemp("l3-cli-home")))
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def conn(server) -> Iterator[Any]:
-    import openstack
-    c = openstack.connection.Connection(
-        auth_type="none", endpoint=server.url, network_endpoint_override=server.url)
-    yield c
-    c.close()
 
 
 @pytest.fixture

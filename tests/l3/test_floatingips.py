@@ -63,6 +63,19 @@ def test_create_associated_and_move_and_disassociate(member, topology):
     assert (got["port_id"], got["fixed_ip_address"], got["router_id"]) == (None, None, None)
 
 
+def test_a_bulk_create_with_a_refused_floating_ip_leaves_none_behind(admin, member, topology):
+    net, port = topology["net"], topology["port"]
+    l3.floatingip(member, net["id"], port_id=port["id"])
+    before = admin.get(f"/v2.0/ports?device_owner={FIP_OWNER}")[1]["ports"]
+    h.error(member.post("/v2.0/floatingips", {"floatingips": [
+        {"floating_network_id": net["id"]},
+        {"floating_network_id": net["id"], "port_id": port["id"]}]}),
+        409, "FloatingIPPortAlreadyAssociated")
+    # the first one, and its port, made before the second was refused, are gone again
+    assert len(member.get("/v2.0/floatingips")[1]["floatingips"]) == 1
+    assert admin.get(f"/v2.0/ports?device_owner={FIP_OWNER}")[1]["ports"] == before
+
+
 def test_one_floating_ip_per_fixed_ip_and_network(member, topology):
     net, port = topology["net"], topology["port"]
     fip = l3.floatingip(member, net["id"], port_id=port["id"])

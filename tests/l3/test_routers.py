@@ -122,6 +122,17 @@ def test_gateway_must_be_an_existing_external_network(admin, member):
     assert [x["id"] for x in member.get("/v2.0/routers")[1]["routers"]] == [r["id"]]
 
 
+def test_a_bulk_create_with_a_refused_router_leaves_no_router_behind(member):
+    private = h.network(member)
+    before = [x["id"] for x in member.get("/v2.0/routers")[1]["routers"]]
+    h.error(member.post("/v2.0/routers", {"routers": [
+        {"name": h.unique("bulk")},
+        {"name": h.unique("bulk"), "external_gateway_info": {"network_id": private["id"]}}]}),
+        400, "BadRequest")
+    # the first one, made before the second was refused, is gone again
+    assert [x["id"] for x in member.get("/v2.0/routers")[1]["routers"]] == before
+
+
 def test_gateway_info_shape_is_validated(admin, member):
     net, _ = l3.external_network(admin)
     r = l3.router(member)

@@ -15,7 +15,7 @@ import pytest
 from neutrino.agents.loadbalancer.agent import LoadBalancerAgent
 from neutrino.agents.loadbalancer.memory_host import MemoryLbHost
 from neutrino.agents.loadbalancer.rpc import LoadBalancerPluginApi
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, with_plugin
 from tests.lbhaproxy import certs
 from tests.lbhaproxy.test_health import HEADER, row
 from tests.rpc.bus import agent_conf, bus
@@ -41,7 +41,7 @@ def cloud(tmp_path_factory: pytest.TempPathFactory, vhost: str  # noqa: F811
     tmp = tmp_path_factory.mktemp("lb-api")
     store = tmp / "certificates"
     store.mkdir()
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = octavia,", 1)
+    extra = with_plugin("octavia")
     extra = (f"transport_url = {bus(vhost)}\n{extra}"
              "[octavia]\nenabled_provider_drivers = haproxy:haproxy,noop_driver:noop\n"
              "default_provider_driver = haproxy\n"

@@ -233,8 +233,8 @@ def test_terminated_https_binds_its_certificates() -> None:
                                 hsts_max_age=100)
     text = render(data)
     front = section(text, f"frontend {g.LISTENER}")
-    assert (f"bind 10.0.0.10:443 ssl crt {FILES.listener_cert(g.LISTENER)} "
-            f"crt {FILES.listener_sni_dir(g.LISTENER)}") in front
+    assert (f"bind 10.0.0.10:443 ssl crt {FILES.listener_file(g.LISTENER, 'default.pem')} "
+            f"crt {FILES.listener_file(g.LISTENER, 'sni')}") in front
     assert "mode http" in front
     assert 'http-response set-header Strict-Transport-Security "max-age=100;"' in front
     assert "http-request set-header X-Forwarded-Proto https" in section(
@@ -260,8 +260,9 @@ def test_a_tls_pool_presents_its_certificate_and_verifies_its_members(tmp_path: 
     servers = [line for line in section(text, f"backend {g.POOL}:{g.LISTENER}")
                if line.startswith("server")]
     assert servers and all(
-        f" ssl crt {FILES.pool_cert(g.POOL)} verify required ca-file "
-        f"{FILES.pool_ca(g.POOL)} crl-file {FILES.pool_crl(g.POOL)}" in line for line in servers)
+        f" ssl crt {FILES.pool_file(g.POOL, 'client')} verify required ca-file "
+        f"{FILES.pool_file(g.POOL, 'ca')} crl-file {FILES.pool_file(g.POOL, 'crl')}" in line
+        for line in servers)
     client_cert, client_key = certs.make("client.example.com")
     ca, ca_key = certs.make("ca.example.com")
     pools = tmp_path / "certs" / "pools" / g.POOL

@@ -30,7 +30,7 @@ def test_certificates_are_written_where_the_configuration_reads_them() -> None:
     assert d is not None
     assert dict(d.files) == {f"certs/{g.LISTENER}/default.pem": "PEM",
                              f"certs/{g.LISTENER}/sni/0.pem": "SNI0"}
-    assert plan.files_for(STATE).listener_cert(g.LISTENER) == (
+    assert plan.files_for(STATE).listener_file(g.LISTENER, "default.pem") == (
         f"{STATE}/certs/{g.LISTENER}/default.pem")
 
 
@@ -52,8 +52,8 @@ def test_a_tls_pools_certificates_are_written_where_its_servers_read_them() -> N
     assert d is not None
     files = plan.files_for(STATE)
     assert {f"{STATE}/{rel}": text for rel, text in d.files} == {
-        files.pool_cert(g.POOL): "BUNDLE", files.pool_ca(g.POOL): "CA",
-        files.pool_crl(g.POOL): "CRL"}
+        files.pool_file(g.POOL, "client"): "BUNDLE", files.pool_file(g.POOL, "ca"): "CA",
+        files.pool_file(g.POOL, "crl"): "CRL"}
 
 
 def test_a_load_balancer_being_deleted_wants_nothing() -> None:

@@ -6,17 +6,14 @@ from typing import Iterator
 
 import pytest
 
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, serving, with_plugin
 
 PLUGIN = "neutrino.plugins.local_ip.plugin:LocalIpPlugin"
 
 
 @pytest.fixture(scope="module")
 def lip_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    extra = SESSION_EXTRA.replace("service_plugins = ", f"service_plugins = {PLUGIN},", 1)
-    srv = Server(tmp_path_factory.mktemp("lip-server"), extra=extra).start()
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path_factory.mktemp("lip-server"), with_plugin(PLUGIN))
 
 
 @pytest.fixture

@@ -8,17 +8,14 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, serving, with_plugin
 
 LB = "/load-balancer/v2/lbaas"
 
 
 @pytest.fixture(scope="module")
 def lb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = octavia,", 1)
-    srv = Server(tmp_path_factory.mktemp("octavia-server"), extra=extra).start()
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path_factory.mktemp("octavia-server"), with_plugin("octavia"))
 
 
 def _client(srv: Server, project: str, roles: str) -> Client:

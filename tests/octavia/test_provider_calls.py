@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.conftest import SESSION_EXTRA, Client, Server
+from tests.conftest import Client, Server, with_plugin
 from tests.octavia.conftest import LB, subnet, wait_active
 
 PROVIDER = "tests.octavia.recording_provider.RecordingProvider"
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def rec_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
     tmp = tmp_path_factory.mktemp("octavia-recording")
     log = tmp / "calls.jsonl"
-    extra = SESSION_EXTRA.replace("service_plugins = ", "service_plugins = octavia,", 1) + (
+    extra = with_plugin("octavia") + (
         f"[octavia]\nenabled_provider_drivers = {PROVIDER}:recording\n"
         f"default_provider_driver = {PROVIDER}\n")
     env = {"NEUTRINO_TEST_PROVIDER_LOG": str(log),

@@ -67,6 +67,24 @@ class Instance:
         return {rp: a["resources"] for rp, a in found.items()}
 
 
+@pytest.fixture
+def admin(srv: Server) -> Client:
+    """The compute service's view: admin and service of a project of its own."""
+    return Client(srv.url, uuid.uuid4().hex, "admin,service")
+
+
+@pytest.fixture
+def owner(srv: Server) -> Client:
+    """Who makes the (shared) policies."""
+    return manager(srv.url)
+
+
+@pytest.fixture
+def instance(placement: Placement) -> Instance:
+    """An instance holding 1000 egress and 2000 ingress kbps on its bridge."""
+    return Instance(placement, {EGR: 1000, IGR: 2000})
+
+
 def _group(port_id: str, rule_ids: list[str]) -> str:
     return str(uuid.uuid5(uuid.UUID(port_id), ":".join(sorted(rule_ids))))
 
@@ -100,17 +118,22 @@ def _instance_port(admin: Client, net: str, instance: Instance, rule_ids: list[s
     return dict(body["port"])
 
 
+def _bound(admin: Client, owner: Client, instance: Instance
+           ) -> tuple[str, list[str], dict[str, Any]]:
+    """A policy asking what ``instance`` holds (1000/2000), its rules, and the
+    instance's port under it: (policy, rule ids, port)."""
+    pid, ids = _bandwidth_policy(owner, 1000, 2000)
+    return pid, ids, _instance_port(admin, _network(admin), instance, ids, qos_policy_id=pid)
+
+
 def _set_policy(admin: Client, port: dict[str, Any], policy_id: str | None) -> Any:
     return admin.put(f"/v2.0/ports/{port['id']}", {"port": {"qos_policy_id": policy_id}})
 
 
 def test_a_new_policy_changes_the_instances_allocation_and_the_ports_groups(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
-    old, old_ids = _bandwidth_policy(owner, 1000, 2000)
+        admin: Client, owner: Client, instance: Instance) -> None:
+    _, _, port = _bound(admin, owner, instance)
     new, new_ids = _bandwidth_policy(owner, 3000, 500)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
-    port = _instance_port(admin, _network(admin), instance, old_ids, qos_policy_id=old)
     port_id = port["id"]
 
     status, body = _set_policy(admin, port, new)
@@ -130,11 +153,8 @@ def test_a_new_policy_changes_the_instances_allocation_and_the_ports_groups(
 
 
 def test_removing_the_policy_takes_its_resources_out_of_the_allocation(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
-    pid, ids = _bandwidth_policy(owner, 1000, 2000)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
-    port = _instance_port(admin, _network(admin), instance, ids, qos_policy_id=pid)
+        admin: Client, owner: Client, instance: Instance) -> None:
+    _, _, port = _bound(admin, owner, instance)
 
     status, body = _set_policy(admin, port, None)
     assert status == 200, body
@@ -143,11 +163,9 @@ def test_removing_the_policy_takes_its_resources_out_of_the_allocation(
 
 
 def test_the_old_single_provider_allocation_stands_for_the_bandwidth_group(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
+        admin: Client, owner: Client, instance: Instance) -> None:
     old, _ = _bandwidth_policy(owner, 1000, 2000)
     new, new_ids = _bandwidth_policy(owner, 1500, 2500)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
     port = _instance_port(admin, _network(admin), instance, [], legacy=True,
                           qos_policy_id=old)
 
@@ -159,12 +177,9 @@ def test_the_old_single_provider_allocation_stands_for_the_bandwidth_group(
 
 
 def test_a_change_beyond_the_inventory_is_refused_and_changes_nothing(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
-    old, ids = _bandwidth_policy(owner, 1000, 2000)
+        admin: Client, owner: Client, instance: Instance) -> None:
+    old, ids, port = _bound(admin, owner, instance)
     too_much, _ = _bandwidth_policy(owner, 50000, 2000)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
-    port = _instance_port(admin, _network(admin), instance, ids, qos_policy_id=old)
     port_id = port["id"]
     allocation = {_group(port_id, ids): instance.bridge}
 
@@ -179,12 +194,9 @@ def test_a_change_beyond_the_inventory_is_refused_and_changes_nothing(
 
 
 def test_an_allocation_gone_from_placement_refuses_the_change(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
-    old, ids = _bandwidth_policy(owner, 1000, 2000)
+        admin: Client, owner: Client, instance: Instance, placement: Placement) -> None:
+    old, _, port = _bound(admin, owner, instance)
     new, _ = _bandwidth_policy(owner, 3000, 500)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
-    port = _instance_port(admin, _network(admin), instance, ids, qos_policy_id=old)
     port_id = port["id"]
     placement.call("DELETE", f"/allocations/{instance.id}")
 
@@ -193,12 +205,10 @@ def test_an_allocation_gone_from_placement_refuses_the_change(
 
 
 def test_the_networks_new_policy_changes_its_instance_ports_allocations(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
+        admin: Client, owner: Client, instance: Instance) -> None:
     old, ids = _bandwidth_policy(owner, 1000, 2000)
     new, new_ids = _bandwidth_policy(owner, 2000, 3000)
     net = _network(admin, qos_policy_id=old)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
     port = _instance_port(admin, net, instance, ids)
     port_id = port["id"]
     assert port["qos_network_policy_id"] == old
@@ -213,12 +223,10 @@ def test_the_networks_new_policy_changes_its_instance_ports_allocations(
 
 
 def test_the_networks_policy_change_beyond_the_inventory_is_refused(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
+        admin: Client, owner: Client, instance: Instance) -> None:
     old, ids = _bandwidth_policy(owner, 1000, 2000)
     too_much, _ = _bandwidth_policy(owner, 1000, 90000)
     net = _network(admin, qos_policy_id=old)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
     _instance_port(admin, net, instance, ids)
 
     error(admin.put(f"/v2.0/networks/{net}", {"network": {"qos_policy_id": too_much}}), 409,
@@ -228,15 +236,12 @@ def test_the_networks_policy_change_beyond_the_inventory_is_refused(
 
 
 def test_an_update_refused_after_placement_changed_takes_the_change_back(
-        srv: Server, placement: Placement) -> None:
+        admin: Client, owner: Client, instance: Instance) -> None:
     """Placement is changed inside the port's update; when the update then
     fails (an address on a subnet that does not exist), the instance gets
     back what it held."""
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
-    old, ids = _bandwidth_policy(owner, 1000, 2000)
+    old, _, port = _bound(admin, owner, instance)
     new, _ = _bandwidth_policy(owner, 3000, 500)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
-    port = _instance_port(admin, _network(admin), instance, ids, qos_policy_id=old)
 
     status, body = admin.put(f"/v2.0/ports/{port['id']}", {"port": {
         "qos_policy_id": new, "fixed_ips": [{"subnet_id": str(uuid.uuid4())}]}})
@@ -246,12 +251,9 @@ def test_an_update_refused_after_placement_changed_takes_the_change_back(
 
 
 def test_a_provider_the_instance_holds_nothing_on_refuses_the_change(
-        srv: Server, placement: Placement) -> None:
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
-    old, ids = _bandwidth_policy(owner, 1000, 2000)
+        admin: Client, owner: Client, instance: Instance) -> None:
+    old, ids, port = _bound(admin, owner, instance)
     new, _ = _bandwidth_policy(owner, 3000, 500)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
-    port = _instance_port(admin, _network(admin), instance, ids, qos_policy_id=old)
     elsewhere = {_group(port["id"], ids): str(uuid.uuid4())}
     assert admin.put(f"/v2.0/ports/{port['id']}", {"port": {
         "binding:profile": {"allocation": elsewhere}}})[0] == 200
@@ -263,13 +265,11 @@ def test_a_provider_the_instance_holds_nothing_on_refuses_the_change(
 
 
 def test_a_port_losing_its_own_policy_takes_its_networks_minimum_rules(
-        srv: Server, placement: Placement) -> None:
+        admin: Client, owner: Client, instance: Instance) -> None:
     """The port's resource request is then its network's policy's: so is
     what the instance holds for it."""
-    admin, owner = Client(srv.url, uuid.uuid4().hex, "admin,service"), manager(srv.url)
     network_policy, network_ids = _bandwidth_policy(owner, 700, 800)
     own, ids = _bandwidth_policy(owner, 1000, 2000)
-    instance = Instance(placement, {EGR: 1000, IGR: 2000})
     port = _instance_port(admin, _network(admin, qos_policy_id=network_policy), instance, ids,
                           qos_policy_id=own)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import requests
 
-from tests.conftest import ROOT, Server, free_port
+from tests.conftest import ROOT, Server, free_port, stop_process
 
 TEMPLATES = ROOT / "etc" / "several-servers"
 PLACEHOLDER = re.compile(r"@([a-z0-9_]+)@")
@@ -98,10 +98,4 @@ class Balancer:
         raise RuntimeError("haproxy did not start")
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 10)

@@ -2,30 +2,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from openstack import exceptions
 
 from tests.clients.conftest import CLI
+from tests.clients.module_fixtures import cli, conn  # noqa: F401 - the fixtures
 
 pytestmark = pytest.mark.clients
-
-
-@pytest.fixture(scope="module")
-def cli(server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CLI]:
-    c = CLI(server.url, tmp_path_factory.mktemp("sg-cli-home"))
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
-def conn(server: Any) -> Iterator[Any]:
-    import openstack
-    c = openstack.connection.Connection(auth_type="none", endpoint=server.url,
-                                        network_endpoint_override=server.url)
-    yield c
-    c.close()
 
 
 @pytest.fixture

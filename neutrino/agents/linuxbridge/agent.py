@@ -44,8 +44,10 @@ LOG = logging.getLogger(__name__)
 NETWORK_TYPES = ("local", "flat", "vxlan")
 
 
-class Endpoint:
+class Endpoint(l2_devices.SecurityGroupCasts):
     """The casts to L2 agents; each only marks work for the loop."""
+
+    agent: "LinuxBridgeAgent"
 
     def __init__(self, agent: "LinuxBridgeAgent", version: str) -> None:
         self.target = oslo_messaging.Target(version=version)
@@ -62,15 +64,6 @@ class Endpoint:
 
     def network_update(self, context: Any, **kwargs: Any) -> None:
         self.agent.network_changed((kwargs.get("network") or {}).get("id"))
-
-    def security_groups_rule_updated(self, context: Any, **kwargs: Any) -> None:
-        self.agent.groups_changed(kwargs.get("security_groups") or [], members=False)
-
-    def security_groups_member_updated(self, context: Any, **kwargs: Any) -> None:
-        self.agent.groups_changed(kwargs.get("security_groups") or [], members=True)
-
-    def security_groups_provider_updated(self, context: Any, **kwargs: Any) -> None:
-        self.agent.groups_changed(None, members=True)
 
     def add_fdb_entries(self, context: Any, fdb_entries: dict[str, Any], **kw: Any) -> None:
         self.agent.fdb_changed(fdb_entries, add=True)

@@ -59,29 +59,15 @@ class Files:
     ping_script: str
     certs_dir: str
 
-    def listener_cert(self, listener_id: str) -> str:
-        """The listener's default certificate (PEM: certificate, key, chain)."""
-        return f"{self.certs_dir}/{listener_id}/default.pem"
+    def listener_file(self, listener_id: str, name: str) -> str:
+        """A TLS listener's file: ``default.pem`` (its certificate, key and
+        chain), ``sni`` (a directory of more), ``client_ca.pem``, ``client_crl.pem``."""
+        return f"{self.certs_dir}/{listener_id}/{name}"
 
-    def listener_sni_dir(self, listener_id: str) -> str:
-        return f"{self.certs_dir}/{listener_id}/sni"
-
-    def client_ca(self, listener_id: str) -> str:
-        return f"{self.certs_dir}/{listener_id}/client_ca.pem"
-
-    def client_crl(self, listener_id: str) -> str:
-        return f"{self.certs_dir}/{listener_id}/client_crl.pem"
-
-    def pool_cert(self, pool_id: str) -> str:
-        """The certificate (with its key) a TLS pool presents to its members."""
-        return f"{self.certs_dir}/pools/{pool_id}/client.pem"
-
-    def pool_ca(self, pool_id: str) -> str:
-        """The CA a TLS pool verifies its members against."""
-        return f"{self.certs_dir}/pools/{pool_id}/ca.pem"
-
-    def pool_crl(self, pool_id: str) -> str:
-        return f"{self.certs_dir}/pools/{pool_id}/crl.pem"
+    def pool_file(self, pool_id: str, key: str) -> str:
+        """A TLS pool's ``client`` certificate (with its key) presented to its
+        members, the ``ca`` it verifies them against, that CA's ``crl``."""
+        return f"{self.certs_dir}/pools/{pool_id}/{key}.pem"
 
 
 def render(lb: LoadBalancer, files: Files) -> str:
@@ -184,22 +170,29 @@ def _address(address: str) -> str:
 def _bind_tls(listener: Listener, files: Files) -> str:
     if listener.protocol != "TERMINATED_HTTPS":
         return ""
-    out = f" ssl crt {files.listener_cert(listener.id)}"
+    out = f" ssl crt {files.listener_file(listener.id, 'default.pem')}"
     if listener.sni_container_refs:
-        out += f" crt {files.listener_sni_dir(listener.id)}"
+        out += f" crt {files.listener_file(listener.id, 'sni')}"
     if listener.client_authentication in ("OPTIONAL", "MANDATORY") and (
             listener.client_ca_tls_container_ref):
         verify = "required" if listener.client_authentication == "MANDATORY" else "optional"
-        out += f" verify {verify} ca-file {files.client_ca(listener.id)}"
+        out += f" verify {verify} ca-file {files.listener_file(listener.id, 'client_ca.pem')}"
         if listener.client_crl_container_ref:
-            out += f" crl-file {files.client_crl(listener.id)}"
-    if listener.tls_ciphers:
-        out += f" ciphers {listener.tls_ciphers}"
-    if listener.tls_versions:
-        low, high = _tls_range(listener.tls_versions)
+            out += f" crl-file {files.listener_file(listener.id, 'client_crl.pem')}"
+    return out + _tls_options(listener.tls_ciphers, listener.tls_versions,
+                              listener.alpn_protocols)
+
+
+def _tls_options(ciphers: str | None, versions: tuple[str, ...] | None,
+                 alpn: tuple[str, ...] | None) -> str:
+    """What a listener and a pool both say of their TLS: ciphers, the range
+    of versions, ALPN protocols."""
+    out = f" ciphers {ciphers}" if ciphers else ""
+    if versions:
+        low, high = _tls_range(versions)
         out += f" ssl-min-ver {low} ssl-max-ver {high}"
-    if listener.alpn_protocols:
-        out += f" alpn {','.join(listener.alpn_protocols)}"
+    if alpn:
+        out += f" alpn {','.join(alpn)}"
     return out
 
 
@@ -426,21 +419,14 @@ def _server_tls(pool: Pool, files: Files) -> str:
     CRL) when it has one; unverified otherwise."""
     out = " ssl"
     if pool.tls_container_ref:
-        out += f" crt {files.pool_cert(pool.id)}"
+        out += f" crt {files.pool_file(pool.id, 'client')}"
     if pool.ca_tls_container_ref:
-        out += f" verify required ca-file {files.pool_ca(pool.id)}"
+        out += f" verify required ca-file {files.pool_file(pool.id, 'ca')}"
         if pool.crl_container_ref:
-            out += f" crl-file {files.pool_crl(pool.id)}"
+            out += f" crl-file {files.pool_file(pool.id, 'crl')}"
     else:
         out += " verify none"
-    if pool.tls_ciphers:
-        out += f" ciphers {pool.tls_ciphers}"
-    if pool.tls_versions:
-        low, high = _tls_range(pool.tls_versions)
-        out += f" ssl-min-ver {low} ssl-max-ver {high}"
-    if pool.alpn_protocols:
-        out += f" alpn {','.join(pool.alpn_protocols)}"
-    return out
+    return out + _tls_options(pool.tls_ciphers, pool.tls_versions, pool.alpn_protocols)
 
 
 PING_SCRIPT = """#!/bin/sh

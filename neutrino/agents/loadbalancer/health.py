@@ -32,6 +32,7 @@ from neutrino.resources.lb_graph import (
     NO_MONITOR,
     OFFLINE,
     ONLINE,
+    PENDING_DELETE,
     LoadBalancer,
     Pool,
 )
@@ -96,9 +97,9 @@ def statuses(lb: LoadBalancer, rows: list[dict[str, str]],
         listener_states.append(state)
         add(LISTENERS, listener.id, state)
         for policy in live(listener.l7policies):
-            add(L7POLICIES, policy.id, ONLINE if policy.admin_state_up else OFFLINE)
+            add(L7POLICIES, policy.id, _up(policy.admin_state_up))
             for rule in live(policy.rules):
-                add(L7RULES, rule.id, ONLINE if rule.admin_state_up else OFFLINE)
+                add(L7RULES, rule.id, _up(rule.admin_state_up))
     pool_states = [s for s in (
         _udp_pool(lb, pool, udp_members or {}, add) if by_nftables(pool.protocol)
         else _pool(lb, pool, backends, servers, add)
@@ -112,20 +113,33 @@ def statuses(lb: LoadBalancer, rows: list[dict[str, str]],
     return out
 
 
+def _up(admin_state_up: bool) -> str:
+    return ONLINE if admin_state_up else OFFLINE
+
+
+def _reported_down(lb: LoadBalancer, pool: Pool, add: Any) -> bool:
+    """Report the pool's monitor (unless being deleted); and when the pool or
+    its load balancer is down, the pool and its members OFFLINE: then True."""
+    hm = pool.healthmonitor
+    if hm is not None and hm.provisioning_status != PENDING_DELETE:
+        add(HEALTHMONITORS, hm.id, _up(hm.admin_state_up))
+    if pool.admin_state_up and lb.admin_state_up:
+        return False
+    for member in live(pool.members):
+        add(MEMBERS, member.id, OFFLINE)
+    add(POOLS, pool.id, OFFLINE)
+    return True
+
+
 def _pool(lb: LoadBalancer, pool: Pool, backends: dict[str, dict[str, str]],
           servers: dict[tuple[str, str], dict[str, str]], add: Any) -> str | None:
     """Report the pool, its members and monitor; the pool's status (None
     when no listener uses it: nothing observes it)."""
-    hm = pool.healthmonitor
-    if hm is not None and hm.provisioning_status != "PENDING_DELETE":
-        add(HEALTHMONITORS, hm.id, ONLINE if hm.admin_state_up else OFFLINE)
-    monitored = hm is not None and hm.admin_state_up and hm.provisioning_status != "PENDING_DELETE"
-    names = [n for n in backends if n.startswith(f"{pool.id}:")]
-    if not (pool.admin_state_up and lb.admin_state_up):
-        for member in live(pool.members):
-            add(MEMBERS, member.id, OFFLINE)
-        add(POOLS, pool.id, OFFLINE)
+    if _reported_down(lb, pool, add):
         return OFFLINE
+    hm = pool.healthmonitor
+    monitored = hm is not None and hm.admin_state_up and hm.provisioning_status != PENDING_DELETE
+    names = [n for n in backends if n.startswith(f"{pool.id}:")]
     member_states = []
     for member in live(pool.members):
         rows = [servers[(n, member.id)] for n in names if (n, member.id) in servers]
@@ -153,13 +167,7 @@ def _pool(lb: LoadBalancer, pool: Pool, backends: dict[str, dict[str, str]],
 def _udp_pool(lb: LoadBalancer, pool: Pool, checked: Mapping[str, str], add: Any
               ) -> str | None:
     """As ``_pool``, for a UDP pool: members as their checks left them."""
-    hm = pool.healthmonitor
-    if hm is not None and hm.provisioning_status != "PENDING_DELETE":
-        add(HEALTHMONITORS, hm.id, ONLINE if hm.admin_state_up else OFFLINE)
-    if not (pool.admin_state_up and lb.admin_state_up):
-        for member in live(pool.members):
-            add(MEMBERS, member.id, OFFLINE)
-        add(POOLS, pool.id, OFFLINE)
+    if _reported_down(lb, pool, add):
         return OFFLINE
     states = []
     for member in live(pool.members):
@@ -208,7 +216,6 @@ def _int(value: str | None) -> int:
         return int(value or 0)
     except ValueError:
         return 0
-
 
 
 def nft_counters(text: str) -> dict[str, tuple[int, int]]:

@@ -104,21 +104,21 @@ def deployment(payload: dict[str, Any], state_dir: str,
         if subnet.get("gateway_ip"):
             gateways.append(subnet["gateway_ip"])
     files = files_for(state_dir)
-    rel = files.certs_dir[len(state_dir) + 1:]
+    # the certificates' paths relative to the state directory, as the agent writes them
+    rel = dataclasses.replace(files, certs_dir=files.certs_dir[len(state_dir) + 1:])
     certs = []
     for listener_id, bundle in sorted((payload.get("certificates") or {}).items()):
         if bundle.get("default"):
-            certs.append((f"{rel}/{listener_id}/default.pem", bundle["default"]))
+            certs.append((rel.listener_file(listener_id, "default.pem"), bundle["default"]))
         for i, pem in enumerate(bundle.get("sni") or []):
-            certs.append((f"{rel}/{listener_id}/sni/{i}.pem", pem))
-        if bundle.get("client_ca"):
-            certs.append((f"{rel}/{listener_id}/client_ca.pem", bundle["client_ca"]))
-        if bundle.get("client_crl"):
-            certs.append((f"{rel}/{listener_id}/client_crl.pem", bundle["client_crl"]))
+            certs.append((rel.listener_file(listener_id, f"sni/{i}.pem"), pem))
+        for key in ("client_ca", "client_crl"):
+            if bundle.get(key):
+                certs.append((rel.listener_file(listener_id, f"{key}.pem"), bundle[key]))
     for pool_id, pem in sorted((payload.get("pool_certificates") or {}).items()):
         for key in ("client", "ca", "crl"):
             if pem.get(key):
-                certs.append((f"{rel}/pools/{pool_id}/{key}.pem", pem[key]))
+                certs.append((rel.pool_file(pool_id, key), pem[key]))
     device = (DEVICE_PREFIX + port["id"])[:14]
     vrrp_conf = None
     pair = payload.get("vrrp")

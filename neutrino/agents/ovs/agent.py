@@ -123,21 +123,12 @@ class DvrUpdateEndpoint:
         self.agent.dvr_macs_pushed(dvr_macs or [])
 
 
-class SecurityGroupEndpoint:
-    """The security-group fanouts; each only marks the affected ports."""
+class SecurityGroupEndpoint(l2_devices.SecurityGroupCasts):
+    """The security-group fanouts, on their own topic."""
 
     def __init__(self, agent: "OvsAgent") -> None:
         self.target = oslo_messaging.Target(version="1.1")
         self.agent = agent
-
-    def security_groups_rule_updated(self, context: Any, **kwargs: Any) -> None:
-        self.agent.groups_changed(kwargs.get("security_groups") or [], members=False)
-
-    def security_groups_member_updated(self, context: Any, **kwargs: Any) -> None:
-        self.agent.groups_changed(kwargs.get("security_groups") or [], members=True)
-
-    def security_groups_provider_updated(self, context: Any, **kwargs: Any) -> None:
-        self.agent.groups_changed(None, members=True)
 
 
 class L2populationEndpoint:

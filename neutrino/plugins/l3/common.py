@@ -9,7 +9,7 @@ API by ``guards``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import netaddr
 import sqlalchemy as sa
@@ -45,6 +45,25 @@ def check_route_limit(core: CorePlugin, conn: Connection, project_id: str | None
     quota = core.quota
     if quota is not None and project_id:
         quota.check_limit(conn, project_id, "router_route", count)
+
+
+def create_all(items: list[dict[str, Any]],
+               create_one: Callable[[dict[str, Any], bool], dict[str, Any]],
+               delete: Callable[[str], None]) -> list[dict[str, Any]]:
+    """A bulk create, one item after the other (each makes its ports through
+    the core, in transactions of their own): ``create_one(item, quota)``
+    checks the quota reservation, which covers the whole bulk, with the
+    first item only; after a failure what was made is deleted again, so a
+    bulk create leaves nothing behind."""
+    done: list[dict[str, Any]] = []
+    try:
+        for i, item in enumerate(items):
+            done.append(create_one(item, i == 0))
+    except Exception:
+        for obj in done:
+            delete(obj["id"])
+        raise
+    return done
 
 
 def internal() -> Context:

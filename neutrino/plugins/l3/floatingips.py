@@ -221,15 +221,8 @@ class FloatingIps:
 
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        done: list[dict[str, Any]] = []
-        try:
-            for i, item in enumerate(items):
-                # The reservation covers the whole bulk: checked with the first.
-                done.append(self._create_one(ctx, item, quota=i == 0))
-        except Exception:
-            for fip in done:
-                self.delete(c.internal(), plural, fip["id"])
-            raise
+        done = c.create_all(items, lambda item, quota: self._create_one(ctx, item, quota=quota),
+                            lambda fip_id: self.delete(c.internal(), plural, fip_id))
         for fip in done:
             self.core.events.notify(plural, ev.AFTER_CREATE, ctx, fip)
         return done

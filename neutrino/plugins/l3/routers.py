@@ -139,16 +139,8 @@ class Routers:
 
     def create(self, ctx: Context, plural: str,
                items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        done: list[dict[str, Any]] = []
-        try:
-            for i, item in enumerate(items):
-                # The reservation covers the whole bulk: checked with the first.
-                done.append(self._create_one(ctx, item, quota=i == 0))
-        except Exception:
-            for router in done:  # a bulk create leaves nothing behind
-                self.delete(c.internal(), plural, router["id"])
-            raise
-        return done
+        return c.create_all(items, lambda item, quota: self._create_one(ctx, item, quota=quota),
+                            lambda router_id: self.delete(c.internal(), plural, router_id))
 
     def _create_one(self, ctx: Context, data: dict[str, Any],
                     quota: bool = True) -> dict[str, Any]:
