@@ -30,11 +30,12 @@ def setup(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         admin = Client(server.url, roles="admin")
         host = fabric.host("1")
         upstream.start_ovs_agent(fabric, host, vhost, LOCAL_IP)
+        # upstream's agent imports all of neutron first: minutes on a loaded machine
         assert wait_for(lambda: cloud.agent_alive(admin, host.hostname,
-                                                  "Open vSwitch agent"), 90), (
+                                                  "Open vSwitch agent"), 400), (
             upstream.log_tail(host, "upstream-ovs-agent.log"))
         cloud.start_agent(fabric, host, cloud.service_agent_conf(host, vhost, "dhcp"), "dhcp")
-        assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, "DHCP agent"), 60)
+        assert wait_for(lambda: cloud.agent_alive(admin, host.hostname, "DHCP agent"), 120)
         yield server, admin, host
     finally:
         fabric.stop_processes()
