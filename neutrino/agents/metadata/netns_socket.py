@@ -10,22 +10,12 @@ Only the standard library: the proxy daemon imports this.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import socket
 import threading
 from typing import Iterable
 
-CLONE_NEWNET = 0x40000000
-NETNS_DIR = "/run/netns"  # where ``ip netns add`` mounts named namespaces
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _setns(fd: int) -> None:
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
+from neutrino.agents.netns import open_namespace, setns
 
 
 def _listen(address: str, port: int, backlog: int) -> socket.socket:
@@ -55,18 +45,18 @@ def listen_in(wanted: Iterable[tuple[str, str, int]], backlog: int = 128
         try:
             for namespace, address, port in wanted:
                 try:
-                    fd = os.open(os.path.join(NETNS_DIR, namespace), os.O_RDONLY)
+                    fd = open_namespace(namespace)
                 except OSError as exc:
                     out.append(exc)
                     continue
                 try:
-                    _setns(fd)
+                    setns(fd)
                     out.append(_listen(address, port, backlog))
                 except OSError as exc:
                     out.append(exc)
                 finally:
                     os.close(fd)
-                    _setns(home)
+                    setns(home)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             failed.append(exc)
         finally:
