@@ -41,6 +41,9 @@ from neutrino.agents.metadata.ns_proxy import (
 
 LOG = logging.getLogger("neutrino.metadata.shared_proxy")
 RETRY_S = 3.0
+# a sync writes a file and signals per network: gathered, they cost one
+# reading of the directory instead of one each
+GATHER_S = 0.1
 HEAD_LIMIT = 64 * 1024
 Spec = tuple[str, str, int]  # namespace, address, port
 
@@ -94,6 +97,7 @@ class SharedProxy:
             woke.cancel()
             if stop.is_set():
                 break
+            await asyncio.sleep(GATHER_S)
             self.wake.clear()
             if not await self.reconcile():
                 loop.call_later(RETRY_S, self.wake.set)
