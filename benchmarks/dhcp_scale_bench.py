@@ -92,7 +92,7 @@ class Api:
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         res = self.http.request(method, self.url + path, data=json.dumps(body) if body else None,
-                                timeout=600)
+                                timeout=1800)  # upstream, at a load of many times the cores
         if res.status_code >= 300:
             raise RuntimeError(f"{method} {path}: {res.status_code} {res.text[:500]}")
         return res.json() if res.text else None
