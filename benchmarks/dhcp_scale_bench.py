@@ -28,7 +28,11 @@ fullstack tests have them) and a forwarder to reach RabbitMQ from the
 host's namespace.
 
     sudo .venv/bin/python benchmarks/dhcp_scale_bench.py --networks 1000 --ports 10 \\
-        [--side neutrino|upstream|both] [--repeat 2]
+        [--side neutrino|upstream|both] [--repeat 2] [--isolated-metadata]
+
+With ``--isolated-metadata`` both agents serve metadata from every
+network's namespace (no network has a router) and a network counts as
+served only once its namespace also listens on 169.254.169.254:80.
 
 Everything created is removed at the end: namespaces of the networks,
 dnsmasq processes (by their pid files), the emulated hosts, databases, vhosts.
