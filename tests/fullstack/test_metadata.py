@@ -82,13 +82,13 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[Env]:
     backend = Backend().start()
     server = cloud.start_server(tmp_path_factory.mktemp("md-server"), vhost, "router")
+    state = fabric.public_dir("md-state")  # one state_path: one socket for all
     try:
         admin = Client(server.url, roles="admin")
         host, peer = fabric.host("m"), fabric.host("p")
         fabric.underlay(host, peer, "10.99.0.5", "10.99.0.6")
         cloud.add_phys_bridge(host)
         cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, "10.99.0.5"))
-        state = fabric.public_dir("md-state")  # one state_path: one socket for all
         extras = {"dhcp": "enable_isolated_metadata = true\n", "l3": "",
                   "metadata": (f"nova_metadata_host = 127.0.0.1\n"
                                f"nova_metadata_port = {backend.port}\n"
@@ -101,6 +101,8 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         yield Env(server, admin, fabric, host, backend, state)
     finally:
         fabric.stop_processes()
+        # the DHCP agent's one proxy outlives it (as dnsmasq) in the agent's namespace
+        SharedMetadataProxy(str(state), str(state / "metadata_proxy")).shutdown()
         cloud.remove_agent_namespaces(server)
         server.stop()
         backend.stop()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 
 from neutrino.agents.dhcp.process import DnsmasqProcess
 
@@ -34,6 +35,8 @@ class SharedMetadataProxy:
         self.served_file = os.path.join(external, f"{NAME}.served")
         self.pid_file = os.path.join(external, "pids", f"{NAME}.pid")
         self.socket_path = os.path.abspath(socket_path)
+        # the sync's threads converge networks in parallel: one of them starts the proxy
+        self._starting = threading.Lock()
 
     def argv(self) -> list[str]:
         return [sys.executable, "-m", "neutrino.agents.metadata.shared_proxy",
@@ -58,15 +61,16 @@ class SharedMetadataProxy:
         return None
 
     def _signal(self) -> None:
-        pid = self._pid()
-        if pid is None:
-            os.makedirs(os.path.dirname(self.pid_file), exist_ok=True)
-            self._process().start(self.argv())  # it reads every file as it starts
-            return
+        with self._starting:
+            pid = self._pid()
+            if pid is None:
+                os.makedirs(os.path.dirname(self.pid_file), exist_ok=True)
+                self._process().start(self.argv())  # it reads every file as it starts
+                return
         try:
             os.kill(pid, signal.SIGHUP)
-        except ProcessLookupError:
-            self._process().start(self.argv())
+        except ProcessLookupError:  # it ended since: start one
+            self._signal()
 
     def ensure(self, uuid: str, namespace: str, bind_address: str, port: int) -> None:
         spec = f"{namespace}\n{bind_address}\n{port}\n"
