@@ -21,7 +21,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from neutrino.agents.metadata.proxies import NETWORK, ROUTER, MetadataProxies
+from neutrino.agents.metadata.proxies import ROUTER, MetadataProxies
+from neutrino.agents.metadata.shared_client import SharedMetadataProxy
 from tests.conftest import Client, Server
 from tests.fullstack import cloud
 from tests.fullstack.hosts import Fabric, Host, needs_ovs, sh
@@ -81,13 +82,13 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         ) -> Iterator[Env]:
     backend = Backend().start()
     server = cloud.start_server(tmp_path_factory.mktemp("md-server"), vhost, "router")
+    state = fabric.public_dir("md-state")  # one state_path: one socket for all
     try:
         admin = Client(server.url, roles="admin")
         host, peer = fabric.host("m"), fabric.host("p")
         fabric.underlay(host, peer, "10.99.0.5", "10.99.0.6")
         cloud.add_phys_bridge(host)
         cloud.start_agent(fabric, host, cloud.agent_conf(host, vhost, "10.99.0.5"))
-        state = fabric.public_dir("md-state")  # one state_path: one socket for all
         extras = {"dhcp": "enable_isolated_metadata = true\n", "l3": "",
                   "metadata": (f"nova_metadata_host = 127.0.0.1\n"
                                f"nova_metadata_port = {backend.port}\n"
@@ -100,6 +101,8 @@ def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
         yield Env(server, admin, fabric, host, backend, state)
     finally:
         fabric.stop_processes()
+        # the DHCP agent's one proxy outlives it (as dnsmasq) in the agent's namespace
+        SharedMetadataProxy(str(state), str(state / "metadata_proxy")).shutdown()
         cloud.remove_agent_namespaces(server)
         server.stop()
         backend.stop()
@@ -152,7 +155,7 @@ def _instance(env: Env, net: dict[str, Any], suffix: str) -> tuple[str, dict[str
 def _network_gone(env: Env, net_id: str) -> bool:
     """The DHCP agent has let a deleted network go: no proxy, no namespace
     (the module's teardown stops the agents, which would leave both)."""
-    networks = MetadataProxies(str(env.state), str(env.state / "metadata_proxy"), NETWORK)
+    networks = SharedMetadataProxy(str(env.state), str(env.state / "metadata_proxy"))
     return (net_id not in networks.running()
             and f"qdhcp-{net_id}" not in sh("ip", "netns", "list").stdout.split())
 
@@ -180,7 +183,7 @@ def test_an_instance_on_an_isolated_network_is_served_from_the_dhcp_namespace(en
     assert f"via {dhcp_ip}" in route  # option 121 from DHCP
     assert _fetch(ns, "/latest/meta-data/instance-id") == "instance-id", _logs(env.host)
     _assert_signed_request_for(env, port)
-    networks = MetadataProxies(str(env.state), str(env.state / "metadata_proxy"), NETWORK)
+    networks = SharedMetadataProxy(str(env.state), str(env.state / "metadata_proxy"))
     assert networks.running() == [net["id"]]
     env.host.unplug("mi")
     assert env.admin.delete(f"/v2.0/ports/{port['id']}")[0] == 204
@@ -205,7 +208,7 @@ def test_an_instance_behind_a_router_is_served_by_the_router_proxy(env: Env) -> 
     assert _fetch(ns, "/latest/meta-data/instance-id") == "instance-id", _logs(env.host)
     _assert_signed_request_for(env, port)
     # the routed network has no proxy of its own (its subnet is not isolated)
-    networks = MetadataProxies(str(env.state), str(env.state / "metadata_proxy"), NETWORK)
+    networks = SharedMetadataProxy(str(env.state), str(env.state / "metadata_proxy"))
     assert net["id"] not in networks.running()
     assert admin.put(f"/v2.0/routers/{rid}/remove_router_interface",
                      {"subnet_id": subnet_id})[0] == 200

@@ -21,7 +21,7 @@ import shutil
 import time
 from typing import Any
 
-from neutrino.agents import iproute
+from neutrino.agents import iproute, netns
 from neutrino.agents.dhcp import dnsmasq
 from neutrino.agents.dhcp.metadata import METADATA_CIDR, NetworkMetadata, route_ips
 from neutrino.agents.dhcp.process import DnsmasqProcess
@@ -162,7 +162,7 @@ class DnsmasqDriver:
         plugged: an RA may arrive as soon as it is."""
         if not os.path.isdir("/proc/sys/net/ipv6"):
             return  # a kernel without IPv6 (upstream checks the same)
-        iproute.netns_exec(ns, "sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0")
+        netns.write_sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
 
     def disable(self, network_id: str, device_name: str | None = None) -> None:
         """Stop serving ``network_id`` here and remove all of it."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from neutrino.agents.dhcp import dnsmasq
 from neutrino.agents.metadata.proxies import NETWORK, MetadataProxies
+from neutrino.agents.metadata.shared_client import SharedMetadataProxy
 
 METADATA_CIDR = dnsmasq.METADATA_CIDR
 METADATA_IP = METADATA_CIDR.split("/")[0]
@@ -60,20 +61,27 @@ def route_ips(network: dict[str, Any], port: dict[str, Any], flags: Flags) -> di
 
 
 class NetworkMetadata:
-    """The proxies of the DHCP namespaces (adapter over ``MetadataProxies``)."""
+    """The DHCP namespaces' metadata listeners, all in one proxy process
+    (``SharedMetadataProxy``); a per-network proxy process left by an
+    earlier version is stopped before its network's listener is asked for
+    (it holds the same address and port)."""
 
     def __init__(self, flags: Flags, state_path: str, socket_path: str) -> None:
         self.flags = flags
-        self.proxies = MetadataProxies(state_path, socket_path, NETWORK)
+        self.proxy = SharedMetadataProxy(state_path, socket_path)
+        self.legacy = MetadataProxies(state_path, socket_path, NETWORK)
 
     def converge(self, network: dict[str, Any], namespace: str) -> None:
         if should_serve(network, self.flags):
-            self.proxies.ensure(network["id"], namespace, METADATA_IP, METADATA_PORT)
+            self.legacy.stop(network["id"])
+            self.proxy.ensure(network["id"], namespace, METADATA_IP, METADATA_PORT)
         else:
-            self.proxies.stop(network["id"])
+            self.stop(network["id"])
 
     def stop(self, network_id: str) -> None:
-        self.proxies.stop(network_id)
+        self.proxy.stop(network_id)
+        self.legacy.stop(network_id)
 
     def running(self) -> list[str]:
-        return self.proxies.running()
+        """Networks this host serves metadata for, as a previous run left them."""
+        return sorted(set(self.proxy.wanted()) | set(self.legacy.running()))

@@ -12,6 +12,8 @@ import signal
 import subprocess
 import time
 
+from neutrino.agents import netns
+
 
 class DnsmasqError(RuntimeError):
     pass
@@ -40,9 +42,14 @@ class DnsmasqProcess:
 
     def start(self, argv: list[str]) -> None:
         """Run dnsmasq; it daemonises once its sockets are bound and the pid
-        file written, so a zero exit means it serves."""
-        cmd = (["ip", "netns", "exec", self.namespace] if self.namespace else []) + argv
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        file written, so a zero exit means it serves. Forked from a thread
+        inside the namespace (``netns.run_in``): no ``ip netns exec`` process."""
+        def run() -> subprocess.CompletedProcess[str]:
+            return subprocess.run(argv, capture_output=True, text=True)
+        try:
+            done = netns.run_in(self.namespace, run) if self.namespace else run()
+        except OSError as exc:  # no such namespace, or no such executable
+            raise DnsmasqError(f"{self.name} failed: {exc}") from exc
         if done.returncode:
             raise DnsmasqError(f"{self.name} failed ({done.returncode}): {done.stderr.strip()}")
 
