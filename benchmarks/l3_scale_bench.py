@@ -239,23 +239,54 @@ class Counted:
                          for name, n in self.calls.items())
 
 
+def counted_switch() -> Any:
+    """The agent's switch adapter, its OVSDB transactions, reads and
+    listings of a bridge's ports counted (what a pass asks of the switch)."""
+    from neutrino.agents.ovs.ovsctl import OvsCtl
+
+    class CountedSwitch(OvsCtl):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transactions = self.reads = self.listings = 0
+
+        def _commit(self, commands: list[Any]) -> None:
+            self.transactions += bool(commands)
+            super()._commit(commands)
+
+        def _read(self, command: Any) -> Any:
+            self.reads += 1
+            return super()._read(command)
+
+        def ports(self, bridge: str) -> list[str]:
+            self.listings += 1
+            return super().ports(bridge)
+
+        def summary(self) -> str:
+            return (f"OVSDB: {self.transactions} transactions, {self.reads} reads, "
+                    f"{self.listings} port listings")
+    return CountedSwitch()
+
+
 def neutrino_conf(tmp: Path, vhost: str, host: str) -> Any:
     from tests.rpc.bus import agent_conf
+    # the cold sync_routers binds every router port to the host in one call:
+    # more than the default 60 s for 1,500 ports on a loaded machine
     return agent_conf(tmp, vhost, host, "interface_driver = openvswitch\n"
-                      "enable_metadata_proxy = false\n"
+                      "enable_metadata_proxy = false\nrpc_response_timeout = 600\n"
                       f"state_path = {tmp}\n[AGENT]\nreport_interval = 10\n")
 
 
-def neutrino_agent(tmp: Path, vhost: str, host: str) -> tuple[Any, Counted]:
+def neutrino_agent(tmp: Path, vhost: str, host: str) -> tuple[Any, Counted, Any]:
     from neutrino.agents.l3.agent import L3Agent
     from neutrino.agents.l3.linux import OwnRouterNamespaces
     from neutrino.agents.l3.rpc import L3PluginApi
     from neutrino.agents.ovs.interface import OVSInterfaceDriver
     conf = neutrino_conf(tmp, vhost, host)
     rpc = Counted(L3PluginApi(conf, host))
-    agent = L3Agent(conf, OVSInterfaceDriver(), plugin_rpc=rpc,
+    switch = counted_switch()
+    agent = L3Agent(conf, OVSInterfaceDriver(switch), plugin_rpc=rpc,
                     namespaces=OwnRouterNamespaces(tmp / "owned-namespaces"))
-    return agent, rpc
+    return agent, rpc, switch
 
 
 def run_neutrino(fab: Fabric, host: Host, routers: int, database: str, repeat: int,
@@ -267,7 +298,7 @@ def run_neutrino(fab: Fabric, host: Host, routers: int, database: str, repeat: i
             "[quotas]\nquota_router = -1\nquota_floatingip = -1\n"
             f"[ml2_type_vxlan]\nvni_ranges = 1:{2 * routers + 100}\n"))
         stack.enter_context(l2_agent(tmp / "l2", vhost, host.hostname))
-        agent, _ = neutrino_agent(tmp, vhost, host.hostname)
+        agent, _, _ = neutrino_agent(tmp, vhost, host.hostname)
         agent.register()  # the host's L3 agent is alive: routers are scheduled to it
         agent.start_reporting()
         started = time.perf_counter()
@@ -278,7 +309,7 @@ def run_neutrino(fab: Fabric, host: Host, routers: int, database: str, repeat: i
         try:
             for round_ in range(repeat):
                 for label in ("cold", "restart"):
-                    agent, rpc = neutrino_agent(tmp, vhost, host.hostname)
+                    agent, rpc, switch = neutrino_agent(tmp, vhost, host.hostname)
                     agent.register()  # alive again (untimed), as a starting agent reports first
                     load = loadavg()
                     started = time.perf_counter()
@@ -286,7 +317,7 @@ def run_neutrino(fab: Fabric, host: Host, routers: int, database: str, repeat: i
                     took = time.perf_counter() - started
                     wrong = missing(expected, [], nft_nat([]))
                     log(f"neutrino {label} #{round_ + 1}: {took:.2f} s (load {load}), "
-                        f"pass ok={ok}, RPC calls: {rpc.summary()}; "
+                        f"pass ok={ok}, RPC calls: {rpc.summary()}; {switch.summary()}; "
                         f"{len(expected) - len(wrong)}/{len(expected)} routers complete"
                         + (f"; e.g. {wrong[:2]}" if wrong else ""))
                     getattr(rpc.inner, "close", lambda: None)()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import abc
 import importlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from oslo_config import cfg
 from stevedore import driver
@@ -43,6 +43,14 @@ def load(conf: cfg.ConfigOpts) -> "InterfaceDriver":
     return cls.from_conf(conf)
 
 
+class Attachment(NamedTuple):
+    """A device to attach: its name, its Neutron port and its MAC."""
+
+    device_name: str
+    port_id: str
+    mac_address: str
+
+
 class InterfaceDriver(abc.ABC):
     """Plugs and unplugs one port's device; idempotent both ways."""
 
@@ -62,6 +70,13 @@ class InterfaceDriver(abc.ABC):
         asks nothing per device). None by default: each is plugged again,
         which is idempotent."""
         return set()
+
+    def attach_all(self, devices: list[Attachment]) -> None:
+        """Before a pass plugs ``devices`` (each then still given to ``plug``):
+        a driver whose attachments cost most when made one by one (a switch
+        reconfigured per port) makes those missing here, together, and
+        remembers for the pass what it found. Nothing by default: ``plug``
+        does all of it."""
 
     @classmethod
     def from_conf(cls, conf: cfg.ConfigOpts) -> "InterfaceDriver":

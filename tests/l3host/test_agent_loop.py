@@ -48,6 +48,7 @@ class FakeManager:
         self.fail: set[str] = set()
         self.statuses: dict[str, dict[str, str]] = {}
         self.forgotten: list[tuple[str, dict[str, str]]] = []
+        self.attached: list[list[str]] = []  # the routers of each attach_devices
 
     def apply(self, r: dict[str, Any], policies: dict[str, Any] | None = None) -> Result:
         self.calls.append(("apply", r["id"]))
@@ -55,6 +56,9 @@ class FakeManager:
             return Result({}, RuntimeError("boom"))
         self.applied[r["id"]] = model.desired_router(r)
         return Result(self.statuses.pop(r["id"], {}))
+
+    def attach_devices(self, routers: list[dict[str, Any]]) -> None:
+        self.attached.append(sorted(r["id"] for r in routers))
 
     def remove(self, router_id: str) -> None:
         self.calls.append(("remove", router_id))
@@ -90,6 +94,8 @@ def test_start_is_a_full_sync_that_removes_routers_no_longer_served(tmp_path: Pa
     # stale routers go first; the served ones are applied several at a time
     assert manager.calls[0] == ("remove", "old-router")
     assert sorted(manager.calls[1:]) == sorted([("apply", R1["id"]), ("apply", R2["id"])])
+    # their devices given to the switch together, once, before any is applied
+    assert manager.attached == [sorted([R1["id"], R2["id"]])]
     assert not agent.pending()
     assert agent.process() and plugin.calls == [("sync_routers", None)]  # nothing to do
 

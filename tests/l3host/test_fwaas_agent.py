@@ -50,6 +50,9 @@ class Manager:
         self.applied[r["id"]] = model.desired_router(r)
         return Result({}, None, fwaas.statuses(fwaas.port_firewalls(r), True))
 
+    def attach_devices(self, routers: list[dict[str, Any]]) -> None:
+        pass  # no devices: nothing is plugged
+
     def remove(self, router_id: str) -> None:
         self.applied.pop(router_id, None)
 

@@ -385,12 +385,14 @@ class L3Agent(Agent):
     def _apply_all(self, routers: list[dict[str, Any]],
                    policies: dict[str, dict[str, Any]]) -> bool:
         """Apply ``routers``, several at a time (the work is ``ip`` and ``nft``
-        processes, each router's in its own namespace); distributed ones one
-        after the other (their ``fip-`` namespaces are shared). Then the
+        processes, each router's in its own namespace), their devices
+        attached to the switch together first; distributed ones one after
+        the other (their ``fip-`` namespaces are shared). Then the
         floating IPs' new statuses go to the server in one call, not one per
         router."""
         apart = [r for r in routers if not r.get("distributed")]
         results: dict[str, Result] = {}
+        self.routers.attach_devices(apart)  # the switch asked once, not per device
         if apart:
             with futures.ThreadPoolExecutor(min(APPLY_WORKERS, len(apart)),
                                             thread_name_prefix="l3-apply") as pool:

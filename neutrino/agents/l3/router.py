@@ -31,7 +31,7 @@ from typing import Any
 
 import netaddr
 
-from neutrino.agents.interface import InterfaceDriver
+from neutrino.agents.interface import Attachment, InterfaceDriver
 from neutrino.agents.l3 import cthelpers, dvr, fwaas, keepalived, model, nat, ndp, qos, ra
 from neutrino.agents.l3.linux import LinuxHost
 from neutrino.agents.l3.metadata import RouterMetadata
@@ -79,6 +79,21 @@ class RouterManager:
         self._reported: dict[str, dict[str, str]] = {}  # router -> fip -> status
 
     # -- apply ---------------------------------------------------------------------
+
+    def attach_devices(self, routers: list[dict[str, Any]]) -> None:
+        """Give the devices of ``routers``, about to be applied, to the
+        driver's ``attach_all`` at once (each router's ``apply`` plugs them
+        after). Nothing is in a router's namespace yet, so its firewall
+        still comes first. A failure here is only logged: ``apply`` plugs
+        whatever is still missing, one device at a time."""
+        try:
+            self.driver.attach_all([
+                Attachment(d.name, d.port_id, d.mac_address) for router in routers
+                if not (router.get("distributed") and self.agent_mode in (dvr.DVR,
+                                                                          dvr.DVR_SNAT))
+                for d in model.desired_router(router, self.ipv6_gateway).devices])
+        except Exception:  # noqa: BLE001 - each router plugs its own devices then
+            LOG.exception("attaching the devices of %d routers at once failed", len(routers))
 
     def apply(self, router: dict[str, Any],
               policies: dict[str, dict[str, Any]] | None = None) -> Result:

@@ -17,6 +17,7 @@ import threading
 from typing import Any, Callable
 
 from ovs.db import idl as ovs_idl
+from ovsdbapp.backend.ovs_idl import command as idl_command
 from ovsdbapp.backend.ovs_idl import connection as idl_connection
 from ovsdbapp.backend.ovs_idl import idlutils
 from ovsdbapp.schema.open_vswitch import impl_idl
@@ -30,6 +31,9 @@ LOG = logging.getLogger(__name__)
 _TABLES = ("Open_vSwitch", "Bridge", "Port", "QoS", "Queue")
 _IFACE_SKIP = {"statistics"}
 _QOS_OWNER = "neutrino-qos"
+# internal ports added per transaction by ``add_internal_ports``: each
+# transaction waits for ovs-vswitchd to have made them, within ``timeout``
+ADD_CHUNK = 100
 
 
 def default_connection() -> str:
@@ -66,6 +70,21 @@ class _WatchedIdl(idl_connection.OvsdbIdl):  # type: ignore[misc]  # ovsdbapp is
             return
         for watcher in list(self.watchers):
             watcher()
+
+
+class _PortsNamed(idl_command.ReadOnlyCommand):  # type: ignore[misc]  # ovsdbapp is untyped
+    """Which of ``names`` are ports of the switch, each found through the
+    replica's index on Port names (listing a bridge's ports costs as much
+    as the bridge has)."""
+
+    def __init__(self, api: Any, names: list[str]) -> None:
+        super().__init__(api)
+        self.names = names
+
+    def run_idl(self, txn: Any) -> None:
+        self.result = {name for name in self.names
+                       if next(idlutils.rows_by_value(self.api.idl, "Port", "name", name),
+                               None) is not None}
 
 
 _apis: dict[tuple[str, int], impl_idl.OvsdbIdl] = {}
@@ -159,6 +178,15 @@ class OvsdbPorts(SwitchPorts):
     def ports(self, bridge: str) -> list[str]:
         return sorted(self._read(self.api.list_ports(bridge)))
 
+    def ports_named(self, names: list[str]) -> set[str]:
+        """Those of ``names`` that are ports of the switch (on whichever
+        bridge: a port's name is unique in the switch's database); one read,
+        as long as ``names`` whatever the number of ports."""
+        if not names:
+            return set()
+        found: set[str] = self._read(_PortsNamed(self.api, list(names)))
+        return found
+
     def _ensure_port(self, bridge: str, port: str, **iface: Any) -> None:
         """The port (one interface of the same name), its interface's columns
         set also when it existed (maps are merged into what is there)."""
@@ -185,9 +213,22 @@ class OvsdbPorts(SwitchPorts):
         self._commit([self.api.del_port(port, bridge, if_exists=True)])
 
     def add_internal_port(self, bridge: str, port: str, iface_id: str, mac: str) -> None:
-        self._ensure_port(bridge, port, type="internal",
-                          external_ids={"iface-id": iface_id, "iface-status": "active",
-                                        "attached-mac": mac})
+        self.add_internal_ports(bridge, [(port, iface_id, mac)])
+
+    def add_internal_ports(self, bridge: str, ports: list[tuple[str, str, str]]) -> None:
+        """``add_internal_port`` for each (port, iface_id, mac), ``ADD_CHUNK``
+        to a transaction: ovs-vswitchd reconfigures its bridges once per
+        transaction, at a cost that grows with their ports, so a port at a
+        time is what made attaching many slow."""
+        for start in range(0, len(ports), ADD_CHUNK):
+            commands = []
+            for port, iface_id, mac in ports[start:start + ADD_CHUNK]:
+                external_ids = {"iface-id": iface_id, "iface-status": "active",
+                                "attached-mac": mac}
+                commands += [self.api.add_port(bridge, port, may_exist=True),
+                             self.api.db_set("Interface", port, ("type", "internal"),
+                                             ("external_ids", external_ids))]
+            self._commit(commands)
 
     def set_port_tags(self, tags: list[PortTag]) -> None:
         """Tag ports, all in one transaction: the switch is waited for once,
