@@ -36,7 +36,7 @@ import argparse
 import datetime as dt
 import sys
 import time
-from typing import Any
+from typing import Any, Collection
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -47,6 +47,7 @@ from neutrino.cmd.audit_l3 import l3_differences
 from neutrino.conf.options import database_url
 from neutrino.db import tables as t
 from neutrino.db.engine import make_engine
+from neutrino.plugins.ml2 import devices_db
 from neutrino.rpc import topics
 from neutrino.rpc.transport import rpc_transport
 from neutrino.service import make_conf
@@ -57,16 +58,20 @@ L3_AGENT = "L3 agent"
 TOPIC = {OVS_AGENT: topics.AUDIT_OVS, DHCP_AGENT: topics.AUDIT_DHCP, L3_AGENT: topics.AUDIT_L3}
 
 
-def differences(host: str, bound: set[str], report: dict[str, Any] | None) -> list[str]:
+def differences(host: str, bound: set[str], report: dict[str, Any] | None,
+                shared: Collection[str] = ()) -> list[str]:
     """Every way ``report`` (None: the agent did not answer) differs from
-    the ``bound`` ports the database gives ``host``; one line each."""
+    the ``bound`` ports the database gives ``host``; one line each.
+    ``shared``: ports every host of their router wires (an HA router's,
+    a distributed router's interfaces), bound to one host or none, so
+    wired elsewhere too without being strays."""
     if report is None:
         return [f"{host}: the agent did not answer"]
     out = []
     ports = report.get("ports", {})
     for pid in sorted(bound - set(ports)):
         out.append(f"{host}: port {pid} is bound here but the agent has not wired it")
-    for pid in sorted(set(ports) - bound):
+    for pid in sorted(set(ports) - bound - set(shared)):
         out.append(f"{host}: port {pid} is wired but no longer bound to this host")
     for pid, port in sorted(ports.items()):
         if not port["present"]:
@@ -75,6 +80,8 @@ def differences(host: str, bound: set[str], report: dict[str, Any] | None) -> li
             out.append(f"{host}: port {pid} is tagged {port['switch_vlan']} on the switch, "
                        f"the agent set local VLAN {port['vlan']}")
     for pid in report.get("unwired", ()):
+        if pid in shared:
+            continue
         out.append(f"{host}: br-int has a port for {pid}, which the agent has not wired "
                    "(a stray port, or one the server does not bind here)")
     for bridge, count in sorted(report.get("flows", {}).items()):
@@ -174,6 +181,19 @@ def expected(engine: Any, down_time: int) -> dict[str, set[str]]:
     return bound
 
 
+def shared_router_ports(engine: Any, bound: set[str],
+                        report: dict[str, Any] | None) -> set[str]:
+    """The ports a host wired or holds that are not bound to it but that
+    every host of their router wires (``devices_db.router_ports_on_many_hosts``)."""
+    if report is None:
+        return set()
+    others = (set(report.get("ports", {})) | set(report.get("unwired", ()))) - bound
+    if not others:
+        return set()
+    with engine.connect() as conn:
+        return devices_db.router_ports_on_many_hosts(conn, sorted(others))
+
+
 class Agents:
     """Calls and casts to the agents of hosts, on their type's audit topic."""
 
@@ -205,7 +225,8 @@ def audit(engine: Any, agents: Agents, down_time: int) -> dict[tuple[str, str], 
     """(host, agent type) -> its differences (agents without any are left out)."""
     found: dict[tuple[str, str], list[str]] = {}
     for host, bound in sorted(expected(engine, down_time).items()):
-        diff = differences(host, bound, agents.realised(host, OVS_AGENT))
+        report = agents.realised(host, OVS_AGENT)
+        diff = differences(host, bound, report, shared_router_ports(engine, bound, report))
         if diff:
             found[host, OVS_AGENT] = diff
     for host, served in sorted(expected_dhcp(engine, down_time).items()):

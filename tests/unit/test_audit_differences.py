@@ -129,3 +129,51 @@ def test_a_router_table_s_translations_in_audit_s_words() -> None:
         "dnat udp 172.24.4.8:8000-8010 to 10.0.0.6:9000-9010", "snat 10.0.0.5 to 172.24.4.9",
         "snat to 172.24.4.2"]
     assert translations(None) == []
+
+
+def test_a_router_port_every_host_of_its_router_wires_is_no_stray_nor_unbound() -> None:
+    """An HA router's interface on its standby host, a distributed router's
+    interface on a compute host: wired there, bound elsewhere or nowhere."""
+    report = agent_audit.realised(_known(), {"p1": _vif("p1", 1), "qr": _vif("qr", None)},
+                                  {"br-int": {COOKIE: 2, 7: 1}}, COOKIE)
+    report["ports"]["ha-qr"] = report["ports"]["p1"]
+    assert differences("h", {"p1"}, report, shared={"qr", "ha-qr"}) == []
+    assert differences("h", {"p1"}, report, shared={"qr"}) == [
+        "h: port ha-qr is wired but no longer bound to this host"]
+
+
+def test_the_ports_shared_by_a_router_s_hosts_are_read_from_the_database() -> None:
+    import datetime as dt
+
+    import sqlalchemy as sa
+
+    from neutrino.cmd.audit import shared_router_ports
+    from neutrino.db import tables as t
+    engine = sa.create_engine("sqlite://")
+    t.metadata.create_all(engine, tables=[t.networks, t.ports, t.routers, t.routerports])
+    now = dt.datetime(2026, 1, 1)
+    with engine.begin() as conn:
+        for rid, ha in (("ha-router", True), ("legacy", False)):
+            conn.execute(sa.insert(t.routers).values(
+                id=rid, created_at=now, updated_at=now, admin_state_up=True,
+                status="ACTIVE", distributed=False, ha=ha))
+        for index, (pid, owner, router, kind) in enumerate((
+                ("ha-qr", "network:ha_router_replicated_interface", "ha-router",
+                 "network:ha_router_replicated_interface"),
+                ("ha-gw", "network:router_gateway", "ha-router", "network:router_gateway"),
+                ("ha-link", "network:router_ha_interface", "ha-router",
+                 "network:router_ha_interface"),
+                ("legacy-qr", "network:router_interface", "legacy", "network:router_interface"),
+                ("dvr-qr", "network:router_interface_distributed", None, None),
+                ("vm", "compute:nova", None, None))):
+            conn.execute(sa.insert(t.ports).values(
+                id=pid, network_id="net", mac_address=f"fa:16:3e:00:00:{index:02x}",
+                admin_state_up=True, status="ACTIVE", device_id=router or "x",
+                device_owner=owner, created_at=now, updated_at=now))
+            if router:
+                conn.execute(sa.insert(t.routerports).values(
+                    router_id=router, port_id=pid, port_type=kind))
+    wired = {pid: {} for pid in ("ha-qr", "ha-gw", "ha-link", "legacy-qr", "dvr-qr", "vm")}
+    assert shared_router_ports(engine, {"vm"}, {"ports": wired, "unwired": []}) == {
+        "ha-qr", "ha-gw", "dvr-qr"}
+    assert shared_router_ports(engine, set(), None) == set()
