@@ -434,7 +434,7 @@ def summarize(op: str, concurrency: int, responses: list[Response], wall_s: floa
     return Result(op, concurrency, len(responses), len(failed), wall_s,
                   len(responses) / wall_s if wall_s > 0 else 0.0,
                   percentile(lat, 50), percentile(lat, 90), percentile(lat, 99),
-                  lat[-1] if lat else float("nan"), items, samples)
+                  lat[-1] if lat else float("nan"), items, error_samples=samples)
 
 
 # --------------------------------------------------------------------------
