@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import uuid
 from typing import Any, Iterator
 
@@ -16,6 +15,7 @@ from neutrino.agents.l3 import fwaas
 from neutrino.agents.l3.router import RouterManager
 from tests.l3host.fabric import Fabric, namespaces, need_root, sh
 from tests.l3host.routers import interface, router
+from tests.waiting import wait_for
 
 ECHO_LINES = ("import socket,sys,threading\n"
               "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
@@ -137,14 +137,19 @@ def two_networks() -> Iterator[dict[str, Any]]:
         fabric.cleanup()
 
 
+def connect(ns: str, address: str, port: int) -> str:
+    """One connection attempt from ``ns``: OPEN, REFUSED or TIMEOUT.
+
+    One attempt, never retried on REFUSED: a router answers rejected SYNs
+    with ICMP errors its kernel rate-limits per destination, so a burst of
+    tries would end in a TIMEOUT the rule did not decide. Wait for a server
+    still starting with ``wait_for(... == "OPEN")`` instead."""
+    return str(sh("ip", "netns", "exec", ns, sys.executable, "-c", CONNECT, address,
+                  str(port), check=False).stdout.strip())
+
+
 def _connect(ns: str, port: int) -> str:
-    for _ in range(20):
-        seen = sh("ip", "netns", "exec", ns, sys.executable, "-c", CONNECT, "10.101.2.12",
-                  str(port), check=False).stdout.strip()
-        if seen != "REFUSED":
-            return seen
-        time.sleep(0.2)  # the server may still be starting
-    return seen
+    return connect(ns, "10.101.2.12", port)
 
 
 def _apply(env: dict[str, Any], *groups: dict[str, Any]) -> None:
@@ -159,7 +164,8 @@ def test_traffic_into_a_network_is_allowed_dropped_and_rejected_rule_by_rule(
     env = two_networks
     fabric, vm1, vm2 = env["fabric"], env["vm1"], env["vm2"]
     _apply(env)
-    assert _connect(vm1, 8080) == "OPEN" and _connect(vm1, 9090) == "OPEN"
+    for port in (8080, 9090):  # the servers may still be starting
+        assert wait_for(lambda: _connect(vm1, port) == "OPEN", 10)
     assert fabric.pings(vm1, "10.101.2.12")
     _apply(env, group([env["qr2"]], [rule("allow", "tcp", "8080")], [rule("allow")]))
     assert _connect(vm1, 8080) == "OPEN"
