@@ -10,16 +10,15 @@ import os
 import re
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pytest
 
 from neutrino.agents.metadata.shared_client import SharedMetadataProxy
-from tests.metadata.test_ns_proxy import FakeAgent
+from tests.metadata.recording import FakeAgent
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces)")
 
@@ -36,24 +35,6 @@ print(resp.status, resp.read().decode())
 
 def sh(*cmd: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 20) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
-
-
-@pytest.fixture
-def agent_socket(tmp_path: Path) -> Iterator[FakeAgent]:
-    server = FakeAgent(str(tmp_path / "md.sock"))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
