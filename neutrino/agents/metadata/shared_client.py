@@ -16,16 +16,9 @@ import sys
 import threading
 
 from neutrino.agents.dhcp.process import DnsmasqProcess
+from neutrino.agents.files import read_text, write_atomic
 
 NAME = "metadata-namespaces"
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 class SharedMetadataProxy:
@@ -75,13 +68,10 @@ class SharedMetadataProxy:
     def ensure(self, uuid: str, namespace: str, bind_address: str, port: int) -> None:
         spec = f"{namespace}\n{bind_address}\n{port}\n"
         path = os.path.join(self.desired_dir, uuid)
-        if _read(path) == spec and self._pid() is not None:
+        if read_text(path) == spec and self._pid() is not None:
             return
         os.makedirs(self.desired_dir, exist_ok=True)
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(spec)
-        os.replace(tmp, path)
+        write_atomic(path, spec)
         self._signal()
 
     def stop(self, uuid: str) -> None:
@@ -103,7 +93,7 @@ class SharedMetadataProxy:
         """The networks the proxy listens for (none when it is not running)."""
         if self._process().pid is None:
             return []
-        return sorted((_read(self.served_file) or "").split())
+        return sorted((read_text(self.served_file) or "").split())
 
     def shutdown(self) -> None:
         """Stop the proxy process (its files stay: a new one serves them again)."""
