@@ -24,8 +24,10 @@ def bus(vhost: str) -> str:
     return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
 
 
-def start_server(tmp: Path, vhost: str, extra: str = "") -> Server:
-    return Server(tmp, extra=(f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+def start_server(tmp: Path, vhost: str, extra: str = "", plugins: str = "router") -> Server:
+    """A server on the module's vhost with the L3 plugin (and ``plugins``
+    besides it: a service plugin whose changes the L3 agents hear of)."""
+    return Server(tmp, extra=(f"transport_url = {bus(vhost)}\nservice_plugins = {plugins}\n"
                               f"{extra}\n{ML2}")).start()
 
 
@@ -143,3 +145,11 @@ def hosts_of(admin: Client, router_id: str) -> list[str]:
     status, body = admin.get(f"/v2.0/routers/{router_id}/l3-agents")
     assert status == 200, body
     return [a["host"] for a in body["agents"]]
+
+
+def synced_once_told(agent: FakeL3Agent, router_id: str) -> dict[str, Any]:
+    """The router as ``agent`` syncs it, once the server has told the agent
+    it changed (the caller clears ``agent.recorder.calls`` before the change)."""
+    assert agent.recorder.wait_for("routers_updated", {"routers": [router_id]})
+    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router_id])
+    return dict(synced)
