@@ -110,6 +110,24 @@ def member(srv: Server) -> Client:
     return Client(srv.url, uuid.uuid4().hex, roles="member,reader")
 
 
+def forget_agents(srv: Server) -> Client:
+    """Delete every agent ``srv`` knows of, so that the next test of a
+    module sees only the L3 agents it makes; the admin that did, for more
+    clean-up."""
+    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
+    for agent in admin.get("/v2.0/agents")[1]["agents"]:
+        assert admin.delete(f"/v2.0/agents/{agent['id']}")[0] == 204
+    return admin
+
+
+@pytest.fixture
+def only_this_tests_agents(srv: Server) -> Iterator[None]:
+    """Each test sees only the L3 agents it made: the others are forgotten
+    after it (a module uses it with ``pytest.mark.usefixtures``)."""
+    yield
+    forget_agents(srv)
+
+
 def agent_conf(tmp: Path, vhost: str, host: str, report_interval: float = 0) -> Any:
     path = tmp / f"{host}.conf"
     path.write_text(f"[DEFAULT]\nhost = {host}\ntransport_url = {bus(vhost)}\n"
