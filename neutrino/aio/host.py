@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from neutrino.agents import iproute
+from neutrino.agents.pidfile import read_pid
 
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 OVS_TOOLS = (("ovsdb-tool", "openvswitch-switch"), ("ovsdb-server", "openvswitch-switch"),
@@ -129,11 +130,8 @@ class LocalSwitch:
 
 
 def _pid(path: Path) -> int | None:
-    try:
-        pid = int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if _alive(pid) else None
+    pid = read_pid(path)
+    return pid if pid is not None and _alive(pid) else None
 
 
 def _alive(pid: int) -> bool:

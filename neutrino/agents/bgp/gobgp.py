@@ -22,6 +22,7 @@ from pathlib import Path
 
 from neutrino.agents.bgp.plan import Peer
 from neutrino.agents.bgp.speaker import Speakers
+from neutrino.agents.pidfile import cmdline, pid_of
 
 LOG = logging.getLogger(__name__)
 
@@ -75,10 +76,7 @@ class _Daemon:
 
 
 def _is_gobgpd(pid: int) -> bool:
-    try:
-        return b"gobgpd" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    return "gobgpd" in "\0".join(cmdline(pid) or ())
 
 
 def _end(pid: int) -> None:
@@ -206,11 +204,8 @@ class GoBgpSpeakers(Speakers):
         if not self.root.is_dir():
             return
         for pidfile in self.root.glob("*/gobgpd.pid"):
-            try:
-                pid = int(pidfile.read_text().strip())
-            except (OSError, ValueError):
-                continue
-            if _is_gobgpd(pid):
+            pid = pid_of(pidfile, "gobgpd")
+            if pid is not None:
                 LOG.info("ending gobgpd %s a previous run left (%s)", pid, pidfile.parent.name)
                 _end(pid)
             shutil.rmtree(pidfile.parent, ignore_errors=True)

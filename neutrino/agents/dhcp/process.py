@@ -13,6 +13,7 @@ import subprocess
 import time
 
 from neutrino.agents import netns
+from neutrino.agents.pidfile import pid_of
 
 
 class DnsmasqError(RuntimeError):
@@ -27,14 +28,7 @@ class DnsmasqProcess:
 
     @property
     def pid(self) -> int | None:
-        try:
-            with open(self.pid_file, encoding="ascii") as f:
-                pid = int(f.read().strip())
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return None
-        return pid if f"--pid-file={self.pid_file}" in cmdline else None
+        return pid_of(self.pid_file, f"--pid-file={self.pid_file}")
 
     @property
     def active(self) -> bool:

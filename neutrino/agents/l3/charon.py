@@ -22,6 +22,7 @@ from typing import Any
 
 from neutrino.agents.l3.ipsec_plan import CharonFiles
 from neutrino.agents.l3.model import namespace_name
+from neutrino.agents.pidfile import pid_of
 
 LOG = logging.getLogger(__name__)
 START_TIMEOUT = 10.0
@@ -58,15 +59,7 @@ class Charon:
             return None
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self._pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return pid if b"charon" in cmdline else None
+        return pid_of(self._pid_file, "charon")
 
     def write(self, files: CharonFiles) -> None:
         (self.dir / "run").mkdir(parents=True, exist_ok=True)

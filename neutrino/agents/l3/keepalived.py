@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from neutrino.agents.l3.model import DesiredRouter
+from neutrino.agents.pidfile import pid_of
 
 PRIORITY = 50
 GARP_MASTER_DELAY = 60
@@ -118,13 +119,9 @@ class Keepalived:
         self.notify_script = self.dir / "notify.sh"
 
     def pid(self) -> int | None:
-        """The running keepalived's pid (None when it is not running)."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-            os.kill(pid, 0)
-        except (OSError, ValueError):
-            return None
-        return pid
+        """The running keepalived's pid (None when it is not running; a pid
+        reused by another process does not count)."""
+        return pid_of(self.pid_file, str(self.conf))
 
     def ensure(self, router: DesiredRouter, settings: Settings) -> None:
         """Running with the current configuration: started, or reloaded on a change."""

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from neutrino.agents.l3 import ra
+from neutrino.agents.pidfile import pid_of
 
 START_WAIT = 5.0  # seconds for a started radvd to write its pid file
 
@@ -30,12 +31,7 @@ class Radvd:
     def pid(self) -> int | None:
         """The running radvd's pid (None when it is not running; a pid reused by
         another process does not count)."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except (OSError, ValueError):
-            return None
-        return pid if str(self.conf).encode() in cmdline.split(b"\0") else None
+        return pid_of(self.pid_file, str(self.conf))
 
     def _write(self, text: str) -> bool:
         """Whether the configuration changed."""

@@ -17,6 +17,7 @@ import threading
 
 from neutrino.agents.dhcp.process import DnsmasqProcess
 from neutrino.agents.files import read_text, write_atomic
+from neutrino.agents.pidfile import cmdline
 
 NAME = "metadata-namespaces"
 
@@ -47,8 +48,8 @@ class SharedMetadataProxy:
         pid = proc.pid
         if pid is None:
             return None
-        cmdline = _read_cmdline(pid)
-        if cmdline is not None and cmdline[1:] == self.argv()[1:]:
+        args = cmdline(pid)
+        if args is not None and args[1:] == self.argv()[1:]:
             return pid
         proc.stop()
         return None
@@ -98,11 +99,3 @@ class SharedMetadataProxy:
     def shutdown(self) -> None:
         """Stop the proxy process (its files stay: a new one serves them again)."""
         self._process().stop()
-
-
-def _read_cmdline(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().decode(errors="replace").rstrip("\0").split("\0")
-    except OSError:
-        return None
