@@ -1,5 +1,5 @@
 """Finding a daemon an agent started (dnsmasq, a metadata proxy, radvd,
-keepalived, charon, haproxy, gobgpd) by the pid file it wrote.
+keepalived, charon, haproxy, gobgpd) by the pid file it wrote, and ending it.
 
 The pid file outlives its process, and the kernel reuses pids, so a pid is
 believed only while ``/proc/<pid>/cmdline`` still names what the agent
@@ -9,6 +9,9 @@ the agent never signals a process that merely inherited the number.
 from __future__ import annotations
 
 import os
+import signal
+import time
+from typing import Callable
 
 
 def read_pid(pid_file: str | os.PathLike[str]) -> int | None:
@@ -40,3 +43,22 @@ def pid_of(pid_file: str | os.PathLike[str], marker: str) -> int | None:
         return None
     args = cmdline(pid)
     return pid if args is not None and marker in "\0".join(args) else None
+
+
+def terminate(pid: int, running: Callable[[], bool], grace: float, kill: bool = True) -> None:
+    """SIGTERM to ``pid``, then wait up to ``grace`` seconds while
+    ``running()`` (the daemon's own way out: dnsmasq's, keepalived's
+    withdrawn addresses, radvd's goodbye advertisements); then SIGKILL if
+    ``kill`` and it still runs. A process already gone is fine."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if kill and running():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -2,6 +2,7 @@
 a real process of this test's own making stands for the daemon."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Iterator
 import pytest
 
 from neutrino.agents.l3.keepalived import Keepalived
-from neutrino.agents.pidfile import cmdline, pid_of, read_pid
+from neutrino.agents.pidfile import cmdline, pid_of, read_pid, terminate
 
 
 @pytest.fixture
@@ -68,3 +69,33 @@ def test_keepalived_is_not_taken_for_a_process_that_reused_its_pid(
     keepalived.dir.mkdir()
     keepalived.pid_file.write_text(f"{sleeper.pid}\n")
     assert keepalived.pid() is None
+
+
+@pytest.fixture
+def stubborn() -> Iterator[subprocess.Popen[str]]:
+    """A process that ignores SIGTERM (a daemon stuck on its way out),
+    returned once it does."""
+    proc = subprocess.Popen([sys.executable, "-c", (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "print('ready', flush=True); time.sleep(600)")], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def test_a_daemon_still_running_after_its_grace_is_killed(
+        stubborn: subprocess.Popen[str]) -> None:
+    terminate(stubborn.pid, lambda: stubborn.poll() is None, 0.2)
+    assert stubborn.wait(timeout=30) == -signal.SIGKILL
+
+
+def test_without_kill_a_daemon_still_running_after_its_grace_is_left_running(
+        stubborn: subprocess.Popen[str]) -> None:
+    terminate(stubborn.pid, lambda: stubborn.poll() is None, 0.2, kill=False)
+    assert stubborn.poll() is None
+
+
+def test_a_daemon_that_heeds_sigterm_ends_by_it(sleeper: subprocess.Popen[bytes]) -> None:
+    terminate(sleeper.pid, lambda: sleeper.poll() is None, 30)
+    assert sleeper.wait(timeout=30) == -signal.SIGTERM

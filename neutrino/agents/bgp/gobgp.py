@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import signal
 import subprocess
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from neutrino.agents.bgp.plan import Peer
 from neutrino.agents.bgp.speaker import Speakers
-from neutrino.agents.pidfile import cmdline, pid_of
+from neutrino.agents.pidfile import cmdline, pid_of, terminate
 
 LOG = logging.getLogger(__name__)
 
@@ -81,15 +80,7 @@ def _is_gobgpd(pid: int) -> bool:
 
 def _end(pid: int) -> None:
     """SIGTERM, then SIGKILL after a grace, a gobgpd this driver started."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + STOP_WAIT_S
-    while time.monotonic() < deadline and _is_gobgpd(pid):
-        time.sleep(0.1)
-    if _is_gobgpd(pid):
-        os.kill(pid, signal.SIGKILL)
+    terminate(pid, lambda: _is_gobgpd(pid), STOP_WAIT_S)
 
 
 class GoBgpSpeakers(Speakers):

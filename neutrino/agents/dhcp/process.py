@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 
 from neutrino.agents import netns
-from neutrino.agents.pidfile import pid_of
+from neutrino.agents.pidfile import pid_of, terminate
 
 
 class DnsmasqError(RuntimeError):
@@ -57,11 +56,5 @@ class DnsmasqProcess:
 
     def stop(self, timeout: float = 5) -> None:
         pid = self.pid
-        if pid is None:
-            return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while self.pid is not None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self.pid is not None:
-            os.kill(pid, signal.SIGKILL)
+        if pid is not None:
+            terminate(pid, lambda: self.pid is not None, timeout)

@@ -48,7 +48,7 @@ from neutrino.agents.loadbalancer.plan import (
     stats_socket,
 )
 from neutrino.agents.loadbalancer.udp_health import Check
-from neutrino.agents.pidfile import pid_of
+from neutrino.agents.pidfile import pid_of, terminate
 
 LOG = logging.getLogger(__name__)
 HAPROXY = "haproxy"
@@ -135,14 +135,8 @@ class Haproxy:
 
     def stop(self) -> None:
         pid = self.pid()
-        if pid is None:
-            return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_WAIT_S
-        while self.pid() is not None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self.pid() is not None:
-            os.kill(pid, signal.SIGKILL)
+        if pid is not None:
+            terminate(pid, lambda: self.pid() is not None, STOP_WAIT_S)
 
     def show_stat(self) -> str | None:
         return self._ask("show stat")
