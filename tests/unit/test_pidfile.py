@@ -13,29 +13,32 @@ import pytest
 from neutrino.agents.l3.keepalived import Keepalived
 from neutrino.agents.pidfile import cmdline, pid_of, read_pid, terminate
 
+SLEEP = "import time; print('ready', flush=True); time.sleep(600)"
+
 
 @pytest.fixture
-def sleeper(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A process whose command line names ``tmp_path/daemon.conf``."""
-    proc = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(600)",
-                             str(tmp_path / "daemon.conf")])
+def sleeper(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A process whose command line names ``tmp_path/daemon.conf``, returned
+    once it runs (before its exec, its command line is still pytest's)."""
+    proc = subprocess.Popen([sys.executable, "-c", SLEEP, str(tmp_path / "daemon.conf")],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
     yield proc
     proc.kill()
     proc.wait()
 
 
 def test_the_pid_of_a_process_naming_its_marker_is_believed(
-        tmp_path: Path, sleeper: subprocess.Popen[bytes]) -> None:
+        tmp_path: Path, sleeper: subprocess.Popen[str]) -> None:
     pid_file = tmp_path / "daemon.pid"
     pid_file.write_text(f"{sleeper.pid}\n")
     assert read_pid(pid_file) == sleeper.pid
     assert pid_of(pid_file, str(tmp_path / "daemon.conf")) == sleeper.pid
-    assert cmdline(sleeper.pid) == [sys.executable, "-c", "import sys, time; time.sleep(600)",
-                                    str(tmp_path / "daemon.conf")]
+    assert cmdline(sleeper.pid) == [sys.executable, "-c", SLEEP, str(tmp_path / "daemon.conf")]
 
 
 def test_a_pid_now_another_processs_is_not_believed(
-        tmp_path: Path, sleeper: subprocess.Popen[bytes]) -> None:
+        tmp_path: Path, sleeper: subprocess.Popen[str]) -> None:
     pid_file = tmp_path / "daemon.pid"
     pid_file.write_text(f"{sleeper.pid}\n")
     assert pid_of(pid_file, str(tmp_path / "other.conf")) is None
@@ -62,7 +65,7 @@ def test_haproxy_s_several_pids_read_as_the_first(tmp_path: Path) -> None:
 
 
 def test_keepalived_is_not_taken_for_a_process_that_reused_its_pid(
-        tmp_path: Path, sleeper: subprocess.Popen[bytes]) -> None:
+        tmp_path: Path, sleeper: subprocess.Popen[str]) -> None:
     """The pid file keepalived left behind now names another process: the
     agent must neither count the router's keepalived as running nor signal it."""
     keepalived = Keepalived(str(tmp_path), "r1")
@@ -96,6 +99,6 @@ def test_without_kill_a_daemon_still_running_after_its_grace_is_left_running(
     assert stubborn.poll() is None
 
 
-def test_a_daemon_that_heeds_sigterm_ends_by_it(sleeper: subprocess.Popen[bytes]) -> None:
+def test_a_daemon_that_heeds_sigterm_ends_by_it(sleeper: subprocess.Popen[str]) -> None:
     terminate(sleeper.pid, lambda: sleeper.poll() is None, 30)
     assert sleeper.wait(timeout=30) == -signal.SIGTERM
