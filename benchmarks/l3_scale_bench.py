@@ -58,6 +58,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.fullstack.counting_ovs import CountingOvs  # noqa: E402
 from tests.fullstack.hosts import Fabric, Host  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -239,34 +240,6 @@ class Counted:
                          for name, n in self.calls.items())
 
 
-def counted_switch() -> Any:
-    """The agent's switch adapter, its OVSDB transactions, reads and
-    listings of a bridge's ports counted (what a pass asks of the switch)."""
-    from neutrino.agents.ovs.ovsctl import OvsCtl
-
-    class CountedSwitch(OvsCtl):
-        def __init__(self) -> None:
-            super().__init__()
-            self.transactions = self.reads = self.listings = 0
-
-        def _commit(self, commands: list[Any]) -> None:
-            self.transactions += bool(commands)
-            super()._commit(commands)
-
-        def _read(self, command: Any) -> Any:
-            self.reads += 1
-            return super()._read(command)
-
-        def ports(self, bridge: str) -> list[str]:
-            self.listings += 1
-            return super().ports(bridge)
-
-        def summary(self) -> str:
-            return (f"OVSDB: {self.transactions} transactions, {self.reads} reads, "
-                    f"{self.listings} port listings")
-    return CountedSwitch()
-
-
 def neutrino_conf(tmp: Path, vhost: str, host: str) -> Any:
     from tests.rpc.bus import agent_conf
     # the cold sync_routers binds every router port to the host in one call:
@@ -283,7 +256,7 @@ def neutrino_agent(tmp: Path, vhost: str, host: str) -> tuple[Any, Counted, Any]
     from neutrino.agents.ovs.interface import OVSInterfaceDriver
     conf = neutrino_conf(tmp, vhost, host)
     rpc = Counted(L3PluginApi(conf, host))
-    switch = counted_switch()
+    switch = CountingOvs()
     agent = L3Agent(conf, OVSInterfaceDriver(switch), plugin_rpc=rpc,
                     namespaces=OwnRouterNamespaces(tmp / "owned-namespaces"))
     return agent, rpc, switch

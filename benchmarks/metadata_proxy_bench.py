@@ -12,7 +12,7 @@ import uuid
 sys.path.insert(0, ".")
 from neutrino.agents.metadata.proxies import ROUTER, MetadataProxies  # noqa: E402
 from tests.conftest import free_port  # noqa: E402
-from tests.metadata.test_ns_proxy import FakeAgent  # noqa: E402
+from tests.metadata.recording import FakeAgent  # noqa: E402
 
 d = tempfile.mkdtemp()
 agent = FakeAgent(os.path.join(d, "s"))

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 from neutrino.agents import iproute
+from neutrino.agents.pidfile import read_pid, terminate
 
 OVS_SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
 OVS_TOOLS = (("ovsdb-tool", "openvswitch-switch"), ("ovsdb-server", "openvswitch-switch"),
@@ -129,11 +128,8 @@ class LocalSwitch:
 
 
 def _pid(path: Path) -> int | None:
-    try:
-        pid = int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if _alive(pid) else None
+    pid = read_pid(path)
+    return pid if pid is not None and _alive(pid) else None
 
 
 def _alive(pid: int) -> bool:
@@ -146,15 +142,4 @@ def _alive(pid: int) -> bool:
 
 
 def _terminate(pid: int, within: float = 5.0) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + within
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _alive(pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    terminate(pid, lambda: _alive(pid), within)

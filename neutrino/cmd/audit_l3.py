@@ -240,18 +240,23 @@ def _namespace_differences(host: str, kind: str, found_id: str, wanted: dict[str
     if wanted.get("keepalived") and not found.get("keepalived"):
         out.append(f"{host}: {label}: keepalived is not running")
     if wanted.get("nat") is not None:
-        nat = set(found.get("nat", ()))
-        for rule in sorted(wanted["nat"] - nat):
-            out.append(f"{host}: {label} lacks NAT {rule}")
-        for rule in sorted(nat - wanted["nat"]):
-            out.append(f"{host}: {label} has NAT {rule} it should not")
+        out += _set_differences(f"{host}: {label}", "NAT", wanted["nat"],
+                                set(found.get("nat", ())))
     if wanted.get("routes") is not None:
-        routes = set(found.get("routes", ()))
-        for route in sorted(wanted["routes"] - routes):
-            out.append(f"{host}: {label} lacks route {route}")
-        for route in sorted(routes - wanted["routes"]):
-            if not route.startswith("default "):  # the gateway's, the agent's own
-                out.append(f"{host}: {label} has route {route} it should not")
+        # the default route is the gateway's, which the agent adds on its own
+        out += _set_differences(f"{host}: {label}", "route", wanted["routes"],
+                                set(found.get("routes", ())), own_prefix="default ")
+    return out
+
+
+def _set_differences(subject: str, noun: str, wanted: set[str], found: set[str],
+                     own_prefix: str | None = None) -> list[str]:
+    """What ``subject`` lacks of ``wanted`` and holds beyond it, in sorted
+    order; a found entry starting with ``own_prefix`` is the agent's own
+    doing, not a stray, so it is never reported as extra."""
+    out = [f"{subject} lacks {noun} {entry}" for entry in sorted(wanted - found)]
+    out += [f"{subject} has {noun} {entry} it should not" for entry in sorted(found - wanted)
+            if own_prefix is None or not entry.startswith(own_prefix)]
     return out
 
 

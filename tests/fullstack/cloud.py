@@ -233,6 +233,14 @@ def audit(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=180, cwd=server.tmp)
 
 
+def wait_audit_clean(server: Server, timeout: float = 60) -> None:
+    """Until the audit finds nothing to say (the agents finish their passes
+    at their own pace); its last output in the AssertionError after
+    ``timeout``."""
+    if not wait_for(lambda: audit(server).returncode == 0, timeout):
+        raise AssertionError(audit(server).stdout)
+
+
 def audit_lines(server: Server, *words: str) -> list[str]:
     """The lines of an audit that name one of ``words`` (a router's id, an
     external network's: the other agents of a fabric may have differences

@@ -27,7 +27,7 @@ LOCAL_IP = "10.99.0.1"
 
 @pytest.fixture(scope="module")
 def env(fabric: Fabric, vhost: str, tmp_path_factory: pytest.TempPathFactory
-        ) -> Iterator[tuple[Server, Client, Host, list[str]]]:
+        ) -> Iterator[tuple[Server, Client, Host, list[str], dict[str, Any]]]:
     server = cloud.start_server(tmp_path_factory.mktemp("fullstack-audit"), vhost,
                                 "router,port_forwarding")
     try:
@@ -80,9 +80,36 @@ def _agent_cookie_table(host: Host) -> tuple[str, str]:
     raise AssertionError(host.flows("br-int"))
 
 
+def _differences(server: Server) -> str:
+    """The audit's lines, which must name differences (exit status 1)."""
+    found = cloud.audit(server)
+    assert found.returncode == 1, (found.stdout, found.stderr)
+    return found.stdout
+
+
+def _repair(server: Server) -> str:
+    """What ``--repair`` said, which must end with no differences left."""
+    repaired = cloud.audit(server, "--repair")
+    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    return repaired.stdout
+
+
+def _router_ns(net: dict[str, Any]) -> str:
+    return f"qrouter-{net['router_id']}"
+
+
+def _nft(ns: str, *args: str) -> str:
+    return sh("ip", "netns", "exec", ns, "nft", *args, check=False).stdout
+
+
+def _prerouting(ns: str) -> str:
+    """The router's DNAT chain as nft lists it."""
+    return _nft(ns, "list", "chain", "ip", "neutrino_l3", "prerouting")
+
+
 def test_a_healthy_host_has_no_differences(env: Any) -> None:
     server, *_ = env  # the DHCP agent may still be writing the network's dnsmasq files
-    assert wait_for(lambda: cloud.audit(server).returncode == 0, 60), cloud.audit(server).stdout
+    cloud.wait_audit_clean(server)
     result = cloud.audit(server)
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert "no differences" in result.stdout
@@ -94,12 +121,10 @@ def test_deleted_flows_are_listed_and_repaired(env: Any) -> None:
     before = len(host.flows("br-int"))
     host.ofctl("del-flows", "br-int", f"cookie={cookie}/-1,table={table}")
     assert len(host.flows("br-int")) < before
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
-    assert f"{host.hostname}: br-int holds" in found.stdout and "it programmed" in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
-    assert "resync asked" in repaired.stdout and "repaired: no differences" in repaired.stdout
+    found = _differences(server)
+    assert f"{host.hostname}: br-int holds" in found and "it programmed" in found
+    repaired = _repair(server)
+    assert "resync asked" in repaired and "repaired: no differences" in repaired
     assert len(host.flows("br-int")) >= before
     assert cloud.audit(server).returncode == 0
 
@@ -110,9 +135,7 @@ def test_a_stray_port_on_br_int_is_listed(env: Any) -> None:
     host.vsctl("add-port", "br-int", "austray", "--", "set", "interface", "austray",
                "type=internal", f"external_ids:iface-id={stray}")
     try:
-        found = cloud.audit(server)
-        assert found.returncode == 1, (found.stdout, found.stderr)
-        assert f"br-int has a port for {stray}" in found.stdout
+        assert f"br-int has a port for {stray}" in _differences(server)
     finally:
         host.vsctl("--if-exists", "del-port", "br-int", "austray")
     assert cloud.audit(server).returncode == 0
@@ -126,48 +149,34 @@ def test_a_removed_dnsmasq_host_entry_is_listed_and_rewritten(env: Any) -> None:
     assert lines, hosts
     mac = lines[0].split(",")[0]
     hosts.write_text("".join(line + "\n" for line in lines[1:]))
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
-    assert f"dnsmasq of network {net['id']} has no host entry {mac}" in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
-    assert "resync asked of the DHCP agent" in repaired.stdout
+    assert f"dnsmasq of network {net['id']} has no host entry {mac}" in _differences(server)
+    assert "resync asked of the DHCP agent" in _repair(server)
     assert mac in hosts.read_text()
 
 
 def test_a_removed_router_address_is_listed_and_put_back(env: Any) -> None:
     server, _, _, _, net = env
-    ns = f"qrouter-{net['router_id']}"
+    ns = _router_ns(net)
     assert wait_for(lambda: "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout, 60)
     device = next(line.split()[1] for line in sh("ip", "-n", ns, "-o", "addr").stdout.splitlines()
                   if "10.140.0.1/24" in line)
     sh("ip", "-n", ns, "addr", "del", "10.140.0.1/24", "dev", device)
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
-    assert f"router {net['router_id']} lacks address 10.140.0.1" in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
-    assert "resync asked of the L3 agent" in repaired.stdout
+    assert f"router {net['router_id']} lacks address 10.140.0.1" in _differences(server)
+    assert "resync asked of the L3 agent" in _repair(server)
     assert "10.140.0.1/24" in sh("ip", "-n", ns, "-o", "addr").stdout
 
 
 def test_a_removed_floating_ip_translation_is_listed_and_put_back(env: Any) -> None:
     server, _, _, _, net = env
-    ns = f"qrouter-{net['router_id']}"
+    ns = _router_ns(net)
     fip = net["fip"]
     dnat = f"dnat to {fip['fixed_ip_address']}"
-    assert wait_for(lambda: dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip",
-                                        "neutrino_l3", "prerouting", check=False).stdout, 60)
+    assert wait_for(lambda: dnat in _prerouting(ns), 60)
     sh("ip", "netns", "exec", ns, "nft", "flush", "chain", "ip", "neutrino_l3", "prerouting")
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
     assert (f"router {net['router_id']} lacks NAT dnat {fip['floating_ip_address']} "
-            f"to {fip['fixed_ip_address']}") in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
-    assert "resync asked of the L3 agent" in repaired.stdout
-    assert dnat in sh("ip", "netns", "exec", ns, "nft", "list", "chain", "ip", "neutrino_l3",
-                      "prerouting").stdout
+            f"to {fip['fixed_ip_address']}") in _differences(server)
+    assert "resync asked of the L3 agent" in _repair(server)
+    assert dnat in _prerouting(ns)
 
 
 def test_a_deleted_dhcp_namespace_is_listed_and_made_again(env: Any) -> None:
@@ -177,25 +186,18 @@ def test_a_deleted_dhcp_namespace_is_listed_and_made_again(env: Any) -> None:
     server, _, _, _, net = env
     ns = f"qdhcp-{net['id']}"
     cloud.delete_namespace(ns)
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
-    assert f"namespace {ns} is missing" in found.stdout
-    assert f"dnsmasq of network {net['id']} is not running" in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
-    assert "resync asked of the DHCP agent" in repaired.stdout
+    found = _differences(server)
+    assert f"namespace {ns} is missing" in found
+    assert f"dnsmasq of network {net['id']} is not running" in found
+    assert "resync asked of the DHCP agent" in _repair(server)
     assert ns in sh("ip", "netns", "list").stdout
-
-
-def _nft(ns: str, *args: str) -> str:
-    return sh("ip", "netns", "exec", ns, "nft", *args, check=False).stdout
 
 
 def test_a_removed_port_forwarding_dnat_is_listed_and_put_back(env: Any) -> None:
     """A port forwarding reaches the agent as a DNAT with its ports; the
     rule deleted by hand is named by the audit and written again by the repair."""
     server, admin, _, _, net = env
-    ns = f"qrouter-{net['router_id']}"
+    ns = _router_ns(net)
     status, fip = admin.post("/v2.0/floatingips", {"floatingip": {
         "floating_network_id": net["ext"]["id"]}})
     assert status == 201, fip
@@ -208,37 +210,30 @@ def test_a_removed_port_forwarding_dnat_is_listed_and_put_back(env: Any) -> None
                             "external_port": 2222}})
     assert status == 201, body
     dnat = f"tcp dport 2222 dnat to {internal}:22"
-    assert wait_for(lambda: dnat in _nft(ns, "list", "chain", "ip", "neutrino_l3",
-                                         "prerouting"), 60)
-    assert wait_for(lambda: cloud.audit(server).returncode == 0, 60), cloud.audit(server).stdout
+    assert wait_for(lambda: dnat in _prerouting(ns), 60)
+    cloud.wait_audit_clean(server)
     listed = _nft(ns, "-a", "list", "chain", "ip", "neutrino_l3", "prerouting")
     handle = next(line.rsplit("# handle ", 1)[1] for line in listed.splitlines()
                   if dnat in line)
     sh("ip", "netns", "exec", ns, "nft", "delete", "rule", "ip", "neutrino_l3", "prerouting",
        "handle", handle)
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
     assert (f"router {net['router_id']} lacks NAT dnat tcp {fip['floating_ip_address']}:2222 "
-            f"to {internal}:22") in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
-    assert dnat in _nft(ns, "list", "chain", "ip", "neutrino_l3", "prerouting")
+            f"to {internal}:22") in _differences(server)
+    _repair(server)
+    assert dnat in _prerouting(ns)
 
 
 def test_a_removed_extra_route_is_listed_and_put_back(env: Any) -> None:
     server, admin, _, _, net = env
-    ns = f"qrouter-{net['router_id']}"
+    ns = _router_ns(net)
     nexthop = net["ports"][1]["fixed_ips"][0]["ip_address"]
     status, body = admin.put(f"/v2.0/routers/{net['router_id']}", {"router": {
         "routes": [{"destination": "10.141.0.0/24", "nexthop": nexthop}]}})
     assert status == 200, body
     route = f"10.141.0.0/24 via {nexthop}"
     assert wait_for(lambda: route in sh("ip", "-n", ns, "route").stdout, 60)
-    assert wait_for(lambda: cloud.audit(server).returncode == 0, 60), cloud.audit(server).stdout
+    cloud.wait_audit_clean(server)
     sh("ip", "-n", ns, "route", "del", "10.141.0.0/24", "via", nexthop)
-    found = cloud.audit(server)
-    assert found.returncode == 1, (found.stdout, found.stderr)
-    assert f"router {net['router_id']} lacks route {route}" in found.stdout
-    repaired = cloud.audit(server, "--repair")
-    assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
+    assert f"router {net['router_id']} lacks route {route}" in _differences(server)
+    _repair(server)
     assert route in sh("ip", "-n", ns, "route").stdout

@@ -257,8 +257,7 @@ def test_audit_names_a_compute_host_s_lost_router_namespace_and_repairs_it(
     address = body["floatingip"]["floating_ip_address"]
     assert wait_for(lambda: ping(cl.ext_ns, address, tries=1), 90), _log_tail(cl)
     # a healthy DVR cloud audits clean: every host wires the router's interfaces
-    assert wait_for(lambda: cloud.audit(cl.server).returncode == 0, 60), \
-        cloud.audit(cl.server).stdout
+    cloud.wait_audit_clean(cl.server)
     cloud.delete_namespace(f"qrouter-{rid}@{b}")
     found = cloud.audit_lines(cl.server, rid, ext_id)
     assert f"{b}: namespace qrouter-{rid} is missing" in found, found

@@ -20,31 +20,11 @@ from neutrino.agents.l3.linux import OwnRouterNamespaces
 from neutrino.agents.ovs.interface import OVSInterfaceDriver
 from neutrino.agents.ovs.ovsctl import OvsCtl
 from neutrino.service import make_conf
+from tests.fullstack.counting_ovs import CountingOvs
 from tests.fullstack.hosts import Host, host, needs_ovs, ovs  # noqa: F401 - host, ovs: fixtures
 from tests.l3host.routers import fip, gateway, interface, router
 
 pytestmark = needs_ovs()
-
-
-class CountingOvs(OvsCtl):
-    """The real adapter, counting its OVSDB transactions, its reads and its
-    listings of a bridge's ports."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.transactions = self.reads = self.listings = 0
-
-    def _commit(self, commands: list[Any]) -> None:
-        self.transactions += bool(commands)
-        super()._commit(commands)
-
-    def _read(self, command: Any) -> Any:
-        self.reads += 1
-        return super()._read(command)
-
-    def ports(self, bridge: str) -> list[str]:
-        self.listings += 1
-        return super().ports(bridge)
 
 
 class Plugin:

@@ -24,8 +24,10 @@ def bus(vhost: str) -> str:
     return f"rabbit://guest:guest@127.0.0.1:5672/{vhost}"
 
 
-def start_server(tmp: Path, vhost: str, extra: str = "") -> Server:
-    return Server(tmp, extra=(f"transport_url = {bus(vhost)}\nservice_plugins = router\n"
+def start_server(tmp: Path, vhost: str, extra: str = "", plugins: str = "router") -> Server:
+    """A server on the module's vhost with the L3 plugin (and ``plugins``
+    besides it: a service plugin whose changes the L3 agents hear of)."""
+    return Server(tmp, extra=(f"transport_url = {bus(vhost)}\nservice_plugins = {plugins}\n"
                               f"{extra}\n{ML2}")).start()
 
 
@@ -108,6 +110,24 @@ def member(srv: Server) -> Client:
     return Client(srv.url, uuid.uuid4().hex, roles="member,reader")
 
 
+def forget_agents(srv: Server) -> Client:
+    """Delete every agent ``srv`` knows of, so that the next test of a
+    module sees only the L3 agents it makes; the admin that did, for more
+    clean-up."""
+    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
+    for agent in admin.get("/v2.0/agents")[1]["agents"]:
+        assert admin.delete(f"/v2.0/agents/{agent['id']}")[0] == 204
+    return admin
+
+
+@pytest.fixture
+def only_this_tests_agents(srv: Server) -> Iterator[None]:
+    """Each test sees only the L3 agents it made: the others are forgotten
+    after it (a module uses it with ``pytest.mark.usefixtures``)."""
+    yield
+    forget_agents(srv)
+
+
 def agent_conf(tmp: Path, vhost: str, host: str, report_interval: float = 0) -> Any:
     path = tmp / f"{host}.conf"
     path.write_text(f"[DEFAULT]\nhost = {host}\ntransport_url = {bus(vhost)}\n"
@@ -143,3 +163,11 @@ def hosts_of(admin: Client, router_id: str) -> list[str]:
     status, body = admin.get(f"/v2.0/routers/{router_id}/l3-agents")
     assert status == 200, body
     return [a["host"] for a in body["agents"]]
+
+
+def synced_once_told(agent: FakeL3Agent, router_id: str) -> dict[str, Any]:
+    """The router as ``agent`` syncs it, once the server has told the agent
+    it changed (the caller clears ``agent.recorder.calls`` before the change)."""
+    assert agent.recorder.wait_for("routers_updated", {"routers": [router_id]})
+    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router_id])
+    return dict(synced)

@@ -32,12 +32,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
     server.stop()
 
 
-@pytest.fixture(autouse=True)
-def only_this_tests_agents(srv: Server) -> Iterator[None]:
-    yield
-    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
-    for agent in admin.get("/v2.0/agents")[1]["agents"]:
-        admin.delete(f"/v2.0/agents/{agent['id']}")
+pytestmark = pytest.mark.usefixtures("only_this_tests_agents")
 
 
 def _project(client: Client) -> str:

@@ -16,15 +16,14 @@ from neutrino.rpc.transport import rpc_transport
 from neutrino.service import make_conf
 from tests.conftest import Client, Server
 from tests.l3 import _l3
-from tests.l3agent.conftest import ML2, bus
+from tests.l3agent.conftest import bus, start_server
 
 GROUPS = "/v2.0/fwaas/firewall_groups"
 
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("fwrpc"), extra=(
-        f"transport_url = {bus(vhost)}\nservice_plugins = router,firewall_v2\n{ML2}")).start()
+    server = start_server(tmp_path_factory.mktemp("fwrpc"), vhost, plugins="router,firewall_v2")
     yield server
     server.stop()
 

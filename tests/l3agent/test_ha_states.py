@@ -3,7 +3,6 @@ an HA port per agent, and the states the agents report
 (``update_ha_routers_states``) shown per agent in ``/routers/{id}/l3-agents``."""
 from __future__ import annotations
 
-import uuid
 from typing import Any, Iterator
 
 import pytest
@@ -23,12 +22,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
     server.stop()
 
 
-@pytest.fixture(autouse=True)
-def only_this_tests_agents(srv: Server) -> Iterator[None]:
-    yield
-    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
-    for agent in admin.get("/v2.0/agents")[1]["agents"]:
-        assert admin.delete(f"/v2.0/agents/{agent['id']}")[0] == 204
+pytestmark = pytest.mark.usefixtures("only_this_tests_agents")
 
 
 def ha_network(admin: Client) -> dict[str, Any] | None:

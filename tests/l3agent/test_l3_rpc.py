@@ -10,7 +10,7 @@ import pytest
 from tests.api import _helpers as h
 from tests.conftest import Client, Server
 from tests.l3 import _l3
-from tests.l3agent.conftest import agent_id, hosts_of, start_server
+from tests.l3agent.conftest import agent_id, forget_agents, hosts_of, start_server
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,10 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
 
 @pytest.fixture(autouse=True)
 def only_this_tests_agents(srv: Server) -> Iterator[None]:
+    """Each test sees only the L3 agents it made, and no external network
+    of another test's."""
     yield
-    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
-    for agent in admin.get("/v2.0/agents")[1]["agents"]:
-        assert admin.delete(f"/v2.0/agents/{agent['id']}")[0] == 204
+    admin = forget_agents(srv)
     for net in admin.get("/v2.0/networks?router:external=true")[1]["networks"]:
         for fip in admin.get(f"/v2.0/floatingips?floating_network_id={net['id']}")[1][
                 "floatingips"]:

@@ -3,28 +3,24 @@
 change tells the router's agent."""
 from __future__ import annotations
 
-import uuid
 from typing import Iterator
 
 import pytest
 
 from tests.api import _helpers as h
-from tests.conftest import Client, Server
+from tests.conftest import Server
 from tests.l3 import _l3
-from tests.l3agent.conftest import ML2, bus, hosts_of
+from tests.l3agent.conftest import hosts_of, start_server, synced_once_told
 
 
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("pfrpc"), extra=(
-        f"transport_url = {bus(vhost)}\nservice_plugins = router,port_forwarding\n{ML2}")).start()
+    server = start_server(tmp_path_factory.mktemp("pfrpc"), vhost, plugins="router,port_forwarding")
     yield server
     server.stop()
 
 
-def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(srv, l3_agents):
-    member = Client(srv.url, uuid.uuid4().hex, roles="member,reader")
-    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
+def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(admin, member, l3_agents):
     agent = l3_agents()
     ext, _ = _l3.external_network(admin)
     router = _l3.router(member, external_gateway_info={"network_id": ext["id"]})
@@ -41,8 +37,7 @@ def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(srv, l3_ag
         "internal_port": 22, "external_port": 2222}})
     assert status == 201, made
     pf = made["port_forwarding"]
-    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
-    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router["id"]])
+    synced = synced_once_told(agent, router["id"])
     assert synced["_port_forwardings"] == [{
         "id": pf["id"], "floating_ip_address": fip["floating_ip_address"],
         "internal_ip_address": address, "protocol": "tcp", "external_port": 2222,
@@ -51,13 +46,11 @@ def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(srv, l3_ag
     status, body = member.put(f"{url}/{pf['id']}", {"port_forwarding": {
         "external_port_range": "8000:8010", "internal_port_range": "9000:9010"}})
     assert status == 200, body
-    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
-    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router["id"]])
+    synced = synced_once_told(agent, router["id"])
     [shown] = synced["_port_forwardings"]
     assert (shown["external_port_range"], shown["internal_port_range"]) == ("8000:8010",
                                                                             "9000:9010")
     agent.recorder.calls.clear()
     assert member.delete(f"{url}/{pf['id']}")[0] == 204
-    assert agent.recorder.wait_for("routers_updated", {"routers": [router["id"]]})
-    [synced] = agent.call("sync_routers", host=agent.host, router_ids=[router["id"]])
+    synced = synced_once_told(agent, router["id"])
     assert synced["_port_forwardings"] == []

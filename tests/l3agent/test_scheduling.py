@@ -22,13 +22,7 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
     server.stop()
 
 
-@pytest.fixture(autouse=True)
-def only_this_tests_agents(srv: Server) -> Iterator[None]:
-    """Each test sees only the L3 agents it made: the others are forgotten."""
-    yield
-    admin = Client(srv.url, uuid.uuid4().hex, roles="admin")
-    for agent in admin.get("/v2.0/agents")[1]["agents"]:
-        assert admin.delete(f"/v2.0/agents/{agent['id']}")[0] == 204
+pytestmark = pytest.mark.usefixtures("only_this_tests_agents")
 
 
 def router_with_interface(client: Client) -> dict[str, Any]:

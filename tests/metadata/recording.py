@@ -1,11 +1,13 @@
 """Stand-ins the metadata tests talk to: the compute metadata API (an HTTP
-server recording what it was sent, answering what it is told to), and an
-HTTP client over a UNIX socket (what a namespace proxy is to the agent)."""
+server recording what it was sent, answering what it is told to), an
+HTTP client over a UNIX socket (what a namespace proxy is to the agent),
+and the agent's socket (what the proxies forward to)."""
 from __future__ import annotations
 
 import http.client
 import http.server
 import socket
+import socketserver
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,3 +86,31 @@ def ask(socket_path: str, path: str, headers: dict[str, str], method: str = "GET
         return resp.status, resp.read()
     finally:
         conn.close()
+
+
+class FakeAgent(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """The metadata agent's side of the socket: records headers, answers 200."""
+
+    daemon_threads = True
+
+    def __init__(self, path: str) -> None:
+        self.seen: list[dict[str, str]] = []
+        agent = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def address_string(self) -> str:
+                return "unix"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                agent.seen.append(dict(self.headers))
+                body = f"seen {self.path}".encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        super().__init__(path, Handler)

@@ -5,55 +5,16 @@ the agents rely on (start, keep, restart on change, stop, reap)."""
 from __future__ import annotations
 
 import http.client
-import http.server
 import os
-import socketserver
-import threading
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
 
 from neutrino.agents.metadata.proxies import NETWORK, ROUTER, MetadataProxies
 from tests.conftest import free_port
-
-
-class FakeAgent(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """The metadata agent's side of the socket: records headers, answers 200."""
-
-    daemon_threads = True
-
-    def __init__(self, path: str) -> None:
-        self.seen: list[dict[str, str]] = []
-        agent = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def address_string(self) -> str:
-                return "unix"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                agent.seen.append(dict(self.headers))
-                body = f"seen {self.path}".encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        super().__init__(path, Handler)
-
-
-@pytest.fixture
-def agent_socket(tmp_path: Path) -> Iterator[FakeAgent]:
-    server = FakeAgent(str(tmp_path / "md.sock"))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+from tests.metadata.recording import FakeAgent
 
 
 @pytest.fixture

@@ -10,16 +10,15 @@ import os
 import re
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pytest
 
 from neutrino.agents.metadata.shared_client import SharedMetadataProxy
-from tests.metadata.test_ns_proxy import FakeAgent
+from tests.metadata.recording import FakeAgent
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces)")
 
@@ -36,24 +35,6 @@ print(resp.status, resp.read().decode())
 
 def sh(*cmd: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 20) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
-
-
-@pytest.fixture
-def agent_socket(tmp_path: Path) -> Iterator[FakeAgent]:
-    server = FakeAgent(str(tmp_path / "md.sock"))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -94,13 +75,20 @@ def listener_pids(ns: str) -> set[str]:
     return set(re.findall(r"pid=(\d+)", out))
 
 
-def test_one_process_serves_two_networks_namespaces_each_with_its_own_identity(
-        proxy: SharedMetadataProxy, namespaces: list[str], agent_socket: FakeAgent) -> None:
+def serve_each(proxy: SharedMetadataProxy, namespaces: list[str]) -> list[str]:
+    """A new network per namespace, given to the proxy with the metadata
+    address in place; returned once the proxy serves them all."""
     nets = [str(uuid.uuid4()) for _ in namespaces]
     for net, ns in zip(nets, namespaces):
         add_metadata_address(ns)
         proxy.ensure(net, ns, METADATA_IP, 80)
     assert wait_for(lambda: proxy.running() == sorted(nets)), proxy.running()
+    return nets
+
+
+def test_one_process_serves_two_networks_namespaces_each_with_its_own_identity(
+        proxy: SharedMetadataProxy, namespaces: list[str], agent_socket: FakeAgent) -> None:
+    nets = serve_each(proxy, namespaces)
     pid = Path(proxy.pid_file).read_text().strip()
     assert [listener_pids(ns) for ns in namespaces] == [{pid}, {pid}]
     for i, ns in enumerate(namespaces):
@@ -111,11 +99,7 @@ def test_one_process_serves_two_networks_namespaces_each_with_its_own_identity(
 
 def test_a_network_let_go_closes_its_listener_and_keeps_the_others(
         proxy: SharedMetadataProxy, namespaces: list[str]) -> None:
-    nets = [str(uuid.uuid4()) for _ in namespaces]
-    for net, ns in zip(nets, namespaces):
-        add_metadata_address(ns)
-        proxy.ensure(net, ns, METADATA_IP, 80)
-    assert wait_for(lambda: proxy.running() == sorted(nets))
+    nets = serve_each(proxy, namespaces)
     proxy.stop(nets[0])
     assert wait_for(lambda: not listener_pids(namespaces[0])), listener_pids(namespaces[0])
     assert fetch(namespaces[0], "10.0.0.2").startswith("failed")
@@ -136,11 +120,7 @@ def test_a_listener_whose_address_is_not_there_yet_opens_once_it_is(
 
 def test_a_proxy_gone_is_started_again_and_serves_every_network_given(
         proxy: SharedMetadataProxy, namespaces: list[str]) -> None:
-    nets = [str(uuid.uuid4()) for _ in namespaces]
-    for net, ns in zip(nets, namespaces):
-        add_metadata_address(ns)
-        proxy.ensure(net, ns, METADATA_IP, 80)
-    assert wait_for(lambda: proxy.running() == sorted(nets))
+    nets = serve_each(proxy, namespaces)
     first = Path(proxy.pid_file).read_text().strip()
     proxy.shutdown()
     assert proxy.running() == []

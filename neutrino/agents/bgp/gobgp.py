@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from neutrino.agents.bgp.plan import Peer
 from neutrino.agents.bgp.speaker import Speakers
+from neutrino.agents.pidfile import cmdline, pid_of, terminate
 
 LOG = logging.getLogger(__name__)
 
@@ -75,23 +75,12 @@ class _Daemon:
 
 
 def _is_gobgpd(pid: int) -> bool:
-    try:
-        return b"gobgpd" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    return "gobgpd" in "\0".join(cmdline(pid) or ())
 
 
 def _end(pid: int) -> None:
     """SIGTERM, then SIGKILL after a grace, a gobgpd this driver started."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + STOP_WAIT_S
-    while time.monotonic() < deadline and _is_gobgpd(pid):
-        time.sleep(0.1)
-    if _is_gobgpd(pid):
-        os.kill(pid, signal.SIGKILL)
+    terminate(pid, lambda: _is_gobgpd(pid), STOP_WAIT_S)
 
 
 class GoBgpSpeakers(Speakers):
@@ -206,11 +195,8 @@ class GoBgpSpeakers(Speakers):
         if not self.root.is_dir():
             return
         for pidfile in self.root.glob("*/gobgpd.pid"):
-            try:
-                pid = int(pidfile.read_text().strip())
-            except (OSError, ValueError):
-                continue
-            if _is_gobgpd(pid):
+            pid = pid_of(pidfile, "gobgpd")
+            if pid is not None:
                 LOG.info("ending gobgpd %s a previous run left (%s)", pid, pidfile.parent.name)
                 _end(pid)
             shutil.rmtree(pidfile.parent, ignore_errors=True)

@@ -25,6 +25,7 @@ from neutrino.agents import iproute, netns
 from neutrino.agents.dhcp import dnsmasq
 from neutrino.agents.dhcp.metadata import METADATA_CIDR, NetworkMetadata, route_ips
 from neutrino.agents.dhcp.process import DnsmasqProcess
+from neutrino.agents.files import read_text, write_atomic
 from neutrino.agents.interface import InterfaceDriver
 
 LOG = logging.getLogger(__name__)
@@ -34,14 +35,6 @@ NS_PREFIX = "qdhcp-"
 
 def namespace(network_id: str) -> str:
     return NS_PREFIX + network_id
-
-
-def _write(path: str, text: str) -> None:
-    """Replace a file atomically: dnsmasq may re-read it at any moment."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def port_cidrs(network: dict[str, Any], port: dict[str, Any]) -> list[str]:
@@ -100,8 +93,8 @@ class DnsmasqDriver:
                              *cidrs])
         argv = dnsmasq.command_line(network, self.settings, files)
         proc = self.process(network["id"])
-        if (proc.active and self._read(files.conf_dir + "/cmdline") == "\0".join(argv)
-                and self._read(files.conf_dir + "/plugged") == plugged
+        if (proc.active and read_text(files.conf_dir + "/cmdline") == "\0".join(argv)
+                and read_text(files.conf_dir + "/plugged") == plugged
                 and iproute.link_exists(device, ns)):
             changed = self._write_files(network, files, self._metadata_ips(network, port))
             if self.metadata is not None:
@@ -115,32 +108,24 @@ class DnsmasqDriver:
                             namespace=ns, mtu=network.get("mtu") or None)
         iproute.set_addresses(device, cidrs, namespace=ns)
         os.makedirs(files.conf_dir, exist_ok=True)
-        _write(files.conf_dir + "/plugged", plugged)
+        write_atomic(files.conf_dir + "/plugged", plugged)
         changed = self._write_files(network, files, self._metadata_ips(network, port))
         if self.metadata is not None:
             self.metadata.converge(network, ns)
-        if proc.active and self._read(files.conf_dir + "/cmdline") == "\0".join(argv):
+        if proc.active and read_text(files.conf_dir + "/cmdline") == "\0".join(argv):
             if changed:
                 proc.reload()
             return
         proc.stop()  # a new subnet or MTU changes the command line: restart
         if not os.path.exists(files.leases):
-            _write(files.leases, dnsmasq.leases_file(network, self.settings, int(time.time())))
+            write_atomic(files.leases, dnsmasq.leases_file(network, self.settings, int(time.time())))
         proc.start(argv)
-        _write(files.conf_dir + "/cmdline", "\0".join(argv))
+        write_atomic(files.conf_dir + "/cmdline", "\0".join(argv))
 
     def _metadata_ips(self, network: dict[str, Any], port: dict[str, Any]) -> dict[str, str]:
         if self.metadata is None:
             return {}
         return route_ips(network, port, self.metadata.flags)
-
-    @staticmethod
-    def _read(path: str) -> str | None:
-        try:
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-        except OSError:
-            return None
 
     def _write_files(self, network: dict[str, Any], files: dnsmasq.Files,
                      metadata_ips: dict[str, str]) -> bool:
@@ -149,8 +134,8 @@ class DnsmasqDriver:
         changed = False
         for path, text in ((files.host, rendered.hosts), (files.addn_hosts, rendered.addn_hosts),
                            (files.opts, rendered.opts)):
-            if self._read(path) != text:
-                _write(path, text)
+            if read_text(path) != text:
+                write_atomic(path, text)
                 changed = True
         return changed
 

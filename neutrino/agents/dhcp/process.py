@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 
 from neutrino.agents import netns
+from neutrino.agents.pidfile import pid_of, terminate
 
 
 class DnsmasqError(RuntimeError):
@@ -27,14 +27,7 @@ class DnsmasqProcess:
 
     @property
     def pid(self) -> int | None:
-        try:
-            with open(self.pid_file, encoding="ascii") as f:
-                pid = int(f.read().strip())
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().decode(errors="replace")
-        except (OSError, ValueError):
-            return None
-        return pid if f"--pid-file={self.pid_file}" in cmdline else None
+        return pid_of(self.pid_file, f"--pid-file={self.pid_file}")
 
     @property
     def active(self) -> bool:
@@ -63,11 +56,5 @@ class DnsmasqProcess:
 
     def stop(self, timeout: float = 5) -> None:
         pid = self.pid
-        if pid is None:
-            return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while self.pid is not None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self.pid is not None:
-            os.kill(pid, signal.SIGKILL)
+        if pid is not None:
+            terminate(pid, lambda: self.pid is not None, timeout)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 from neutrino.agents.l3.ipsec_plan import CharonFiles
 from neutrino.agents.l3.model import namespace_name
+from neutrino.agents.pidfile import pid_of, terminate
 
 LOG = logging.getLogger(__name__)
 START_TIMEOUT = 10.0
@@ -58,15 +58,7 @@ class Charon:
             return None
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self._pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return pid if b"charon" in cmdline else None
+        return pid_of(self._pid_file, "charon")
 
     def write(self, files: CharonFiles) -> None:
         (self.dir / "run").mkdir(parents=True, exist_ok=True)
@@ -130,15 +122,7 @@ class Charon:
     def stop(self) -> None:
         pid = self.pid()
         if pid is not None:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            deadline = time.monotonic() + STOP_TIMEOUT
-            while self.pid() is not None and time.monotonic() < deadline:
-                time.sleep(0.1)
-            if self.pid() is not None:
-                os.kill(pid, signal.SIGKILL)
+            terminate(pid, lambda: self.pid() is not None, STOP_TIMEOUT)
 
     def remove(self) -> None:
         self.stop()

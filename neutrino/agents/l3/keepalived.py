@@ -21,10 +21,10 @@ import dataclasses
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from neutrino.agents.l3.model import DesiredRouter
+from neutrino.agents.pidfile import cmdline, pid_of, terminate
 
 PRIORITY = 50
 GARP_MASTER_DELAY = 60
@@ -118,13 +118,9 @@ class Keepalived:
         self.notify_script = self.dir / "notify.sh"
 
     def pid(self) -> int | None:
-        """The running keepalived's pid (None when it is not running)."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-            os.kill(pid, 0)
-        except (OSError, ValueError):
-            return None
-        return pid
+        """The running keepalived's pid (None when it is not running; a pid
+        reused by another process does not count)."""
+        return pid_of(self.pid_file, str(self.conf))
 
     def ensure(self, router: DesiredRouter, settings: Settings) -> None:
         """Running with the current configuration: started, or reloaded on a change."""
@@ -155,14 +151,8 @@ class Keepalived:
     def stop(self) -> None:
         """Stopped (keepalived takes its addresses away) and its files removed."""
         pid = self.pid()
-        if pid is not None:
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
-                try:
-                    os.kill(pid, 0)
-                except OSError:
-                    break
-                time.sleep(0.1)  # keepalived removes its addresses on the way out
+        if pid is not None:  # keepalived removes its addresses on the way out
+            terminate(pid, lambda: cmdline(pid) is not None, 10, kill=False)
         for path in (self.conf, self.state_file, self.pid_file, self.vrrp_pid_file,
                      self.notify_script):
             path.unlink(missing_ok=True)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from neutrino.agents.l3 import ra
+from neutrino.agents.pidfile import pid_of, terminate
 
 START_WAIT = 5.0  # seconds for a started radvd to write its pid file
 
@@ -30,12 +31,7 @@ class Radvd:
     def pid(self) -> int | None:
         """The running radvd's pid (None when it is not running; a pid reused by
         another process does not count)."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except (OSError, ValueError):
-            return None
-        return pid if str(self.conf).encode() in cmdline.split(b"\0") else None
+        return pid_of(self.pid_file, str(self.conf))
 
     def _write(self, text: str) -> bool:
         """Whether the configuration changed."""
@@ -78,12 +74,8 @@ class Radvd:
     def stop(self) -> None:
         """Stopped and its files removed; absent is fine."""
         pid = self.pid()
-        if pid is not None:
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(50):
-                if self.pid() is None:
-                    break
-                time.sleep(0.1)  # its goodbye advertisements go out first
+        if pid is not None:  # its goodbye advertisements go out first
+            terminate(pid, lambda: self.pid() is not None, 5, kill=False)
         for path in (self.conf, self.pid_file, self.log_file, self.dir / "radvd.conf.new"):
             path.unlink(missing_ok=True)
         try:

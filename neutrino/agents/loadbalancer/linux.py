@@ -48,21 +48,11 @@ from neutrino.agents.loadbalancer.plan import (
     stats_socket,
 )
 from neutrino.agents.loadbalancer.udp_health import Check
+from neutrino.agents.pidfile import pid_of, terminate
 
 LOG = logging.getLogger(__name__)
 HAPROXY = "haproxy"
 STOP_WAIT_S = 10.0
-
-
-def _pid_of(pid_file: Path, config: Path) -> int | None:
-    """The pid a daemon wrote, believed only while its command line names
-    ``config`` (a recycled pid is never signalled)."""
-    try:
-        pid = int(pid_file.read_text().split()[0])
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except (OSError, ValueError, IndexError):
-        return None
-    return pid if str(config) in cmdline else None
 
 
 class HaproxyError(RuntimeError):
@@ -81,7 +71,7 @@ class Haproxy:
 
     def pid(self) -> int | None:
         """The master's pid (see ``_pid_of``)."""
-        return _pid_of(self.pid_file, self.config)
+        return pid_of(self.pid_file, str(self.config))
 
     def check(self, path: Path) -> None:
         done = subprocess.run([HAPROXY, "-c", "-f", str(path)], capture_output=True,
@@ -145,14 +135,8 @@ class Haproxy:
 
     def stop(self) -> None:
         pid = self.pid()
-        if pid is None:
-            return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_WAIT_S
-        while self.pid() is not None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if self.pid() is not None:
-            os.kill(pid, signal.SIGKILL)
+        if pid is not None:
+            terminate(pid, lambda: self.pid() is not None, STOP_WAIT_S)
 
     def show_stat(self) -> str | None:
         return self._ask("show stat")
@@ -182,7 +166,7 @@ class KeepalivedProcess:
         self.check = state_dir / "check.sh"
 
     def pid(self) -> int | None:
-        return _pid_of(self.pid_file, self.config)
+        return pid_of(self.pid_file, str(self.config))
 
     def ensure(self, text: str, haproxy_pid_file: Path) -> None:
         """Running with ``text``: started, or told to re-read it when it changed."""

@@ -14,6 +14,7 @@ import os
 import sys
 
 from neutrino.agents.dhcp.process import DnsmasqProcess
+from neutrino.agents.pidfile import cmdline
 
 ROUTER, NETWORK = "router", "network"
 
@@ -43,12 +44,8 @@ class MetadataProxies:
         pid = self._process(uuid).pid
         if pid is None:
             return None
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                args = f.read().decode(errors="replace").rstrip("\0").split("\0")
-        except OSError:
-            return None
-        return args if f"--{self.kind}-id={uuid}" in args else None
+        args = cmdline(pid)
+        return args if args is not None and f"--{self.kind}-id={uuid}" in args else None
 
     def running(self) -> list[str]:
         """The ids whose proxy of this kind runs."""

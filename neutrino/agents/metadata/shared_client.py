@@ -16,16 +16,10 @@ import sys
 import threading
 
 from neutrino.agents.dhcp.process import DnsmasqProcess
+from neutrino.agents.files import read_text, write_atomic
+from neutrino.agents.pidfile import cmdline
 
 NAME = "metadata-namespaces"
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 class SharedMetadataProxy:
@@ -54,8 +48,8 @@ class SharedMetadataProxy:
         pid = proc.pid
         if pid is None:
             return None
-        cmdline = _read_cmdline(pid)
-        if cmdline is not None and cmdline[1:] == self.argv()[1:]:
+        args = cmdline(pid)
+        if args is not None and args[1:] == self.argv()[1:]:
             return pid
         proc.stop()
         return None
@@ -75,13 +69,10 @@ class SharedMetadataProxy:
     def ensure(self, uuid: str, namespace: str, bind_address: str, port: int) -> None:
         spec = f"{namespace}\n{bind_address}\n{port}\n"
         path = os.path.join(self.desired_dir, uuid)
-        if _read(path) == spec and self._pid() is not None:
+        if read_text(path) == spec and self._pid() is not None:
             return
         os.makedirs(self.desired_dir, exist_ok=True)
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(spec)
-        os.replace(tmp, path)
+        write_atomic(path, spec)
         self._signal()
 
     def stop(self, uuid: str) -> None:
@@ -103,16 +94,8 @@ class SharedMetadataProxy:
         """The networks the proxy listens for (none when it is not running)."""
         if self._process().pid is None:
             return []
-        return sorted((_read(self.served_file) or "").split())
+        return sorted((read_text(self.served_file) or "").split())
 
     def shutdown(self) -> None:
         """Stop the proxy process (its files stay: a new one serves them again)."""
         self._process().stop()
-
-
-def _read_cmdline(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().decode(errors="replace").rstrip("\0").split("\0")
-    except OSError:
-        return None

@@ -31,6 +31,7 @@ import signal
 import sys
 from typing import Any
 
+from neutrino.agents.files import write_atomic
 from neutrino.agents.metadata.netns_socket import listen_in
 from neutrino.agents.metadata.ns_proxy import (
     HOP_BY_HOP,
@@ -65,13 +66,6 @@ def read_desired(directory: str) -> dict[str, Spec]:
         except (OSError, ValueError):
             continue
     return out
-
-
-def write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 class SharedProxy:

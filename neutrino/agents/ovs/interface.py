@@ -30,6 +30,7 @@ import threading
 from neutrino.agents import iproute
 from neutrino.agents.interface import Attachment, InterfaceDriver
 from neutrino.agents.ovs.ovsctl import OvsCtl
+from neutrino.agents.pidfile import read_pid
 
 
 def _ip(*args: str, check: bool = True, enter: list[str] | None = None
@@ -41,13 +42,15 @@ def _ip(*args: str, check: bool = True, enter: list[str] | None = None
 def switch_netns() -> str | None:
     """``/proc/<pid>/ns/net`` of the local ovs-vswitchd when it is another
     network namespace than ours, else None (also when it cannot be told)."""
-    rundir = os.environ.get("OVS_RUNDIR", "/var/run/openvswitch")
+    pid = read_pid(os.path.join(os.environ.get("OVS_RUNDIR", "/var/run/openvswitch"),
+                                "ovs-vswitchd.pid"))
+    if pid is None:
+        return None
+    path = f"/proc/{pid}/ns/net"
     try:
-        with open(os.path.join(rundir, "ovs-vswitchd.pid"), encoding="ascii") as f:
-            path = f"/proc/{int(f.read().strip())}/ns/net"
         if os.stat(path).st_ino == os.stat("/proc/self/ns/net").st_ino:
             return None
-    except (OSError, ValueError):
+    except OSError:
         return None
     return path
 
