@@ -28,7 +28,6 @@ from typing import Any
 from oslo_config import cfg
 
 from neutrino import metrics
-from neutrino.aio import run as aio
 from neutrino.api.healthcheck import Check, Probe
 from neutrino.cmd import worker
 from neutrino.cmd.front import Front
@@ -263,6 +262,9 @@ def run(conf: cfg.ConfigOpts) -> None:
     if initialize is not None:
         initialize()  # once per server, before the workers fork (ML2 segment pools)
     if in_process(conf):
+        # deferred: the all-in-one's agents and host wiring would otherwise
+        # be in every API worker forked from this process (issue 37)
+        from neutrino.aio import run as aio
         aio.run(conf, api)
         return
     plugin.db.dispose()

@@ -231,6 +231,28 @@ def test_a_worker_loads_no_http_client_until_it_talks_to_another_service(
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_a_server_imports_no_other_commands_modules(tmp_path: Path) -> None:
+    """``neutrino serve`` imports what serving the API needs; the agents',
+    the all-in-one's, the audit's, the tracer's and the upstream importer's
+    modules (about 1.4 MB) would be in every API worker forked from it, and
+    issue 37 caps a worker at 80 MB after the bench."""
+    conf = tmp_path / "n.conf"
+    conf.write_text("[DEFAULT]\nauth_strategy = noauth\n"
+                    "service_plugins = router,qos,segments,metering,trunk,port_forwarding\n"
+                    f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n"
+                    "[ml2]\nextension_drivers = port_security,qos\n")
+    code = ("import sys\nimport neutrino.cmd.main\nfrom neutrino.cmd import serve\n"
+            "from neutrino.service import make_conf\n"
+            f"serve.load_app(make_conf(['--config-file', {str(conf)!r}]))\n"
+            "others = ('neutrino.agents', 'neutrino.aio', 'neutrino.cmd.agents', "
+            "'neutrino.cmd.audit', 'neutrino.cmd.trace', 'neutrino.db.upstream')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(others)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_path: Path) -> None:
     """The all-in-one's database is upgraded in place at start, in a child
     process: Alembic and the scripts loaded in the server would be in every
