@@ -268,6 +268,11 @@ def run(conf: cfg.ConfigOpts) -> None:
         aio.run(conf, api)
         return
     plugin.db.dispose()
+    # Each worker builds its own API after the fork (``load_app``); this
+    # one, kept, would be in every worker's memory besides (about 1 MB,
+    # issue 37), and freed here its room is what the worker builds in.
+    del api, plugin, initialize
+    gc.collect()
     LOG.info("neutrino-server on %s:%s, %s workers, auth_strategy=%s",
              conf.bind_host, conf.bind_port, conf.api_workers or os.cpu_count(),
              conf.auth_strategy)

@@ -253,6 +253,27 @@ def test_a_server_imports_no_other_commands_modules(tmp_path: Path) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_the_master_forks_its_workers_without_an_api_of_its_own(tmp_path: Path) -> None:
+    """The master builds the API to refuse a bad configuration at start;
+    each worker builds its own after the fork, so the master's, kept, was
+    in every worker's memory besides its own (issue 37)."""
+    conf = tmp_path / "n.conf"
+    conf.write_text("[DEFAULT]\nauth_strategy = noauth\n"
+                    "service_plugins = router,qos,segments,metering,trunk,port_forwarding\n"
+                    f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n"
+                    "[ml2]\nextension_drivers = port_security,qos\n")
+    code = ("import gc\nfrom neutrino.api.controller import Api\nfrom neutrino.cmd import serve\n"
+            "from neutrino.service import make_conf\n"
+            "def forking(self):\n"
+            "    print(sum(isinstance(o, Api) for o in gc.get_objects()))\n"
+            "serve.Server.run = forking\n"
+            f"serve.run(make_conf(['--config-file', {str(conf)!r}]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0"
+
+
 def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_path: Path) -> None:
     """The all-in-one's database is upgraded in place at start, in a child
     process: Alembic and the scripts loaded in the server would be in every
