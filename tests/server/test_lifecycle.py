@@ -274,6 +274,25 @@ def test_the_master_forks_its_workers_without_an_api_of_its_own(tmp_path: Path) 
     assert out.stdout.strip().splitlines()[-1] == "0"
 
 
+def test_the_master_forks_its_workers_with_what_it_holds_frozen(tmp_path: Path) -> None:
+    """A worker's collections walk every object they track, writing to
+    each: the master's, inherited with the fork, were then copied page by
+    page into every worker. Frozen in the master, they stay shared."""
+    conf = tmp_path / "n.conf"
+    conf.write_text("[DEFAULT]\nauth_strategy = noauth\n"
+                    f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n")
+    code = ("import gc\nfrom neutrino.cmd import serve\n"
+            "from neutrino.service import make_conf\n"
+            "def forking(self):\n"
+            "    print(gc.get_freeze_count() > 10_000)\n"
+            "serve.Server.run = forking\n"
+            f"serve.run(make_conf(['--config-file', {str(conf)!r}]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "True"
+
+
 def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_path: Path) -> None:
     """The all-in-one's database is upgraded in place at start, in a child
     process: Alembic and the scripts loaded in the server would be in every
