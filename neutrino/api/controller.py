@@ -21,9 +21,7 @@ from neutrino.api.hooks import quota as quota_hook
 from neutrino.api.hooks.notifier import NotifierHook
 from neutrino.api.hooks.ownership import check_ownership
 from neutrino.api.hooks.policy import Shaper, Targets, not_found_for
-from neutrino.api.long_lists import Gate
 from neutrino.context import Context
-from neutrino.db.query import ListQuery
 from neutrino.resources import validators as v
 from neutrino.resources.attributes import UNSET, ResourceDef
 
@@ -48,7 +46,6 @@ class Api:
     routes: list[Any] = field(default_factory=list)  # extensions' ``CustomRoute``s
     notifier: NotifierHook = field(default_factory=NotifierHook)
     directory: Any = None  # the loaded plugins (``plugins.directory.Directory``)
-    long_lists: Gate = field(default_factory=Gate)  # few long lists built at once
 
     def plugin_for(self, plural: str) -> Any:
         return self.owners.get(plural, self.plugin)
@@ -201,13 +198,6 @@ class Collection:
         params = params_of(req)
         q = query_mod.parse(self.rdef, params, self.api.conf.pagination_max_limit)
         q.answer = True
-        with self.api.long_lists.building(q):
-            # (the page's rows and dicts are gone when ``_list`` returns,
-            # before the next long list is let in)
-            self._list(req, resp, ctx, params, q, pid)
-
-    def _list(self, req: falcon.Request, resp: falcon.Response, ctx: Context,
-              params: dict[str, list[str]], q: ListQuery, pid: str | None) -> None:
         targets = Targets(self.api.plugin, ctx)
         try:
             if within_parent(self.api, self.rdef, ctx, targets, pid):
