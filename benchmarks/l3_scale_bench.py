@@ -243,7 +243,8 @@ class Counted:
 def neutrino_conf(tmp: Path, vhost: str, host: str) -> Any:
     from tests.rpc.bus import agent_conf
     # the cold sync_routers binds every router port to the host in one call:
-    # more than the default 60 s for 1,500 ports on a loaded machine
+    # more than the default 60 s for 1,500 ports on a loaded machine before
+    # they were bound together (bind_ports); kept, so older commits still run
     return agent_conf(tmp, vhost, host, "interface_driver = openvswitch\n"
                       "enable_metadata_proxy = false\nrpc_response_timeout = 600\n"
                       f"state_path = {tmp}\n[AGENT]\nreport_interval = 10\n")

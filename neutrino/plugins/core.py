@@ -65,6 +65,7 @@ from neutrino.rpc import topics
 from neutrino.rpc.casts import Casts
 
 T = TypeVar("T")
+HOST_ID = "binding:host_id"
 LOG = logging.getLogger(__name__)
 
 # ``networks_of``: built once, it runs for the policy target of most
@@ -118,7 +119,8 @@ class CorePlugin:
             if not any(isinstance(d, always) for d in self.extensions.drivers):
                 self.extensions.drivers.append(always(conf))
         # Binding runs last among the extension drivers: it sees the port complete.
-        binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one)
+        binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one,
+                              self.load_ports)
         self.extensions.drivers.append(binding)
         self.ml2 = MechanismCalls(self.mechanisms, binding)
         self.supported_extension_aliases = CORE_ALIASES + tuple(self.extensions.aliases)
@@ -433,6 +435,45 @@ class CorePlugin:
             self.ml2.postcommit("update", plural, context)
         if after:
             self.events.notify(plural, ev.AFTER_UPDATE, ctx, original, current)
+        return current
+
+    def bind_ports(self, ctx: Context, port_ids: Sequence[str],
+                   host: str) -> dict[str, dict[str, Any]]:
+        """Each of ``port_ids`` updated to ``binding:host_id`` ``host``, as
+        ``update`` does it for one (the ML2 binding, the subscribers' and
+        drivers' say, the news once committed), all in one transaction
+        whose statements are shared by the ports: an L3 agent's first sync
+        binds every port of its routers at once. Ports gone meanwhile are
+        left out of the answer: the ports as bound, by id."""
+        handler = self._ports
+        ml2 = self.ml2.wants("update", "ports")
+        notify = self.events.wants("ports", ev.PRECOMMIT_UPDATE)
+        updated = self.events.wants("ports", ev.PRECOMMIT_UPDATED)
+
+        def op(conn: Connection) -> tuple[dict[str, Any], dict[str, Any], list[Any]]:
+            rows = handler.lock_many(conn, port_ids)
+            originals = self.load_ports(conn, [row.id for row in rows])
+            changes = {pid: {HOST_ID: host} for pid in originals}
+            for pid in changes if notify else ():
+                self.events.notify("ports", ev.PRECOMMIT_UPDATE, conn, ctx, originals[pid],
+                                   changes[pid])
+            handler.move_many(conn, rows, host)
+            self.extensions.process_update_many(conn, ctx, "ports", changes, originals)
+            with row_memo.answering():
+                current = self.load_ports(conn, list(originals))
+            for pid in current if updated else ():
+                self.events.notify("ports", ev.PRECOMMIT_UPDATED, conn, ctx, originals[pid],
+                                   current[pid])
+            contexts = [self.ml2.context(conn, "ports", current[pid], originals[pid])
+                        for pid in current] if ml2 else []
+            for context in contexts:
+                self.ml2.precommit("update", "ports", context)
+            return originals, current, contexts
+        originals, current, contexts = self._write(op)
+        for context in contexts:
+            self.ml2.postcommit("update", "ports", context)
+        self.events.notify_many("ports", ev.AFTER_UPDATE,
+                                [(ctx, originals[pid], port) for pid, port in current.items()])
         return current
 
     def delete(self, ctx: Context, plural: str, rid: str, revision: int | None = None,

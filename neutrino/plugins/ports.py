@@ -381,6 +381,46 @@ class Ports(Handler):
         ips = self._resolve_ips(conn, row.network_id, mac, None, owner, host=host) or []
         self._insert_ips(conn, row.id, row.network_id, ips, set())
 
+    def lock_many(self, conn: Connection, port_ids: Sequence[str]) -> list[Any]:
+        """The rows of those of ``port_ids`` that exist, locked for update in
+        id order (two transactions locking some of the same ports wait
+        rather than deadlock), a chunk at a time."""
+        lock = conn.dialect.name != "sqlite"
+        out = []
+        for part in store.chunks(sorted(set(port_ids))):
+            stmt = sa.select(t.ports).where(t.ports.c.id.in_(part)).order_by(t.ports.c.id)
+            out += list(conn.execute(stmt.with_for_update() if lock else stmt))
+        return out
+
+    def move_many(self, conn: Connection, rows: Sequence[Any], host: str) -> None:
+        """``update`` of each port's ``binding:host_id`` to ``host`` (rows
+        locked by ``lock_many``): what a new host means for its addresses
+        (``_on_new_host``), read for all at once, then the revisions. Only
+        ports on routed networks, or waiting for a host to be addressed,
+        take the single port's way."""
+        ids = [row.id for row in rows]
+        bound = {r.port_id: r.host for part in store.chunks(ids) for r in conn.execute(
+            sa.select(t.ml2_port_bindings.c.port_id, t.ml2_port_bindings.c.host)
+            .where(t.ml2_port_bindings.c.port_id.in_(part)))}
+        ip, sub = t.ipallocations.c, t.subnets.c
+        routed_ports: set[str] = set()
+        addressed: set[str] = set()
+        for part in store.chunks(ids):
+            for r in conn.execute(sa.select(ip.port_id, sub.segment_id)
+                                  .join(t.subnets, sub.id == ip.subnet_id)
+                                  .where(ip.port_id.in_(part))):
+                addressed.add(r.port_id)
+                if r.segment_id:
+                    routed_ports.add(r.port_id)
+        for row in rows:
+            if (bound.get(row.id) or "") == host:
+                continue
+            if row.id in routed_ports or (row.id not in addressed
+                                          and row.ip_allocation == routed.DEFERRED):
+                self._on_new_host(conn, row, row.mac_address, host, row.device_owner)
+        for part in store.chunks(ids):
+            store.bump_where(conn, t.ports, t.ports.c.id.in_(part))
+
     def _update_ips(self, conn: Connection, row: Any, mac: str,
                     requested: list[dict[str, Any]], owner: str) -> None:
         current = {(a.subnet_id, a.ip_address): True for a in conn.execute(

@@ -7,10 +7,12 @@ from typing import Any, Iterator
 
 import pytest
 
+from tests.agent_notify.recorder import RecordingAgent
 from tests.api import _helpers as h
 from tests.conftest import Client, Server
 from tests.l3 import _l3
 from tests.l3agent.conftest import agent_id, forget_agents, hosts_of, start_server
+from tests.waiting import wait_for
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +88,30 @@ def test_sync_routers_returns_the_hosts_routers_as_upstream(admin, member, l3_ag
     assert agent.call("sync_routers", host=agent.host, router_ids=[str(uuid.uuid4())]) == []
     assert agent.call("get_router_ids", host=agent.host) == [rid]
     assert agent.call("get_external_network_id") == topo["ext"]["id"]
+
+
+def test_the_sync_that_binds_a_routers_ports_tells_the_l2_agents_with_their_segments(
+        admin, member, l3_agents, vhost, tmp_path):
+    agent = l3_agents()
+    l2 = RecordingAgent(vhost, tmp_path, agent.host, "192.0.2.7")  # the host's L2 agent
+    try:
+        l2.start()
+        topo = topology(admin, member)
+        [router] = agent.call("sync_routers", host=agent.host,
+                              router_ids=[topo["router"]["id"]])
+        ports = {router["gw_port"]["id"]: topo["ext"], router["_interfaces"][0]["id"]:
+                 admin.get(f"/v2.0/networks/{topo['sub']['network_id']}")[1]["network"]}
+
+        def told() -> dict[str, Any]:
+            return {c["port"]["id"]: c for c in l2.of("port_update") if c["port"]["id"] in ports}
+        assert wait_for(lambda: len(told()) == 2), l2.calls
+        for port_id, call in told().items():
+            assert call["port"]["binding:host_id"] == agent.host
+            assert call["port"]["binding:vif_type"] == "ovs"
+            assert call["network_type"] == ports[port_id]["provider:network_type"]
+            assert call["segmentation_id"] == ports[port_id]["provider:segmentation_id"]
+    finally:
+        l2.stop()
 
 
 def test_an_agent_that_comes_up_takes_unhosted_routers(admin, member, l3_agents):

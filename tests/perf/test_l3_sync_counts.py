@@ -1,7 +1,9 @@
 """An L3 agent's full sync costs the server a fixed number of SQL statements:
 ``sync_routers`` for a host reads its routers, their ports, subnets,
 networks and floating IPs a table at a time, however many routers the host
-has (the agent side, one call per sync: tests/l3host/test_agent_loop.py)."""
+has (the agent side, one call per sync: tests/l3host/test_agent_loop.py);
+a cold sync, which binds the routers' ports to the host, binds them all in
+statements shared by the ports."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -48,7 +50,8 @@ def _sync(app: CountingApp, endpoint: Any) -> tuple[int, list[dict[str, Any]]]:
     return app.statements, routers
 
 
-def test_a_full_sync_costs_the_same_statements_for_2_or_12_routers(tmp_path: Path) -> None:
+def _setup(tmp_path: Path) -> tuple[CountingApp, Any, str]:
+    """The app, its L3 RPC endpoint and the external network's id."""
     app = CountingApp(tmp_path, CONFIG)
     app.api.plugin.initialize()  # the VXLAN pool, as the server's start fills it
     with app.api.plugin.db.writer() as conn:
@@ -64,6 +67,11 @@ def test_a_full_sync_costs_the_same_statements_for_2_or_12_routers(tmp_path: Pat
     _post(app, "subnets", {"subnet": {"network_id": ext_id, "ip_version": 4,
                                       "cidr": "172.24.0.0/16", "enable_dhcp": False}})
 
+    return app, endpoint, ext_id
+
+
+def test_a_full_sync_costs_the_same_statements_for_2_or_12_routers(tmp_path: Path) -> None:
+    app, endpoint, ext_id = _setup(tmp_path)
     _routers(app, ext_id, 2, 0)
     _sync(app, endpoint)  # the first binds the routers' ports to the host
     few, routers = _sync(app, endpoint)
@@ -74,4 +82,24 @@ def test_a_full_sync_costs_the_same_statements_for_2_or_12_routers(tmp_path: Pat
     many, routers = _sync(app, endpoint)
     assert len(routers) == 12
     assert all(len(r["_interfaces"]) == 2 and r["gw_port"] for r in routers)
+    assert many == few
+
+
+def test_a_cold_sync_binds_2_or_10_routers_ports_in_the_same_statements(tmp_path: Path) -> None:
+    app, endpoint, ext_id = _setup(tmp_path)
+    _routers(app, ext_id, 2, 0)
+    few, routers = _sync(app, endpoint)  # 6 ports bound to the host
+    assert all(p["binding:host_id"] == HOST for r in routers
+               for p in (r["gw_port"], *r["_interfaces"]))
+
+    _sync(app, endpoint)  # (the bound ports' rows remembered again: plugins/row_memo.py)
+    _routers(app, ext_id, 10, 2)
+    many, routers = _sync(app, endpoint)  # 30 more
+    assert len(routers) == 12
+    ports = app.client.simulate_get("/v2.0/ports", headers=ADMIN,
+                                    params={"device_owner": ["network:router_gateway",
+                                                             "network:router_interface"]})
+    assert len(ports.json["ports"]) == 36
+    assert all(p["binding:host_id"] == HOST and p["binding:vif_type"] == "ovs"
+               for p in ports.json["ports"])
     assert many == few

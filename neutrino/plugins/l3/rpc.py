@@ -107,12 +107,10 @@ class L3RpcEndpoint:
         with self.db.reader() as conn:
             port_ids = list(conn.execute(sa.select(rp.port_id).where(
                 rp.router_id.in_(router_ids), rp.port_type != ha_mod.HA_INTERFACE)).scalars())
-        for port_id, port in self._ports(admin, port_ids).items():
-            if port.get(HOST_ID) != host:
-                try:
-                    self.core.update(admin, "ports", port_id, {HOST_ID: host})
-                except errors.NotFound:
-                    pass
+        elsewhere = [port_id for port_id, port in self._ports(admin, port_ids).items()
+                     if port.get(HOST_ID) != host]
+        if elsewhere:
+            self.core.bind_ports(admin, elsewhere, host)
 
     def get_router_ids(self, context: Any, host: str, **kwargs: Any) -> list[str]:
         return self._host_router_ids(host, None)
@@ -242,8 +240,10 @@ class L3RpcEndpoint:
         return {p["id"]: p for p in ports}
 
     def _ensure_host(self, host: str, routers: list[dict[str, Any]]) -> None:
-        """The router's ports are bound to the host serving it (then L2 wires them)."""
-        admin = Context.admin()
+        """The router's ports are bound to the host serving it (then L2 wires
+        them): those of all routers at once (``bind_ports``), a cold sync
+        binding every port of the host's routers."""
+        unbound: dict[str, list[dict[str, Any]]] = {}
         for router in routers:
             # an HA router's own ports follow its active agent (update_ha_routers_states)
             mine = ([router.get("_ha_interface")] if router.get("ha")
@@ -259,11 +259,13 @@ class L3RpcEndpoint:
                 if port is None or port.get(HOST_ID) == host and (
                         port.get("binding:vif_type") != "binding_failed"):
                     continue
-                try:
-                    self.core.update(admin, "ports", port["id"], {HOST_ID: host})
-                    port[HOST_ID] = host
-                except errors.NotFound:
-                    pass
+                unbound.setdefault(port["id"], []).append(port)
+        if not unbound:
+            return
+        bound = self.core.bind_ports(Context.admin(), list(unbound), host)
+        for port_id in bound:  # a port gone meanwhile is left as it was read
+            for port in unbound[port_id]:
+                port[HOST_ID] = host
 
     # -- networks ----------------------------------------------------------------
 

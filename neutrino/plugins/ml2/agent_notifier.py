@@ -29,7 +29,7 @@ import sqlalchemy as sa
 
 from neutrino.db import tables as t
 from neutrino.plugins import events as ev
-from neutrino.plugins.ml2 import segments_db
+from neutrino.plugins.ml2 import devices_db, segments_db
 from neutrino.rpc import topics
 from neutrino.rpc.casts import Casts
 
@@ -71,7 +71,7 @@ class AgentNotifier:
         if not self.casts.enabled:
             return  # no bus, no agents: nothing to compute
         events.subscribe("ports", ev.AFTER_CREATE, self._port_created)
-        events.subscribe("ports", ev.AFTER_UPDATE, self._port_updated)
+        events.subscribe_batch("ports", ev.AFTER_UPDATE, self._ports_updated)
         events.subscribe("ports", ev.AFTER_DELETE, self._port_deleted)
         events.subscribe("networks", ev.AFTER_UPDATE, self._network_updated)
         events.subscribe("networks", ev.AFTER_DELETE, self._network_deleted)
@@ -116,22 +116,35 @@ class AgentNotifier:
         if not is_trusted(port):
             self.security_groups_member_updated(sorted(port.get("security_groups") or []))
 
-    def _port_updated(self, ctx: Any, original: dict[str, Any], port: dict[str, Any]) -> None:
-        # A status change reported by an agent (no caller) is the agent's own news.
-        changed = any(original.get(k) != port.get(k) for k in PORT_WIRED) or (
-            ctx is not None and original.get("status") != port.get("status"))
-        if any(original.get(k) != port.get(k) for k in SG_MEMBERSHIP) and not is_trusted(port):
-            groups = set(original.get("security_groups") or [])
-            groups |= set(port.get("security_groups") or [])
-            self.security_groups_member_updated(sorted(groups))
-        if not changed:
+    def _ports_updated(self, changes: list[tuple[Any, dict[str, Any], dict[str, Any]]]) -> None:
+        """Each committed change of a batch (a sync binding a host's router
+        ports, an agent's device list) told as one update would tell it, the
+        ports' segments read at once, the groups whose members changed in
+        one message."""
+        wired: list[dict[str, Any]] = []
+        groups: set[str] = set()
+        for ctx, original, port in changes:
+            # A status change reported by an agent (no caller) is the agent's own news.
+            if any(original.get(k) != port.get(k) for k in PORT_WIRED) or (
+                    ctx is not None and original.get("status") != port.get("status")):
+                wired.append(port)
+            if (any(original.get(k) != port.get(k) for k in SG_MEMBERSHIP)
+                    and not is_trusted(port)):
+                groups |= set(original.get("security_groups") or [])
+                groups |= set(port.get("security_groups") or [])
+        self.security_groups_member_updated(sorted(groups))
+        if not wired:
             return
         with self.db.reader() as conn:
-            segment = bound_segment(conn, port["id"])
-        if segment is None:
-            LOG.debug("port %s changed but is bound to no segment: no port_update", port["id"])
-            return
-        self.port_update(port, segment)
+            segment_of = devices_db.bound_segments(conn, [p["id"] for p in wired])
+            segments = segments_db.dicts_by_id(conn, [s for s in segment_of.values() if s])
+        for port in wired:
+            segment = segments.get(segment_of.get(port["id"]) or "")
+            if segment is None:
+                LOG.debug("port %s changed but is bound to no segment: no port_update",
+                          port["id"])
+                continue
+            self.port_update(port, segment)
 
     def _port_deleted(self, ctx: Any, port: dict[str, Any]) -> None:
         self.port_delete(port["id"])

@@ -8,7 +8,7 @@ with the resource they belong to; it never commits or retries.
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from sqlalchemy import Connection
 
@@ -55,6 +55,15 @@ class ExtensionDriver(abc.ABC):
         ``original`` is the resource as it was read in this transaction before
         the change, every driver's attributes included: what a driver needs
         to know about the old state is there, not read again."""
+
+    def process_update_many(self, conn: Connection, ctx: Context, plural: str,
+                            changes: Mapping[str, dict[str, Any]],
+                            originals: Mapping[str, dict[str, Any]]) -> None:
+        """``process_update`` of each resource of ``changes`` (id -> its
+        change) in one transaction (the core's ``bind_ports``); a driver
+        whose statements can serve them all at once does so here."""
+        for rid, data in changes.items():
+            self.process_update(conn, ctx, plural, data, rid, originals[rid])
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

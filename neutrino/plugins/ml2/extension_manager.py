@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Mapping
 
 from sqlalchemy import Connection
 
@@ -45,6 +45,12 @@ class ExtensionManager:
                        original: dict[str, Any]) -> None:
         for driver in self.drivers:
             driver.process_update(conn, ctx, plural, data, resource_id, original)
+
+    def process_update_many(self, conn: Connection, ctx: Context, plural: str,
+                            changes: Mapping[str, dict[str, Any]],
+                            originals: Mapping[str, dict[str, Any]]) -> None:
+        for driver in self.drivers:
+            driver.process_update_many(conn, ctx, plural, changes, originals)
 
     def filter_clauses(self, plural: str, table: Any,
                        filters: dict[str, list[Any]]) -> list[Any]:

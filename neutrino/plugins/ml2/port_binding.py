@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import orjson
 import sqlalchemy as sa
@@ -68,6 +68,8 @@ BINDING_KEYS = (HOST, VNIC, PROFILE, VIF_TYPE, VIF_DETAILS)
 
 # load(conn, plural, id) -> the resource's API dict, with extension attributes
 Loader = Callable[[Connection, str, str], dict[str, Any]]
+# load_many(conn, port ids) -> the ports by id, as ``Loader`` reads each
+ManyLoader = Callable[[Connection, Sequence[str]], dict[str, dict[str, Any]]]
 
 
 def _json(text: str | None) -> dict[str, Any]:
@@ -81,9 +83,14 @@ def _json(text: str | None) -> dict[str, Any]:
 class _Backend(BindingBackend):
     """Binding's access to the running transaction."""
 
-    def __init__(self, conn: Connection, types: TypeManager, down_time: int) -> None:
+    def __init__(self, conn: Connection, types: TypeManager, down_time: int,
+                 shared: bool = False) -> None:
         self.conn, self.types, self.down_time = conn, types, down_time
         self.allocated = False  # a driver took a dynamic segment while binding
+        # ``shared``: one backend binds many ports in the transaction, each
+        # host's agents read once for all of them
+        self._agents: dict[tuple[str, str], list[dict[str, Any]]] | None = (
+            {} if shared else None)
 
     def allocate_dynamic_segment(self, network_id: str, segment: SegmentDict) -> SegmentDict:
         self.allocated = True
@@ -94,7 +101,13 @@ class _Backend(BindingBackend):
             self.types.release_dynamic_segment(self.conn, segment_id)
 
     def host_agents(self, agent_type: str, host: str) -> list[dict[str, Any]]:
-        return agents_db.host_agents(self.conn, agent_type, host, self.down_time)
+        if self._agents is None:
+            return agents_db.host_agents(self.conn, agent_type, host, self.down_time)
+        found = self._agents.get((agent_type, host))
+        if found is None:
+            found = self._agents[(agent_type, host)] = agents_db.host_agents(
+                self.conn, agent_type, host, self.down_time)
+        return [dict(agent) for agent in found]
 
 
 def _in_use(conn: Connection, segment_ids: list[str]) -> set[str]:
@@ -120,6 +133,32 @@ def _fill(item: dict[str, Any], values: tuple[Any, ...] | None) -> None:
     item[VIF_DETAILS] = _json(details) if details else {}
 
 
+def _changed(data: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
+    """The binding request's columns ``data`` changes, as they are stored."""
+    changed = {}
+    for key, col in REQUESTED.items():
+        if key in data:
+            value = (data[key] or {}) if key == PROFILE else data[key]
+            if value != original[key]:
+                changed[col] = value
+    if "profile" in changed:
+        changed["profile"] = json.dumps(changed["profile"])
+    return changed
+
+
+def _to_bind(changed: dict[str, Any], original: dict[str, Any]) -> bool:
+    """After a change of the request (``changed``) the port is unbound; a
+    port whose binding failed is retried by any update."""
+    host = changed.get("host", original[HOST])
+    vif_type = VIF_TYPE_UNBOUND if changed else original[VIF_TYPE]
+    return bool(host) and vif_type in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED)
+
+
+def _insert_levels(conn: Connection, levels: list[dict[str, Any]]) -> None:
+    for i in range(0, len(levels), store.CHUNK):
+        conn.execute(sa.insert(L), levels[i:i + store.CHUNK])
+
+
 # A port's binding is written only by the port's create and updates, which
 # advance its revision: the row memo keeps it with the port's own rows.
 JOINED = Joined(B, "port_id", _COLUMNS, _fill, follows_revision=True)
@@ -129,9 +168,11 @@ class PortBinding(ExtensionDriver):
     extension_alias = "binding"
 
     def __init__(self, conf: Any, mech: MechanismManager, types: TypeManager,
-                 load: Loader) -> None:
+                 load: Loader, load_many: ManyLoader | None = None) -> None:
         super().__init__(conf)
         self.mech, self.types, self.load = mech, types, load
+        self.load_many: ManyLoader = load_many or (
+            lambda conn, ids: {i: load(conn, "ports", i) for i in ids})
 
     def attributes(self) -> dict[str, list[Attribute]]:
         return BINDING
@@ -154,32 +195,51 @@ class PortBinding(ExtensionDriver):
                        original: dict[str, Any]) -> None:
         if plural != "ports":
             return
-        changed = {}
-        for key, col in REQUESTED.items():
-            if key in data:
-                value = (data[key] or {}) if key == PROFILE else data[key]
-                if value != original[key]:
-                    changed[col] = value
-        vif_type = original[VIF_TYPE]
+        changed = _changed(data, original)
         if changed:
             self.unbind(conn, resource_id, keep_vif=True)  # the request's write unbinds
-            vif_type = VIF_TYPE_UNBOUND
             if "host" in changed:
                 # Wired nowhere now: DOWN until the new host's agent says otherwise.
                 conn.execute(sa.update(t.ports).where(t.ports.c.id == resource_id)
                              .values(status="DOWN"))
                 # An inactive binding made for the new host is superseded by it.
                 self.drop_inactive(conn, resource_id, changed["host"])
-            if "profile" in changed:
-                changed["profile"] = json.dumps(changed["profile"])
             self._write_request(conn, resource_id, changed)
-        host = changed.get("host", original[HOST])
+        self._detached(conn, data, original)
+        if _to_bind(changed, original):
+            self.bind(conn, resource_id)
+
+    def process_update_many(self, conn: Connection, ctx: Context, plural: str,
+                            changes: Mapping[str, dict[str, Any]],
+                            originals: Mapping[str, dict[str, Any]]) -> None:
+        """``process_update`` of each port, in statements shared by all (a
+        chunk of ports at a time) rather than a round of them per port."""
+        if plural != "ports":
+            return
+        asked = {rid: _changed(data, originals[rid]) for rid, data in changes.items()}
+        rebound = [rid for rid, changed in asked.items() if changed]
+        self.unbind_many(conn, rebound)
+        moved = {rid: asked[rid]["host"] for rid in rebound if "host" in asked[rid]}
+        for part in store.chunks(list(moved)):
+            conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(part)).values(status="DOWN"))
+        self._drop_inactive_many(conn, moved)
+        requests: dict[str, list[str]] = {}
+        for rid in rebound:
+            requests.setdefault(orjson.dumps(asked[rid], option=orjson.OPT_SORT_KEYS).decode(),
+                                []).append(rid)
+        for request, ids in requests.items():
+            self._write_requests(conn, ids, orjson.loads(request))
+        for rid, data in changes.items():
+            self._detached(conn, data, originals[rid])
+        self.bind_many(conn, [rid for rid in changes if _to_bind(asked[rid], originals[rid])],
+                       unbound=set(rebound))
+
+    def _detached(self, conn: Connection, data: dict[str, Any],
+                  original: dict[str, Any]) -> None:
         if (original[VNIC] == VNIC_DIRECT_PHYSICAL and original["device_id"]
                 and data.get("device_id") == "" and data.get("device_owner") == ""):
             # Detached from its instance: the device's MAC is given back.
             self.set_mac(conn, dict(original), ipam.generate_mac(self.conf.base_mac))
-        if host and vif_type in (VIF_TYPE_UNBOUND, VIF_TYPE_BINDING_FAILED):
-            self.bind(conn, resource_id)
 
     @staticmethod
     def _write_request(conn: Connection, port_id: str, changed: dict[str, Any]) -> None:
@@ -188,6 +248,21 @@ class PortBinding(ExtensionDriver):
         if conn.execute(sa.update(B).where(B.c.port_id == port_id).values(values)).rowcount:
             return
         store.insert(conn, B, {"port_id": port_id, **NOT_ASKED, **values})
+
+    @staticmethod
+    def _write_requests(conn: Connection, port_ids: list[str], changed: dict[str, Any]) -> None:
+        """``_write_request`` of the same change to many ports."""
+        values = {**NOT_BOUND, **changed}
+        for part in store.chunks(port_ids):
+            if conn.execute(sa.update(B).where(B.c.port_id.in_(part)).values(values)
+                            ).rowcount == len(part):
+                continue
+            have = set(conn.execute(sa.select(B.c.port_id).where(B.c.port_id.in_(part))
+                                    ).scalars())
+            missing = [{"port_id": pid, **NOT_ASKED, **values} for pid in part
+                       if pid not in have]
+            if missing:
+                store.insert(conn, B, missing)
 
     def _row(self, conn: Connection, port_id: str) -> Any:
         """The port's binding row; ports from before the table get one."""
@@ -214,31 +289,82 @@ class PortBinding(ExtensionDriver):
         conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
             vif_type=vif_type, vif_details=json.dumps(details) if details else ""))
 
+    def bind_many(self, conn: Connection, port_ids: list[str],
+                  unbound: Collection[str] = ()) -> None:
+        """``bind`` of each port (``unbound``: those whose levels and blocks
+        this transaction already dropped), the drivers asked port by port
+        but every read and write shared: the ports, their networks' segments
+        and the hosts' agents read once, the levels, blocks, statuses and
+        binding rows written a chunk at a time."""
+        if not port_ids:
+            return
+        self.unbind_many(conn, [pid for pid in port_ids if pid not in unbound])
+        ports = self.load_many(conn, port_ids)
+        segments = segments_db.dicts_of_networks(
+            conn, sorted({p["network_id"] for p in ports.values()}))
+        backend = _Backend(conn, self.types, self.conf.agent_down_time, shared=True)
+        levels: list[dict[str, Any]] = []
+        statuses: dict[str, list[str]] = {}
+        awaiting: list[str] = []
+        rows: dict[tuple[str, str], list[str]] = {}
+        for pid in port_ids:
+            port = ports.get(pid)
+            if port is None:
+                continue
+            static = [{k: v for k, v in seg.items() if k != "segment_index"}
+                      for seg in segments.get(port["network_id"], ()) if not seg["is_dynamic"]]
+            vif_type, details, status = self._decide(conn, port, backend, static, levels)
+            if vif_type != VIF_TYPE_BINDING_FAILED:
+                if status:
+                    statuses.setdefault(status, []).append(pid)
+                else:
+                    awaiting.append(pid)
+            rows.setdefault((vif_type, json.dumps(details) if details else ""), []).append(pid)
+        _insert_levels(conn, levels)
+        provisioning.add_many(conn, awaiting, provisioning.L2_AGENT_ENTITY)
+        statuses.setdefault("DOWN", []).extend(awaiting)
+        for status, ids in statuses.items():
+            for part in store.chunks(ids):
+                conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(part))
+                             .values(status=status))
+        for (vif_type, details_text), ids in rows.items():
+            for part in store.chunks(ids):
+                conn.execute(sa.update(B).where(B.c.port_id.in_(part)).values(
+                    vif_type=vif_type, vif_details=details_text))
+
     @staticmethod
     def awaiting_agent(conn: Connection, port_id: str, fresh: bool = False) -> None:
         """DOWN until the host's L2 agent reports the device up."""
         provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY, fresh=fresh)
         conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id).values(status="DOWN"))
 
-    def _decide(self, conn: Connection,
-                current: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+    def _decide(self, conn: Connection, current: dict[str, Any],
+                backend: _Backend | None = None,
+                segments: list[SegmentDict] | None = None,
+                pending: list[dict[str, Any]] | None = None,
+                ) -> tuple[str, dict[str, Any], str | None]:
         """Ask the drivers, level by level, to bind ``current`` as its binding
         attributes say; store the levels they chose under its host. The
         answer: VIF type and details, and the port status a driver set
-        (None: the host's agent reports it)."""
-        backend = _Backend(conn, self.types, self.conf.agent_down_time)
-        context = self.port_context(conn, current, backend=backend)
+        (None: the host's agent reports it). ``segments``: its network's
+        static segments, read already; ``pending``: where the levels wait
+        to be written with other ports' (``bind_many``)."""
+        backend = backend or _Backend(conn, self.types, self.conf.agent_down_time)
+        backend.allocated = False
+        context = self.port_context(conn, current, backend=backend, segments=segments)
         bound = self.mech.bind_port(context)
         status: str | None = None
         if bound and context._result is not None:
             vif_type, details, status = context._result
             details["bound_drivers"] = {str(lv["level"]): lv["driver"]
                                         for lv in context.binding_levels}
-            if context.binding_levels:
-                conn.execute(sa.insert(L), [
-                    {"port_id": current["id"], "host": context.host, "level": lv["level"],
-                     "driver": lv["driver"], "segment_id": lv["bound_segment"]["id"]}
-                    for lv in context.binding_levels])
+            levels = [{"port_id": current["id"], "host": context.host, "level": lv["level"],
+                       "driver": lv["driver"], "segment_id": lv["bound_segment"]["id"]}
+                      for lv in context.binding_levels]
+            if pending is None:
+                _insert_levels(conn, levels)
+            else:
+                pending.extend(levels)
         else:
             LOG.warning("Failed to bind port %s on host %s for vnic_type %s",
                         current["id"], context.host, context.vnic_type)
@@ -248,6 +374,9 @@ class PortBinding(ExtensionDriver):
         # Levels tried and abandoned may have taken dynamic segments: give
         # back every dynamic segment of the network that no binding uses.
         if backend.allocated:
+            if pending:  # the levels written first: they keep their segments in use
+                _insert_levels(conn, pending)
+                pending.clear()
             self._release_unused(conn, [s["id"] for s in segments_db.dicts_of_network(
                 conn, current["network_id"], dynamic=True)])
         return vif_type, details, status
@@ -312,6 +441,29 @@ class PortBinding(ExtensionDriver):
         if not keep_vif:
             conn.execute(sa.update(B).where(B.c.port_id == port_id).values(NOT_BOUND))
 
+    def unbind_many(self, conn: Connection, port_ids: list[str]) -> None:
+        """``unbind(keep_vif=True)`` of many ports, a chunk at a time."""
+        used: list[str] = []
+        for part in store.chunks(port_ids):
+            active = sa.select(B.c.host).where(B.c.port_id == L.c.port_id).scalar_subquery()
+            found = list(conn.execute(sa.select(L.c.port_id, L.c.segment_id).where(
+                L.c.port_id.in_(part), L.c.host == active)))
+            if found:
+                used += [r.segment_id for r in found if r.segment_id]
+                conn.execute(sa.delete(L).where(
+                    L.c.port_id.in_(sorted({r.port_id for r in found})), L.c.host == active))
+        provisioning.clear_many(conn, port_ids)
+        if used:
+            self._release_unused(conn, used)
+
+    def _drop_inactive_many(self, conn: Connection, hosts: dict[str, str]) -> None:
+        """``drop_inactive`` of each port's binding on its new host (``hosts``)."""
+        for part in store.chunks(list(hosts)):
+            for row in list(conn.execute(sa.select(INACTIVE.c.port_id, INACTIVE.c.host)
+                                         .where(INACTIVE.c.port_id.in_(part)))):
+                if hosts[row.port_id] == row.host:
+                    self.drop_inactive(conn, row.port_id, row.host)
+
     def forget(self, conn: Connection, port_id: str) -> None:
         """A port being deleted: its levels, provisioning blocks and bindings
         go with it (ON DELETE CASCADE); what is left is giving back the
@@ -337,10 +489,13 @@ class PortBinding(ExtensionDriver):
 
     def port_context(self, conn: Connection, current: dict[str, Any],
                      original: dict[str, Any] | None = None,
-                     backend: _Backend | None = None) -> PortContext:
+                     backend: _Backend | None = None,
+                     segments: list[SegmentDict] | None = None) -> PortContext:
+        """``segments``: the network's static segments when already read."""
         network_id = current["network_id"]
-        network = NetworkContext({"id": network_id},
-                                 segments=segments_db.dicts_of_network(conn, network_id))
+        if segments is None:
+            segments = segments_db.dicts_of_network(conn, network_id)
+        network = NetworkContext({"id": network_id}, segments=segments)
         if all(key in current for key in BINDING_KEYS):
             # ``current`` was just loaded with its binding (``extend``): no second read
             binding = {"host": current[HOST], "vnic_type": current[VNIC],

@@ -17,7 +17,7 @@ project's default group, as upstream.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -112,6 +112,18 @@ class PortSecurityGroupsDriver(ExtensionDriver):
         conn.execute(sa.delete(B).where(B.c.port_id == resource_id))
         if not _trusted(data.get("device_owner", original["device_owner"])):
             self._bind(conn, ctx, resource_id, project_id, requested)
+
+    def process_update_many(self, conn: Connection, ctx: Context, plural: str,
+                            changes: Mapping[str, dict[str, Any]],
+                            originals: Mapping[str, dict[str, Any]]) -> None:
+        """As ``process_update`` for each, the default groups made once a project."""
+        if plural != "ports":
+            return
+        for project_id in dict.fromkeys(o["project_id"] for o in originals.values()):
+            self.groups.ensure_default(conn, ctx, project_id)
+        for rid, data in changes.items():
+            if ATTR in data or PORT_SECURITY in data:
+                self.process_update(conn, ctx, plural, data, rid, originals[rid])
 
     def _bound(self, conn: Connection, port_id: str) -> list[str]:
         return [r[0] for r in conn.execute(sa.select(B.c.security_group_id)

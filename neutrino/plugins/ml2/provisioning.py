@@ -41,8 +41,32 @@ def add(conn: Connection, port_id: str, entity: str, fresh: bool = False) -> Non
         pass  # a concurrent report added the same block
 
 
+def add_many(conn: Connection, port_ids: Sequence[str], entity: str) -> None:
+    """``add`` for many ports in two statements a chunk (a sync binding a
+    host's router ports); a concurrent report's block on one of them makes
+    that chunk fall back to ``add`` port by port."""
+    for part in chunks(port_ids):
+        have = set(conn.execute(sa.select(P.port_id).where(P.port_id.in_(part),
+                                                           P.entity == entity)).scalars())
+        rows = [{"port_id": pid, "entity": entity} for pid in dict.fromkeys(part)
+                if pid not in have]
+        if not rows:
+            continue
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(t.provisioningblocks), rows)
+        except sa_exc.IntegrityError:
+            for row in rows:
+                add(conn, row["port_id"], entity)
+
+
 def clear(conn: Connection, port_id: str) -> None:
     conn.execute(sa.delete(t.provisioningblocks).where(P.port_id == port_id))
+
+
+def clear_many(conn: Connection, port_ids: Sequence[str]) -> None:
+    for part in chunks(port_ids):
+        conn.execute(sa.delete(t.provisioningblocks).where(P.port_id.in_(part)))
 
 
 def complete(conn: Connection, port_id: str, entity: str) -> bool:
