@@ -253,44 +253,40 @@ def test_a_server_imports_no_other_commands_modules(tmp_path: Path) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_the_master_forks_its_workers_without_an_api_of_its_own(tmp_path: Path) -> None:
-    """The master builds the API to refuse a bad configuration at start;
-    each worker builds its own after the fork, so the master's, kept, was
-    in every worker's memory besides its own (issue 37)."""
+def _at_the_fork(tmp_path: Path, conf_text: str, probe: str) -> str:
+    """What ``probe`` (an expression) gives in a master about to fork its
+    workers (``serve.run`` up to ``Server.run``), ``conf_text`` its config."""
     conf = tmp_path / "n.conf"
-    conf.write_text("[DEFAULT]\nauth_strategy = noauth\n"
-                    "service_plugins = router,qos,segments,metering,trunk,port_forwarding\n"
-                    f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n"
-                    "[ml2]\nextension_drivers = port_security,qos\n")
+    conf.write_text(conf_text + f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n")
     code = ("import gc\nfrom neutrino.api.controller import Api\nfrom neutrino.cmd import serve\n"
             "from neutrino.service import make_conf\n"
             "def forking(self):\n"
-            "    print(sum(isinstance(o, Api) for o in gc.get_objects()))\n"
+            f"    print({probe})\n"
             "serve.Server.run = forking\n"
             f"serve.run(make_conf(['--config-file', {str(conf)!r}]))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "0"
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_master_forks_its_workers_without_an_api_of_its_own(tmp_path: Path) -> None:
+    """The master builds the API to refuse a bad configuration at start;
+    each worker builds its own after the fork, so the master's, kept, was
+    in every worker's memory besides its own (issue 37)."""
+    assert _at_the_fork(
+        tmp_path, "[DEFAULT]\nauth_strategy = noauth\n"
+        "service_plugins = router,qos,segments,metering,trunk,port_forwarding\n"
+        "[ml2]\nextension_drivers = port_security,qos\n",
+        "sum(isinstance(o, Api) for o in gc.get_objects())") == "0"
 
 
 def test_the_master_forks_its_workers_with_what_it_holds_frozen(tmp_path: Path) -> None:
     """A worker's collections walk every object they track, writing to
     each: the master's, inherited with the fork, were then copied page by
     page into every worker. Frozen in the master, they stay shared."""
-    conf = tmp_path / "n.conf"
-    conf.write_text("[DEFAULT]\nauth_strategy = noauth\n"
-                    f"[database]\nconnection = sqlite:///{tmp_path / 'n.sqlite'}\n")
-    code = ("import gc\nfrom neutrino.cmd import serve\n"
-            "from neutrino.service import make_conf\n"
-            "def forking(self):\n"
-            "    print(gc.get_freeze_count() > 10_000)\n"
-            "serve.Server.run = forking\n"
-            f"serve.run(make_conf(['--config-file', {str(conf)!r}]))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=Path(__file__).resolve().parents[2])
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "True"
+    assert _at_the_fork(tmp_path, "[DEFAULT]\nauth_strategy = noauth\n",
+                        "gc.get_freeze_count() > 10_000") == "True"
 
 
 def test_a_new_sqlite_database_is_migrated_without_alembic_in_the_server(tmp_path: Path) -> None:
