@@ -168,11 +168,9 @@ class PortBinding(ExtensionDriver):
     extension_alias = "binding"
 
     def __init__(self, conf: Any, mech: MechanismManager, types: TypeManager,
-                 load: Loader, load_many: ManyLoader | None = None) -> None:
+                 load: Loader, load_many: ManyLoader) -> None:
         super().__init__(conf)
-        self.mech, self.types, self.load = mech, types, load
-        self.load_many: ManyLoader = load_many or (
-            lambda conn, ids: {i: load(conn, "ports", i) for i in ids})
+        self.mech, self.types, self.load, self.load_many = mech, types, load, load_many
 
     def attributes(self) -> dict[str, list[Attribute]]:
         return BINDING
