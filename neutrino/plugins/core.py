@@ -119,8 +119,7 @@ class CorePlugin:
             if not any(isinstance(d, always) for d in self.extensions.drivers):
                 self.extensions.drivers.append(always(conf))
         # Binding runs last among the extension drivers: it sees the port complete.
-        binding = PortBinding(conf, self.mechanisms, self.type_manager, self._load_one,
-                              self.load_ports)
+        binding = PortBinding(conf, self.mechanisms, self.type_manager, self.load_ports)
         self.extensions.drivers.append(binding)
         self.ml2 = MechanismCalls(self.mechanisms, binding)
         self.supported_extension_aliases = CORE_ALIASES + tuple(self.extensions.aliases)
@@ -251,6 +250,11 @@ class CorePlugin:
         """Ports by id (those that exist), as an internal load reads each, but
         read as pages (``store.chunks``): a batch per table instead of a load
         per port (the L2 agents' device calls name a hundred ports or more)."""
+        if len(ids) == 1:  # one port: a show's single-row read, not a page's reads
+            try:
+                return {ids[0]: self._load_one(conn, "ports", ids[0])}
+            except errors.NotFound:
+                return {}
         out: dict[str, dict[str, Any]] = {}
         handler = self.handlers["ports"]
         for part in store.chunks(ids):
@@ -457,7 +461,8 @@ class CorePlugin:
             for pid in changes if notify else ():
                 self.events.notify("ports", ev.PRECOMMIT_UPDATE, conn, ctx, originals[pid],
                                    changes[pid])
-            handler.move_many(conn, rows, host)
+            handler.move_many(conn, rows, host,
+                              {pid: port[HOST_ID] for pid, port in originals.items()})
             self.extensions.process_update_many(conn, ctx, "ports", changes, originals)
             with row_memo.answering():
                 current = self.load_ports(conn, list(originals))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import netaddr
 import sqlalchemy as sa
@@ -392,16 +392,14 @@ class Ports(Handler):
             out += list(conn.execute(stmt.with_for_update() if lock else stmt))
         return out
 
-    def move_many(self, conn: Connection, rows: Sequence[Any], host: str) -> None:
+    def move_many(self, conn: Connection, rows: Sequence[Any], host: str,
+                  bound: Mapping[str, str]) -> None:
         """``update`` of each port's ``binding:host_id`` to ``host`` (rows
-        locked by ``lock_many``): what a new host means for its addresses
-        (``_on_new_host``), read for all at once, then the revisions. Only
-        ports on routed networks, or waiting for a host to be addressed,
-        take the single port's way."""
+        locked by ``lock_many``; ``bound``: each port's host until now):
+        what a new host means for its addresses (``_on_new_host``), read for
+        all at once, then the revisions. Only ports on routed networks, or
+        waiting for a host to be addressed, take the single port's way."""
         ids = [row.id for row in rows]
-        bound = {r.port_id: r.host for part in store.chunks(ids) for r in conn.execute(
-            sa.select(t.ml2_port_bindings.c.port_id, t.ml2_port_bindings.c.host)
-            .where(t.ml2_port_bindings.c.port_id.in_(part)))}
         ip, sub = t.ipallocations.c, t.subnets.c
         routed_ports: set[str] = set()
         addressed: set[str] = set()

@@ -248,7 +248,7 @@ class BindingsExtended:
                 if was is not None and was.host == host:
                     raise PortBindingAlreadyActive(port_id=port_id, host=host)
                 raise PortBindingNotFound(port_id=port_id, host=host)
-            self.binding.unbind(conn, port_id)  # the former host's levels go
+            self.binding.unbind_many(conn, [port_id])  # the former host's levels go
             conn.execute(sa.delete(INACTIVE).where(INACTIVE.c.port_id == port_id,
                                                    INACTIVE.c.host == host))
             if was is not None and was.host:
@@ -282,7 +282,7 @@ class BindingsExtended:
 
         def op(conn: Connection) -> None:
             self._port(conn, port_id, for_update=True)
-            if not self.binding.drop_inactive(conn, port_id, host):
+            if not self.binding.drop_inactive(conn, {port_id: host}):
                 raise PortBindingNotFound(port_id=port_id, host=host)
         self.core.write(op)
 

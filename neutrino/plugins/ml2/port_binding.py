@@ -66,9 +66,8 @@ NOT_BOUND = {"vif_type": VIF_TYPE_UNBOUND, "vif_details": ""}
 NOT_ASKED = {"host": "", "vnic_type": VNIC_NORMAL, "profile": "{}"}
 BINDING_KEYS = (HOST, VNIC, PROFILE, VIF_TYPE, VIF_DETAILS)
 
-# load(conn, plural, id) -> the resource's API dict, with extension attributes
-Loader = Callable[[Connection, str, str], dict[str, Any]]
-# load_many(conn, port ids) -> the ports by id, as ``Loader`` reads each
+# load_many(conn, port ids) -> the ports by id (those that exist), their API
+# dicts with the extension attributes
 ManyLoader = Callable[[Connection, Sequence[str]], dict[str, dict[str, Any]]]
 
 
@@ -168,9 +167,9 @@ class PortBinding(ExtensionDriver):
     extension_alias = "binding"
 
     def __init__(self, conf: Any, mech: MechanismManager, types: TypeManager,
-                 load: Loader, load_many: ManyLoader) -> None:
+                 load_many: ManyLoader) -> None:
         super().__init__(conf)
-        self.mech, self.types, self.load, self.load_many = mech, types, load, load_many
+        self.mech, self.types, self.load_many = mech, types, load_many
 
     def attributes(self) -> dict[str, list[Attribute]]:
         return BINDING
@@ -186,32 +185,20 @@ class PortBinding(ExtensionDriver):
             "port_id": resource_id, "host": host, "vnic_type": data.get(VNIC) or VNIC_NORMAL,
             "profile": json.dumps(data.get(PROFILE) or {}), **NOT_BOUND}, pipelined=True)
         if host:
-            self.bind(conn, resource_id, fresh=True)
+            self.bind_many(conn, [resource_id], fresh=True)
 
     def process_update(self, conn: Connection, ctx: Context, plural: str,
                        data: dict[str, Any], resource_id: str,
                        original: dict[str, Any]) -> None:
-        if plural != "ports":
-            return
-        changed = _changed(data, original)
-        if changed:
-            self.unbind(conn, resource_id, keep_vif=True)  # the request's write unbinds
-            if "host" in changed:
-                # Wired nowhere now: DOWN until the new host's agent says otherwise.
-                conn.execute(sa.update(t.ports).where(t.ports.c.id == resource_id)
-                             .values(status="DOWN"))
-                # An inactive binding made for the new host is superseded by it.
-                self.drop_inactive(conn, resource_id, changed["host"])
-            self._write_request(conn, resource_id, changed)
-        self._detached(conn, data, original)
-        if _to_bind(changed, original):
-            self.bind(conn, resource_id)
+        self.process_update_many(conn, ctx, plural, {resource_id: data},
+                                 {resource_id: original})
 
     def process_update_many(self, conn: Connection, ctx: Context, plural: str,
                             changes: Mapping[str, dict[str, Any]],
                             originals: Mapping[str, dict[str, Any]]) -> None:
-        """``process_update`` of each port, in statements shared by all (a
-        chunk of ports at a time) rather than a round of them per port."""
+        """A request's change of binding unbinds the port (DOWN, wired
+        nowhere, when its host changes) and binds it again as asked; the
+        statements are shared by the ports, a chunk at a time."""
         if plural != "ports":
             return
         asked = {rid: _changed(data, originals[rid]) for rid, data in changes.items()}
@@ -220,13 +207,14 @@ class PortBinding(ExtensionDriver):
         moved = {rid: asked[rid]["host"] for rid in rebound if "host" in asked[rid]}
         for part in store.chunks(list(moved)):
             conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(part)).values(status="DOWN"))
-        self._drop_inactive_many(conn, moved)
+        # An inactive binding made for the new host is superseded by it.
+        self.drop_inactive(conn, moved)
         requests: dict[str, list[str]] = {}
         for rid in rebound:
             requests.setdefault(orjson.dumps(asked[rid], option=orjson.OPT_SORT_KEYS).decode(),
                                 []).append(rid)
         for request, ids in requests.items():
-            self._write_requests(conn, ids, orjson.loads(request))
+            self._write_request(conn, ids, orjson.loads(request))
         for rid, data in changes.items():
             self._detached(conn, data, originals[rid])
         self.bind_many(conn, [rid for rid in changes if _to_bind(asked[rid], originals[rid])],
@@ -240,16 +228,9 @@ class PortBinding(ExtensionDriver):
             self.set_mac(conn, dict(original), ipam.generate_mac(self.conf.base_mac))
 
     @staticmethod
-    def _write_request(conn: Connection, port_id: str, changed: dict[str, Any]) -> None:
-        """The new request, unbound; a port from before the table gets its row."""
-        values = {**NOT_BOUND, **changed}
-        if conn.execute(sa.update(B).where(B.c.port_id == port_id).values(values)).rowcount:
-            return
-        store.insert(conn, B, {"port_id": port_id, **NOT_ASKED, **values})
-
-    @staticmethod
-    def _write_requests(conn: Connection, port_ids: list[str], changed: dict[str, Any]) -> None:
-        """``_write_request`` of the same change to many ports."""
+    def _write_request(conn: Connection, port_ids: list[str], changed: dict[str, Any]) -> None:
+        """The same new request, unbound, for each port; a port from before
+        the table gets its row."""
         values = {**NOT_BOUND, **changed}
         for part in store.chunks(port_ids):
             if conn.execute(sa.update(B).where(B.c.port_id.in_(part)).values(values)
@@ -272,31 +253,19 @@ class PortBinding(ExtensionDriver):
 
     # -- binding ----------------------------------------------------------------------
 
-    def bind(self, conn: Connection, port_id: str, fresh: bool = False) -> None:
-        """Ask the drivers, level by level, and store what they decided.
-        ``fresh``: the port is being created here and has no levels or blocks yet."""
-        if not fresh:
-            self.unbind(conn, port_id, keep_vif=True)
-        vif_type, details, status = self._decide(conn, self.load(conn, "ports", port_id))
-        if vif_type != VIF_TYPE_BINDING_FAILED:
-            if status:
-                conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id)
-                             .values(status=status))
-            else:
-                self.awaiting_agent(conn, port_id, fresh=fresh)
-        conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
-            vif_type=vif_type, vif_details=json.dumps(details) if details else ""))
-
     def bind_many(self, conn: Connection, port_ids: list[str],
-                  unbound: Collection[str] = ()) -> None:
-        """``bind`` of each port (``unbound``: those whose levels and blocks
-        this transaction already dropped), the drivers asked port by port
-        but every read and write shared: the ports, their networks' segments
-        and the hosts' agents read once, the levels, blocks, statuses and
-        binding rows written a chunk at a time."""
+                  unbound: Collection[str] = (), fresh: bool = False) -> None:
+        """Ask the drivers, level by level, to bind each port, and store what
+        they decided. The drivers are asked port by port but every read and
+        write is shared: the ports, their networks' segments and the hosts'
+        agents read once, the levels, blocks, statuses and binding rows
+        written a chunk at a time. ``unbound``: ports whose levels and blocks
+        this transaction already dropped; ``fresh``: the ports are being
+        created here and have no levels or blocks yet."""
         if not port_ids:
             return
-        self.unbind_many(conn, [pid for pid in port_ids if pid not in unbound])
+        if not fresh:
+            self.unbind_many(conn, [pid for pid in port_ids if pid not in unbound])
         ports = self.load_many(conn, port_ids)
         segments = segments_db.dicts_of_networks(
             conn, sorted({p["network_id"] for p in ports.values()}))
@@ -319,7 +288,8 @@ class PortBinding(ExtensionDriver):
                     awaiting.append(pid)
             rows.setdefault((vif_type, json.dumps(details) if details else ""), []).append(pid)
         _insert_levels(conn, levels)
-        provisioning.add_many(conn, awaiting, provisioning.L2_AGENT_ENTITY)
+        # DOWN until the host's L2 agent reports the device up.
+        provisioning.add_many(conn, awaiting, provisioning.L2_AGENT_ENTITY, fresh=fresh)
         statuses.setdefault("DOWN", []).extend(awaiting)
         for status, ids in statuses.items():
             for part in store.chunks(ids):
@@ -346,7 +316,7 @@ class PortBinding(ExtensionDriver):
         answer: VIF type and details, and the port status a driver set
         (None: the host's agent reports it). ``segments``: its network's
         static segments, read already; ``pending``: where the levels wait
-        to be written with other ports' (``bind_many``)."""
+        to be written with other ports' (``bind_many``; None: written now)."""
         backend = backend or _Backend(conn, self.types, self.conf.agent_down_time)
         backend.allocated = False
         context = self.port_context(conn, current, backend=backend, segments=segments)
@@ -389,19 +359,25 @@ class PortBinding(ExtensionDriver):
         vif_type, details, _ = self._decide(conn, asked)
         return vif_type, details
 
-    def drop_inactive(self, conn: Connection, port_id: str, host: str) -> bool:
-        """Remove the port's inactive binding on ``host`` with its levels;
-        False when there was none."""
-        gone = conn.execute(sa.delete(INACTIVE).where(INACTIVE.c.port_id == port_id,
-                                                      INACTIVE.c.host == host)).rowcount
-        if gone:
-            self.drop_levels(conn, port_id, host)
-        return bool(gone)
+    def drop_inactive(self, conn: Connection, hosts: Mapping[str, str]) -> list[str]:
+        """Remove each port's inactive binding on the host ``hosts`` names
+        for it, with its levels; the ports that had one."""
+        gone: list[str] = []
+        for part in store.chunks(list(hosts)):
+            found = [(r.port_id, r.host) for r in conn.execute(
+                sa.select(INACTIVE.c.port_id, INACTIVE.c.host).where(
+                    INACTIVE.c.port_id.in_(part))) if hosts[r.port_id] == r.host]
+            if found:
+                conn.execute(sa.delete(INACTIVE).where(
+                    sa.tuple_(INACTIVE.c.port_id, INACTIVE.c.host).in_(found)))
+                self._drop_levels(conn, sa.tuple_(L.c.port_id, L.c.host).in_(found))
+                gone += [pid for pid, _ in found]
+        return gone
 
     def drop_levels(self, conn: Connection, port_id: str, host: str) -> None:
         """Forget the levels of the port's binding on ``host``, giving back the
         dynamic segments no other binding uses."""
-        self._drop_levels(conn, port_id, L.c.host == host)
+        self._drop_levels(conn, L.c.port_id == port_id, L.c.host == host)
 
     def _take_device_mac(self, conn: Connection, port: dict[str, Any],
                          profile: dict[str, Any]) -> None:
@@ -430,48 +406,29 @@ class PortBinding(ExtensionDriver):
         ipam.readdress(conn, port["id"], port["network_id"], mac)
         port["mac_address"] = mac
 
-    def unbind(self, conn: Connection, port_id: str, keep_vif: bool = False) -> None:
-        """Forget the active binding's levels and give back dynamic segments
-        no other binding uses (before a rebind); inactive bindings keep theirs."""
-        self._drop_levels(conn, port_id, L.c.host.in_(
-            sa.select(B.c.host).where(B.c.port_id == port_id).scalar_subquery()))
-        provisioning.clear(conn, port_id)
-        if not keep_vif:
-            conn.execute(sa.update(B).where(B.c.port_id == port_id).values(NOT_BOUND))
-
     def unbind_many(self, conn: Connection, port_ids: list[str]) -> None:
-        """``unbind(keep_vif=True)`` of many ports, a chunk at a time."""
-        used: list[str] = []
+        """Forget the active bindings' levels and blocks, giving back the
+        dynamic segments no other binding uses (before a rebind); inactive
+        bindings keep theirs."""
         for part in store.chunks(port_ids):
             active = sa.select(B.c.host).where(B.c.port_id == L.c.port_id).scalar_subquery()
-            found = list(conn.execute(sa.select(L.c.port_id, L.c.segment_id).where(
-                L.c.port_id.in_(part), L.c.host == active)))
-            if found:
-                used += [r.segment_id for r in found if r.segment_id]
-                conn.execute(sa.delete(L).where(
-                    L.c.port_id.in_(sorted({r.port_id for r in found})), L.c.host == active))
+            self._drop_levels(conn, L.c.port_id.in_(part), L.c.host == active)
         provisioning.clear_many(conn, port_ids)
-        if used:
-            self._release_unused(conn, used)
-
-    def _drop_inactive_many(self, conn: Connection, hosts: dict[str, str]) -> None:
-        """``drop_inactive`` of each port's binding on its new host (``hosts``)."""
-        for part in store.chunks(list(hosts)):
-            for row in list(conn.execute(sa.select(INACTIVE.c.port_id, INACTIVE.c.host)
-                                         .where(INACTIVE.c.port_id.in_(part)))):
-                if hosts[row.port_id] == row.host:
-                    self.drop_inactive(conn, row.port_id, row.host)
 
     def forget(self, conn: Connection, port_id: str) -> None:
         """A port being deleted: its levels, provisioning blocks and bindings
         go with it (ON DELETE CASCADE); what is left is giving back the
         dynamic segments only it used."""
-        self._drop_levels(conn, port_id)
+        self._drop_levels(conn, L.c.port_id == port_id)
 
-    def _drop_levels(self, conn: Connection, port_id: str, *where: Any) -> None:
-        used = [r.segment_id for r in conn.execute(
-            sa.select(L.c.segment_id).where(L.c.port_id == port_id, *where)) if r.segment_id]
-        conn.execute(sa.delete(L).where(L.c.port_id == port_id, *where))
+    def _drop_levels(self, conn: Connection, *where: Any) -> None:
+        """Delete the levels ``where`` selects; the dynamic segments they
+        held go back when no other binding uses them."""
+        found = list(conn.execute(sa.select(L.c.segment_id).where(*where)))
+        if not found:
+            return
+        conn.execute(sa.delete(L).where(*where))
+        used = [r.segment_id for r in found if r.segment_id]
         if used:
             self._release_unused(conn, used)
 

@@ -25,43 +25,38 @@ P = t.provisioningblocks.c
 
 
 def add(conn: Connection, port_id: str, entity: str, fresh: bool = False) -> None:
-    """Block ``port_id`` on ``entity`` (idempotent). ``fresh``: the port is
-    being created in this transaction, so nobody else can have blocked it."""
-    if fresh:
-        conn.execute(sa.insert(t.provisioningblocks).values(port_id=port_id, entity=entity))
-        return
-    if conn.execute(sa.select(P.port_id).where(P.port_id == port_id,
-                                               P.entity == entity)).first():
+    add_many(conn, [port_id], entity, fresh)
+
+
+def add_many(conn: Connection, port_ids: Sequence[str], entity: str,
+             fresh: bool = False) -> None:
+    """Block each of ``port_ids`` on ``entity`` (idempotent), in two
+    statements a chunk. ``fresh``: the ports are being created in this
+    transaction, so nobody else can have blocked them: one INSERT."""
+    for part in chunks(port_ids):
+        rows = [{"port_id": pid, "entity": entity} for pid in dict.fromkeys(part)]
+        if not fresh:
+            have = set(conn.execute(sa.select(P.port_id).where(P.port_id.in_(part),
+                                                               P.entity == entity)).scalars())
+            rows = [row for row in rows if row["port_id"] not in have]
+        if rows:
+            _insert(conn, rows, guarded=not fresh)
+
+
+def _insert(conn: Connection, rows: list[dict[str, str]], guarded: bool) -> None:
+    """``guarded``: a concurrent report may have added one of the blocks
+    since they were read; the rows then go in one by one, the taken ones
+    left out."""
+    if not guarded:
+        conn.execute(sa.insert(t.provisioningblocks), rows)
         return
     try:
         with conn.begin_nested():
-            conn.execute(sa.insert(t.provisioningblocks).values(port_id=port_id,
-                                                                entity=entity))
+            conn.execute(sa.insert(t.provisioningblocks), rows)
     except sa_exc.IntegrityError:
-        pass  # a concurrent report added the same block
-
-
-def add_many(conn: Connection, port_ids: Sequence[str], entity: str) -> None:
-    """``add`` for many ports in two statements a chunk (a sync binding a
-    host's router ports); a concurrent report's block on one of them makes
-    that chunk fall back to ``add`` port by port."""
-    for part in chunks(port_ids):
-        have = set(conn.execute(sa.select(P.port_id).where(P.port_id.in_(part),
-                                                           P.entity == entity)).scalars())
-        rows = [{"port_id": pid, "entity": entity} for pid in dict.fromkeys(part)
-                if pid not in have]
-        if not rows:
-            continue
-        try:
-            with conn.begin_nested():
-                conn.execute(sa.insert(t.provisioningblocks), rows)
-        except sa_exc.IntegrityError:
+        if len(rows) > 1:
             for row in rows:
-                add(conn, row["port_id"], entity)
-
-
-def clear(conn: Connection, port_id: str) -> None:
-    conn.execute(sa.delete(t.provisioningblocks).where(P.port_id == port_id))
+                _insert(conn, [row], guarded=True)
 
 
 def clear_many(conn: Connection, port_ids: Sequence[str]) -> None:
@@ -71,14 +66,12 @@ def clear_many(conn: Connection, port_ids: Sequence[str]) -> None:
 
 def complete(conn: Connection, port_id: str, entity: str) -> bool:
     """``entity`` is done with ``port_id``; True when nothing blocks it any more."""
-    conn.execute(sa.delete(t.provisioningblocks).where(P.port_id == port_id,
-                                                       P.entity == entity))
-    return conn.execute(sa.select(P.entity).where(P.port_id == port_id)).first() is None
+    return bool(complete_many(conn, [port_id], entity))
 
 
 def complete_many(conn: Connection, port_ids: Sequence[str], entity: str) -> list[str]:
-    """``complete`` for many ports in two statements a chunk: those of
-    ``port_ids`` nothing blocks any more, in their order."""
+    """``entity`` is done with each of ``port_ids`` (two statements a chunk):
+    those nothing blocks any more, in their order."""
     blocked: set[str] = set()
     for part in chunks(port_ids):
         conn.execute(sa.delete(t.provisioningblocks).where(P.port_id.in_(part),
