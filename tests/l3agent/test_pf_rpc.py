@@ -54,3 +54,46 @@ def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(admin, mem
     assert member.delete(f"{url}/{pf['id']}")[0] == 204
     synced = synced_once_told(agent, router["id"])
     assert synced["_port_forwardings"] == []
+
+
+def _forwarded_port(admin, member, agent):
+    """A router on ``agent``, an instance port behind it and a floating IP
+    forwarding a port to it: (router, port, floating IP)."""
+    ext, _ = _l3.external_network(admin)
+    router = _l3.router(member, external_gateway_info={"network_id": ext["id"]})
+    subnet = _l3.private_subnet(member)
+    _l3.add_interface(member, router["id"], subnet_id=subnet["id"])
+    assert hosts_of(admin, router["id"]) == [agent.host]
+    port = h.port(member, subnet["network_id"])
+    fip = _l3.floatingip(member, ext["id"])
+    agent.recorder.calls.clear()
+    status, made = member.post(f"/v2.0/floatingips/{fip['id']}/port_forwardings", {
+        "port_forwarding": {"protocol": "tcp", "internal_port_id": port["id"],
+                            "internal_ip_address": port["fixed_ips"][0]["ip_address"],
+                            "internal_port": 22, "external_port": 2222}})
+    assert status == 201, made
+    # the agent has had the create's news: later news is the test's own
+    assert synced_once_told(agent, router["id"])["_port_forwardings"]
+    return router, port, fip
+
+
+def test_deleting_a_forwardings_port_tells_the_router_s_agent(admin, member, l3_agents):
+    agent = l3_agents()
+    router, port, fip = _forwarded_port(admin, member, agent)
+    agent.recorder.calls.clear()
+    assert member.delete(f"/v2.0/ports/{port['id']}")[0] == 204
+    assert synced_once_told(agent, router["id"])["_port_forwardings"] == []
+    status, body = member.get(f"/v2.0/floatingips/{fip['id']}")
+    assert status == 200 and body["floatingip"]["router_id"] is None, body
+
+
+def test_a_port_losing_the_forwarded_address_tells_the_router_s_agent(admin, member, l3_agents):
+    agent = l3_agents()
+    router, port, _ = _forwarded_port(admin, member, agent)
+    [was] = port["fixed_ips"]
+    other = was["ip_address"].rsplit(".", 1)[0] + ".250"
+    agent.recorder.calls.clear()
+    status, body = member.put(f"/v2.0/ports/{port['id']}", {"port": {"fixed_ips": [
+        {"subnet_id": was["subnet_id"], "ip_address": other}]}})
+    assert status == 200, body
+    assert synced_once_told(agent, router["id"])["_port_forwardings"] == []

@@ -4,10 +4,11 @@ Serves ``/v2.0/floatingips/{id}/port_forwardings`` and shows each floating
 IP's forwardings (``expose-port-forwarding-in-fip``); needs the router
 plugin, whose floating IPs and routers it uses. Forwardings of a port go
 with the port, and with a fixed IP the port loses, in the core's
-transaction.
+transaction; their routers' agents are told once it committed.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import sqlalchemy as sa
@@ -70,6 +71,10 @@ class PortForwardingPlugin(ServicePlugin):
         super().__init__(conf, db)
         self.collection = pfs.PortForwardings(self)
         self.l3: Any = None
+        # Routers whose forwardings a port's delete or update removed, by
+        # port id: read in its transaction, told after its commit.
+        self._removed: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
 
     def bind(self, plugins: Any) -> None:
         self.l3 = plugins.services.get("L3_ROUTER_NAT")
@@ -86,6 +91,8 @@ class PortForwardingPlugin(ServicePlugin):
         super().connect(core)
         core.events.subscribe("ports", ev.PRECOMMIT_DELETE, self._port_deleting)
         core.events.subscribe("ports", ev.PRECOMMIT_UPDATE, self._port_updating)
+        core.events.subscribe("ports", ev.AFTER_DELETE, lambda ctx, port: self._told(port))
+        core.events.subscribe("ports", ev.AFTER_UPDATE, lambda ctx, old, new: self._told(new))
 
     def collections(self) -> dict[str, Any]:
         return {"port_forwardings": self.collection}
@@ -107,8 +114,7 @@ class PortForwardingPlugin(ServicePlugin):
         p = t.portforwardings.c
         rows = conn.execute(sa.select(t.portforwardings)
                             .where(p.internal_port_id == port["id"])).all()
-        if rows:
-            pfs.remove(conn, rows)
+        self._pending(port, pfs.remove(conn, rows) if rows else [])
 
     def _port_updating(self, conn: Connection, ctx: Context, port: dict[str, Any],
                        changes: dict[str, Any]) -> None:
@@ -119,5 +125,17 @@ class PortForwardingPlugin(ServicePlugin):
         gone = [r for r in conn.execute(sa.select(t.portforwardings)
                                         .where(p.internal_port_id == port["id"]))
                 if r.internal_ip_address not in kept]
-        if gone:
-            pfs.remove(conn, gone)
+        self._pending(port, pfs.remove(conn, gone) if gone else [])
+
+    def _pending(self, port: dict[str, Any], routers: list[str]) -> None:
+        """A transaction retried, or rolled back, leaves what it last read."""
+        with self._lock:
+            if routers:
+                self._removed[port["id"]] = routers
+            else:
+                self._removed.pop(port["id"], None)
+
+    def _told(self, port: dict[str, Any]) -> None:
+        with self._lock:
+            routers = self._removed.pop(port["id"], [])
+        self.routers_changed(routers)

@@ -349,19 +349,22 @@ class PortForwardings:
         def op(conn: Connection) -> str | None:
             row = store.get_row(conn, t.portforwardings, pf_id,
                                 lambda: errors.PortForwardingNotFound(id=pf_id))
-            fip = self._lock_fip(conn, row.floatingip_id)
-            remove(conn, [row])
-            return str(fip.router_id) if fip.router_id else None
-        router_id = self.core.write(op)
-        self.plugin.routers_changed([router_id] if router_id else [])
+            self._lock_fip(conn, row.floatingip_id)
+            return remove(conn, [row])
+        self.plugin.routers_changed(self.core.write(op))
 
 
-def remove(conn: Connection, rows: Sequence[Any]) -> None:
-    """Delete forwardings; a floating IP left with none lets go of its router."""
-    p = t.portforwardings.c
+def remove(conn: Connection, rows: Sequence[Any]) -> list[str]:
+    """Delete forwardings; a floating IP left with none lets go of its
+    router. The routers they were on, whose agents must drop them."""
+    p, f = t.portforwardings.c, t.floatingips.c
     ids = [r.id for r in rows]
+    fip_ids = sorted({r.floatingip_id for r in rows})
+    routers = sorted({r.router_id for r in conn.execute(
+        sa.select(f.router_id).where(f.id.in_(fip_ids), f.router_id.is_not(None)))})
     for part in store.chunks(ids):
         conn.execute(sa.delete(t.portforwardings).where(p.id.in_(part)))
-    for fip_id in sorted({r.floatingip_id for r in rows}):
+    for fip_id in fip_ids:
         left = conn.execute(sa.select(p.id).where(p.floatingip_id == fip_id).limit(1)).first()
         store.bump(conn, t.floatingips, fip_id, {} if left else {"router_id": None})
+    return routers
