@@ -9,7 +9,7 @@ CONFIG ?= etc/neutrino-aio.conf
 CONFIG_ARGS := $(foreach f,$(CONFIG),--config-file $(f))
 # Debian packages the test suite uses, and the headers mysqlclient (the
 # fast MySQL/MariaDB driver) builds against.
-DEBIAN_PACKAGES := curl openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived radvd ndisc6 libmariadb-dev pkg-config mariadb-server galera-4 rsync strongswan-charon strongswan-swanctl libcharon-extra-plugins gobgpd bird2 libstrongswan-extra-plugins chromium chromium-driver
+DEBIAN_PACKAGES := curl socat openvswitch-switch dnsmasq-base nftables busybox iproute2 ethtool iputils-ping isc-dhcp-client haproxy keepalived radvd ndisc6 libmariadb-dev pkg-config mariadb-server galera-4 rsync strongswan-charon strongswan-swanctl libcharon-extra-plugins gobgpd bird2 libstrongswan-extra-plugins chromium chromium-driver
 PYTEST_ARGS ?=
 
 .PHONY: run test fuzz install bytecode system-deps bench clean
@@ -41,7 +41,8 @@ run: install
 	exec $(VENV)/bin/neutrino serve $(CONFIG_ARGS)
 
 # The keystone, placement and barbican tests' own venvs (tests/keystone/conftest.py,
-# tests/placement/conftest.py, tests/barbican/conftest.py) take a fresh clone minutes to build. Built
+# tests/placement/conftest.py, tests/barbican/conftest.py) and upstream Neutron's
+# (tests/upstream_venv.py) take a fresh clone minutes to build. Built
 # beside the first tests, they are ready when the tests reach them instead
 # of holding an xdist worker that long; a build that failed is tried again,
 # and reported, by the tests that need it.
@@ -50,6 +51,7 @@ test: install system-deps
 	@$(PY) tests/keystone/conftest.py > var/keystone-venv.log 2>&1 & \
 	$(PY) tests/placement/conftest.py > var/placement-venv.log 2>&1 & \
 	$(PY) tests/barbican/conftest.py > var/barbican-venv.log 2>&1 & \
+	$(PY) tests/upstream_venv.py > var/neutron-venv.log 2>&1 & \
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS); \
 	status=$$?; wait; exit $$status
 

@@ -361,6 +361,14 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def upstream_neutron() -> Path:
+    """Upstream Neutron 29's venv (its agents, server and versioned objects),
+    built unless there: ``tests/upstream_venv.py``."""
+    from tests import upstream_venv
+    return upstream_venv.ensure()
+
+
 # Modules that take minutes (emulated hosts, several servers, the all-in-one),
 # longest first. pytest-xdist hands out whole files in collection order, so a
 # long module collected last would leave the other worker idle at the end;

@@ -71,7 +71,8 @@ class PypiVenv:
 
     ``upgrade``: what pip upgrades in the new venv before the install;
     ``skip_unreachable``: a failed install raises ``PypiUnreachable`` when the
-    service's own package cannot even be downloaded.
+    service's own package cannot even be downloaded; ``programs``: what the
+    venv's ``bin`` must hold to be used.
     """
 
     path: Path
@@ -79,6 +80,7 @@ class PypiVenv:
     error: type[AssertionError] = ServiceSetupError
     upgrade: tuple[str, ...] = ()
     skip_unreachable: bool = False
+    programs: tuple[str, ...] = ("gunicorn",)
 
     @property
     def stamp(self) -> Path:
@@ -93,7 +95,7 @@ class PypiVenv:
 
     def current(self) -> bool:
         return (self.stamp.is_file() and self.stamp.read_text() == self.stamp_text
-                and self.bin("gunicorn").exists())
+                and all(self.bin(name).exists() for name in self.programs))
 
     def ensure(self, then: Callable[[], None] | None = None) -> None:
         """Build (or rebuild) the venv unless current, then ``then`` (a

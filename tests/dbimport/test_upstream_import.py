@@ -35,14 +35,16 @@ NEUTRINO_EXTRA = (
 
 
 @pytest.fixture(scope="module")
-def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def upstream(tmp_path_factory: pytest.TempPathFactory,
+             upstream_neutron: Path) -> Iterator[tuple[str, str]]:
     """Upstream Neutron 29 on a fresh MariaDB database: (API URL, database URL).
     Skipped when the anchor cannot be built here (no MariaDB, no PyPI)."""
     if not (ANCHOR / "start.sh").exists():
         pytest.skip(f"no upstream Neutron anchor at {ANCHOR}")
     db = f"neutron_imp_{uuid.uuid4().hex[:8]}"
     base = tmp_path_factory.mktemp("upstream")
-    env = {**os.environ, "NEUTRON_PORT": str(free_port()), "DB_NAME": db,
+    env = {**os.environ, "NEUTRON_VENV": str(upstream_neutron),
+           "NEUTRON_PORT": str(free_port()), "DB_NAME": db,
            "NEUTRON_ANCHOR_DIR": str(base), "WRITE_READY": "0",
            "SERVICE_PLUGINS": "router,qos,segments,trunk,port_forwarding,conntrack_helper,"
                               "ndp_proxy,local_ip,log,metering",

@@ -14,8 +14,9 @@ from tests.fullstack import upstream_agents as upstream
 from tests.fullstack.hosts import Fabric, Host, needs_ovs, ping
 from tests.waiting import wait_for
 
-pytestmark = [needs_ovs(), pytest.mark.skipif(upstream.server_missing_reason() is not None,
-                                              reason=upstream.server_missing_reason() or "")]
+pytestmark = [needs_ovs(), pytest.mark.usefixtures("upstream_neutron"),
+              pytest.mark.skipif(upstream.server_missing_reason() is not None,
+                                 reason=upstream.server_missing_reason() or "")]
 LOCAL_IP = "192.0.2.91"
 
 

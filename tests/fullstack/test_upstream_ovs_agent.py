@@ -16,8 +16,9 @@ from tests.fullstack import upstream_agents as upstream
 from tests.fullstack.hosts import Fabric, Host, dhcp, needs_ovs, ping
 from tests.waiting import wait_for
 
-pytestmark = [needs_ovs(), pytest.mark.skipif(upstream.missing_reason() is not None,
-                                              reason=upstream.missing_reason() or "")]
+pytestmark = [needs_ovs(), pytest.mark.usefixtures("upstream_neutron"),
+              pytest.mark.skipif(upstream.missing_reason() is not None,
+                                 reason=upstream.missing_reason() or "")]
 LOCAL_IP = "192.0.2.83"
 DEAD_VLAN = "4095"
 

@@ -25,10 +25,11 @@ import signal
 import subprocess
 from pathlib import Path
 
+from tests import upstream_venv
 from tests.fullstack.hosts import Fabric, Host, sh
 from tests.waiting import wait_for
 
-VENV = Path(os.environ.get("NEUTRON_VENV", "/tmp/anchors/neutron-venv"))
+VENV = upstream_venv.PATH  # built by the upstream_neutron fixture
 SHIMS = {
     "sudo": '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n',
     "iptables-save": "#!/bin/sh\nexit 0\n",
@@ -42,12 +43,8 @@ SHIMS = {
 
 
 def missing_reason() -> str | None:
-    """Why upstream's agents cannot run here, or None."""
-    for binary in ("neutron-dhcp-agent", "neutron-openvswitch-agent", "privsep-helper"):
-        if not (VENV / "bin" / binary).exists():
-            return (f"{VENV / 'bin' / binary} missing: upstream's agents come from the "
-                    "anchor's venv (bash ../shared/anchors/upstream-neutron/start.sh, or "
-                    "NEUTRON_VENV naming one with neutron 29 installed)")
+    """Why upstream's agents cannot run here, or None (their venv is the
+    ``upstream_neutron`` fixture's, built when missing)."""
     if shutil.which("socat") is None:
         return "socat is not installed (Debian: socat)"
     return None
@@ -223,8 +220,6 @@ def server_missing_reason() -> str | None:
         return reason
     if not (ANCHOR / "start.sh").exists():
         return f"{ANCHOR / 'start.sh'} missing (the upstream anchor)"
-    if not (VENV / "bin" / "uwsgi").exists() or not (VENV / "bin" / "neutron-rpc-server").exists():
-        return f"{VENV} has no uwsgi or neutron-rpc-server (the anchor's start.sh installs them)"
     if sh("mysqladmin", "ping", check=False).returncode != 0:
         return "MariaDB is not running (the anchor's database)"
     return None

@@ -2,8 +2,8 @@
 versioned objects: the server answers their ``pull``/``bulk_pull`` (topic
 ``q-plugin``, namespace None, 1.1) and pushes each committed change on the
 type's ``neutron-vo-<type>-<version>`` fanout, in oslo.versionedobjects'
-primitive format. Where upstream's venv is present (``NEUTRON_VENV``, the
-upstream anchor's), upstream's own object classes read what neutrino sends."""
+primitive format. Upstream's own object classes (``tests/upstream_venv.py``)
+read what neutrino sends."""
 from __future__ import annotations
 
 import json
@@ -23,8 +23,7 @@ from tests.rpc.bus import OvsAgent
 from tests.rpc.test_in_process import HOST, InProcess
 
 UPSTREAM = VENV / "bin" / "python"
-needs_upstream = pytest.mark.skipif(
-    not UPSTREAM.exists(), reason=f"{UPSTREAM} missing: upstream neutron's venv (NEUTRON_VENV)")
+needs_upstream = pytest.mark.usefixtures("upstream_neutron")
 
 
 class Pushes:
