@@ -116,19 +116,25 @@ class Subnets(Handler):
         request's read saw it.)"""
         return item.get("segment_id") is None
 
-    def _check_pool_visible(self, conn: Connection, ctx: Context, pool_id: str) -> None:
-        """Another project's private pool does not exist for the caller."""
+    def _check_pool_visible(self, conn: Connection, ctx: Context, pool_id: str,
+                            version: int) -> None:
+        """Another project's private pool does not exist for the caller; a
+        pool of the other IP version is refused before anything is
+        allocated from it (as upstream)."""
         row = store.get_row(conn, t.subnetpools, pool_id,
                             lambda: errors.SubnetPoolNotFound(subnetpool_id=pool_id))
         if not subnetpools.visible_to(conn, ctx, row):
             raise errors.SubnetPoolNotFound(subnetpool_id=pool_id)
+        if row.ip_version != version:
+            raise errors.BadRequest(resource="subnets", msg=(
+                f"Cannot allocate IPv{version} subnet from IPv{row.ip_version} subnet pool"))
 
     def _resolve_cidr(self, conn: Connection, ctx: Context,
                       data: dict[str, Any]) -> tuple[str, str | None]:
         pool_id = data.get("subnetpool_id")
-        if pool_id is not None:
-            self._check_pool_visible(conn, ctx, pool_id)
         version = data["ip_version"]
+        if pool_id is not None:
+            self._check_pool_visible(conn, ctx, pool_id, version)
         if pool_id is None and data.get("use_default_subnetpool"):
             pool_id = self.pools.default_pool(conn, version)
             if pool_id is None:

@@ -1,7 +1,7 @@
 """Client-visible places where neutrino answers differently from upstream Neutron.
 
 Each expectation here is what upstream Neutron (2024.x, "29") returns for the
-same request; the tests are strict xfails until the server is fixed.
+same request: each was a strict xfail until the server was fixed.
 """
 from __future__ import annotations
 
@@ -11,10 +11,6 @@ import pytest
 from openstack import exceptions
 
 pytestmark = pytest.mark.clients
-
-# Only a wrong answer counts as the expected failure; a server that does not
-# start or a crashing client still errors.
-MISMATCH = (AssertionError, pytest.fail.Exception)
 
 
 def test_subnet_from_pool_is_carved_from_the_smallest_block_that_fits(cli, conn, name, cleanup):
@@ -73,13 +69,6 @@ def test_replacing_tags_with_duplicates_is_rejected(conn, name, cleanup):
     assert conn.network.get_network(net.id).tags == []
 
 
-@pytest.mark.xfail(strict=True, raises=MISMATCH, reason=(
-    "subnet from a pool of the other IP version (ip_version 6, IPv4 subnetpool_id, no "
-    "cidr/prefixlen): neutrino 400 with an unrelated message (SubnetAllocationError "
-    "'Insufficient prefix space to allocate subnet size /8.', earlier InvalidInput \"cidr "
-    "'10.0.0.0/8' does not match the ip_version '6'\"); upstream checks the version first: "
-    "400 BadRequest \"Bad subnets request: Cannot allocate IPv6 subnet from IPv4 subnet "
-    "pool.\""))
 def test_ipv6_subnet_from_ipv4_pool_error_names_the_pool_mismatch(conn, name, cleanup):
     pool = conn.network.create_subnet_pool(name=name, prefixes=["10.150.0.0/16"])
     cleanup.add("subnetpool", pool.id)
@@ -93,7 +82,7 @@ def test_ipv6_subnet_from_ipv4_pool_error_names_the_pool_mismatch(conn, name, cl
 
 
 def test_pool_subnet_sizes_follow_the_request(conn, name, cleanup):
-    """Control for the xfails above: allocation itself works and respects the size."""
+    """Allocation from a pool works and respects the requested size."""
     pool = conn.network.create_subnet_pool(name=name, prefixes=["10.160.0.0/16"])
     cleanup.add("subnetpool", pool.id)
     net = conn.network.create_network(name=name)
