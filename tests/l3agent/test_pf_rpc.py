@@ -20,16 +20,21 @@ def srv(tmp_path_factory: pytest.TempPathFactory, vhost: str) -> Iterator[Server
     server.stop()
 
 
-def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(admin, member, l3_agents):
-    agent = l3_agents()
+def _behind_a_router(admin, member, agent):
+    """A router on ``agent`` with a gateway, an instance port behind it and a
+    floating IP of its external network: (router, port, floating IP)."""
     ext, _ = _l3.external_network(admin)
     router = _l3.router(member, external_gateway_info={"network_id": ext["id"]})
     subnet = _l3.private_subnet(member)
     _l3.add_interface(member, router["id"], subnet_id=subnet["id"])
     assert hosts_of(admin, router["id"]) == [agent.host]
-    port = h.port(member, subnet["network_id"])
+    return router, h.port(member, subnet["network_id"]), _l3.floatingip(member, ext["id"])
+
+
+def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(admin, member, l3_agents):
+    agent = l3_agents()
+    router, port, fip = _behind_a_router(admin, member, agent)
     address = port["fixed_ips"][0]["ip_address"]
-    fip = _l3.floatingip(member, ext["id"])
     url = f"/v2.0/floatingips/{fip['id']}/port_forwardings"
     agent.recorder.calls.clear()
     status, made = member.post(url, {"port_forwarding": {
@@ -57,15 +62,9 @@ def test_forwardings_are_in_the_sync_data_and_changes_reach_the_agent(admin, mem
 
 
 def _forwarded_port(admin, member, agent):
-    """A router on ``agent``, an instance port behind it and a floating IP
-    forwarding a port to it: (router, port, floating IP)."""
-    ext, _ = _l3.external_network(admin)
-    router = _l3.router(member, external_gateway_info={"network_id": ext["id"]})
-    subnet = _l3.private_subnet(member)
-    _l3.add_interface(member, router["id"], subnet_id=subnet["id"])
-    assert hosts_of(admin, router["id"]) == [agent.host]
-    port = h.port(member, subnet["network_id"])
-    fip = _l3.floatingip(member, ext["id"])
+    """``_behind_a_router`` with the floating IP forwarding a port to the
+    instance port."""
+    router, port, fip = _behind_a_router(admin, member, agent)
     agent.recorder.calls.clear()
     status, made = member.post(f"/v2.0/floatingips/{fip['id']}/port_forwardings", {
         "port_forwarding": {"protocol": "tcp", "internal_port_id": port["id"],
