@@ -12,7 +12,6 @@ L3 agents, and the failover loop.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, CustomRoute
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr_hosts
+from neutrino.plugins.l3.port_routers import PortRouters
 from neutrino.plugins.ml2.dvr_ports import serviceable
 from neutrino.resources.extensions import described
 
@@ -174,26 +174,16 @@ class FloatingIpRouters:
     """
 
     def __init__(self, notifier: L3AgentNotifier) -> None:
-        self.notifier = notifier
-        self.pending: dict[str, list[str]] = {}
-        self.lock = threading.Lock()
+        self.routers = PortRouters(lambda ids: notifier.routers_updated(ids, schedule=False))
 
     def before_delete(self, conn: Any, ctx: Context, port: dict[str, Any]) -> None:
         f = t.floatingips.c
-        ids = [r.router_id for r in conn.execute(
+        self.routers.found(port["id"], [r.router_id for r in conn.execute(
             sa.select(f.router_id).distinct().where(f.fixed_port_id == port["id"],
-                                                    f.router_id.is_not(None)))]
-        with self.lock:
-            if ids:
-                self.pending[port["id"]] = ids
-            else:
-                self.pending.pop(port["id"], None)
+                                                    f.router_id.is_not(None)))])
 
     def after_delete(self, ctx: Context, port: dict[str, Any]) -> None:
-        with self.lock:
-            ids = self.pending.pop(port["id"], [])
-        if ids:
-            self.notifier.routers_updated(ids, schedule=False)
+        self.routers.committed(port["id"])
 
 
 def _port_updated(notifier: L3AgentNotifier, old: dict[str, Any], new: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ transaction; their routers' agents are told once it committed.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import sqlalchemy as sa
@@ -20,6 +19,7 @@ from neutrino.db import tables as t
 from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
 from neutrino.plugins.l3 import port_forwardings as pfs
+from neutrino.plugins.l3.port_routers import PortRouters
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.resources import port_forwarding as defs
 from neutrino.resources.extensions import described
@@ -71,10 +71,8 @@ class PortForwardingPlugin(ServicePlugin):
         super().__init__(conf, db)
         self.collection = pfs.PortForwardings(self)
         self.l3: Any = None
-        # Routers whose forwardings a port's delete or update removed, by
-        # port id: read in its transaction, told after its commit.
-        self._removed: dict[str, list[str]] = {}
-        self._lock = threading.Lock()
+        # Routers whose forwardings a port's delete or update removed.
+        self._removed = PortRouters(self.routers_changed)
 
     def bind(self, plugins: Any) -> None:
         self.l3 = plugins.services.get("L3_ROUTER_NAT")
@@ -91,8 +89,10 @@ class PortForwardingPlugin(ServicePlugin):
         super().connect(core)
         core.events.subscribe("ports", ev.PRECOMMIT_DELETE, self._port_deleting)
         core.events.subscribe("ports", ev.PRECOMMIT_UPDATE, self._port_updating)
-        core.events.subscribe("ports", ev.AFTER_DELETE, lambda ctx, port: self._told(port))
-        core.events.subscribe("ports", ev.AFTER_UPDATE, lambda ctx, old, new: self._told(new))
+        core.events.subscribe("ports", ev.AFTER_DELETE,
+                              lambda ctx, port: self._removed.committed(port["id"]))
+        core.events.subscribe("ports", ev.AFTER_UPDATE,
+                              lambda ctx, old, new: self._removed.committed(new["id"]))
 
     def collections(self) -> dict[str, Any]:
         return {"port_forwardings": self.collection}
@@ -114,7 +114,7 @@ class PortForwardingPlugin(ServicePlugin):
         p = t.portforwardings.c
         rows = conn.execute(sa.select(t.portforwardings)
                             .where(p.internal_port_id == port["id"])).all()
-        self._pending(port, pfs.remove(conn, rows) if rows else [])
+        self._removed.found(port["id"], pfs.remove(conn, rows) if rows else [])
 
     def _port_updating(self, conn: Connection, ctx: Context, port: dict[str, Any],
                        changes: dict[str, Any]) -> None:
@@ -125,17 +125,4 @@ class PortForwardingPlugin(ServicePlugin):
         gone = [r for r in conn.execute(sa.select(t.portforwardings)
                                         .where(p.internal_port_id == port["id"]))
                 if r.internal_ip_address not in kept]
-        self._pending(port, pfs.remove(conn, gone) if gone else [])
-
-    def _pending(self, port: dict[str, Any], routers: list[str]) -> None:
-        """A transaction retried, or rolled back, leaves what it last read."""
-        with self._lock:
-            if routers:
-                self._removed[port["id"]] = routers
-            else:
-                self._removed.pop(port["id"], None)
-
-    def _told(self, port: dict[str, Any]) -> None:
-        with self._lock:
-            routers = self._removed.pop(port["id"], [])
-        self.routers_changed(routers)
+        self._removed.found(port["id"], pfs.remove(conn, gone) if gone else [])
