@@ -169,20 +169,27 @@ def bench(urls: dict[str, tuple[str, int]], args: argparse.Namespace,
 
 
 @contextmanager
-def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str, int]]:
+def neutrino_server(args: argparse.Namespace, home: Path,
+                    database: str | None = None) -> Iterator[tuple[str, int]]:
+    """``neutrino serve`` on a new MariaDB database (dropped after), or on
+    ``database`` (a ``mysql://`` URL already at the newest revision)."""
     name = f"neutrino_bench_{uuid.uuid4().hex[:8]}"
-    conn = pymysql.connect(**MYSQL)
-    conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    conn = None
+    if database is None:
+        conn = pymysql.connect(**MYSQL)
+        conn.cursor().execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
     port = free_port()
     conf = home / "neutrino.conf"
-    conf.write_text(NEUTRINO_CONF.format(port=port, workers=args.workers, home=home,
-                                         database=f"mysql://root@127.0.0.1:3306/{name}"))
+    conf.write_text(NEUTRINO_CONF.format(
+        port=port, workers=args.workers, home=home,
+        database=database or f"mysql://root@127.0.0.1:3306/{name}"))
     neutrino = [sys.executable, "-m", "neutrino.cmd.main"]
     server_log = home / "neutrino.log"
     proc = None
     try:
-        subprocess.run([*neutrino, "db", "upgrade", "--config-file", str(conf)], check=True,
-                       capture_output=True, cwd=ROOT)
+        if database is None:
+            subprocess.run([*neutrino, "db", "upgrade", "--config-file", str(conf)], check=True,
+                           capture_output=True, cwd=ROOT)
         with open(server_log, "ab") as out:
             proc = subprocess.Popen([*neutrino, "serve", "--config-file", str(conf)],
                                     stdout=out, stderr=out, cwd=ROOT)
@@ -193,8 +200,9 @@ def neutrino_server(args: argparse.Namespace, home: Path) -> Iterator[tuple[str,
         if proc is not None and proc.poll() is None:
             proc.terminate()
             proc.wait(60)
-        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
-        conn.close()
+        if conn is not None:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+            conn.close()
 
 
 @contextmanager
