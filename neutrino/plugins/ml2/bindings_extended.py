@@ -258,7 +258,7 @@ class BindingsExtended:
             conn.execute(sa.update(B).where(B.c.port_id == port_id).values(
                 host=row.host, vnic_type=row.vnic_type, profile=row.profile,
                 vif_type=row.vif_type, vif_details=row.vif_details))
-            self.binding.awaiting_agent(conn, port_id)
+            self.binding.awaiting_agent(conn, [port_id])
             store.bump(conn, t.ports, port_id)
 
         self.core.update_with(Context.admin(), "ports", port_id, said, apply)

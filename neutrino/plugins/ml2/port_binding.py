@@ -288,9 +288,7 @@ class PortBinding(ExtensionDriver):
                     awaiting.append(pid)
             rows.setdefault((vif_type, json.dumps(details) if details else ""), []).append(pid)
         _insert_levels(conn, levels)
-        # DOWN until the host's L2 agent reports the device up.
-        provisioning.add_many(conn, awaiting, provisioning.L2_AGENT_ENTITY, fresh=fresh)
-        statuses.setdefault("DOWN", []).extend(awaiting)
+        self.awaiting_agent(conn, awaiting, fresh=fresh)
         for status, ids in statuses.items():
             for part in store.chunks(ids):
                 conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(part))
@@ -301,10 +299,11 @@ class PortBinding(ExtensionDriver):
                     vif_type=vif_type, vif_details=details_text))
 
     @staticmethod
-    def awaiting_agent(conn: Connection, port_id: str, fresh: bool = False) -> None:
-        """DOWN until the host's L2 agent reports the device up."""
-        provisioning.add(conn, port_id, provisioning.L2_AGENT_ENTITY, fresh=fresh)
-        conn.execute(sa.update(t.ports).where(t.ports.c.id == port_id).values(status="DOWN"))
+    def awaiting_agent(conn: Connection, port_ids: list[str], fresh: bool = False) -> None:
+        """DOWN until the host's L2 agent reports each device up."""
+        provisioning.add_many(conn, port_ids, provisioning.L2_AGENT_ENTITY, fresh=fresh)
+        for part in store.chunks(port_ids):
+            conn.execute(sa.update(t.ports).where(t.ports.c.id.in_(part)).values(status="DOWN"))
 
     def _decide(self, conn: Connection, current: dict[str, Any],
                 backend: _Backend | None = None,
