@@ -1,5 +1,7 @@
 """Floating IPs with port forwardings list in the same statements for 3 or 30,
-and so do the forwardings of a floating IP (one query per page, never per row)."""
+and so do the forwardings of a floating IP (one query per page, never per row);
+a port's delete lets go of its forwardings in the same statements for 3
+floating IPs or 30."""
 from __future__ import annotations
 
 import uuid
@@ -32,7 +34,9 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     yield App(tmp_path_factory.mktemp("pf_counts"), extra=EXTRA)
 
 
-def _project_with(app: App, fips: int, i: int) -> tuple[str, str]:
+def _project_with(app: App, fips: int, i: int) -> tuple[str, str, str]:
+    """A project whose port is forwarded from ``fips`` floating IPs; the
+    project, the last floating IP and the port."""
     project = uuid.uuid4().hex
     ext = app.call("POST", "/v2.0/networks", ADMIN, json={"network": {
         "name": "ext", "router:external": True}})["network"]["id"]
@@ -59,12 +63,12 @@ def _project_with(app: App, fips: int, i: int) -> tuple[str, str]:
                 "port_forwarding": {"protocol": proto, "internal_port_id": port["id"],
                                     "internal_ip_address": ip, "internal_port": 1000 + n,
                                     "external_port": 80}})
-    return project, fip_id
+    return project, fip_id, port["id"]
 
 
 def test_floating_ips_with_forwardings_list_in_constant_statements(app: App) -> None:
-    few_project, _ = _project_with(app, 3, 0)
-    many_project, _ = _project_with(app, 30, 1)
+    few_project, _, _ = _project_with(app, 3, 0)
+    many_project, _, _ = _project_with(app, 30, 1)
     few, small = app.counted_as("/v2.0/floatingips", few_project)
     many, big = app.counted_as("/v2.0/floatingips", many_project)
     assert len(small["floatingips"]) == 3 and len(big["floatingips"]) == 30
@@ -73,7 +77,7 @@ def test_floating_ips_with_forwardings_list_in_constant_statements(app: App) -> 
 
 
 def test_forwardings_of_a_floating_ip_list_in_constant_statements(app: App) -> None:
-    project, fip = _project_with(app, 1, 2)
+    project, fip, _ = _project_with(app, 1, 2)
     url = f"/v2.0/floatingips/{fip}/port_forwardings"
     two, body = app.counted_as(url, project)
     assert len(body["port_forwardings"]) == 2
@@ -86,3 +90,17 @@ def test_forwardings_of_a_floating_ip_list_in_constant_statements(app: App) -> N
     many, body = app.counted_as(url, project)
     assert len(body["port_forwardings"]) == 22
     assert many == two, (two, many)
+
+
+def test_a_port_forwarded_from_many_floating_ips_is_deleted_in_constant_statements(
+        app: App) -> None:
+    deletes = []
+    for fips, i in ((3, 3), (30, 4)):
+        project, _, port = _project_with(app, fips, i)
+        headers = {"X-Project-Id": project, "X-User-Id": "u", "X-Roles": "admin"}
+        deletes.append(app.counted("DELETE", f"/v2.0/ports/{port}", headers=headers)[0])
+        fips_left = app.call("GET", f"/v2.0/floatingips?project_id={project}",
+                             project)["floatingips"]
+        assert len(fips_left) == fips
+        assert all(f["router_id"] is None and f["port_forwardings"] == [] for f in fips_left)
+    assert deletes[0] == deletes[1], deletes

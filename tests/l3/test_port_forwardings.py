@@ -246,6 +246,30 @@ def test_deleting_the_internal_port_deletes_its_forwardings(member, topo):
     assert fip["router_id"] is None and fip["port_forwardings"] == []
 
 
+def test_a_port_deleted_releases_only_the_floating_ips_left_without_forwardings(member, topo):
+    """The port is forwarded from two floating IPs; the first also forwards
+    to another port, so it keeps its router; the second lets go of it. Both
+    change, so both revisions advance."""
+    other = h.port(member, topo["sub"]["network_id"])
+    second = l3.floatingip(member, topo["net"]["id"])
+    second_url = f"/v2.0/floatingips/{second['id']}/port_forwardings"
+    create(member, topo)
+    create(member, topo, internal_port_id=other["id"],
+           internal_ip_address=other["fixed_ips"][0]["ip_address"], external_port=2223)
+    h.created(member.post(second_url, pf_body(topo, internal_port=23)), "port_forwarding")
+    before = {fip["id"]: member.get(f"/v2.0/floatingips/{fip['id']}")[1]["floatingip"]
+              for fip in (topo["fip"], second)}
+
+    assert member.delete(f"/v2.0/ports/{topo['port']['id']}")[0] == 204
+    kept = member.get(f"/v2.0/floatingips/{topo['fip']['id']}")[1]["floatingip"]
+    released = member.get(f"/v2.0/floatingips/{second['id']}")[1]["floatingip"]
+    assert kept["router_id"] == topo["router"]["id"]
+    assert [pf["internal_port_id"] for pf in kept["port_forwardings"]] == [other["id"]]
+    assert released["router_id"] is None and released["port_forwardings"] == []
+    for fip in (kept, released):
+        assert fip["revision_number"] > before[fip["id"]]["revision_number"]
+
+
 def test_removing_the_fixed_ip_deletes_its_forwardings(member, topo):
     create(member, topo)
     status, body = member.put(f"/v2.0/ports/{topo['port']['id']}", {"port": {

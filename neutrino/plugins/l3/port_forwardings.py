@@ -364,7 +364,13 @@ def remove(conn: Connection, rows: Sequence[Any]) -> list[str]:
         sa.select(f.router_id).where(f.id.in_(fip_ids), f.router_id.is_not(None)))})
     for part in store.chunks(ids):
         conn.execute(sa.delete(t.portforwardings).where(p.id.in_(part)))
-    for fip_id in fip_ids:
-        left = conn.execute(sa.select(p.id).where(p.floatingip_id == fip_id).limit(1)).first()
-        store.bump(conn, t.floatingips, fip_id, {} if left else {"router_id": None})
+    kept: set[str] = set()
+    for part in store.chunks(fip_ids):
+        kept.update(conn.execute(sa.select(p.floatingip_id).distinct()
+                                 .where(p.floatingip_id.in_(part))).scalars())
+    released = [fip_id for fip_id in fip_ids if fip_id not in kept]
+    for part in store.chunks(sorted(kept)):
+        store.bump_where(conn, t.floatingips, f.id.in_(part))
+    for part in store.chunks(released):
+        store.bump_where(conn, t.floatingips, f.id.in_(part), values={"router_id": None})
     return routers
