@@ -4,6 +4,11 @@ One retry loop, at the outermost transaction only (``retrying``): a lost
 race (deadlock, serialization failure, a unique key taken by a concurrent
 writer, SQLite busy) reruns the whole operation from the start, so no code
 inside a transaction ever needs to retry.
+
+What code inside a write transaction must do only once it is durable
+(tell an agent what it removed) it hands to ``after_commit``: the work
+belongs to that transaction, so an attempt rolled back and retried drops
+its own and the retry asks again.
 """
 from __future__ import annotations
 
@@ -33,6 +38,21 @@ MAX_RETRIES = 10
 
 class RetryRequest(Exception):
     """Raised inside a transaction to rerun the whole operation."""
+
+
+def after_commit(conn: Connection, fn: Callable[[], None]) -> None:
+    """Call ``fn()`` once the write transaction of ``conn`` (a
+    ``Database.writer``'s) has committed; never if it rolls back. It cannot
+    undo the change, so a failure is logged, not raised."""
+    conn.get_execution_options()["after_commit"].append(fn)
+
+
+def _run_committed(pending: list[Callable[[], None]]) -> None:
+    for fn in pending:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - the change is committed; tell, never undo
+            LOG.exception("after-commit callback %r failed", fn)
 
 
 def normalise_url(url: str) -> str:
@@ -413,14 +433,16 @@ class Database:
             shared.stale = True
             if not shared.in_use:
                 shared.close()
+        committed: list[Callable[[], None]] = []
         try:
             with _connect(self.engine) as conn:
-                conn = conn.execution_options(writer=True)
+                conn = conn.execution_options(writer=True, after_commit=committed)
                 with conn.begin():
                     yield conn
         except Exception as exc:
             _raise_if_unreachable(exc)
             raise
+        _run_committed(committed)
 
     @contextmanager
     def read_connection(self) -> Iterator[Connection]:

@@ -11,7 +11,10 @@ Precommit callbacks run inside the core plugin's transaction (``conn``):
 raising refuses the operation and rolls everything back; writing makes the
 plugin's change atomic with the core's. After-commit callbacks run once the
 change is durable (to tell agents or the compute service); they cannot undo
-it, so their failures are logged and the API call still succeeds.
+it, so their failures are logged and the API call still succeeds. A
+precommit callback that finds what must be told once the change is durable
+(the routers of a port's floating IPs, read before they are disassociated)
+hands it to ``db.engine.after_commit`` on the same ``conn``.
 """
 from __future__ import annotations
 

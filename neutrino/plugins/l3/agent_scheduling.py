@@ -21,12 +21,12 @@ from oslo_policy import policy
 from neutrino import errors
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.db.engine import after_commit
 from neutrino.plugins import events as ev
 from neutrino.plugins import store
 from neutrino.plugins.base import ApiExtension, CustomRoute
 from neutrino.plugins.l3 import common as c
 from neutrino.plugins.l3 import dvr_hosts
-from neutrino.plugins.l3.port_routers import PortRouters
 from neutrino.plugins.ml2.dvr_ports import serviceable
 from neutrino.resources.extensions import described
 
@@ -130,7 +130,6 @@ def subscribe(core: CorePlugin, db: Database, notifier: L3AgentNotifier) -> None
     """Before ``guards``: a port being deleted still shows its floating IPs."""
     fip_routers = FloatingIpRouters(notifier)
     core.events.subscribe("ports", ev.PRECOMMIT_DELETE, fip_routers.before_delete)
-    core.events.subscribe("ports", ev.AFTER_DELETE, fip_routers.after_delete)
     core.events.subscribe("ports", ev.AFTER_UPDATE,
                           lambda ctx, old, new: _port_updated(notifier, old, new))
     core.events.subscribe("subnets", ev.AFTER_UPDATE,
@@ -174,16 +173,15 @@ class FloatingIpRouters:
     """
 
     def __init__(self, notifier: L3AgentNotifier) -> None:
-        self.routers = PortRouters(lambda ids: notifier.routers_updated(ids, schedule=False))
+        self.notifier = notifier
 
     def before_delete(self, conn: Any, ctx: Context, port: dict[str, Any]) -> None:
         f = t.floatingips.c
-        self.routers.found(port["id"], [r.router_id for r in conn.execute(
+        ids = [r.router_id for r in conn.execute(
             sa.select(f.router_id).distinct().where(f.fixed_port_id == port["id"],
-                                                    f.router_id.is_not(None)))])
-
-    def after_delete(self, ctx: Context, port: dict[str, Any]) -> None:
-        self.routers.committed(port["id"])
+                                                    f.router_id.is_not(None)))]
+        if ids:
+            after_commit(conn, lambda: self.notifier.routers_updated(ids, schedule=False))
 
 
 def _port_updated(notifier: L3AgentNotifier, old: dict[str, Any], new: dict[str, Any]) -> None:

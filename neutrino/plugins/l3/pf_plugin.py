@@ -16,10 +16,10 @@ from sqlalchemy import Connection
 
 from neutrino.context import Context
 from neutrino.db import tables as t
+from neutrino.db.engine import after_commit
 from neutrino.plugins import events as ev
 from neutrino.plugins.base import ApiExtension, AttributeHandler, ServicePlugin
 from neutrino.plugins.l3 import port_forwardings as pfs
-from neutrino.plugins.l3.port_routers import PortRouters
 from neutrino.plugins.loader import PluginLoadError
 from neutrino.resources import port_forwarding as defs
 from neutrino.resources.extensions import described
@@ -71,8 +71,6 @@ class PortForwardingPlugin(ServicePlugin):
         super().__init__(conf, db)
         self.collection = pfs.PortForwardings(self)
         self.l3: Any = None
-        # Routers whose forwardings a port's delete or update removed.
-        self._removed = PortRouters(self.routers_changed)
 
     def bind(self, plugins: Any) -> None:
         self.l3 = plugins.services.get("L3_ROUTER_NAT")
@@ -89,10 +87,6 @@ class PortForwardingPlugin(ServicePlugin):
         super().connect(core)
         core.events.subscribe("ports", ev.PRECOMMIT_DELETE, self._port_deleting)
         core.events.subscribe("ports", ev.PRECOMMIT_UPDATE, self._port_updating)
-        core.events.subscribe("ports", ev.AFTER_DELETE,
-                              lambda ctx, port: self._removed.committed(port["id"]))
-        core.events.subscribe("ports", ev.AFTER_UPDATE,
-                              lambda ctx, old, new: self._removed.committed(new["id"]))
 
     def collections(self) -> dict[str, Any]:
         return {"port_forwardings": self.collection}
@@ -114,7 +108,8 @@ class PortForwardingPlugin(ServicePlugin):
         p = t.portforwardings.c
         rows = conn.execute(sa.select(t.portforwardings)
                             .where(p.internal_port_id == port["id"])).all()
-        self._removed.found(port["id"], pfs.remove(conn, rows) if rows else [])
+        if rows:
+            self._removed(conn, rows)
 
     def _port_updating(self, conn: Connection, ctx: Context, port: dict[str, Any],
                        changes: dict[str, Any]) -> None:
@@ -125,4 +120,11 @@ class PortForwardingPlugin(ServicePlugin):
         gone = [r for r in conn.execute(sa.select(t.portforwardings)
                                         .where(p.internal_port_id == port["id"]))
                 if r.internal_ip_address not in kept]
-        self._removed.found(port["id"], pfs.remove(conn, gone) if gone else [])
+        if gone:
+            self._removed(conn, gone)
+
+    def _removed(self, conn: Connection, rows: list[Any]) -> None:
+        """A port's forwardings go with it; their routers' agents learn it
+        once the port's change committed."""
+        routers = pfs.remove(conn, rows)
+        after_commit(conn, lambda: self.routers_changed(routers))
