@@ -19,9 +19,10 @@ class IpError(RuntimeError):
     pass
 
 
-def ip(*args: str, namespace: str | None = None, check: bool = True) -> str:
+def ip(*args: str, namespace: str | None = None, check: bool = True,
+       stdin: str | None = None) -> str:
     cmd = ["ip"] + (["-n", namespace] if namespace else []) + list(args)
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
     if check and done.returncode:
         raise IpError(f"{' '.join(cmd)}: {done.stderr.strip()}")
     return done.stdout
@@ -57,6 +58,20 @@ def ensure_namespace(namespace: str) -> None:
     if not namespace_exists(namespace):
         ip("netns", "add", namespace)
     ip("link", "set", "lo", "up", namespace=namespace)
+
+
+def add_namespace(namespace: str) -> None:
+    """A new namespace with nothing up in it yet: its ``lo`` is for the
+    caller to bring up (``batch``) with the rest of what it sets there."""
+    ip("netns", "add", namespace)
+
+
+def batch(namespace: str, commands: list[str]) -> None:
+    """``ip`` commands (without ``ip``) run inside ``namespace`` by one
+    ``ip -batch``, in order: one process instead of one each. The first that
+    fails stops the rest and raises."""
+    if commands:
+        ip("-batch", "-", namespace=namespace, stdin="".join(f"{c}\n" for c in commands))
 
 
 def delete_namespace(namespace: str) -> None:

@@ -281,6 +281,10 @@ class DhcpAgent(Agent):
         self._each(lambda n: self._guarded(n, self.disable, n, True), stop)
         wanted = {n["id"]: n for n in networks if n["id"] in set(serve)}
         ports = self._dhcp_ports(list(wanted.values()))
+        try:
+            self.driver.attach_fresh({n: p for n, p in ports.items() if p is not None})
+        except Exception:  # noqa: BLE001 - each network then plugs its own device
+            LOG.exception("attaching the devices of %d networks at once failed", len(ports))
         done: list[dict[str, Any]] = []
 
         def one(network_id: str) -> None:

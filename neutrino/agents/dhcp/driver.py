@@ -26,7 +26,7 @@ from neutrino.agents.dhcp import dnsmasq
 from neutrino.agents.dhcp.metadata import METADATA_CIDR, NetworkMetadata, route_ips
 from neutrino.agents.dhcp.process import DnsmasqProcess
 from neutrino.agents.files import read_text, write_atomic
-from neutrino.agents.interface import InterfaceDriver
+from neutrino.agents.interface import Attachment, InterfaceDriver
 
 LOG = logging.getLogger(__name__)
 
@@ -76,6 +76,19 @@ class DnsmasqDriver:
 
     # -- converge ---------------------------------------------------------------------------
 
+    def attach_fresh(self, ports: dict[str, dict[str, Any]]) -> None:
+        """Before a pass enables networks through ``ports`` (their DHCP
+        ports, by network id): the devices of the networks with no namespace here yet go to
+        the interface driver at once, so that a switch adds the ports missing
+        in one transaction rather than one a network; ``enable`` plugs each
+        after. A network with a namespace may be adopted as it is, without
+        a plug, so its device is left to ``enable``."""
+        fresh = [Attachment(self.device_name(port), port["id"], port["mac_address"])
+                 for network_id, port in sorted(ports.items())
+                 if not iproute.namespace_exists(namespace(network_id))]
+        if fresh:
+            self.interface.attach_all(fresh)
+
     def enable(self, network: dict[str, Any], port: dict[str, Any]) -> None:
         """Serve ``network`` through the DHCP port ``port`` (already created
         on the server); start dnsmasq, or make a running one re-read.
@@ -102,11 +115,19 @@ class DnsmasqDriver:
             if changed:
                 proc.reload()
             return
-        iproute.ensure_namespace(ns)
+        fresh = not iproute.namespace_exists(ns)
+        if fresh:
+            iproute.add_namespace(ns)
+        else:
+            iproute.ensure_namespace(ns)
         self._ignore_router_advertisements(ns)
         self.interface.plug(network["id"], port["id"], device, port["mac_address"],
                             namespace=ns, mtu=network.get("mtu") or None)
-        iproute.set_addresses(device, cidrs, namespace=ns)
+        if fresh:  # nothing there has an address yet: lo up and the port's, one ``ip``
+            iproute.batch(ns, ["link set lo up", *(f"addr add {cidr} dev {device}"
+                                                   for cidr in cidrs)])
+        else:
+            iproute.set_addresses(device, cidrs, namespace=ns)
         os.makedirs(files.conf_dir, exist_ok=True)
         write_atomic(files.conf_dir + "/plugged", plugged)
         changed = self._write_files(network, files, self._metadata_ips(network, port))
