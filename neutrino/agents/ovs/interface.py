@@ -105,13 +105,11 @@ class OVSInterfaceDriver(InterfaceDriver):
             if on_bridge:  # orphaned by a vswitchd restart
                 self.ovs.delete_port(self.bridge, device_name)
             self.ovs.add_internal_port(self.bridge, device_name, port_id, mac_address)
-        enter = self._enter()
-        # one ``ip`` each side of the move (a router plugs a device per port)
+        # one ``ip``: the kernel moves the device first, then sets the rest
+        # on it in its new namespace (a router plugs a device per port)
         _ip("link", "set", device_name, "address", mac_address,
-            *(("netns", namespace) if namespace else ()), enter=enter)
-        ns = ["-n", namespace] if namespace else []
-        _ip(*ns, "link", "set", device_name, *(("mtu", str(mtu)) if mtu else ()), "up",
-            enter=[] if ns else enter)
+            *(("mtu", str(mtu)) if mtu else ()), *(("netns", namespace) if namespace else ()),
+            "up", enter=self._enter())
 
     def attached(self, device_names: list[str]) -> set[str]:
         """Those with their port on the switch: as the pass's ``attach_all``
