@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from neutrino.agents import netns
 from neutrino.agents.l3 import model
 
 LOG = logging.getLogger(__name__)
@@ -56,10 +57,22 @@ class LinuxHost:
             run(["ip", "-n", ns, "link", "set", "lo", "up"])
 
     def sysctl(self, ns: str, settings: dict[str, str]) -> None:
-        """Several settings in one ``sysctl`` run inside ``ns``."""
-        if settings:
-            run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-                 *(f"{key}={value}" for key, value in settings.items())])
+        """Several ``net.`` settings of ``ns``, written to its
+        ``/proc/sys/net`` by a thread that enters it (``netns.run_in``): no
+        process, where ``ip netns exec … sysctl`` took two a router."""
+        if not settings:
+            return
+        LOG.debug("sysctl in %s: %s", ns, settings)
+
+        def write() -> None:
+            for key, value in settings.items():
+                with open("/proc/sys/" + key.replace(".", "/"), "w", encoding="ascii") as f:
+                    f.write(value)
+        try:
+            netns.run_in(ns, write)
+        except OSError as exc:
+            raise CommandError(["sysctl", "-w", *(f"{k}={v}" for k, v in settings.items()),
+                                f"(in {ns})"], 1, str(exc)) from exc
 
     def batch(self, ns: str, commands: list[str]) -> None:
         """``ip`` commands (without ``ip``) run in ``ns`` by one ``ip -batch``,
@@ -82,14 +95,12 @@ class LinuxHost:
             run(["ip", "netns", "delete", ns])
 
     def enable_forwarding(self, ns: str) -> None:
-        run(["ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.ip_forward=1",
-             "net.ipv6.conf.all.forwarding=1"])
+        self.sysctl(ns, {"net.ipv4.ip_forward": "1", "net.ipv6.conf.all.forwarding": "1"})
 
     def disable_ipv6(self, ns: str, devices: list[str]) -> None:
         if not devices:
             return
-        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-             *(f"net.ipv6.conf.{d}.disable_ipv6=1" for d in devices)])
+        self.sysctl(ns, {f"net.ipv6.conf.{d}.disable_ipv6": "1" for d in devices})
 
     @staticmethod
     def has_ipv6() -> bool:
@@ -98,7 +109,7 @@ class LinuxHost:
     def set_accept_ra(self, ns: str, device: str, value: int) -> None:
         if not self.has_ipv6():
             return  # a kernel without IPv6: nothing to accept
-        run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{device}.accept_ra={value}"])
+        self.sysctl(ns, {f"net.ipv6.conf.{device}.accept_ra": str(value)})
 
     def links(self, ns: str) -> list[str]:
         return list(self.mtus(ns))
@@ -219,12 +230,10 @@ class LinuxHost:
         run(["ip", "-n", peer_ns, "link", "set", peer, "up"])
 
     def set_proxy_arp(self, ns: str, device: str) -> None:
-        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-             f"net.ipv4.conf.{device}.proxy_arp=1"])
+        self.sysctl(ns, {f"net.ipv4.conf.{device}.proxy_arp": "1"})
 
     def set_proxy_ndp(self, ns: str, device: str, on: bool) -> None:
-        run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-             f"net.ipv6.conf.{device}.proxy_ndp={int(on)}"])
+        self.sysctl(ns, {f"net.ipv6.conf.{device}.proxy_ndp": str(int(on))})
 
     def proxy_neighbours(self, ns: str, device: str) -> set[str]:
         """The addresses ``device`` answers neighbour solicitations for."""
