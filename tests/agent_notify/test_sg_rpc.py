@@ -36,8 +36,10 @@ def test_info_for_devices_gives_rules_per_group_and_remote_group_members(
          port_range_min=5432, port_range_max=5432, remote_group_id=web)
     net = network(admin)
     w1 = port(admin, net, security_groups=[web])
+    # the pair's address is off the subnet: were it one a port was given, the
+    # members (address, MAC or None) would not sort
     w2 = port(admin, net, security_groups=[web], allowed_address_pairs=[
-        {"ip_address": "10.9.0.200", "mac_address": "fa:16:3e:00:00:99"}])
+        {"ip_address": "10.99.0.200", "mac_address": "fa:16:3e:00:00:99"}])
     d1 = port(admin, net, security_groups=[db])
     dhcp = port(admin, net, device_owner="network:dhcp")
     assert agent.api is not None
@@ -62,7 +64,7 @@ def test_info_for_devices_gives_rules_per_group_and_remote_group_members(
             "stateful": False} in info["security_groups"][db]
     members = sorted(tuple(m) for m in info["sg_member_ips"][web]["IPv4"])
     assert members == sorted([(ips(w1)[0], None), (ips(w2)[0], None),
-                              ("10.9.0.200", "fa:16:3e:00:00:99")])
+                              ("10.99.0.200", "fa:16:3e:00:00:99")])
     assert list(info["sg_member_ips"]) == [web]
 
 
