@@ -65,11 +65,10 @@ def run_in(namespace: str, fn: Callable[[], T]) -> T:
     return result[0]
 
 
-def write_sysctl(namespace: str, key: str, value: str) -> None:
-    """``sysctl -w key=value`` inside ``namespace`` (``net.`` keys)."""
-    path = "/proc/sys/" + key.replace(".", "/")
-
+def write_sysctls(namespace: str, settings: dict[str, str]) -> None:
+    """``sysctl -w key=value ...`` inside ``namespace`` (``net.`` keys), in order."""
     def write() -> None:
-        with open(path, "w", encoding="ascii") as f:
-            f.write(value)
+        for key, value in settings.items():
+            with open("/proc/sys/" + key.replace(".", "/"), "w", encoding="ascii") as f:
+                f.write(value)
     run_in(namespace, write)

@@ -168,7 +168,7 @@ class DnsmasqDriver:
         plugged: an RA may arrive as soon as it is."""
         if not os.path.isdir("/proc/sys/net/ipv6"):
             return  # a kernel without IPv6 (upstream checks the same)
-        netns.write_sysctl(ns, "net.ipv6.conf.default.accept_ra", "0")
+        netns.write_sysctls(ns, {"net.ipv6.conf.default.accept_ra": "0"})
 
     def disable(self, network_id: str, device_name: str | None = None) -> None:
         """Stop serving ``network_id`` here and remove all of it."""

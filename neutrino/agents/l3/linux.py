@@ -63,13 +63,8 @@ class LinuxHost:
         if not settings:
             return
         LOG.debug("sysctl in %s: %s", ns, settings)
-
-        def write() -> None:
-            for key, value in settings.items():
-                with open("/proc/sys/" + key.replace(".", "/"), "w", encoding="ascii") as f:
-                    f.write(value)
         try:
-            netns.run_in(ns, write)
+            netns.write_sysctls(ns, settings)
         except OSError as exc:
             raise CommandError(["sysctl", "-w", *(f"{k}={v}" for k, v in settings.items()),
                                 f"(in {ns})"], 1, str(exc)) from exc
