@@ -409,6 +409,8 @@ def run_upstream(fab: Fabric, host: Host, routers: int, repeat: int, limit: floa
         raise SystemExit(reason)
     with fresh_vhost() as vhost, contextlib.ExitStack() as stack:
         server = ua.UpstreamServer(fab, vhost, free_port())
+        # two networks a router and the external one: past the anchor's 1,000 VNIs at 500
+        server.env["VNI_RANGES"] = "1:100000"
         agent: UpstreamAgent | None = None
         try:
             server.start()
